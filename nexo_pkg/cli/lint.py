@@ -176,7 +176,7 @@ def rule_command(
     Exit codes: 0 shown; 2 unknown rule, or neither CODE nor --all.
     """
     from nexo_pkg.core.output import emit_json  # noqa: PLC0415
-    from nexo_pkg.lint.explain import explain_text  # noqa: PLC0415
+    from nexo_pkg.lint.explain import explain_document, explain_text  # noqa: PLC0415
     from nexo_pkg.lint.registry import every_rule, find_rule  # noqa: PLC0415
 
     if (code is None) == (not every):
@@ -191,8 +191,7 @@ def rule_command(
             raise typer.Exit(report_error(error, json_output=json_output))
         rules = [found]
     if json_output:
-        fields = ("code", "name", "severity", "summary", "url")
-        emit_json({"ok": True, "rules": [{k: getattr(r, k) for k in fields} for r in rules]})
+        emit_json({"ok": True, "rules": [explain_document(rule) for rule in rules]})
     elif every:
         for rule in rules:
             sys.stdout.write(f"{rule.code:<8} {rule.name:<40} {rule.severity:<8} {rule.summary}\n")

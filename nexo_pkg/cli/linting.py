@@ -62,6 +62,11 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
 
     if request.paths == ["-"]:
         request.stdin, request.paths = True, []  # `-` names standard input, as in most tools
+    elif "-" in request.paths:
+        raise UsageError(
+            "`-` (standard input) cannot be combined with other PATHs; lint standard input in "
+            "a run of its own (a file named `-` is `./-`)"
+        )
     if request.stdin:
         if request.paths:
             raise UsageError("--stdin reads one manifest from standard input; drop the PATHs")
@@ -78,7 +83,7 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
         result = lint_bytes(raw, path=name, options=options)
         fixed = _fixed_text(result, unsafe=request.unsafe_fixes) if request.fix else None
         if fixed is not None:
-            request.fixed_stdin = fixed[0].encode("utf-8")
+            request.fixed_stdin = _encoded(fixed[0], like=raw)
             result = lint_bytes(request.fixed_stdin, path=name, options=options)
         return [result]
     if request.stdin_filename is not None:
@@ -91,7 +96,10 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
     with listed_directories(walked.files):
         found_manifests = discover_manifests([*given, *daemon_files], walked)
         settings.know(walked.resolved)
-        return _lint_found(request, settings, found_manifests, named)
+        return [
+            *_unreadable_config(request),
+            *_lint_found(request, settings, found_manifests, named),
+        ]
 
 
 def _lint_found(
@@ -126,6 +134,20 @@ def _lint_found(
     return results
 
 
+def _unreadable_config(request: LintRequest) -> list[FileResult]:
+    """With ``--config DIR``: a finding (``NX008``) for each entry of the daemon's
+    configuration directory that its loader cannot read, which stops its boot."""
+    if request.config is None and not request.daemon_config:
+        return []
+    from nexo_pkg.lint.daemon_files import unreadable_config_files  # noqa: PLC0415
+    from nexo_pkg.lint.engine import unreadable_file  # noqa: PLC0415
+
+    return [
+        unreadable_file(path, OSError(0, why))
+        for path, why in unreadable_config_files(_config_directory(request))
+    ]
+
+
 def _daemon_config_files(request: LintRequest) -> list[str]:
     """With ``--config DIR`` or ``--daemon-config``: the daemon's config files about microapps
     in its configuration directory (found as the daemon finds it) and the microapp manifests
@@ -134,6 +156,13 @@ def _daemon_config_files(request: LintRequest) -> list[str]:
     if request.config is None and not request.daemon_config:
         return []
     from nexo_pkg.lint.daemon_files import daemon_config_files  # noqa: PLC0415
+
+    return [str(path) for path in daemon_config_files(_config_directory(request))]
+
+
+def _config_directory(request: LintRequest) -> Path:
+    """The daemon's configuration directory ``--config`` or ``--daemon-config`` names; a
+    :class:`ConfigError` (``config``, exit 2) when it is no directory."""
     from nexo_pkg.manifest.daemon_config import config_dir  # noqa: PLC0415
 
     config = request.config
@@ -142,7 +171,7 @@ def _daemon_config_files(request: LintRequest) -> list[str]:
         why = "is not a directory" if directory.exists() else "does not exist"
         # The kind every command gives a --config that names no directory.
         raise ConfigError(f"the daemon's configuration directory {directory} {why}")
-    return [str(path) for path in daemon_config_files(directory)]
+    return directory
 
 
 def _fixed_text(result: FileResult, *, unsafe: bool) -> tuple[str, int] | None:
@@ -169,6 +198,15 @@ def _fixed_text(result: FileResult, *, unsafe: bool) -> tuple[str, int] | None:
     return fixed, count
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def _encoded(fixed: str, *, like: bytes) -> bytes:
+    """``fixed`` as UTF-8, with the byte-order mark the original bytes (``like``, or their
+    start) began with: a fix changes the findings' characters, nothing else of the file."""
+    return (_BOM if like.startswith(_BOM) else b"") + fixed.encode("utf-8")
+
+
 def _fix(path: Path, result: FileResult, options: LintOptions, *, unsafe: bool) -> FileResult:
     """Apply the fixes to ``path`` (atomically) and lint it again."""
     from nexo_pkg.lint.engine import lint_bytes  # noqa: PLC0415
@@ -180,18 +218,20 @@ def _fix(path: Path, result: FileResult, options: LintOptions, *, unsafe: bool) 
     from nexo_pkg.core.files import write_file_atomically  # noqa: PLC0415
 
     try:
-        write_file_atomically(path, fixed.encode("utf-8"), mode=path.stat().st_mode & 0o7777)
+        with path.open("rb") as original:
+            content = _encoded(fixed, like=original.read(len(_BOM)))
+        write_file_atomically(path, content, mode=path.stat().st_mode & 0o7777)
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from error
     sys.stderr.write(f"fixed {count} finding{'s' if count != 1 else ''} in {path}\n")
-    return lint_bytes(fixed.encode("utf-8"), path=str(path), options=options)
+    return lint_bytes(content, path=str(path), options=options)
 
 
 def run_lint(request: LintRequest) -> int:
     """Run one lint, write the report and return the exit code (0 clean, 1 findings); raises
     :class:`NexoError` (exit 2) for bad options and unreadable paths."""
     if request.explain is not None:
-        from nexo_pkg.lint.explain import explain_text  # noqa: PLC0415
+        from nexo_pkg.lint.explain import explain_document, explain_text  # noqa: PLC0415
         from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
 
         rule = find_rule(request.explain)
@@ -199,7 +239,12 @@ def run_lint(request: LintRequest) -> int:
             raise UsageError(
                 f"unknown rule `{request.explain}`; `nexo plugin rule --all` lists every code"
             )
-        sys.stdout.write(explain_text(rule))
+        if request.json_output or request.output_format == "json":
+            from nexo_pkg.core.output import emit_json  # noqa: PLC0415
+
+            emit_json({"ok": True, "rules": [explain_document(rule)]})
+        else:
+            sys.stdout.write(explain_text(rule))
         return EXIT_OK
     if request.json_output:
         if request.output_format not in {"text", "json"}:

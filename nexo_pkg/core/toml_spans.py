@@ -136,6 +136,12 @@ class _Scanner:
         self.values: dict[KeyPath, tuple[int, int]] = {}
         self.array_table_counts: dict[KeyPath, int] = {}
         self.defined: dict[KeyPath, bool] = {}  # path -> defined by a [table] header
+        # Paths a `key = value` statement set (a value, an inline table or an array: closed
+        # to keys and headers after it), and tables that dotted keys of statements created
+        # (closed to a [table] header of the same path).
+        self.sealed: set[KeyPath] = set()
+        self.dotted: set[KeyPath] = set()
+        self.implicit: set[KeyPath] = set()  # tables a header's earlier parts created
         self.duplicates: list[Duplicate] = []
 
     def _skip_inline_space(self) -> None:
@@ -330,11 +336,13 @@ class _Scanner:
             # An array item has no key token: its value stands for it.
             self.keys[path] = (start, end)
 
-    def _inline_key(self, table: KeyPath) -> KeyPath:
+    def _inline_key(self, table: KeyPath, *, statement: bool = False) -> KeyPath:
         """Scan ``key.path =`` under ``table`` (a statement's key, or one inside an inline
         table); leave the offset at the value."""
         segments = self._dotted_key()
         path = self._record_key(table, segments)
+        if statement:
+            self._check_statement_key(table, path, segments[0][1], segments[-1][2])
         self._skip_inline_space()
         self._expect("=")
         self._skip_inline_space()
@@ -351,6 +359,40 @@ class _Scanner:
         self._define(path, first, end, is_table=False)
         self.keys[path] = (first, end)
         return path
+
+    def _check_statement_key(self, table: KeyPath, path: KeyPath, start: int, end: int) -> None:
+        """A statement's key (``start``-``end``) may not add to a table an earlier statement
+        closed (an inline table or another value), to one a [table] header defined, or to an
+        array of tables; nor be an array of tables itself. What the second definition conflicts
+        with is recorded as the duplicate."""
+        for size in range(len(table) + 1, len(path)):
+            prefix = path[:size]
+            if (
+                prefix in self.sealed
+                or self.defined.get(prefix)
+                or (prefix in self.array_table_counts)
+            ):
+                self.duplicates.append(Duplicate(prefix, start, end, is_table=True))
+                return
+            self.dotted.add(prefix)
+        if path in self.dotted or path in self.implicit:
+            self.duplicates.append(Duplicate(path, start, end, is_table=True))
+        elif path in self.array_table_counts:
+            self.duplicates.append(Duplicate(path, start, end, is_table=False))
+
+    def _check_header(self, path: KeyPath, start: int, end: int, *, is_array: bool) -> None:
+        """A [table] or [[array]] header may not reopen what a statement set, nor (a [table])
+        redefine a table dotted keys created, nor (an [[array]]) extend a table or value."""
+        for size in range(1, len(path) + (0 if is_array else 1)):
+            if path[:size] in self.sealed:
+                self.duplicates.append(Duplicate(path[:size], start, end, is_table=True))
+                return
+        if not is_array and path in self.dotted:
+            self.duplicates.append(Duplicate(path, start, end, is_table=True))
+        elif is_array and any(
+            path[:-1] in made for made in (self.defined, self.implicit, self.dotted)
+        ):
+            self.duplicates.append(Duplicate(path[:-1], start, end, is_table=True))
 
     def _header(self) -> KeyPath:
         text = self.text
@@ -379,9 +421,13 @@ class _Scanner:
                 resolved.append(self.array_table_counts[prefix] - 1)
             if position != last:
                 self.keys.setdefault(tuple(resolved), (start, end))
+                self.implicit.add(tuple(resolved))
         path = tuple(resolved)
+        self._check_header(path, start, end, is_array=is_array)
         if not is_array:
             self._define(path, start, end, is_table=True)
+        else:
+            self.defined.setdefault(path, True)  # its entry: a [table] of that path repeats it
         self.keys[path] = (start, end)
         self.values[path] = (start, end)
         return path
@@ -396,7 +442,9 @@ class _Scanner:
             if text[self.index] == "[":
                 table = self._header()
             else:
-                self._value(self._inline_key(table))
+                path = self._inline_key(table, statement=True)
+                self._value(path)
+                self.sealed.add(path)
             # Only a comment may follow a statement on its line.
             self._skip_inline_space()
             if self.index < self.length and text[self.index] not in "#\r\n":

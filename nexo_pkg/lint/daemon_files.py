@@ -56,6 +56,7 @@ __all__ = [
     "daemon_config_files",
     "lint_config_text",
     "microapp_schemas",
+    "unreadable_config_files",
 ]
 
 EXTENSIONS_FILE = "extensions.yaml"
@@ -166,6 +167,35 @@ def daemon_config_files(directory: Path, *, cwd: Path | None = None) -> list[Pat
         companion = manifest.parent / microapp.COMPANION_MANIFEST_NAME
         found.extend(path for path in (manifest, companion) if path.is_file())
     return found
+
+
+def unreadable_config_files(directory: Path) -> list[tuple[Path, str]]:
+    """The entries of ``DIR`` the daemon's loader tries to read and cannot, each with why; any
+    one stops its boot. ``extensions.yaml`` and ``agents.yaml`` that exist (``Path::exists``
+    follows links) but are no regular file; an ``agents.d`` that is no directory (its
+    ``read_dir`` fails); and each entry of ``agents.d`` with the extension ``yaml`` that is no
+    regular file (a directory, a dangling link), which ``merge_agents_drop_in`` reads all the
+    same (``crates/config/src/lib.rs``: ``load_required``, ``load_optional``,
+    ``merge_agents_drop_in``)."""
+    stops = "the daemon cannot read it and does not start"
+    found: list[tuple[Path, str]] = []
+    for path in (directory / EXTENSIONS_FILE, directory / AGENTS_FILE):
+        if path.exists() and not path.is_file():
+            found.append((path, f"{_what_it_is(path)}: {stops}"))
+    drop_dir = directory / AGENTS_DROP_IN_DIR
+    if drop_dir.exists() and not drop_dir.is_dir():
+        found.append((drop_dir, "not a directory: the daemon cannot list it and does not start"))
+    elif drop_dir.is_dir():
+        for path in sorted(drop_dir.iterdir()):
+            if path.suffix == ".yaml" and not path.is_file():
+                found.append((path, f"{_what_it_is(path)}: {stops}"))
+    return found
+
+
+def _what_it_is(path: Path) -> str:
+    if path.is_symlink() and not path.exists():
+        return "a dangling symlink (its target does not exist)"
+    return "a directory" if path.is_dir() else "not a regular file"
 
 
 def _file_reference_problem(reference: str, cwd: Path) -> str | None:
@@ -418,10 +448,13 @@ def _serde_defaults(
     read as a mapping), so ``disabled:`` or ``allowlist: ~`` is an empty list, ``entries:
     {x: }`` an entry with its defaults; read straight into the struct (``direct``: an
     ``agents.d/`` drop-in) only an empty plain scalar does (``src/de.rs``
-    ``deserialize_map``), ``~`` is refused."""
+    ``deserialize_map``, which looks at the value and the style, not the tag: ``!!null`` and
+    ``!!str`` with nothing after them too), ``~`` is refused."""
+    if isinstance(spec, (ListOf, MapOf, Table)) and (
+        path in read.empty if direct else value is None
+    ):
+        return [] if isinstance(spec, ListOf) else {}
     if value is None:
-        if isinstance(spec, (ListOf, MapOf, Table)) and (not direct or path in read.empty):
-            return [] if isinstance(spec, ListOf) else {}
         return value
     if isinstance(spec, ListOf) and isinstance(value, list):
         return [
@@ -675,7 +708,7 @@ def lint_config_text(
     return findings.found
 
 
-_UNREADABLE = ("syntax", "tag", "wide-int")
+_UNREADABLE = ("syntax", "tag", "empty-tag", "wide-int")
 """Problems that stop the daemon's YAML reader before any type is checked."""
 
 
@@ -702,6 +735,14 @@ def _refused(problem: YamlProblem, *, drop_in: bool) -> bool:
     text, where a string-keyed map takes a scalar key's text as it is (serde_yaml 0.9.34
     ``src/de.rs`` ``deserialize_str``), so ``extensions_config: {1: ...}`` is the id ``"1"``."""
     path = problem.key_path
+    if problem.kind == "empty-tag":
+        # `agents: !!null` or `extensions_config: !!null` in a drop-in: `deserialize_seq` /
+        # `deserialize_map` (serde_yaml 0.9.34 src/de.rs) take an empty plain scalar as empty
+        # before its tag is read; through a `Value` the tag is read and refuses the file.
+        return not drop_in or not (
+            path == ("agents",)
+            or (len(path) == 3 and path[0] == "agents" and path[2] == "extensions_config")
+        )
     if problem.kind == "wide-int":
         # A drop-in reads its typed fields straight from the text (a string field takes the
         # digits as text): only its opaque settings go through a `Value`.

@@ -5,6 +5,7 @@ kind is a diagnostic, and only an unreadable path raises (``OSError``).
 
 from __future__ import annotations
 
+import errno
 import re
 from collections.abc import Iterable
 from dataclasses import replace
@@ -13,6 +14,7 @@ from typing import Any
 
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Span
 from nexo_pkg.lint.suppression import unsuppressed
+from nexo_pkg.manifest.core_rules import UNPARSED_CODES
 from nexo_pkg.manifest.document import ParsedManifest, decode_manifest, parse_manifest
 from nexo_pkg.manifest.options import LintOptions
 
@@ -43,13 +45,19 @@ def diagnostic_matches(diagnostic: Diagnostic, selectors: Iterable[str]) -> bool
 
 
 def _filtered(diagnostics: Iterable[Diagnostic], options: LintOptions | None) -> list[Diagnostic]:
-    """``diagnostics`` that ``options`` selects (every one without options), in file order."""
+    """``diagnostics`` that ``options`` selects (every one without options), in file order.
+
+    A finding that the file could not be parsed (:data:`UNPARSED_CODES`) is always kept: the
+    daemon refuses such a file whatever rules a run selects."""
     options = options or LintOptions()
     kept = [
         diagnostic
         for diagnostic in diagnostics
-        if (not options.select or diagnostic_matches(diagnostic, options.select))
-        and not diagnostic_matches(diagnostic, options.ignore)
+        if diagnostic.code in UNPARSED_CODES
+        or (
+            (not options.select or diagnostic_matches(diagnostic, options.select))
+            and not diagnostic_matches(diagnostic, options.ignore)
+        )
     ]
     kept.sort(key=lambda d: (d.span.start, d.span.end, d.code))
     return kept
@@ -245,7 +253,7 @@ def unreadable_file(path: Path, error: OSError, options: LintOptions | None = No
     from nexo_pkg.manifest.core_rules import UNREADABLE_FILE  # noqa: PLC0415 - rare path
 
     reason = error.strerror or type(error).__name__
-    if path.is_symlink() and not path.exists():
+    if error.errno == errno.ENOENT and path.is_symlink() and not path.exists():
         reason = "dangling symlink (its target does not exist)"
     start = Position(1, 1)
     finding = UNREADABLE_FILE.diagnostic(

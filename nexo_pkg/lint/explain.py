@@ -6,7 +6,13 @@ from collections.abc import Iterable
 
 from nexo_pkg.core.diagnostics import Rule
 
-__all__ = ["BEYOND_DAEMON_NOTE", "explain_text", "rules_markdown", "stricter_than_daemon"]
+__all__ = [
+    "BEYOND_DAEMON_NOTE",
+    "explain_document",
+    "explain_text",
+    "rules_markdown",
+    "stricter_than_daemon",
+]
 
 BEYOND_DAEMON_NOTE = (
     "This rule goes beyond the daemon's own check: the reference daemon accepts some "
@@ -45,9 +51,20 @@ def _indent(text: str, prefix: str = "    ") -> str:
     return "\n".join(prefix + line if line else line for line in text.rstrip("\n").split("\n"))
 
 
+# Errors beyond the daemon that are no security check of a manifest's content.
+_OTHER_ERROR_NOTES = {
+    "NX004": "An error here although the daemon may accept the file: nexo-pkg refuses to read "
+    "a file this size at all (`install` lints the manifests of downloaded releases), so it "
+    "cannot say the manifest is valid.",
+}
+
+
 def _beyond_daemon(rule: Rule) -> str:
-    """The note of a rule marked ``beyond_daemon`` (an error one is a kept security check)."""
-    return BEYOND_DAEMON_NOTE + (f" {SECURITY_ERRORS_NOTE}" if rule.severity == "error" else "")
+    """The note of a rule marked ``beyond_daemon`` (an error one is a kept security check,
+    or says why else it is an error)."""
+    if rule.severity != "error":
+        return BEYOND_DAEMON_NOTE
+    return f"{BEYOND_DAEMON_NOTE} {_OTHER_ERROR_NOTES.get(rule.code, SECURITY_ERRORS_NOTE)}"
 
 
 def explain_text(rule: Rule) -> str:
@@ -59,6 +76,23 @@ def explain_text(rule: Rule) -> str:
         f"Example\n{_indent(rule.example)}\n\nFix\n{_indent(rule.fix)}\n\n"
         f"Documentation: {rule.url}\n"
     )
+
+
+def explain_document(rule: Rule) -> dict[str, object]:
+    """The ``--explain`` page of ``rule`` as JSON fields (``--json``): the same text."""
+    return {
+        "code": rule.code,
+        "name": rule.name,
+        "severity": rule.severity,
+        "summary": rule.summary,
+        "what": rule.what,
+        "why": rule.why,
+        "beyond_daemon": rule.beyond_daemon,
+        "beyond_daemon_note": _beyond_daemon(rule) if rule.beyond_daemon else "",
+        "example": rule.example,
+        "fix": rule.fix,
+        "url": rule.url,
+    }
 
 
 def stricter_than_daemon(rules: Iterable[Rule]) -> list[Rule]:

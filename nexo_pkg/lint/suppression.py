@@ -1,5 +1,6 @@
 """``# nexo: ignore[CODE]`` and ``# nexo: ignore`` comments (docs/lint.md): drop the findings
 with the codes or rule names listed, or every finding, whose span starts on the comment's line.
+A finding that the file could not be parsed is never silenced (ruff's syntax errors neither).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import re
 from collections.abc import Iterable
 
 from nexo_pkg.core.diagnostics import Diagnostic
+from nexo_pkg.manifest.core_rules import UNPARSED_CODES
 
 __all__ = ["unsuppressed"]
 
@@ -60,6 +62,8 @@ def unsuppressed(text: str, diagnostics: Iterable[Diagnostic]) -> list[Diagnosti
     lines = text.split("\n")
 
     def silenced(diagnostic: Diagnostic) -> bool:
+        if diagnostic.code in UNPARSED_CODES:
+            return False
         number = diagnostic.span.start.line - 1
         names = suppressed(lines[number]) if 0 <= number < len(lines) else frozenset()
         return not names.isdisjoint({EVERYTHING, diagnostic.code.upper(), diagnostic.name})

@@ -20,7 +20,7 @@ from nexo_pkg.core.toml_spans import SpanMap
 __all__ = ["KeyPath", "ProblemKind", "YamlDocument", "YamlProblem", "parse_yaml"]
 
 KeyPath = tuple[str | int, ...]
-ProblemKind = Literal["syntax", "tag", "wide-int", "key-type", "duplicate", "depth"]
+ProblemKind = Literal["syntax", "tag", "empty-tag", "wide-int", "key-type", "duplicate", "depth"]
 
 _NULL = frozenset({"", "~", "null", "Null", "NULL"})
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
@@ -68,8 +68,9 @@ class YamlDocument:
     """Paths of plain (unquoted, untagged) scalars: after ``${VAR}`` substitution their text
     is read again as a scalar, as the daemon substitutes before parsing."""
     empty: set[KeyPath] = field(default_factory=set)
-    """Paths of empty plain scalars (``key:`` with nothing after it), which serde_yaml reads
-    as an empty sequence or mapping even outside a ``Value`` (``~`` it does not)."""
+    """Paths of empty plain scalars (``key:`` with nothing after it, tagged or not), which
+    serde_yaml reads as an empty sequence or mapping even outside a ``Value`` (``~`` it does
+    not)."""
 
     def locate(self, path: KeyPath, part: str = "value") -> Span:
         """The span of ``path``'s key or value, else of its closest ancestor, else line 1."""
@@ -316,7 +317,8 @@ class _Builder:
                         "daemon's YAML reader: it refuses the file",
                         _span(node),
                         path,
-                        "tag",
+                        # Read straight into a list or map, an empty plain one is empty first.
+                        "empty-tag" if node.style is None and not text else "tag",
                     )
                 )
                 return text
@@ -355,8 +357,10 @@ class _Builder:
         if isinstance(node, yaml.ScalarNode):
             if _plain(node):
                 self.document.plain.add(path)
-                if not node.value:
-                    self.document.empty.add(path)
+            if node.style is None and not node.value:
+                # serde_yaml 0.9.34 src/de.rs `deserialize_map`/`deserialize_seq` test the
+                # value and the style only: a tagged one (`!!null`, `!!str`) is empty too.
+                self.document.empty.add(path)
             return self.scalar(node, path)
         if isinstance(node, yaml.SequenceNode):
             return [

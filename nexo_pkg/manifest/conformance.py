@@ -124,6 +124,14 @@ class _Compiler:
             return checks[0]
         return lambda value: all(check(value) for check in checks)
 
+    def combination(self, keyword: str, rule: Any) -> Check:
+        """``not`` (the subschema fails) or ``allOf`` (every subschema holds)."""
+        if keyword == "not":
+            negated = self.compile(rule)
+            return lambda value: not negated(value)
+        parts = [self.compile(sub) for sub in rule]
+        return lambda value: all(part(value) for part in parts)
+
     def keyword(self, keyword: str, rule: Any, schema: Mapping[str, Any]) -> Check:
         if keyword == "type":
             names = [rule] if isinstance(rule, str) else list(rule)
@@ -176,9 +184,8 @@ class _Compiler:
             return lambda value: not isinstance(value, list) or len(value) >= rule
         if keyword == "$ref":
             return self.reference(rule)
-        if keyword == "allOf":
-            parts = [self.compile(sub) for sub in rule]
-            return lambda value: all(part(value) for part in parts)
+        if keyword in {"not", "allOf"}:
+            return self.combination(keyword, rule)
         if keyword == "if":
             condition = self.compile(rule)
             then = self.compile(schema["then"]) if "then" in schema else None

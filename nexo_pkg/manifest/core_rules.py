@@ -181,11 +181,21 @@ SCHEMA_VIOLATION = Rule(
     severity="error",
     summary="The manifest breaks another constraint of the JSON Schema.",
     what="Reports any constraint of `schemas/nexo-plugin.schema.json` not covered by a more "
-    "specific rule (for example an array that must not be empty).",
-    why="The schema mirrors what the daemon accepts.",
-    example="[plugin.dashboard.auth_check]\nkind = 'session_dir_files'\ncandidates = []\n",
+    "specific rule. Today every pattern and length of the schema restates a rule of its own "
+    "(`NX100`, `NX110`, `NX162`, ...), which is reported instead; this code is the fallback.",
+    why="The schema mirrors what the daemon accepts: a constraint it states is one the daemon "
+    "enforces.",
+    example='[plugin]\nversion = "1.0"   # NX101 here; NX015 only where no specific rule applies',
     fix="Follow the message; `nexo plugin schema` prints the full schema.",
 )
+
+UNPARSED_CODES = frozenset(
+    rule.code
+    for rule in (TOML_SYNTAX, DUPLICATE_KEY, INVALID_ENCODING, FILE_TOO_LARGE, NESTING_TOO_DEEP)
+)
+"""Findings that mean the file was not parsed, so nothing else was checked: as ruff reports
+a syntax error whatever is selected, neither ``--select``/``--ignore`` (flags, settings,
+``per-file-ignores``) nor a ``# nexo: ignore`` comment drops them."""
 
 CORE_RULES: tuple[Rule, ...] = (
     TOML_SYNTAX,

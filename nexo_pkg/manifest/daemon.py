@@ -87,11 +87,13 @@ def id_problem(value: str, max_length: int = ID_MAX_LENGTH) -> str | None:
         return None
     if not value:
         return "must not be empty"
-    if value[0].isdigit():
+    if "0" <= value[0] <= "9":
         return "must not start with a digit"
     if any("A" <= char <= "Z" for char in value):
         return "uppercase letters are not allowed; use lowercase letters, digits and underscores"
-    if len(value.encode("utf-8")) > max_length:
+    # The daemon measures bytes; an id within the limit in characters but not in bytes holds
+    # a non-ASCII character, which is what to report.
+    if len(value) > max_length:
         return f"must be at most {max_length} characters (it has {len(value)})"
     for char in value:
         if not ("a" <= char <= "z" or "0" <= char <= "9" or char == "_"):

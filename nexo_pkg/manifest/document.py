@@ -9,6 +9,7 @@ an exception.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -37,7 +38,12 @@ __all__ = [
 LARGE_MANIFEST_BYTES = 1024 * 1024
 """Files above this size are still read, with a warning (``NX007``)."""
 
-_DUPLICATE_MESSAGES = ("Cannot overwrite a value", "Cannot declare", "Cannot mutate")
+_DUPLICATE_MESSAGES = (
+    "Cannot overwrite a value",
+    "Cannot declare",
+    "Cannot mutate",
+    "Cannot redefine namespace",
+)
 # The parser's terse messages for the most common slips, said the way a user would fix them.
 _FRIENDLIER = {
     "Illegal character '\\n'": "a string is not closed before the end of the line",
@@ -84,6 +90,17 @@ MAX_DUPLICATES_REPORTED = 100
 """A file repeating keys by the thousand gets this many NX002 findings, not one per key."""
 
 
+def _unclosed_header(text: str, where: Position) -> bool:
+    """Whether the ``[table]`` or ``[[array]]`` header the parser stopped in at ``where``
+    lacks its closing bracket there."""
+    lines = text.split("\n")
+    if not 0 < where.line <= len(lines):
+        return False
+    line = lines[where.line - 1]
+    rest = line[where.column - 1 :].lstrip(" \t")
+    return line.lstrip(" \t").startswith("[") and not rest.startswith("]")
+
+
 def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagnostic]:
     """Turn the parser's error into diagnostics (the duplicate definitions when that is it,
     at most :data:`MAX_DUPLICATES_REPORTED` of them)."""
@@ -91,6 +108,10 @@ def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagno
 
     syntax = syntax_error(text, error)
     message, span = syntax.message, syntax.span
+    if message.startswith(_DUPLICATE_MESSAGES) and _unclosed_header(text, span.start):
+        # The parser judges a header's key before its closing bracket: `[plugin` written
+        # twice is first of all a header that is not closed, as the daemon's parser says.
+        message = "Expected ']' at the end of a table header"
     if message.startswith(_DUPLICATE_MESSAGES):
         spans, duplicates = scan_spans(text)
         found: list[Diagnostic] = []
@@ -102,7 +123,11 @@ def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagno
                 continue  # keys of a table declared twice are part of that one problem
             if duplicate.is_table:
                 reported_tables.append(duplicate.path)
-            dotted = format_key_path(duplicate.path)
+            path = duplicate.path
+            if duplicate.is_table and path and isinstance(path[-1], int):
+                # `[a]` after `[[a]]` names the array of tables, not its last entry.
+                path = path[:-1]
+            dotted = format_key_path(path)
             what = f"table [{dotted}]" if duplicate.is_table else f"key `{dotted}`"
             found.append(
                 core_rules.DUPLICATE_KEY.diagnostic(
@@ -155,8 +180,11 @@ def _nests_at_least(value: object, levels: int) -> bool:
     return False
 
 
-def _integers_outside_i64(value: object, path: KeyPath) -> Iterator[tuple[KeyPath, int]]:
-    """Every integer in ``value`` that does not fit the daemon's ``i64``, with its key path.
+def _integers_outside_i64(
+    value: object, path: KeyPath
+) -> Iterator[tuple[KeyPath, int | _TooLarge]]:
+    """Every integer in ``value`` that does not fit the daemon's ``i64``, and every float past
+    the ``f64`` range (:class:`_TooLarge`), with its key path.
 
     Iterative, in document order: tables nest as deep as dotted keys and headers below the
     parser's limit can make them (79 parts each), deeper than Python's recursion limit."""
@@ -165,7 +193,9 @@ def _integers_outside_i64(value: object, path: KeyPath) -> Iterator[tuple[KeyPat
         item, where = pending.pop()
         if isinstance(item, bool):
             continue
-        if isinstance(item, int):
+        if isinstance(item, _TooLarge):
+            yield where, item
+        elif isinstance(item, int):
             if not I64_MIN <= item <= I64_MAX:
                 yield where, item
         elif isinstance(item, dict):
@@ -206,6 +236,57 @@ def _past_limit(text: str, deep: int | None, dotted: tuple[int, int] | None) -> 
     return _too_deep(text, point_span(text, where.line, where.column), what)
 
 
+# A TOML date-time value: the daemon's parser (toml_edit 0.22, parser/datetime.rs) takes the
+# year 0000 and a leap second (`:60`), which Python's datetime, and so tomllib, refuse.
+_TIME = r"\d{2}:\d{2}:(?P<second>\d{2})(?:\.\d+)?"
+_DATETIMES = (
+    re.compile(rf"(?P<year>\d{{4}})-\d{{2}}-\d{{2}}(?:[Tt ]{_TIME}(?:[Zz]|[+-]\d{{2}}:\d{{2}})?)?"),
+    re.compile(_TIME),
+)
+
+
+class _TooLarge(float):
+    """A float literal past the largest ``f64`` (``1e400``): Python reads it as infinity, the
+    daemon's parser (toml_edit 0.22, parser/numbers.rs: ``verify(|f| *f != f64::INFINITY)``)
+    refuses it. Written ``inf``, infinity is a float like any other; ``-1e400`` passes that
+    check, and the daemon reads it as negative infinity."""
+
+    literal: str
+
+
+def _float(literal: str) -> float:
+    value = float(literal)
+    if value == float("inf") and literal.lstrip("+") != "inf":
+        too_large = _TooLarge(value)
+        too_large.literal = literal
+        return too_large
+    return value
+
+
+def _loads(text: str) -> dict[str, Any]:
+    """``tomllib.loads``, also for the date-times only the daemon's parser takes (the year
+    0000, a leap second): those are read as the same value in year 2000 or at second 59 (a
+    value of the same type and shape, which is all a manifest rule looks at)."""
+    try:
+        return tomllib.loads(text, parse_float=_float)
+    except tomllib.TOMLDecodeError:
+        if not re.search(r"\b0000-\d\d-\d\d|:60(?!\d)", text):
+            raise
+        from nexo_pkg.core.toml_spans import scan_spans  # noqa: PLC0415
+
+        edited = list(text)
+        for start, end in scan_spans(text)[0].values.values():
+            for pattern in _DATETIMES:
+                match = pattern.fullmatch(text, start, end)
+                groups = match.groupdict() if match is not None else {}
+                if match is not None and groups.get("year") == "0000":
+                    edited[match.start("year") : match.end("year")] = "2000"
+                if match is not None and groups.get("second") == "60":
+                    edited[match.start("second") : match.end("second")] = "59"
+        # Same length, so a problem the edit leaves is reported at its place in ``text``.
+        return tomllib.loads("".join(edited), parse_float=_float)
+
+
 def parse_manifest(text: str) -> ParsedManifest:
     """Parse manifest ``text`` with the daemon's parser limits. Never raises.
 
@@ -219,7 +300,7 @@ def parse_manifest(text: str) -> ParsedManifest:
     if dotted is not None:
         return _past_limit(text, nested_value_offset(text, RECURSION_LIMIT), dotted)
     try:
-        data = tomllib.loads(text)
+        data = _loads(text)
     except tomllib.TOMLDecodeError as error:
         return ParsedManifest(text, {}, _syntax_diagnostic(text, error))
     except RecursionError:
@@ -235,6 +316,16 @@ def parse_manifest(text: str) -> ParsedManifest:
         return _past_limit(text, deep, None)
     parsed = ParsedManifest(text, data, [])
     for path, value in _integers_outside_i64(data, ()):
+        if isinstance(value, _TooLarge):
+            parsed.syntax_errors.append(
+                core_rules.TOML_SYNTAX.diagnostic(
+                    f"TOML parse error: float `{value.literal}` is too large for a 64-bit float",
+                    format_key_path(path),
+                    parsed.spans.locate(path),
+                    "the largest float is about 1.7976931348623157e308; write `inf` for infinity",
+                )
+            )
+            continue
         parsed.syntax_errors.append(
             core_rules.TOML_SYNTAX.diagnostic(
                 f"TOML parse error: integer `{value}` does not fit in a 64-bit signed integer "
@@ -255,6 +346,9 @@ def _byte_position(raw: bytes, offset: int) -> Span:
     line = prefix.count("\n") + 1
     column = len(prefix) - (prefix.rfind("\n") + 1) + 1
     return Span(Position(line, column), Position(line, column + 1))
+
+
+_UTF16_MARKS = ((b"\xff\xfe", "UTF-16LE"), (b"\xfe\xff", "UTF-16BE"))
 
 
 def decode_manifest(raw: bytes) -> tuple[str, list[Diagnostic]]:
@@ -285,6 +379,18 @@ def decode_manifest(raw: bytes) -> tuple[str, list[Diagnostic]]:
                 "move generated or embedded data out of the manifest",
             )
         )
+    utf16 = next((name for mark, name in _UTF16_MARKS if raw.startswith(mark)), None)
+    if utf16 is not None:
+        # What PowerShell 5's `>` and Notepad's "Unicode" write: text, in the wrong encoding.
+        return "", [
+            core_rules.INVALID_ENCODING.diagnostic(
+                f"file is {utf16} text (it starts with a {utf16} byte-order mark), not UTF-8",
+                "",
+                here,
+                "TOML files must be UTF-8; re-save the file as UTF-8 (in PowerShell: "
+                "`Set-Content -Encoding utf8`)",
+            )
+        ]
     nul = raw.find(b"\x00")
     if nul != -1:
         return "", [

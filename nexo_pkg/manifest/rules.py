@@ -13,8 +13,9 @@ stops the run.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from functools import cache, lru_cache
 from typing import Any
 
@@ -224,6 +225,15 @@ def _command_problem(command: str) -> tuple[str, str] | None:
     if "/" not in command and "\\" not in command:
         if command in (".", ".."):
             return "names a directory, not a program", 'write e.g. `command = "./bin/plugin"`'
+        program, *arguments = command.split()
+        if arguments:
+            # The daemon spawns `command` as one program name (no shell splits it): a
+            # program called "python3 main.py" is looked up on PATH and not found.
+            listed = ", ".join(json.dumps(argument) for argument in arguments)
+            return (
+                "is a command line, not a program name (the daemon does not split it)",
+                f'write `command = "{program}"` and `args = [{listed}]`',
+            )
         return None
     relative = command[2:] if command.startswith("./") else command
     depth = 0
@@ -264,7 +274,9 @@ def _check_spawn_inputs(context: Context, command: str) -> None:
                 "NX106",
                 ("plugin", "entrypoint", "env", key),
                 f"key `{key}` in table [plugin.entrypoint.env] uses the reserved `NEXO_` prefix",
-                f"rename it without the prefix, e.g. `{suggestion}`",
+                f"rename it without the prefix (`{suggestion}` is already set)"
+                if suggestion in env
+                else f"rename it without the prefix, e.g. `{suggestion}`",
                 part="key",
             )
     spawned: list[tuple[KeyPath, str, str]] = [
@@ -326,12 +338,39 @@ def _namespace_fix(plugin_id: str, tool: str) -> str:
     return f"{plugin_id}_{base}" if base else f"{plugin_id}_<name>"
 
 
-def _check_namespace(context: Context, path: KeyPath, array: str, values: Any) -> None:
+def _namespace_help(
+    fixed: str, tool: str, taken: Collection[str], references: Mapping[str, Collection[str]]
+) -> str:
+    """The help of an ``NX113`` finding: ``rename it to `<fixed>` `` (which ``--fix`` applies)
+    only when that rename alone leaves no new problem behind: a name already taken (a
+    duplicate, or an id in two ``[plugin.extends]`` arrays) or another array still naming the
+    old tool (``deferred``, an outbound ``name``)."""
+    if fixed in taken:
+        return f"rename it: the namespaced name `{fixed}` is already taken"
+    still_named = [array for array, names in references.items() if tool in names]
+    if still_named:
+        where = " and ".join(f"`{array}`" for array in still_named)
+        return f"rename it, here and in {where} alike, to `{fixed}`"
+    return f"rename it to `{fixed}`"
+
+
+def _check_namespace(
+    context: Context,
+    path: KeyPath,
+    array: str,
+    values: Any,
+    *,
+    taken: Collection[str] = (),
+    references: Mapping[str, Collection[str]] | None = None,
+) -> None:
+    """``NX113`` for each tool of ``values`` outside the plugin's namespace. ``taken``: names
+    a rename may not produce; ``references``: other arrays (by name) naming these tools."""
     plugin_id = context.plugin_id
     # An invalid id is reported once (NX100); judging every tool against it would only repeat
     # that finding, and the names would need re-checking after the id is fixed anyway.
     if plugin_id is None or id_problem(plugin_id) is not None:
         return
+    names = {tool for _, tool in strings(values)}
     for index, tool in strings(values):
         if tool.startswith(f"{plugin_id}_") or tool.startswith(f"ext_{plugin_id}_"):
             continue
@@ -341,7 +380,7 @@ def _check_namespace(context: Context, path: KeyPath, array: str, values: Any) -
             (*path, index),
             f"tool `{tool}` in array `{array}` does not start with `{plugin_id}_` or "
             f"`ext_{plugin_id}_`",
-            f"rename it to `{fixed}`",
+            _namespace_help(fixed, tool, names | set(taken), references or {}),
         )
 
 
@@ -356,9 +395,9 @@ def _check_extends(context: Context) -> None:
                 context.add(
                     "NX110",
                     path,
-                    f"id `{entry}` in array `plugin.extends.{section}` is invalid: must match "
-                    f"{ID_PATTERN}",
-                    f"write `{_suggest_id(entry)}`",
+                    f"id `{entry}` in array `plugin.extends.{section}` is invalid: "
+                    f"{id_problem(entry)}",
+                    f"write `{_suggest_id(entry)}` (ids match {ID_PATTERN})",
                 )
                 continue
             _check_long_id(context, path, f"id in array `plugin.extends.{section}`", entry)
@@ -385,7 +424,11 @@ def _check_extends(context: Context) -> None:
             f"keep `{entry}` in one array only, or rename it in the others",
         )
     _check_namespace(
-        context, ("plugin", "extends", "tools"), "plugin.extends.tools", extends.get("tools")
+        context,
+        ("plugin", "extends", "tools"),
+        "plugin.extends.tools",
+        extends.get("tools"),
+        taken=seen_in,
     )
 
 
@@ -428,7 +471,17 @@ def _check_object_schema(
 def _check_tools(context: Context) -> None:
     tools = context.section("tools")
     expose_values = tools.get("expose")
-    _check_namespace(context, ("plugin", "tools", "expose"), "plugin.tools.expose", expose_values)
+    outbound_names = {as_str(outbound.get("name")) for _, outbound in tables(tools.get("outbound"))}
+    _check_namespace(
+        context,
+        ("plugin", "tools", "expose"),
+        "plugin.tools.expose",
+        expose_values,
+        references={
+            "plugin.tools.deferred": {tool for _, tool in strings(tools.get("deferred"))},
+            "[[plugin.tools.outbound]] name": {name for name in outbound_names if name},
+        },
+    )
     exposed = {tool for _, tool in strings(expose_values)}
     for index, tool in strings(tools.get("deferred")):
         if tool not in exposed:
@@ -513,9 +566,9 @@ def _check_gates_and_channels(context: Context) -> None:
             context.add(
                 "NX120",
                 ("plugin", "channels", "register", index, "kind"),
-                f"key `kind` of [[plugin.channels.register]] value `{kind}` is invalid: must "
-                "match ^[a-z][a-z0-9_]{0,31}$",
-                f'write `kind = "{_suggest_id(kind)}"`',
+                f"key `kind` of [[plugin.channels.register]] value `{kind}` is invalid: "
+                f"{id_problem(kind, CHANNEL_KIND_MAX_LENGTH)}",
+                f'write `kind = "{_suggest_id(kind)}"` (kinds match {CHANNEL_KIND.pattern})',
             )
 
 

@@ -169,7 +169,8 @@ def check(context: Context) -> None:
             context.add(
                 "NX140",
                 ("plugin", "sandbox"),
-                f"table [plugin.sandbox] sets {keys} but is not enabled, so they are ignored",
+                f"table [plugin.sandbox] sets {keys} but is not enabled, so "
+                f"{'they are' if len(filled) > 1 else 'it is'} ignored",
                 "add `enabled = true` to apply the sandbox, or remove the unused keys",
                 part="key",
             )

@@ -174,8 +174,14 @@ _MISPLACED_KEY_HINTS: dict[KeyPath, str] = {
 
 def _unknown_key_hint(path: KeyPath, key: str, known: list[str]) -> str:
     misplaced = _MISPLACED_KEY_HINTS.get((*path, key))
+    plugin_keys = load_schema()["properties"]["plugin"]["properties"]
     if misplaced is not None:
         hint = misplaced
+    elif not path and key in plugin_keys:
+        # `[tools]` for `[plugin.tools]`, `id = …` above `[plugin]`: the v2 shape nests
+        # everything under [plugin].
+        where = f"[plugin.{key}]" if plugin_keys[key].get("type") == "object" else "[plugin]"
+        hint = f"`{key}` belongs under [plugin]: write it in {where}"
     elif (suggestion := _suggest(key, known)) is not None:
         hint = f"did you mean `{suggestion}`?"
     elif not known:

@@ -127,6 +127,38 @@ def test_duplicates_are_found_at_the_second_definition() -> None:
     assert duplicates[0].start == len("[t]\nb = 1\n")
 
 
+_NAMES = st.sampled_from(["a", "b", "c"])
+_PATHS = st.lists(_NAMES, min_size=1, max_size=3).map(".".join)
+_STATEMENTS = st.one_of(
+    _PATHS.map(lambda path: f"[{path}]"),
+    _PATHS.map(lambda path: f"[[{path}]]"),
+    _PATHS.map(lambda path: f"{path} = 1"),
+    _PATHS.map(lambda path: f"{path} = {{ c = 1 }}"),
+    _PATHS.map(lambda path: f"{path} = []"),
+)
+_REDEFINITION = ("Cannot overwrite", "Cannot declare", "Cannot mutate", "Cannot redefine")
+
+
+@given(st.lists(_STATEMENTS, min_size=1, max_size=6))
+def test_duplicates_are_found_exactly_when_the_parser_refuses_a_redefinition(
+    statements: list[str],
+) -> None:
+    # Headers, dotted keys, inline tables and arrays of tables over three names: the scanner
+    # names a second definition whenever TOML 1.0 (tomllib) refuses one, and never otherwise.
+    text = "\n".join(statements) + "\n"
+    _, duplicates = scan_spans(text)
+    refusal = ""
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        refusal = str(error)
+    if refusal:
+        assert refusal.startswith(_REDEFINITION), refusal
+        assert duplicates, (text, refusal)
+    else:
+        assert duplicates == [], text
+
+
 def test_nesting_up_to_the_limit_is_mapped_without_recursion() -> None:
     depth = MAX_NESTING
     spans, _ = scan_spans("x = " + "[" * depth + "]" * depth + "\ny = 1\n")

@@ -15,6 +15,8 @@ import pytest
 
 from nexo_pkg.manifest.humantime import DurationError, parse_duration
 
+from support.lint_cli import run_lint_json
+
 from .test_microapp_config import lint_yaml, project
 
 
@@ -494,3 +496,81 @@ def test_a_whole_file_placeholder_is_refused_as_written(tmp_path: Path) -> None:
     assert (code, found) == (1, [("NX221", 1, "error")])
     code, found = lint_yaml(tmp_path, "agents.d/10-a.yaml", "${NEXO_T_ALL}\n", env=env)
     assert (code, found) == (0, [])
+
+
+@pytest.mark.parametrize("value", ["!!null", "!!str", "!local"])
+def test_a_tagged_empty_extensions_config_in_a_drop_in_is_an_empty_map(
+    tmp_path: Path, value: str
+) -> None:
+    """serde_yaml 0.9.34 src/de.rs `deserialize_map` reads a scalar whose value is empty and
+    whose style is plain as an empty map, whatever its tag; only `~` (not empty) is refused."""
+    _plain(tmp_path)
+    text = f"agents:\n  - id: a\n    extensions_config: {value}\n"
+    assert lint_yaml(tmp_path, "agents.d/10-a.yaml", text) == (0, [("NX230", 3, "warning")])
+
+
+def test_a_tagged_empty_string_is_no_map_in_agents_yaml(tmp_path: Path) -> None:
+    """agents.yaml is read through a `Value` first: `!!str` with nothing after it is the
+    string "", which no map is (src/value/de.rs `deserialize_map`)."""
+    _plain(tmp_path)
+    text = "agents:\n  - id: a\n    extensions_config: !!str\n"
+    code, found = lint_yaml(tmp_path, "agents.yaml", text)
+    assert code == 1
+    assert ("NX221", 3, "error") in found
+
+
+def _unreadable(tmp_path: Path) -> dict[str, list[tuple[str, str]]]:
+    code, report = run_lint_json([], "--config", "config", cwd=tmp_path)
+    assert code == 1
+    return {
+        Path(item["path"]).name: [(d["code"], d["message"]) for d in item["diagnostics"]]
+        for item in report["files"]
+        if item["diagnostics"]
+    }
+
+
+# crates/config/src/lib.rs `merge_agents_drop_in`: every `agents.d` entry whose extension is
+# `yaml` goes to `std::fs::read_to_string`, whose error stops the boot; a directory or a
+# dangling link there is not skipped. `load_optional`/`load_required` read extensions.yaml and
+# agents.yaml once `Path::exists` (which follows links) says they are there.
+@pytest.mark.parametrize("entry", ["dir", "dangling"])
+def test_a_drop_in_the_daemon_cannot_read_is_an_error(tmp_path: Path, entry: str) -> None:
+    _plain(tmp_path)
+    drop_ins = tmp_path / "config" / "agents.d"
+    drop_ins.mkdir()
+    if entry == "dir":
+        (drop_ins / "20-b.yaml").mkdir()
+    else:
+        (drop_ins / "20-b.yaml").symlink_to("nowhere.yaml")
+    (drop_ins / "10-a.yaml").write_text("agents:\n  - id: a\n", encoding="utf-8")
+    found = _unreadable(tmp_path)
+    [(code, message)] = found["20-b.yaml"]
+    assert code == "NX008"
+    assert "does not start" in message
+    assert "10-a.yaml" not in found
+
+
+def test_an_agents_d_that_is_a_file_is_an_error(tmp_path: Path) -> None:
+    _plain(tmp_path)
+    (tmp_path / "config" / "agents.d").write_text("agents: []\n", encoding="utf-8")
+    [(code, message)] = _unreadable(tmp_path)["agents.d"]
+    assert (code, "cannot list it" in message) == ("NX008", True)
+
+
+def test_an_extensions_yaml_that_is_a_directory_is_an_error(tmp_path: Path) -> None:
+    _plain(tmp_path)
+    config = tmp_path / "config"
+    (config / "extensions.yaml").mkdir()
+    [(code, _)] = _unreadable(tmp_path)["extensions.yaml"]
+    assert code == "NX008"
+
+
+def test_a_dangling_extensions_yaml_is_absent_as_the_daemon_sees_it(tmp_path: Path) -> None:
+    """`Path::exists` follows the link: a dangling one is a missing optional file."""
+    _plain(tmp_path)
+    config = tmp_path / "config"
+    (config / "extensions.yaml").symlink_to("nowhere.yaml")
+    code, report = run_lint_json([], "--config", "config", cwd=tmp_path)
+    assert code == 0
+    assert "extensions.yaml" not in {Path(item["path"]).name for item in report["files"]}
+    assert all(d["code"] != "NX008" for f in report["files"] for d in f["diagnostics"])
