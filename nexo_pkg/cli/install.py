@@ -190,16 +190,19 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
 
 
 def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
-    """What ``install`` and ``upgrade`` show and ask: the plan (unless ``--yes``), a progress
-    bar on a terminal, and notes about slow answers (not with ``--json``)."""
+    """What ``install`` and ``upgrade`` show and ask: the plan (with ``--quiet`` only when it
+    asks, so not with ``--yes`` nor without a terminal), a progress bar on a terminal, and
+    notes about slow answers (not with ``--json``)."""
 
     def ask(plan: InstallPlan) -> bool:
-        # The screen a person decides on: shown even with --quiet, unless --yes decided.
-        if not json_output and not (yes and OUTPUT.quiet):
+        # The screen a person decides on: shown even with --quiet, unless nobody is asked
+        # (--yes decided, or no terminal to ask on).
+        asking = not yes and interactive()
+        if not json_output and not (OUTPUT.quiet and not asking):
             _show_plan(plan)
         for warning in plan.warnings:
             warn(printable(warning))
-        return yes or not interactive() or confirm("Install this plugin?")
+        return not asking or confirm("Install this plugin?")
 
     return install_api.InstallCallbacks(
         confirm=ask,
