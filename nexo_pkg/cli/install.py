@@ -367,8 +367,14 @@ def _install_link(
     answer(run, json_output=json_output, show=show)
 
 
+def notices(json_output: bool) -> InstallCallbacks:
+    """The callbacks of a command that only looks things up: its notes about slow answers
+    (not with ``--json``), nothing to confirm."""
+    return install_api.InstallCallbacks(notice=None if json_output else say)
+
+
 def _latest_releases(
-    roots: tuple[Path, ...], jobs: int | None, options: InstallOptions
+    roots: tuple[Path, ...], jobs: int | None, options: InstallOptions, *, json_output: bool
 ) -> Prefetched:
     """``upgrade --all``'s lookups, all at once before the upgrades (``jobs`` at a time, or
     GraphQL with a token; held plugins are not looked up): what was read of the newest
@@ -382,7 +388,7 @@ def _latest_releases(
             if item.receipt is not None and install_api.read_hold(root, item.receipt.id) is None:
                 receipts.setdefault((root, item.receipt.id), item.receipt)
     return install_api.known_latest_releases(
-        list(receipts.values()), options, jobs=checked_jobs(jobs)
+        list(receipts.values()), options, jobs=checked_jobs(jobs), callbacks=notices(json_output)
     )
 
 
@@ -674,7 +680,10 @@ def upgrade_command(
         lambda: [(root, *each) for root in roots for each in _upgradable_ids(root).items()],
         json_output=json_output,
     )
-    known = guarded(lambda: _latest_releases(roots, jobs, chosen), json_output=json_output)
+    known = guarded(
+        lambda: _latest_releases(roots, jobs, chosen, json_output=json_output),
+        json_output=json_output,
+    )
     # The kind of source (a receipt's ``source``) -> the rate-limit answer its service
     # gave: the upgrades of its plugins left fail with it, asking nothing more.
     limited = dict(known.stopped)
