@@ -164,7 +164,13 @@ def _check_keys(
 ) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise _invalid(path, f"unknown key `{where}.{unknown[0]}`", kind)
+        from difflib import get_close_matches  # noqa: PLC0415 - only needed for typos
+
+        key = unknown[0]
+        close = get_close_matches(key, sorted(allowed), n=1, cutoff=0.6)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
+        named = f"{where}.{key}" if where else key
+        raise _invalid(path, f"unknown key `{named}`{hint}", kind)
 
 
 def validate_source(path: Path, where: str, source: str, kind: str = "lock_invalid") -> None:

@@ -77,7 +77,8 @@ def test_the_lock_text_is_sorted_stable_and_reads_back(tmp_path: Path) -> None:
     ("text", "needle"),
     [
         ("lock_version = 2\n", "lock_version"),
-        ("lock_version = 1\nextra = 1\n", "unknown key"),
+        ("lock_version = 1\nextra = 1\n", "unknown key `extra`"),
+        ("lock_version = 1\nplugin = 1\n", "unknown key `plugin`; did you mean `plugins`?"),
         ("lock_version = 1\n[plugins.echo]\nsource = 'acme/echo'\n", "targets"),
         ("lock_version = 1\n[plugins.echo\n", "not valid TOML"),
     ],
@@ -148,6 +149,11 @@ def test_the_wanted_set_parses_and_matches_its_schema(tmp_path: Path) -> None:
     ("text", "needle"),
     [
         ('[plugins.echo]\nsource = "acme/echo"\ncolour = 1\n', "unknown key `plugins.echo.colour`"),
+        (
+            '[plugins.echo]\nsource = "acme/echo"\nverison = "1"\n',
+            "unknown key `plugins.echo.verison`; did you mean `version`?",
+        ),
+        ("plugin = {}\n", "unknown key `plugin`; did you mean `plugins`?"),
         ("[plugins.echo]\nversion = '1'\n", "source` is missing"),
         ('[plugins.echo]\nsource = "http://x/y"\n', "URLs are not accepted"),
         ('[plugins.echo]\nsource = "oci://h/UPPER"\n', "repository path"),
