@@ -49,6 +49,7 @@ from nexo_pkg.core.errors import ConfigError, NexoError
 from nexo_pkg.core.files import read_capped_bytes, write_config_file
 from nexo_pkg.core.version import VersionError
 from nexo_pkg.core.versionreq import VersionReq, parse_version_req
+from nexo_pkg.manifest.daemon import id_problem
 from nexo_pkg.sources.api import PLUGIN_ID, check_remote, timestamp_or_none
 
 WANTED_NAME = "nexo-plugins.toml"
@@ -195,7 +196,9 @@ def read_wanted(path: Path) -> list[WantedPlugin]:
     for plugin_id, entry in sorted(plugins.items()):
         where = f"plugins.{plugin_id}"
         if not PLUGIN_ID.fullmatch(plugin_id):
-            raise _invalid(path, f"`{where}`: {plugin_id!r} is not a plugin id", kind)
+            why = id_problem(plugin_id)
+            reason = f": {why}" if why else ""
+            raise _invalid(path, f"`{where}`: {plugin_id!r} is not a plugin id{reason}", kind)
         if not isinstance(entry, dict):
             raise _invalid(path, f"`{where}` must be a table", kind)
         _check_keys(path, where, entry, {"source", "version", "targets"}, kind)

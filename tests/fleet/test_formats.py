@@ -159,7 +159,8 @@ def test_the_wanted_set_parses_and_matches_its_schema(tmp_path: Path) -> None:
         ('[plugins.echo]\nsource = "oci://h/UPPER"\n', "repository path"),
         ('[plugins.echo]\nsource = "acme/echo"\nversion = "^^1"\n', "plugins.echo.version"),
         ('[plugins.echo]\nsource = "acme/echo"\ntargets = []\n', "targets"),
-        ('[plugins.Echo]\nsource = "acme/echo"\n', "not a plugin id"),
+        ('[plugins.Echo]\nsource = "acme/echo"\n', "not a plugin id: uppercase letters"),
+        ('[plugins.9echo]\nsource = "acme/echo"\n', "not a plugin id: must not start with a digit"),
         ("plugins = 1\n", "table of plugin ids"),
     ],
 )
