@@ -140,7 +140,14 @@ def _load_toml(path: Path, kind: str) -> dict[str, Any]:
     try:
         text = _read_text(path)
     except FileNotFoundError as exc:
-        raise ConfigError(f"{path} does not exist", kind=kind, details={"path": str(path)}) from exc
+        how = (
+            "write the plugins you want there (docs/fleet.md), or name the file with --file"
+            if kind == "wanted_invalid"
+            else "write it with `nexo plugin lock`, or name the file with --lock"
+        )
+        raise ConfigError(
+            f"{path} does not exist: {how}", kind=kind, details={"path": str(path)}
+        ) from exc
     except (OSError, ValueError) as exc:
         raise _invalid(path, f"cannot read it ({exc})", kind) from exc
     try:

@@ -312,3 +312,17 @@ def test_a_credential_helper_is_asked_for_its_host(
     with pytest.raises(NexoError) as caught:
         credentials_for("r.example", path)
     assert caught.value.kind == "registry_config"
+
+
+def test_a_missing_wanted_set_or_lock_says_how_to_get_one(tmp_path: Path) -> None:
+    with pytest.raises(NexoError) as wanted:
+        read_wanted(tmp_path / "nexo-plugins.toml")
+    assert (wanted.value.kind, wanted.value.exit_code) == ("wanted_invalid", 2)
+    assert "does not exist" in wanted.value.message
+    assert "--file" in wanted.value.message
+    with pytest.raises(NexoError) as lock:
+        read_lock(tmp_path / "nexo-plugins.lock")
+    assert (lock.value.kind, lock.value.exit_code) == ("lock_invalid", 2)
+    assert "`nexo plugin lock`" in lock.value.message
+    assert "--lock" in lock.value.message
+    assert list(tmp_path.iterdir()) == []
