@@ -91,8 +91,10 @@ def parse_size(text: str, *, flag: str) -> int:
 
 def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
     """The roots holding ``plugin_id``, in order (raises ``not_installed`` naming every root
-    when none does)."""
+    when none does, and ``usage`` for a text that can be no plugin's id, as ``enable`` does)."""
+    from nexo_pkg.manifest.daemon import check_id  # noqa: PLC0415
 
+    check_id(plugin_id)
     holding = [
         root
         for root in roots
