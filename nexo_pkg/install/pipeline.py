@@ -865,7 +865,9 @@ def search_repositories(term: str, options: InstallOptions, *, limit: int = 30) 
     items = document.get("items") if isinstance(document, dict) else None
     if not isinstance(items, list):
         raise NexoError("the repository search answered no list of repositories", kind="network")
-    return [item for item in items if isinstance(item, dict)][:limit]
+    # An entry without a repository name cannot be installed or shown: it is left out.
+    named = [item for item in items if isinstance(item, dict)]
+    return [item for item in named if isinstance(item.get("full_name"), str)][:limit]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,69 @@
+"""``nexo plugin search`` and ``info`` against malformed and hostile GitHub answers, from the
+outside: every answer is one document or one line, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.cli import TRACEBACK, nexo
+from support.github_server import GitHubServer
+
+# `nexo plugin ...` in this process: these runs need no process of their own.
+plugin = partial(nexo, "plugin", in_process=True)
+
+
+def _repository(**fields: Any) -> dict[str, Any]:
+    return {"topics": ["nexo-plugin"], "description": "weather", **fields}
+
+
+@pytest.mark.parametrize("name", [None, 7, ["acme/weather"], {"x": 1}])
+def test_search_leaves_out_an_entry_without_a_repository_name(
+    home: Path, server: GitHubServer, name: object
+) -> None:
+    server.repositories.append(_repository(full_name=name, stargazers_count=3))
+    server.repositories.append(_repository(full_name="acme/weather", stargazers_count=3))
+    for args in ((), ("--json",)):
+        result = plugin("search", "weather", *args)
+        assert result.code == 0, result.stderr
+        assert TRACEBACK not in result.stderr
+        assert "unexpected" not in result.stderr
+    assert result.document["repositories"] == [
+        _repository(full_name="acme/weather", stargazers_count=3)
+    ]
+    text = plugin("search", "weather")
+    assert text.stdout.splitlines() == [f"{'acme/weather':<40} {'3':>6}  weather"]
+
+
+def test_search_shows_only_fields_of_the_type_github_gives(
+    home: Path, server: GitHubServer
+) -> None:
+    server.repositories.append(
+        _repository(full_name="acme/weather", stargazers_count="\x1b[2J", description={"a": 1})
+    )
+    result = plugin("search", "weather")
+    assert result.code == 0, result.stderr
+    assert result.stdout == f"{'acme/weather':<40} {'-':>6}  \n"
+
+
+def test_search_escapes_terminal_sequences_in_names_and_descriptions(
+    home: Path, server: GitHubServer
+) -> None:
+    server.repositories.append(
+        _repository(
+            full_name="acme/\x1b[31mred\u202e",
+            description="weather \x1b]0;title\x07 \u009b31m \u2066x",
+            stargazers_count=1,
+        )
+    )
+    result = plugin("search", "weather")
+    assert result.code == 0, result.stderr
+    for raw in ("\x1b", "\x07", "\u009b", "\u202e", "\u2066"):
+        assert raw not in result.stdout
+    assert "\\u001b[31mred\\u202e" in result.stdout
+    document = plugin("search", "weather", "--json")
+    assert not any(raw in document.stdout for raw in ("\x1b", "\u009b", "\u202e"))
+    assert json.loads(document.stdout)["repositories"][0]["full_name"] == "acme/\x1b[31mred\u202e"
