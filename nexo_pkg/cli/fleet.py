@@ -390,7 +390,7 @@ def cache_prune_command(
     conditional requests unused as long; --all (or `cache clean`) removes every blob and
     every answer."""
     del yes  # nothing is asked: accepted as on every command that changes state
-    if older_than_days < 0:
+    if not older_than_days >= 0:  # NaN too: no age is older than it
         fail(UsageError("--older-than-days must be 0 or more"), json_output=json_output)
     _prune(None if all_blobs else older_than_days * 86400, json_output=json_output)
 

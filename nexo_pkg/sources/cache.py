@@ -268,15 +268,16 @@ class BlobCache:
         expected = "" if digest is None else hex_of(digest)
         with self._locked(exclusive=False):
             final = self.store / expected
-            if digest is not None and final.is_file():
+            if digest is not None and (final.is_symlink() or final.exists()):
                 if _hashes_to(final, expected):
                     self._count(hit=True)
                     with contextlib.suppress(OSError):
                         os.utime(final)
                     yield final
                     return
+                # Not the blob (damaged, a link, a directory planted there): fetched again.
                 with contextlib.suppress(FileNotFoundError):
-                    _unlink(final)
+                    _remove_entry(final)
             self._count(hit=False)
             try:
                 self._remove_stale_temps()
@@ -430,8 +431,9 @@ class BlobCache:
             except OSError as exc:
                 raise _io(f"read {directory}", exc) from exc
             for entry in entries:
+                # A link is counted as itself, never followed (to a loop, or out of the cache).
                 with contextlib.suppress(FileNotFoundError):  # pruned while we looked
-                    size += entry.stat().st_size
+                    size += entry.lstat().st_size
                     count += 1
         return count, size
 
