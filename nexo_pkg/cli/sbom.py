@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -48,6 +49,16 @@ def _document(
     return write_merged([each.sbom for each in found], f"nexo plugins in {host}"), warnings
 
 
+def _ascii(data: bytes) -> bytes:
+    """``data`` as ``pack`` writes an SBOM: a carried document holding non-ASCII characters
+    (``pack`` escapes every one; a hand-made tarball need not) is the same document with
+    them escaped, so no bidirectional override or C1 control reaches a terminal raw."""
+    if data.isascii():
+        return data
+    document = json.loads(data)  # validated when it was read
+    return (json.dumps(document, indent=2, sort_keys=True) + "\n").encode("ascii")
+
+
 def sbom_command(
     *,
     plugin_ids: Annotated[
@@ -84,11 +95,12 @@ def sbom_command(
     """Print the SBOM of installed plugins: what each one vendors, for Grype, Trivy or
     OSV-Scanner.
 
-    The SBOM a plugin's tarball carried is printed as it is, once the plugin's files
-    match its install receipt (`nexo plugin verify`) and the SBOM describes exactly those
-    files; a plugin installed before tarballs carried one gets an SBOM derived from its
-    lib/*.dist-info, marked nexo:sbom-origin=derived (a warning says so). Several ids,
-    or --all, give one merged CycloneDX document.
+    The SBOM a plugin's tarball carried is printed as it is (non-ASCII escaped, as pack
+    writes it), once the plugin's files match its install receipt (`nexo plugin verify`)
+    and the SBOM describes exactly those files; a plugin installed before tarballs
+    carried one gets an SBOM derived from its lib/*.dist-info, marked
+    nexo:sbom-origin=derived (a warning says so). Several ids, or --all, give one merged
+    CycloneDX document.
 
     Exit codes: 0 printed; 1 a plugin's files do not match its receipt (verify_failed) or
     its SBOM is unreadable or describes other files (sbom_invalid), it is not
@@ -108,10 +120,11 @@ def sbom_command(
         return _document(list(plugin_ids or []), every, dest, config)
 
     data, warnings = guarded(run)
+    data = _ascii(data)
     for note in warnings:
         warn(printable(note))
     if output is None:
-        # Checked UTF-8 JSON (a carried SBOM was validated, a built one is ASCII).
+        # ASCII JSON (a carried SBOM was validated, a built one is ASCII).
         sys.stdout.write(data.decode("utf-8"))
         sys.stdout.flush()
         return

@@ -175,8 +175,14 @@ def write_merged(sboms: list[PluginSbom], host: str) -> bytes:
         ),
     )
     refs = []
+    # The same id and version in two roots (one shadowing the other) are two trees on disk:
+    # each keeps its components, under refs of its own (a bom-ref met twice would be renamed
+    # at random by the library, and identical components merged into one).
+    seen: dict[str, int] = {}
     for sbom in sboms:
-        ref = f"plugin:{sbom.plugin_id}@{sbom.version}"
+        label = f"plugin:{sbom.plugin_id}@{sbom.version}"
+        seen[label] = seen.get(label, 0) + 1
+        ref = label if seen[label] == 1 else f"{label}#{seen[label]}"
         root = _root(sbom, ref)
         bom.components.add(root)
         _add_plugin(bom, sbom, root, f"{ref}|", tag=True)

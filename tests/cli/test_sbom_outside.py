@@ -1,0 +1,119 @@
+"""``nexo plugin sbom`` from the outside: what reaches stdout from a carried SBOM, and one
+merged document when the same plugin sits in two plugin roots; every document is checked
+with the CycloneDX library's strict validator."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+from cyclonedx.schema import SchemaVersion
+from cyclonedx.validation.json import JsonStrictValidator
+from support.cli import nexo
+from support.tarballs import Member, file, plugin_members, targz, write_plugin
+
+from nexo_pkg.sbom.cyclonedx import PluginSbom, write_sbom
+from nexo_pkg.sbom.inventory import Package, files_digest
+
+
+@pytest.fixture
+def env(home: Path) -> dict[str, str]:
+    """The environment of the ``home`` fixture (NEXO_HOME in tmp_path, no token)."""
+    return dict(os.environ)
+
+
+def _valid(text: str) -> bool:
+    return JsonStrictValidator(SchemaVersion.V1_6).validate_str(text) is None
+
+
+def _tarball(directory: Path, packages: tuple[Package, ...], *, ascii_only: bool) -> Path:
+    """hello 1.0.0 carrying an SBOM made for exactly its files (as pack would make it),
+    written with raw non-ASCII characters unless ``ascii_only``."""
+    members: list[Member] = plugin_members("hello", "1.0.0")
+    digests = {
+        m.name: hashlib.sha256(m.data).hexdigest() for m in members if m.kind == tarfile.REGTYPE
+    }
+    sbom = write_sbom(
+        PluginSbom("hello", "1.0.0", "noarch", packages, files_sha256=files_digest(digests))
+    )
+    if not ascii_only:
+        text = json.dumps(json.loads(sbom), indent=2, sort_keys=True, ensure_ascii=False)
+        sbom = (text + "\n").encode()
+    return write_plugin(
+        directory, "hello", "1.0.0", data=targz([*members, file("sbom.cdx.json", sbom)])
+    )
+
+
+def _install(env: dict[str, str], tarball: Path, root: Path) -> None:
+    done = nexo("plugin", "install", tarball, "--dest", root, "--yes", env=env, in_process=True)
+    assert done.code == 0, done.stderr
+
+
+HOSTILE = (Package("evil", "1.0", "", ("\u202eTIM \u009b31m \u2066",), False),)
+
+
+def test_a_carried_sbom_never_prints_raw_bidi_or_c1_characters(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    tarball = _tarball(tmp_path / "dist", HOSTILE, ascii_only=False)
+    root = tmp_path / "root"
+    _install(env, tarball, root)
+    done = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
+    assert done.code == 0, done.stderr
+    assert done.stdout.isascii()
+    assert _valid(done.stdout)
+    carried = json.loads((root / "hello-1.0.0" / "sbom.cdx.json").read_bytes())
+    # The same document, in the form pack writes.
+    assert json.loads(done.stdout) == carried
+    assert done.stdout == json.dumps(carried, indent=2, sort_keys=True) + "\n"
+    out = tmp_path / "out.cdx.json"
+    written = nexo("plugin", "sbom", "hello", "--dest", root, "-o", out, env=env, in_process=True)
+    assert written.code == 0, written.stderr
+    assert out.read_text() == done.stdout
+
+
+def test_an_ascii_carried_sbom_is_printed_byte_for_byte(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    tarball = _tarball(tmp_path / "dist", HOSTILE, ascii_only=True)
+    root = tmp_path / "root"
+    _install(env, tarball, root)
+    done = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
+    assert done.code == 0, done.stderr
+    assert done.stdout.encode() == (root / "hello-1.0.0" / "sbom.cdx.json").read_bytes()
+
+
+def test_the_same_plugin_in_two_roots_gives_one_reproducible_document_with_both(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    packages = (Package("urllib3", "2.2.1", "", ("MIT",), True),)
+    tarball = _tarball(tmp_path / "dist", packages, ascii_only=True)
+    first, second = tmp_path / "first", tmp_path / "second"
+    _install(env, tarball, first)
+    _install(env, tarball, second)
+    config = tmp_path / "config"
+    (config / "plugins").mkdir(parents=True)
+    (config / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths: ['{first}', '{second}']\n"
+    )
+    runs = [
+        nexo("plugin", "sbom", "--all", "--config", config, env=env, in_process=True)
+        for _ in range(2)
+    ]
+    assert all(run.code == 0 for run in runs), runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout
+    assert _valid(runs[0].stdout)
+    document = json.loads(runs[0].stdout)
+    refs = sorted(component["bom-ref"] for component in document["components"])
+    assert refs == [
+        "plugin:hello@1.0.0",
+        "plugin:hello@1.0.0#2",
+        "plugin:hello@1.0.0#2|pkg:pypi/urllib3@2.2.1",
+        "plugin:hello@1.0.0|pkg:pypi/urllib3@2.2.1",
+    ]
+    (top,) = [d for d in document["dependencies"] if d["ref"] == "nexo-plugin-root"]
+    assert top["dependsOn"] == ["plugin:hello@1.0.0", "plugin:hello@1.0.0#2"]
