@@ -253,7 +253,7 @@ def install_artifact(
     an upgrade, then :func:`_install_tree`. Raises every kind those steps raise."""
     _check_flags(options)
     origin = artifact.origin
-    outcome = verify_artifact(artifact, policy=policy, mode=mode)
+    outcome = verify_artifact(artifact, policy=policy, mode=mode, doing=options.doing)
     if step.previous_signature is not None and not options.allow_signer_change:
         check_signer_continuity(step.previous_signature, outcome, artifact.plugin_id)
     if step.locked_signer is not None:
@@ -905,7 +905,7 @@ def release_info(source_text: str, options: InstallOptions) -> ReleaseInfo:
     and for this host's target the asset, its checksums, its verified signer and its
     manifest (downloaded into the blob cache and checked as ``install --dry-run`` does).
     Raises what ``install`` raises."""
-    result = install(source_text, replace(options, dry_run=True))
+    result = install(source_text, replace(options, dry_run=True, doing="install would install"))
     targets: tuple[tuple[str, str], ...] = ((result.plan.target, result.plan.asset_name),)
     tag: str | None = None
     requirement: str | None = None

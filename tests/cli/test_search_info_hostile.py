@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from support.cli import TRACEBACK, nexo
 from support.github_server import GitHubServer
+from support.tarballs import release_assets
 
 # `nexo plugin ...` in this process: these runs need no process of their own.
 plugin = partial(nexo, "plugin", in_process=True)
@@ -67,3 +68,33 @@ def test_search_escapes_terminal_sequences_in_names_and_descriptions(
     document = plugin("search", "weather", "--json")
     assert not any(raw in document.stdout for raw in ("\x1b", "\u009b", "\u202e"))
     assert json.loads(document.stdout)["repositories"][0]["full_name"] == "acme/\x1b[31mred\u202e"
+
+
+def test_info_on_an_unsigned_release_says_install_would_install_it_unverified(
+    home: Path, server: GitHubServer
+) -> None:
+    """``info`` installs nothing: its warning says what ``install`` would do, and the
+    signature is ``unsigned``, never verified."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    result = plugin("info", "acme/hello", "--json")
+    assert result.code == 0, result.stderr
+    assert result.document["signature"]["status"] == "unsigned"
+    (warning,) = result.document["warnings"]
+    assert "NOT SIGNED; install would install it unverified" in warning
+    assert "installing" not in warning
+    text = plugin("info", "acme/hello")
+    assert "Signer:     unsigned" in text.stdout
+    assert "verified" not in text.stdout
+    assert "install would install it unverified" in text.stderr
+    assert not (home / "state" / "plugins").exists()
+
+
+def test_info_on_a_release_with_no_assets_is_asset_not_found(
+    home: Path, server: GitHubServer
+) -> None:
+    server.publish("acme", "empty", "v1.0.0", {})
+    result = plugin("info", "acme/empty", "--json")
+    assert result.code == 1
+    assert result.document["kind"] == "asset_not_found"
+    assert result.document["available"] == []
+    assert TRACEBACK not in result.stderr
