@@ -219,7 +219,12 @@ class BlobCache:
             make_dirs(self.temp)
             descriptor = open_lock_file(self.root / ".lock")
         except OSError as exc:
-            raise _io(f"create the blob cache in {self.root}", exc) from exc
+            # Every download goes through the cache: say how to put it elsewhere.
+            raise NexoError(
+                f"cannot create the blob cache in {self.root}: {exc.strerror or exc} (it is "
+                "$NEXO_HOME/cache/blobs: set NEXO_HOME to a writable directory)",
+                kind="io",
+            ) from exc
         try:
             if not posix.POSIX:
                 pass  # no flock on Windows: see the module's docstring

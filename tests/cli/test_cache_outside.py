@@ -7,6 +7,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import subprocess
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -125,3 +128,50 @@ def test_dir_size_and_clean_on_a_home_with_no_cache(home: Path) -> None:
     done = plugin("cache", "clean", "--json")
     assert done.code == 0, done.stderr
     assert done.document == {"ok": True, "removed": 0, "freed_bytes": 0, "kept": 0}
+
+
+def _read_only(home: Path, *args: str | Path) -> list[str]:
+    """``args`` run with ``home`` mounted read-only (bwrap: a real read-only file system,
+    which even root cannot write)."""
+    return ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(home), str(home), *map(str, args)]
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bwrap for a read-only mount")
+def test_a_read_only_home_is_one_line_that_says_what_to_do(
+    home: Path, server: GitHubServer, tmp_path: Path
+) -> None:
+    _publish(server)
+    home.mkdir()
+    root = tmp_path / "root"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    command = [sys.executable, "-m", "nexo_pkg", "plugin"]
+    probe = subprocess.run(_read_only(home, "true"), capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"bwrap cannot mount here: {probe.stderr.decode(errors='replace')}")
+    for args in (
+        ["install", "acme/hello", "--yes", "--dest", str(root), "--json"],
+        ["info", "acme/hello", "--json"],
+        ["cache", "prune", "--json"],
+        ["cache", "clean", "--json"],
+    ):
+        done = subprocess.run(
+            _read_only(home, *command, *args), capture_output=True, text=True, env=env,
+            cwd=Path(__file__).resolve().parents[2], check=False, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 1, (args, done.stderr)
+        assert TRACEBACK not in done.stderr
+        document = json.loads(done.stdout)
+        assert document["kind"] == "io"
+        assert "Read-only file system" in document["error"]
+        assert "set NEXO_HOME to a writable directory" in document["error"]
+        assert done.stderr.count("\n") == 1
+    assert not root.exists()
+    assert list(home.iterdir()) == []
+    # Reading the cache needs no write.
+    for args in (["cache", "size", "--json"], ["cache", "dir", "--json"]):
+        done = subprocess.run(
+            _read_only(home, *command, *args), capture_output=True, text=True, env=env,
+            cwd=Path(__file__).resolve().parents[2], check=False, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["ok"] is True
