@@ -13,7 +13,7 @@ from nexo_pkg.cli.common import guarded
 from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.install import _holding, _roots
 from nexo_pkg.cli.options import ConfigOption, DestOption
-from nexo_pkg.core.errors import UsageError
+from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.files import write_config_file
 from nexo_pkg.core.output import say, warn
 from nexo_pkg.core.terminal import printable
@@ -86,7 +86,10 @@ def sbom_command(
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", metavar="FILE", help="Write the document to FILE, not stdout."
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write the document to FILE, not stdout (- is stdout).",
         ),
     ] = None,
     dest: DestOption = None,
@@ -123,14 +126,20 @@ def sbom_command(
     data = _ascii(data)
     for note in warnings:
         warn(printable(note))
-    if output is None:
+    if output is None or str(output) == "-":
         # ASCII JSON (a carried SBOM was validated, a built one is ASCII).
         sys.stdout.write(data.decode("utf-8"))
         sys.stdout.flush()
         return
     target = output
-    # Replaced in one step: a reader sees the old document or the new one.
-    guarded(lambda: write_config_file(target, data))
+
+    def write() -> None:
+        if target.is_dir():
+            raise NexoError(f"cannot write {target}: it is a directory; name a file", kind="io")
+        # Replaced in one step: a reader sees the old document or the new one.
+        write_config_file(target, data)
+
+    guarded(write)
     say(f"wrote {printable(target)}")
 
 

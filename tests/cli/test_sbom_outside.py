@@ -117,3 +117,25 @@ def test_the_same_plugin_in_two_roots_gives_one_reproducible_document_with_both(
     ]
     (top,) = [d for d in document["dependencies"] if d["ref"] == "nexo-plugin-root"]
     assert top["dependsOn"] == ["plugin:hello@1.0.0", "plugin:hello@1.0.0#2"]
+
+
+def test_output_dash_is_standard_output_and_a_directory_is_refused(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tarball = _tarball(tmp_path / "dist", HOSTILE, ascii_only=True)
+    root = tmp_path / "root"
+    _install(env, tarball, root)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    plain = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
+    dashed = nexo("plugin", "sbom", "hello", "--dest", root, "-o", "-", env=env, in_process=True)
+    assert dashed.code == 0, dashed.stderr
+    assert dashed.stdout == plain.stdout
+    assert _valid(dashed.stdout)
+    assert list(work.iterdir()) == []
+    refused = nexo("plugin", "sbom", "hello", "--dest", root, "-o", work, env=env, in_process=True)
+    assert refused.code == 1
+    assert refused.stdout == ""
+    assert f"cannot write {work}: it is a directory" in refused.error_line
+    assert list(work.iterdir()) == []
