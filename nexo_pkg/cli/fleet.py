@@ -430,8 +430,13 @@ def _prune(max_age: float | None, *, json_output: bool) -> None:
     """Remove the blobs unused for ``max_age`` seconds (every blob for ``None``) and say so."""
     from nexo_pkg.sources.api import BlobCache  # noqa: PLC0415
 
+    cache = BlobCache(nexo_home_from_env())
+
+    def waiting() -> None:
+        note(f"waiting for the other nexo commands using {cache.root} (a download, an install)")
+
     report = guarded(
-        lambda: BlobCache(nexo_home_from_env()).prune(max_age=max_age), json_output=json_output
+        lambda: cache.prune(max_age=max_age, on_wait=waiting), json_output=json_output
     )
     removed, freed, kept = report.removed, report.freed_bytes, report.kept
     if json_output:

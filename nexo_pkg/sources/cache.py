@@ -213,7 +213,9 @@ class BlobCache:
         self.answers: dict[Path, bytes] = {}
 
     @contextlib.contextmanager
-    def _locked(self, *, exclusive: bool) -> Iterator[None]:
+    def _locked(
+        self, *, exclusive: bool, on_wait: Callable[[], None] | None = None
+    ) -> Iterator[None]:
         try:
             make_dirs(self.store)
             make_dirs(self.temp)
@@ -229,7 +231,13 @@ class BlobCache:
             if not posix.POSIX:
                 pass  # no flock on Windows: see the module's docstring
             elif exclusive:
-                posix.lock_exclusive(descriptor)
+                try:
+                    posix.lock_exclusive(descriptor, wait=False)
+                except BlockingIOError:
+                    # Another command is reading or writing blobs: say why nothing happens.
+                    if on_wait is not None:
+                        on_wait()
+                    posix.lock_exclusive(descriptor)
             else:
                 posix.lock_shared(descriptor)
             yield
@@ -442,15 +450,21 @@ class BlobCache:
                     count += 1
         return count, size
 
-    def prune(self, *, max_age: float | None = DEFAULT_MAX_AGE) -> PruneReport:
+    def prune(
+        self,
+        *,
+        max_age: float | None = DEFAULT_MAX_AGE,
+        on_wait: Callable[[], None] | None = None,
+    ) -> PruneReport:
         """Remove blobs unused for ``max_age`` seconds (all of them with ``None``), blobs that
         do not hash to their name, temp files of killed writers, and the API answers kept
         for conditional requests that went unused as long. Whatever else is there (a link, a
         FIFO, a directory) is removed too, without being followed or read; an entry that
-        cannot be removed is skipped and the rest still pruned."""
+        cannot be removed is skipped and the rest still pruned. ``on_wait`` is called when
+        another process holds the cache (an install, a sync) and the prune waits for it."""
         removed = freed = kept = 0
         now = time.time()
-        with self._locked(exclusive=True):
+        with self._locked(exclusive=True, on_wait=on_wait):
             for answer in _entries(self.root / ANSWERS_DIR):
                 try:
                     info = answer.lstat()

@@ -175,3 +175,37 @@ def test_a_read_only_home_is_one_line_that_says_what_to_do(
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["ok"] is True
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the cache lock is flock")
+def test_prune_under_a_running_install_says_it_waits_then_prunes(home: Path) -> None:
+    """A command using the cache (an install downloading, a sync) holds its lock shared; a
+    prune waits for it, and says so at once rather than seeming to hang."""
+    import fcntl
+    import threading
+
+    root = home / "cache" / "blobs"
+    (root / "sha256").mkdir(parents=True)
+    (root / "tmp").mkdir()
+    holder = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_SH)
+    try:
+        clean = subprocess.Popen(
+            [sys.executable, "-m", "nexo_pkg", "plugin", "cache", "clean", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=Path(__file__).resolve().parents[2],
+        )  # fmt: skip
+        assert clean.stderr is not None
+        said: list[str] = []
+        reader = threading.Thread(target=lambda: said.append(clean.stderr.readline()))  # type: ignore[union-attr]
+        reader.start()
+        reader.join(timeout=60)
+        assert said, "no line on stderr while waiting"
+        assert said[0].startswith("waiting for the other nexo commands using"), said
+        assert clean.poll() is None  # still waiting for the lock
+    finally:
+        fcntl.flock(holder, fcntl.LOCK_UN)
+        os.close(holder)
+    out, _ = clean.communicate(timeout=60)
+    assert clean.returncode == 0
+    assert json.loads(out)["ok"] is True
