@@ -435,9 +435,7 @@ def _prune(max_age: float | None, *, json_output: bool) -> None:
     def waiting() -> None:
         note(f"waiting for the other nexo commands using {cache.root} (a download, an install)")
 
-    report = guarded(
-        lambda: cache.prune(max_age=max_age, on_wait=waiting), json_output=json_output
-    )
+    report = guarded(lambda: cache.prune(max_age=max_age, on_wait=waiting), json_output=json_output)
     removed, freed, kept = report.removed, report.freed_bytes, report.kept
     if json_output:
         emit_json({"ok": True, "removed": removed, "freed_bytes": freed, "kept": kept})
