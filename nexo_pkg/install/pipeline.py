@@ -862,6 +862,13 @@ def search_repositories(term: str, options: InstallOptions, *, limit: int = 30) 
         client = context.github()
         url = f"{client.api_base}/search/repositories?q={query}&per_page={limit}"
         document, _ = client.get_json(url, what="the repository search")
+    if document is None:
+        raise NexoError(
+            f"the repository search: HTTP 404 (the API at {client.api_base} has no repository "
+            "search: is NEXO_GITHUB_API_BASE, or --github-api-url, a GitHub API base?)",
+            kind="network",
+            details={"http_status": 404},
+        )
     items = document.get("items") if isinstance(document, dict) else None
     if not isinstance(items, list):
         raise NexoError("the repository search answered no list of repositories", kind="network")

@@ -98,3 +98,28 @@ def test_info_on_a_release_with_no_assets_is_asset_not_found(
     assert result.document["kind"] == "asset_not_found"
     assert result.document["available"] == []
     assert TRACEBACK not in result.stderr
+
+
+@pytest.mark.parametrize("status", [400, 403, 422])
+def test_a_refusal_says_what_github_said(home: Path, server: GitHubServer, status: int) -> None:
+    """GitHub explains a refused search (``Validation Failed`` for a query it cannot run):
+    the error line carries its message."""
+    server.fail(status=status, times=None)
+    result = plugin("search", "weather", "--json")
+    assert result.code == 1
+    document = result.document
+    assert document["kind"] == "network"
+    assert document["http_status"] == status
+    assert document["error"] == f"the repository search: HTTP {status}: Server Error"
+    info = plugin("info", "acme/hello", "--json")
+    assert info.code == 1
+    assert info.document["error"].endswith(f"HTTP {status}: Server Error")
+
+
+def test_a_search_on_an_api_base_without_search_says_so(home: Path, server: GitHubServer) -> None:
+    base = server.url + "/not-an-api"
+    result = plugin("search", "weather", "--github-api-url", base, "--json")
+    assert result.code == 1
+    assert result.document["kind"] == "network"
+    assert result.document["http_status"] == 404
+    assert f"the API at {base} has no repository search" in result.document["error"]
