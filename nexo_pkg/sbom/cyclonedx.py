@@ -214,7 +214,15 @@ def validate(data: bytes) -> list[str]:
     if errors is None:
         return []
     found = [errors] if not isinstance(errors, Iterable) else list(errors)
-    return [str(getattr(error, "data", error)).splitlines()[0] for error in found]
+    # The first line of each, cut: a complaint may quote the whole offending value.
+    return [_cut(str(getattr(error, "data", error)).splitlines()[0] or "?", 200) for error in found]
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` at most about ``limit`` characters: its middle left out (the complaint, such
+    as ``has non-unique elements``, is at its end)."""
+    half = limit // 2
+    return text if len(text) <= limit else f"{text[:half]} … {text[-half:]}"
 
 
 def _properties(items: Iterable[Any]) -> dict[str, str]:

@@ -139,3 +139,35 @@ def test_output_dash_is_standard_output_and_a_directory_is_refused(
     assert refused.stdout == ""
     assert f"cannot write {work}: it is a directory" in refused.error_line
     assert list(work.iterdir()) == []
+
+
+def test_a_carried_sbom_the_schema_refuses_is_one_short_line_naming_it(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Two identical components (bom-refs must be unique): install takes the tarball (its
+    quick check reads no schema), ``sbom`` refuses the document, in one line of sane length
+    rather than the whole offending value."""
+    members: list[Member] = plugin_members("hello", "1.0.0")
+    digests = {
+        m.name: hashlib.sha256(m.data).hexdigest() for m in members if m.kind == tarfile.REGTYPE
+    }
+    packages = tuple(Package(f"pkg{i}", "1.0", "", ("MIT",), True) for i in range(40))
+    document = json.loads(
+        write_sbom(
+            PluginSbom("hello", "1.0.0", "noarch", packages, files_sha256=files_digest(digests))
+        )
+    )
+    document["components"].append(dict(document["components"][0]))
+    data = targz([*members, file("sbom.cdx.json", json.dumps(document))])
+    root = tmp_path / "root"
+    _install(env, write_plugin(tmp_path / "dist", "hello", "1.0.0", data=data), root)
+    done = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
+    assert done.code == 1
+    assert done.stdout == ""
+    line = done.error_line
+    assert (
+        f"{root / 'hello-1.0.0' / 'sbom.cdx.json'}: it does not validate against CycloneDX" in line
+    )
+    assert line.endswith("has non-unique elements")
+    assert len(line) < 500
+    assert done.stderr.count("\n") == 1
