@@ -15,7 +15,7 @@ from nexo_pkg.cli.install import _holding, _roots
 from nexo_pkg.cli.options import ConfigOption, DestOption
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.files import write_config_file
-from nexo_pkg.core.output import say, warn
+from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.install import api as install_api
 
@@ -94,6 +94,14 @@ def sbom_command(
     ] = None,
     dest: DestOption = None,
     config: ConfigOption = None,
+    json_output: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="The SBOM is the JSON document; a failure is one too ({ok: false, kind, "
+            "error}), and with --output the document is {ok, path}.",
+        ),
+    ] = False,
 ) -> None:
     """Print the SBOM of installed plugins: what each one vendors, for Grype, Trivy or
     OSV-Scanner.
@@ -104,6 +112,8 @@ def sbom_command(
     carried one gets an SBOM derived from its lib/*.dist-info, marked
     nexo:sbom-origin=derived (a warning says so). Several ids, or --all, give one merged
     CycloneDX document.
+
+    With --json a failure is a JSON document on stdout too.
 
     Exit codes: 0 printed; 1 a plugin's files do not match its receipt (verify_failed) or
     its SBOM is unreadable or describes other files (sbom_invalid), it is not
@@ -122,7 +132,7 @@ def sbom_command(
             raise UsageError("name the installed plugins to describe, or pass --all")
         return _document(list(plugin_ids or []), every, dest, config)
 
-    data, warnings = guarded(run)
+    data, warnings = guarded(run, json_output=json_output)
     data = _ascii(data)
     for note in warnings:
         warn(printable(note))
@@ -139,8 +149,11 @@ def sbom_command(
         # Replaced in one step: a reader sees the old document or the new one.
         write_config_file(target, data)
 
-    guarded(write)
-    say(f"wrote {printable(target)}")
+    guarded(write, json_output=json_output)
+    if json_output:
+        emit_json({"ok": True, "path": str(target)})
+    else:
+        say(f"wrote {printable(target)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -171,3 +171,30 @@ def test_a_carried_sbom_the_schema_refuses_is_one_short_line_naming_it(
     assert line.endswith("has non-unique elements")
     assert len(line) < 500
     assert done.stderr.count("\n") == 1
+
+
+def test_json_makes_every_failure_a_document_and_output_a_report(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    _install(env, _tarball(tmp_path / "dist", HOSTILE, ascii_only=True), root)
+    printed = nexo("plugin", "sbom", "hello", "--dest", root, "--json", env=env, in_process=True)
+    assert printed.code == 0, printed.stderr
+    assert printed.stdout.encode() == (root / "hello-1.0.0" / "sbom.cdx.json").read_bytes()
+    for args, code, kind in (
+        (("nothere",), 1, "not_installed"),
+        ((), 2, "usage"),
+        (("hello", "--format", "spdx-json"), 2, "usage"),
+        (("hello", "-o", str(tmp_path)), 1, "io"),
+    ):
+        done = nexo("plugin", "sbom", *args, "--dest", root, "--json", env=env, in_process=True)
+        assert done.code == code, (args, done.stderr)
+        assert done.document["ok"] is False
+        assert done.document["kind"] == kind
+    out = tmp_path / "out.cdx.json"
+    written = nexo(
+        "plugin", "sbom", "hello", "--dest", root, "--json", "-o", out, env=env, in_process=True
+    )
+    assert written.code == 0, written.stderr
+    assert written.document == {"ok": True, "path": str(out)}
+    assert out.read_text() == printed.stdout
