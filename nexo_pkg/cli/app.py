@@ -20,12 +20,14 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import typer
+from typer._click.exceptions import NoArgsIsHelpError
 from typer._click.exceptions import UsageError as TyperUsageError
 from typer.core import TyperGroup
 
 from nexo_pkg import __version__
 from nexo_pkg.cli.common import fail, set_color, set_verbosity
 from nexo_pkg.cli.completion import attach_choice_completion
+from nexo_pkg.cli.examples import epilog
 from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.output import emit_json, report_error
@@ -136,7 +138,8 @@ def _shared_options(
         None,
         "--color",
         metavar="[auto|always|never]",
-        help="Colour output (default auto: on a terminal, unless NO_COLOR or CLICOLOR=0; "
+        help="Colour output (default auto: on a terminal, unless NO_COLOR, CLICOLOR=0 or "
+        "TERM=dumb; "
         "FORCE_COLOR or CLICOLOR_FORCE forces).",
         callback=_color_callback,
         expose_value=False,
@@ -271,8 +274,8 @@ def _registered(module_name: str) -> typer.Typer:
 
 def _built(holder: typer.Typer) -> dict[str, click.Command]:
     commands = dict(typer.main.get_group(holder).commands)
-    for command in commands.values():
-        _conventions(command)
+    for name, command in commands.items():
+        _conventions(command, name)
     return commands
 
 
@@ -304,18 +307,20 @@ def _suggest(error: TyperUsageError, typed: str, names: list[str]) -> None:
         error.message = f"{error.message.rstrip('.')}. Did you mean {suggestions}?"
 
 
-def _conventions(command: click.Command) -> None:
-    """Give ``command`` (and the commands of a group) the shared options, plain help and
-    completion of the option values it declares."""
+def _conventions(command: click.Command, path: str) -> None:
+    """Give ``command`` (``nexo plugin PATH``, and the commands of a group) the shared
+    options, plain help, its examples and completion of the option values it declares."""
     # Plain help everywhere: rich markup would eat `[a-z]` and costs ~100 ms to import.
     if hasattr(command, "rich_markup_mode"):
         command.rich_markup_mode = None
     command.context_settings = {**CONTEXT_SETTINGS, **command.context_settings}
     _add_shared_params(command)
     attach_choice_completion(command)
+    if command.epilog is None:
+        command.epilog = epilog(path)
     subcommands: dict[str, click.Command] = getattr(command, "commands", {})
-    for subcommand in subcommands.values():
-        _conventions(subcommand)
+    for name, subcommand in subcommands.items():
+        _conventions(subcommand, f"{path} {name}")
 
 
 def _add_shared_params(command: click.Command) -> None:
@@ -452,6 +457,13 @@ def run(arguments: list[str]) -> int:
     json_output = _asks_for_json(arguments)
     try:
         outcome = command.main(args=arguments, prog_name="nexo", standalone_mode=False)
+    except NoArgsIsHelpError as error:
+        # `nexo`, `nexo plugin`, `nexo plugin trust` alone: the help, as written (not folded
+        # into one error line), on stderr with the usage error's code, as click, ruff and uv.
+        if json_output:
+            emit_json(UsageError(f"missing command; run '{error.ctx.command_path} -h'").to_json())
+        sys.stderr.write(error.format_message().rstrip("\n") + "\n")
+        return error.exit_code
     except typer.TyperException as error:
         # click's usage errors (exit 2) and file errors: one line, as every other failure,
         # naming the help to read instead of click's usage block.

@@ -161,7 +161,7 @@ def check_command(  # noqa: PLR0917  # typer maps each flag to one parameter
             invoke=_parse_invoke(invoke, args),
             dest=dest,
             strict=strict,
-            installed_root=lambda: _daemon_plugin_root(config),
+            installed_root=lambda: _daemon_plugin_root(config, target),
             sandbox=not no_sandbox,
             host_calls=host_calls,
             config=config,
@@ -177,8 +177,12 @@ def register(app: typer.Typer) -> None:
     app.command("check")(check_command)
 
 
-def _daemon_plugin_root(config: Path | None) -> Path:
-    """The install root install would use; imported only when an id is looked up."""
+def _daemon_plugin_root(config: Path | None, target: str) -> Path:
+    """The plugin root of the daemon's configuration that holds the plugin ``target`` names,
+    among every search path the daemon discovers (as ``list`` shows them), else the install
+    root; imported only when an id is looked up."""
     from nexo_pkg.install import api as install_api  # noqa: PLC0415
 
-    return install_api.install_root(None, install_api.config_dir(config))
+    roots = install_api.load_daemon_config(install_api.config_dir(config)).plugin_roots()
+    holding = [root for root in roots if install_api.installed_versions(root, target)]
+    return (holding or list(roots))[0]

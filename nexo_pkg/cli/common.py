@@ -98,7 +98,8 @@ def set_color(choice: str) -> None:
 def colour_enabled(stream: TextIO) -> bool:
     """Whether to paint what goes to ``stream``: ``--color always|never``, else ``NO_COLOR``
     (https://no-color.org) off, else ``FORCE_COLOR`` or ``CLICOLOR_FORCE`` (but ``0``) on,
-    else ``CLICOLOR=0`` off (https://bixense.com/clicolors), else only on a terminal."""
+    else ``CLICOLOR=0`` off (https://bixense.com/clicolors), else only on a terminal that
+    is not ``TERM=dumb`` (as ruff's and uv's ``anstyle-query`` and rich decide)."""
     if OUTPUT.color != "auto":
         return OUTPUT.color == "always"
     if os.environ.get("NO_COLOR"):
@@ -106,7 +107,7 @@ def colour_enabled(stream: TextIO) -> bool:
     for force in (os.environ.get("FORCE_COLOR"), os.environ.get("CLICOLOR_FORCE")):
         if force is not None and force not in {"", "0"}:
             return True
-    if os.environ.get("CLICOLOR") == "0":
+    if os.environ.get("CLICOLOR") == "0" or os.environ.get("TERM") == "dumb":
         return False
     try:
         return stream.isatty()

@@ -59,19 +59,24 @@ def attach_choice_completion(command: click.Command) -> None:
 
 
 def installed_ids(ctx: Any, incomplete: str) -> list[str]:
-    """Ids of the plugins installed under the root the command would use (Typer
-    ``autocompletion``); nothing when the root cannot be found or read."""
+    """Ids of the plugins installed under the roots the command would use (``--dest``, else
+    every search path of the daemon's configuration, as ``list``; Typer
+    ``autocompletion``); nothing when no root can be found or read."""
     params = getattr(ctx, "params", {}) or {}
     dest = params.get("dest")
     config = params.get("config")
     try:
         from nexo_pkg.install import api as install_api  # noqa: PLC0415
 
-        root = install_api.install_root(
-            Path(dest) if dest is not None else None,
-            install_api.config_dir(Path(config) if config is not None else None, announce=False),
+        directory = install_api.config_dir(
+            Path(config) if config is not None else None, announce=False
         )
-        found = install_api.scan_installed(root)
+        roots = (
+            (install_api.install_root(Path(dest)),)
+            if dest is not None
+            else install_api.load_daemon_config(directory).plugin_roots()
+        )
+        found = [item for root in roots for item in install_api.scan_installed(root)]
     except Exception:  # noqa: BLE001 - completion must never break the shell
         return []
     ids = {item.plugin_id for item in found if item.plugin_id and not item.kept}

@@ -405,7 +405,8 @@ def register(app: typer.Typer) -> None:
     cache_app = typer.Typer(
         help="The shared download cache ($NEXO_HOME/cache/blobs), as uv's `cache`: dir, "
         "size, clean, prune.\n\n"
-        "Exit codes: 0 success; 1 the cache could not be read or pruned; 2 usage error."
+        "Exit codes: 0 success; 1 the cache could not be read or pruned; 2 usage error.",
+        no_args_is_help=True,
     )
     app.add_typer(cache_app, name="cache")
     cache_app.command("dir")(cache_dir_command)

@@ -14,6 +14,7 @@ import typer
 
 from nexo_pkg.cli.common import (
     answer,
+    colour_enabled,
     confirm,
     confirm_or_refuse,
     fail,
@@ -42,6 +43,7 @@ from nexo_pkg.cli.options import (
     SkipSignatureOption,
     TargetOption,
     TrustedKeysOption,
+    UpgradeTargetOption,
     YesOption,
 )
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
@@ -89,8 +91,10 @@ def parse_size(text: str, *, flag: str) -> int:
 
 def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
     """The roots holding ``plugin_id``, in order (raises ``not_installed`` naming every root
-    when none does)."""
+    when none does, and ``usage`` for a text that can be no plugin's id, as ``enable`` does)."""
+    from nexo_pkg.manifest.daemon import check_id  # noqa: PLC0415
 
+    check_id(plugin_id)
     holding = [
         root
         for root in roots
@@ -107,6 +111,23 @@ def not_installed(plugin_id: str, roots: tuple[Path, ...]) -> NexoError:
     (``Did you mean 'weather'?``), as a mistyped command name gets."""
     from difflib import get_close_matches  # noqa: PLC0415 - only on this error
 
+    links = [
+        link
+        for root in roots
+        for link in install_api.linked_plugins(root)
+        if link.plugin_id == plugin_id
+    ]
+    if links:
+        # `list` shows it: say what it is rather than that nothing is there.
+        link = links[0]
+        return NexoError(
+            f"plugin {plugin_id!r} is a development link ({printable(link.path)} -> "
+            f"{printable(link.target)}), not an installed copy: upgrade, rollback and hold work "
+            f"on installed copies; `nexo plugin remove {plugin_id}` unlinks it (the checkout "
+            "stays)",
+            kind="not_installed",
+            details={"id": plugin_id, "linked_to": str(link.target), "suggestions": []},
+        )
     known = {
         item.plugin_id
         for root in roots
@@ -201,7 +222,9 @@ def _download_bar(name: str) -> Iterator[Callable[[int, int | None], None]]:
         TransferSpeedColumn,
     )
 
-    console = Console(stderr=True)
+    # Painted as every other output is (`--color`, NO_COLOR, CLICOLOR...), not by rich's
+    # own reading of the environment, which knows neither the flag nor CLICOLOR.
+    console = Console(stderr=True, color_system="auto" if colour_enabled(sys.stderr) else None)
     with Progress(
         "[progress.description]{task.description}",
         BarColumn(),
@@ -329,7 +352,8 @@ def _install_link(
             raise UsageError("--link DIR links the checkout DIR: give no SOURCE with it")
         states = _discovery_states(config)
         follow = None if states is None else states.follow_symlinks
-        result = install_api.link_install(link, _roots(dest, config)[0], follow_symlinks=follow)
+        root = _roots(dest, config, installing=True)[0]
+        result = install_api.link_install(link, root, follow_symlinks=follow)
         for message in result.warnings:
             warn(printable(message))
         return result
@@ -467,7 +491,7 @@ def install_command(
         from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
         options = install_api.InstallOptions(
-            dest=_roots(dest, config)[0],
+            dest=_roots(dest, config, installing=True)[0],
             nexo_home=nexo_home_from_env(),
             policy_path=policy_path(config, trusted_keys),
             target=target,
@@ -531,7 +555,7 @@ def upgrade_command(
     ] = False,
     dest: DestOption = None,
     config: ConfigOption = None,
-    target: TargetOption = None,
+    target: UpgradeTargetOption = None,
     trusted_keys: TrustedKeysOption = None,
     require_signature: RequireSignatureOption = False,
     skip_signature_verify: SkipSignatureOption = False,
@@ -623,6 +647,8 @@ def upgrade_command(
             plain_http=plain_http,
             registry_mirrors=registry_mirrors(),
         )
+        # Before anything is looked up: also when there turns out to be nothing to do.
+        install_api.check_options(chosen)
         return chosen, roots, named, at_tag
 
     chosen, roots, named, at_tag = guarded(options, json_output=json_output)

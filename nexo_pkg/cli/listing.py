@@ -23,14 +23,19 @@ from nexo_pkg.core.terminal import printable
 from nexo_pkg.install import api as install_api
 
 
-def plugin_roots(dest: Path | None, config: Path | None) -> tuple[Path, ...]:
+def plugin_roots(
+    dest: Path | None, config: Path | None, *, installing: bool = False
+) -> tuple[Path, ...]:
     """``--dest`` alone, else every plugin root of the daemon's configuration, the install
-    root first; warns about search paths that probably do not mean what they say."""
+    root first; warns about search paths that probably do not mean what they say. With
+    ``installing``, an install root that is a file is a configuration error at once."""
     if dest is not None:
         return (install_api.install_root(dest),)
     daemon = install_api.load_daemon_config(install_api.config_dir(config))
     for message in daemon.warnings:
         warn(printable(message))
+    if installing:
+        daemon.checked_install_root()
     return daemon.plugin_roots()
 
 

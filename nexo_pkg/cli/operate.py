@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nexo_pkg.cli.common import answer, guarded, painted, policy_path, result_line
-from nexo_pkg.cli.install import _holding, _roots, not_installed, registry_mirrors
+from nexo_pkg.cli.install import _holding, _roots, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
     DestOption,
@@ -186,12 +186,18 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
         def run() -> EditResult:
             check_id(plugin_id)
             directory = install_api.config_dir(config)
-            root = _roots(dest, config)[0]
+            roots = _roots(dest, config)
             listed = install_api.discovery_state(directory)
             mentioned = plugin_id in listed.disabled or plugin_id in listed.allowlist
-            if not mentioned and not install_api.installed_versions(root, plugin_id):
+            if not mentioned and not any(
+                any(link.plugin_id == plugin_id for link in install_api.linked_plugins(root))
+                for root in roots
+            ):
                 # As the daemon's own `ext enable/disable`: an id nobody installed is a typo.
-                raise not_installed(plugin_id, (root,))
+                # Every root the daemon discovers counts, as for `list`, and so do a
+                # development link and an install whose receipt is unreadable (the daemon
+                # reads manifests, not receipts).
+                _holding(roots, plugin_id)
             return install_api.set_enabled(directory, plugin_id, enabled=enabled)
 
         def show(result: EditResult) -> None:
@@ -651,8 +657,9 @@ def unhold_command(
         try:
             holding = _holding(roots, plugin_id)
         except NexoError:
-            # Removed by other means: a hold left behind is still released.
-            holding = list(roots)
+            # Removed by other means: a hold left behind is still released (only where one
+            # is: a root with nothing to release is not locked, let alone created).
+            holding = [root for root in roots if install_api.read_hold(root, plugin_id)]
         released = None
         for root in holding:
             with install_api.locked_root(root):

@@ -57,7 +57,20 @@ ConfigOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 TargetOption = Annotated[
-    str | None, typer.Option("--target", help="Target triple instead of this host's (or noarch).")
+    str | None,
+    typer.Option(
+        "--target",
+        help="Target triple instead of this host's (or noarch). Default: NEXO_INSTALL_TARGET, "
+        "else this host's.",
+    ),
+]
+UpgradeTargetOption = Annotated[
+    str | None,
+    typer.Option(
+        "--target",
+        help="Target triple instead of the one the installed version's receipt records "
+        "(a musl install stays musl).",
+    ),
 ]
 TrustedKeysOption = Annotated[
     Path | None,

@@ -76,6 +76,7 @@ if TYPE_CHECKING:
         InstallResult,
         ReleaseInfo,
         UpgradeResult,
+        check_options,
         command_context,
         install,
         install_artifact,
@@ -141,9 +142,9 @@ _HOMES = homes(
         "options": "NO_CALLBACKS InstallCallbacks InstallOptions InstallStep LockedSigner",
         "outdated": "LatestVersion OutdatedEntry outdated",
         "pipeline": (
-            "InstallResult ReleaseInfo UpgradeResult command_context install install_artifact "
-            "known_latest_releases prefetch_latest receipt_source release_info remove "
-            "search_repositories upgrade verify_artifact"
+            "InstallResult ReleaseInfo UpgradeResult check_options command_context install "
+            "install_artifact known_latest_releases prefetch_latest receipt_source release_info "
+            "remove search_repositories upgrade verify_artifact"
         ),
         "receipts": (
             "RECEIPT_NAME Installed Receipt installed_versions require_installed scan_installed "
@@ -190,6 +191,7 @@ __all__ = [
     "UpgradeResult",
     "build_listing",
     "check_compatible",
+    "check_options",
     "command_context",
     "config_dir",
     "daemon_version",

@@ -52,6 +52,7 @@ __all__ = [
     "config_dir",
     "install_root",
     "load_daemon_config",
+    "read_discovery",
     "read_yaml_config",
 ]
 DISCOVERY_FILE = Path("plugins") / "discovery.yaml"
@@ -82,6 +83,22 @@ class DaemonConfig:
             return self.search_paths[0]
         return (nexo_home_from_env() / "state" / "plugins").absolute()
 
+    def checked_install_root(self) -> Path:
+        """:meth:`install_root` (no ``--dest``), refused at once with :class:`ConfigError`
+        when it names a file: no plugin can be installed there."""
+        root = self.install_root()
+        if root.exists() and not root.is_dir():
+            named = (
+                f"the first search path of {self.directory / DISCOVERY_FILE}"
+                if self.search_paths
+                else "$NEXO_HOME/state/plugins"
+            )
+            raise ConfigError(
+                f"the install root {root} ({named}) is a file, not a directory; name a "
+                "directory there, or pass --dest DIR"
+            )
+        return root
+
     def plugin_roots(self, dest: Path | None = None) -> tuple[Path, ...]:
         """Every root the daemon discovers plugins in, install root first (``--dest`` alone
         when given)."""
@@ -100,7 +117,8 @@ def install_root(dest: Path | None, directory: Path | None = None) -> Path:
         if root.exists() and not root.is_dir():
             raise UsageError(f"--dest {root} is a file, not a directory; name a plugin root")
         return root
-    return load_daemon_config(config_dir() if directory is None else directory).install_root()
+    daemon = load_daemon_config(config_dir() if directory is None else directory)
+    return daemon.checked_install_root()
 
 
 _DISCOVERY_KEYS = {
@@ -117,12 +135,14 @@ def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonCon
     an unset ``${VAR}``, a refused ``${file:...}``, not UTF-8 or not YAML, no ``discovery``
     mapping, an unknown key, or a value of the wrong type."""
     path = directory / DISCOVERY_FILE
-    if not path.is_file():
+    if not path.exists():
+        # As the daemon's `load_optional`: only a missing file (or a dangling link) means the
+        # defaults; a directory or FIFO there is a file it cannot read, refused below.
         return DaemonConfig(directory)
     base = cwd or Path.cwd()
-    document = read_yaml_config(path, read_config_file(path, MAX_DISCOVERY_BYTES), cwd=base)
+    document = read_discovery(path, read_config_file(path, MAX_DISCOVERY_BYTES), cwd=base)
     discovery = _discovery_section(path, document)
-    listed = discovery.get("search_paths", [])
+    listed = discovery.get("search_paths") or []
     paths: list[Path] = []
     warnings: list[str] = []
     for item in listed:
@@ -131,6 +151,13 @@ def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonCon
             warnings.append(
                 f"{path}: search path {item!r} names the unset variable ${unset}; the daemon "
                 "skips it, and so does nexo-pkg"
+            )
+            continue
+        if not expanded:
+            # The walker canonicalises each path: an empty one names no directory.
+            warnings.append(
+                f"{path}: search path {item!r} is empty once expanded, which names no "
+                "directory; the daemon skips it, and so does nexo-pkg"
             )
             continue
         if expanded.startswith("~"):
@@ -145,7 +172,11 @@ def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonCon
 
 
 def _discovery_section(path: Path, document: Any) -> dict[str, Any]:
-    """``document['discovery']`` checked as serde checks ``PluginDiscoveryConfigFile``."""
+    """``document['discovery']`` checked as serde checks ``PluginDiscoveryConfigFile`` read
+    from a ``serde_yaml::Value``, where a null is an empty list or struct (serde_yaml 0.9.34
+    ``src/value/de.rs``: ``Value::Null => visit_sequence(Sequence::new())``, and
+    ``visit_mapping(Mapping::new())`` for a struct): ``discovery: ~`` and ``disabled:`` load
+    as empty; a null ``follow_symlinks`` does not."""
     if not isinstance(document, dict):
         raise ConfigError(f"{path}: expected a mapping with a `discovery` section")
     document = {key: value for key, value in document.items() if key != "schema_version"}
@@ -155,9 +186,13 @@ def _discovery_section(path: Path, document: Any) -> dict[str, Any]:
     if "discovery" not in document:
         raise ConfigError(f"{path}: missing the `discovery` section")
     discovery = document["discovery"]
+    if discovery is None:
+        return {}
     if not isinstance(discovery, dict):
         raise ConfigError(f"{path}: `discovery` must be a mapping")
     for key, value in discovery.items():
+        if value is None and key in ("search_paths", "disabled", "allowlist"):
+            continue
         if key not in _DISCOVERY_KEYS:
             raise ConfigError(
                 f"{path}: unknown key `discovery.{key}` (expected one of "
@@ -182,6 +217,28 @@ def read_yaml_config(path: Path, raw: bytes, *, cwd: Path | None = None) -> Any:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"cannot read {path}: it is not UTF-8 text") from exc
     return parse_yaml_text(path, resolve_placeholders(text, path, cwd or Path.cwd()))
+
+
+def read_discovery(path: Path, raw: bytes, *, cwd: Path | None = None) -> Any:
+    """The data of ``discovery.yaml`` as the daemon's config crate reads it: UTF-8,
+    ``${...}`` placeholders substituted, then parsed as ``serde_yaml`` parses into a ``Value``
+    (YAML 1.2: ``yes`` and ``on`` are strings, ``<<`` is an ordinary key, a key given twice
+    refuses the file). Raises :class:`ConfigError` naming ``path``."""
+    from nexo_pkg.lint.yaml_source import parse_yaml  # noqa: PLC0415 (only when it exists)
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read {path}: it is not UTF-8 text") from exc
+    document = parse_yaml(resolve_placeholders(text, path, cwd or Path.cwd()))
+    if document.problems:
+        problem = document.problems[0]
+        where = problem.span.start
+        raise ConfigError(
+            f"{path} is not valid YAML for the daemon: line {where.line}, column "
+            f"{where.column}: {problem.message}"
+        )
+    return document.data
 
 
 def parse_yaml_text(path: Path, text: str, *, nodes: bool = False) -> Any:

@@ -29,6 +29,7 @@ from nexo_pkg.install.config import (
     MAX_DISCOVERY_BYTES,
     load_daemon_config,
     parse_yaml_text,
+    read_discovery,
 )
 from nexo_pkg.manifest.daemon import check_id
 
@@ -87,7 +88,7 @@ def _load(path: Path) -> tuple[Any, str]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text") from exc
-    return parse_yaml_text(path, text), text
+    return read_discovery(path, raw), text
 
 
 def _string_list(section: Any, key: str, path: Path) -> list[str]:
@@ -170,6 +171,13 @@ def _mapping_item(node: Any, key: str) -> tuple[Any, Any] | None:
     return None
 
 
+def _newline(text: str) -> str:
+    """The line ending the file uses (``\\r\\n`` when its first line ends so), for the lines
+    an edit adds."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+
+
 def _line_start(text: str, index: int) -> int:
     return text.rfind("\n", 0, index) + 1
 
@@ -201,14 +209,22 @@ def _append(text: str, section: Any, key: str, plugin_id: str) -> str:
     item = _plain(plugin_id)
     found = _mapping_item(section, key)
     if found is None:
-        if not isinstance(section, MappingNode) or section.flow_style or not section.value:
+        if isinstance(section, MappingNode) and section.flow_style:
+            # `discovery: {}` or `{search_paths: [...]}`: the key goes in before the `}`.
+            close = section.end_mark.index - 1
+            if text[close] != "}":
+                raise _LayoutError("`discovery` does not end with `}`")
+            separator = ", " if section.value else ""
+            return f"{text[:close]}{separator}{key}: [{item}]{text[close:]}"
+        if not isinstance(section, MappingNode) or not section.value:
             raise _LayoutError(f"`discovery` is not a block mapping to add `{key}` to")
         first_key = section.value[0][0]
         indent = " " * first_key.start_mark.column
         last_value = section.value[-1][1]
         at = _line_end(text, max(last_value.end_mark.index - 1, last_value.start_mark.index))
-        prefix = "" if at == 0 or text[at - 1] == "\n" else "\n"
-        return f"{text[:at]}{prefix}{indent}{key}: [{item}]\n{text[at:]}"
+        eol = _newline(text)
+        prefix = "" if at == 0 or text[at - 1] == "\n" else eol
+        return f"{text[:at]}{prefix}{indent}{key}: [{item}]{eol}{text[at:]}"
     key_node, value = found
     if isinstance(value, ScalarNode) and value.tag.endswith(":null"):
         colon = text.index(":", key_node.end_mark.index)
@@ -227,13 +243,14 @@ def _append(text: str, section: Any, key: str, plugin_id: str) -> str:
     last = value.value[-1]
     start, at = _item_line(text, last, key)
     lead = text[start : last.start_mark.index]
-    prefix = "" if text[at - 1] == "\n" else "\n"
-    return f"{text[:at]}{prefix}{lead}{item}\n{text[at:]}"
+    eol = _newline(text)
+    prefix = "" if text[at - 1] == "\n" else eol
+    return f"{text[:at]}{prefix}{lead}{item}{eol}{text[at:]}"
 
 
 def _remove(text: str, section: Any, key: str, plugin_id: str) -> str:
     """``text`` without ``plugin_id`` in the list ``key`` of the ``discovery`` mapping; a
-    list left empty becomes ``[]`` (the daemon refuses a null list)."""
+    list left empty becomes ``[]``."""
     from yaml import SequenceNode  # noqa: PLC0415
 
     found = _mapping_item(section, key)
@@ -291,7 +308,7 @@ def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> Edi
             expected = replace(current, disabled=(*disabled, plugin_id))
         new_text = _edited(text, path, plugin_id, enabled=enabled, allowlisted=allowlisted)
         try:
-            edited = parse_yaml_text(path, new_text)
+            edited = read_discovery(path, new_text.encode("utf-8"))
         except ConfigError as exc:
             raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand") from exc
         if _state(edited, path) != expected:
@@ -311,11 +328,20 @@ def _edited(text: str, path: Path, plugin_id: str, *, enabled: bool, allowlisted
         return f"{text}discovery:\n  disabled: [{_plain(plugin_id)}]\n"
     root = parse_yaml_text(path, text, nodes=True)
     found = _mapping_item(root, "discovery")
-    if found is None or getattr(found[1], "tag", "").endswith(":null"):
-        separator = "" if text.endswith("\n") else "\n"
-        if found is not None:
+    if found is None:
+        eol = _newline(text)
+        separator = "" if text.endswith("\n") else eol
+        return f"{text}{separator}discovery:{eol}  disabled: [{_plain(plugin_id)}]{eol}"
+    if getattr(found[1], "tag", "").endswith(":null"):
+        # `discovery:` or `discovery: ~`, which the daemon reads as every default: the null
+        # becomes the one-key mapping (only `disable` gets here; enabled is the default).
+        key_node, value = found
+        if key_node.start_mark.column != 0:
             raise ConfigError(f"{path}: `discovery` is empty; edit it by hand")
-        return f"{text}{separator}discovery:\n  disabled: [{_plain(plugin_id)}]\n"
+        colon = text.index(":", key_node.end_mark.index)
+        end = max(value.end_mark.index, colon + 1)
+        eol = _newline(text)
+        return f"{text[: colon + 1]}{eol}  disabled: [{_plain(plugin_id)}]{text[end:]}"
     section = found[1]
     try:
         if not enabled:

@@ -56,8 +56,6 @@ class InstallOptions:
     # The daemon the plugin is for (--nexo-version, NEXO_DAEMON_VERSION): its min_nexo_version
     # must admit it (``incompatible`` otherwise, unless ``force``). None: not compared.
     daemon: DaemonVersion | None = None
-    # What an unsigned artifact's warning says is done with it (``info`` installs nothing).
-    doing: str = "installing"
 
     @property
     def network(self) -> NetworkChoices:

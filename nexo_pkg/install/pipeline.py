@@ -123,6 +123,24 @@ def _check_flags(options: InstallOptions) -> None:
         raise UsageError("--require-signature and --skip-signature-verify exclude each other")
 
 
+def check_options(options: InstallOptions) -> None:
+    """Judge, before any lookup, what the options name that cannot work: contradicting
+    signature flags, a ``--timeout`` (or ``NEXO_HTTP_TIMEOUT``) that is no number of seconds,
+    a ``--target`` that is no triple, a ``--github-api-url`` that is no URL, a
+    ``--trusted-keys`` that is no valid policy. ``upgrade`` calls it first, so a plugin with
+    nothing to do (held, pinned, newest) does not hide a usage error (exit 2)."""
+    from nexo_pkg.sources.api import resolve_api_base  # noqa: PLC0415
+
+    _check_flags(options)
+    _network_deadline(options)
+    if options.target:
+        host_candidates(options.target)
+    if options.github_api_url:
+        resolve_api_base(options.github_api_url)
+    if options.trusted_keys is not None:
+        trust.load_policy(options.trusted_keys, explicit=True)
+
+
 def _network_deadline(options: InstallOptions) -> Deadline:
     """One deadline from now for every request of the command together (the lookup, the
     manifest, the sidecar, the tarball, the signature and the attestations), so a server
@@ -253,7 +271,9 @@ def install_artifact(
     an upgrade, then :func:`_install_tree`. Raises every kind those steps raise."""
     _check_flags(options)
     origin = artifact.origin
-    outcome = verify_artifact(artifact, policy=policy, mode=mode, doing=options.doing)
+    # A dry run (and `info`, which is one) installs nothing: its warning says what would.
+    doing = "an install would take" if options.dry_run else "installing"
+    outcome = verify_artifact(artifact, policy=policy, mode=mode, doing=doing)
     if step.previous_signature is not None and not options.allow_signer_change:
         check_signer_continuity(step.previous_signature, outcome, artifact.plugin_id)
     if step.locked_signer is not None:
@@ -912,7 +932,7 @@ def release_info(source_text: str, options: InstallOptions) -> ReleaseInfo:
     and for this host's target the asset, its checksums, its verified signer and its
     manifest (downloaded into the blob cache and checked as ``install --dry-run`` does).
     Raises what ``install`` raises."""
-    result = install(source_text, replace(options, dry_run=True, doing="install would install"))
+    result = install(source_text, replace(options, dry_run=True))
     targets: tuple[tuple[str, str], ...] = ((result.plan.target, result.plan.asset_name),)
     tag: str | None = None
     requirement: str | None = None

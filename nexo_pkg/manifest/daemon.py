@@ -73,8 +73,9 @@ def is_valid_id(value: str, max_length: int = ID_MAX_LENGTH) -> bool:
 
 def check_id(plugin_id: str) -> None:
     """Raise ``usage`` for a text that is no plugin id the daemon could discover."""
-    if not is_valid_id(plugin_id):
-        raise UsageError(f"{plugin_id!r} is not a plugin id (lower-case letters, digits, _)")
+    problem = id_problem(plugin_id)
+    if problem is not None:
+        raise UsageError(f"{plugin_id!r} is not a plugin id: {problem}")
 
 
 def id_problem(value: str, max_length: int = ID_MAX_LENGTH) -> str | None:

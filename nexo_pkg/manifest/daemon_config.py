@@ -33,9 +33,26 @@ CONFIG_DIR_ENV = "NEXO_CONFIG_DIR"
 
 
 def nexo_home_from_env() -> Path:
-    """``NEXO_HOME``, else ``~/.nexo``."""
+    """``NEXO_HOME``, else ``~/.nexo``. Raises
+    :class:`~nexo_pkg.core.errors.ConfigError` when there is no home directory to find (no
+    ``HOME``, and no entry for this user in the password database, as in a container run
+    under a bare numeric uid)."""
+    from nexo_pkg.core.errors import ConfigError  # noqa: PLC0415 (only on its errors)
+
     value = os.environ.get("NEXO_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".nexo"
+    try:
+        home = Path(value).expanduser() if value else Path.home() / ".nexo"
+    except RuntimeError as exc:  # "Could not determine home directory."
+        raise ConfigError(
+            "cannot find the home directory: HOME is unset and this user has no entry in the "
+            "password database; set NEXO_HOME (or HOME)"
+        ) from exc
+    if value and home.exists() and not home.is_dir():
+        raise ConfigError(
+            f"NEXO_HOME={value} is a file, not a directory; name the nexo home directory, or "
+            "unset NEXO_HOME for ~/.nexo"
+        )
+    return home
 
 
 def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: bool = True) -> Path:
@@ -74,7 +91,7 @@ def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: b
     local = (cwd or Path.cwd()) / "config"
     fallback = (nexo_home_from_env() / "config").absolute()
     if local.is_dir():
-        distrust = untrusted_reason(local)
+        distrust = _untrusted_within(local)
         if distrust is None:
             if announce and supplies_anything(local):
                 _note(f"using the configuration directory {local.absolute()} (./config)")
@@ -126,6 +143,25 @@ def untrusted_reason(directory: Path) -> str | None:
         return f"it is owned by uid {info.st_uid}, not by you (uid {uid})"
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return "it is writable by group or others"
+    return None
+
+
+def _untrusted_within(directory: Path) -> str | None:
+    """:func:`untrusted_reason` for ``./config`` and for what is read from it: a
+    subdirectory or file another user may write could supply the install root or the trust
+    policy as well as the directory itself could."""
+    reason = untrusted_reason(directory)
+    if reason is not None:
+        return reason
+    folders = dict.fromkeys(
+        f"{file.parent.as_posix()}/" for file in READ_FILES if file.parent.parts
+    )
+    for name in (*folders, *(file.as_posix() for file in READ_FILES)):
+        inside = directory / name
+        if inside.exists():
+            reason = untrusted_reason(inside)
+            if reason is not None:
+                return f"its {name} {reason.removeprefix('it ')}"
     return None
 
 

@@ -232,6 +232,36 @@ def is_http_url(url: str) -> bool:
     return parsed.scheme in {"http", "https"} and bool(parsed.host)
 
 
+class ProxyNameError(httpx.ConnectError):
+    """The host name of the proxy a variable names does not resolve (not the host asked)."""
+
+    def __init__(self, message: str, *, request: httpx.Request, variable: str, host: str):
+        super().__init__(message, request=request)
+        self.variable = variable
+        self.host = host
+
+
+class ProxyTransport(httpx.HTTPTransport):
+    """httpx's transport through ``proxy`` (named by the variable ``variable``), which says
+    so when the proxy's own host name does not resolve: a typo in ``HTTPS_PROXY`` must not
+    read as the GitHub host being unknown."""
+
+    def __init__(self, proxy: str, variable: str, *, verify: ssl.SSLContext) -> None:
+        super().__init__(proxy=proxy, verify=verify)
+        self.variable = variable
+        self.proxy_host = httpx.URL(proxy).host
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return super().handle_request(request)
+        except httpx.ConnectError as exc:
+            if not is_name_resolution_failure(exc):
+                raise
+            raise ProxyNameError(
+                str(exc), request=request, variable=self.variable, host=self.proxy_host
+            ) from exc
+
+
 def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
     """The proxies ``HTTPS_PROXY``, ``HTTP_PROXY`` and ``ALL_PROXY`` name (any case), as httpx
     mounts: an httpx transport through the proxy per URL pattern, ``None`` (direct) for the
@@ -255,7 +285,7 @@ def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
             context = tls_context()
         name = names.get(pattern.removesuffix("://"), "the proxy variable")
         try:
-            transports[pattern] = httpx.HTTPTransport(proxy=proxy, verify=context)
+            transports[pattern] = ProxyTransport(proxy, name, verify=context)
         except ImportError as exc:
             raise ConfigError(
                 f"{name} names a SOCKS proxy ({_without_credentials(proxy)}), which needs the "
@@ -565,6 +595,14 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
             return stopped
         if self.deadline.expired():
             return self.deadline.error(what, f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, ProxyNameError):
+            return NexoError(
+                f"{what}: cannot resolve the host name {shown(exc.host)} of the proxy "
+                f"{exc.variable} names ({exc}); check {exc.variable}, the network and DNS "
+                "settings",
+                kind="network",
+                details={"host": exc.host, "proxy_variable": exc.variable},
+            )
         if is_name_resolution_failure(exc):
             try:
                 host = exc.request.url.host

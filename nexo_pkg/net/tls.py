@@ -22,6 +22,21 @@ def tls_context() -> ssl.SSLContext:
     certificates."""
     cafile = os.environ.get("SSL_CERT_FILE") or None
     capath = os.environ.get("SSL_CERT_DIR") or None
+    if capath is not None and cafile is None:
+        # OpenSSL takes a directory it cannot read for one without certificates, silently:
+        # every https request would then fail to verify, a network error instead of this.
+        try:
+            with os.scandir(capath) as entries:
+                holds = any(entries)
+        except OSError as exc:
+            raise ConfigError(
+                f"SSL_CERT_DIR={capath} cannot be read as a directory of CA certificates "
+                f"({exc.strerror or exc}); fix it, or unset SSL_CERT_DIR"
+            ) from exc
+        if not holds:
+            raise ConfigError(
+                f"SSL_CERT_DIR={capath} holds no CA certificates; fix it, or unset SSL_CERT_DIR"
+            )
     try:
         if cafile is not None or capath is not None:
             context = ssl.create_default_context(cafile=cafile, capath=capath)

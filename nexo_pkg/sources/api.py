@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     )
     from nexo_pkg.sources.github import (
         Release,
+        resolve_api_base,
     )
     from nexo_pkg.sources.hosttriple import (
         NOARCH,
@@ -135,7 +136,7 @@ _HOMES = homes(
         "context": "NetworkChoices SourceContext TrustChoices",
         "download": "ProgressBar",
         "extract": "extract_archive extraction_workers safe_extract",
-        "github": "Release",
+        "github": "Release resolve_api_base",
         "hosttriple": "NOARCH host_candidates requested_target",
         "mirrors": "check_mirror configured",
         "oci": (
@@ -218,6 +219,7 @@ __all__ = [
     "release_tarballs",
     "reopen",
     "requested_target",
+    "resolve_api_base",
     "safe_extract",
     "source_date",
     "tag_contradicts",

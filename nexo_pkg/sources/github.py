@@ -126,9 +126,12 @@ def resolve_api_base(flag: str | None = None) -> str:
     URL (or, for ``GH_HOST``, not a host name).
     """
     value = flag or os.environ.get(API_BASE_ENV) or None
+    source = "--github-api-url" if flag else API_BASE_ENV
     if value is None and os.environ.get(GH_HOST_ENV, "").strip():
         value = api_base_for_host(os.environ[GH_HOST_ENV].strip())
-    value = value or os.environ.get(ACTIONS_API_BASE_ENV) or None
+        source = GH_HOST_ENV
+    if value is None:
+        value, source = os.environ.get(ACTIONS_API_BASE_ENV) or None, ACTIONS_API_BASE_ENV
     base = (value or DEFAULT_API_BASE).rstrip("/")
     try:
         parts = urlsplit(base)
@@ -136,7 +139,11 @@ def resolve_api_base(flag: str | None = None) -> str:
     except ValueError:  # an unclosed IPv6 bracket, a port out of range
         parts, valid_port = urlsplit(""), False
     if parts.scheme not in {"http", "https"} or not parts.netloc or not valid_port:
-        raise UsageError(f"GitHub API URL {shown(base)} is not an http(s) URL")
+        fix = "" if source.startswith("--") else f"; fix it, or unset {source}"
+        raise UsageError(
+            f"GitHub API URL {shown(base)} ({source}) is not an http(s) URL such as "
+            f"https://api.github.com or https://HOST/api/v3{fix}"
+        )
     return base
 
 

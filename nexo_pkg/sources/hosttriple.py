@@ -80,8 +80,13 @@ def host_candidates(override: str | None = None) -> tuple[str, ...]:
     if chosen == NOARCH:
         return ()
     if not _TRIPLE.fullmatch(chosen):
+        if override:
+            raise UsageError(
+                f"target {chosen!r} is not a target triple such as x86_64-unknown-linux-gnu"
+            )
         raise UsageError(
-            f"target {chosen!r} is not a target triple such as x86_64-unknown-linux-gnu"
+            f"{TARGET_ENV}={chosen!r} is not a target triple such as "
+            f"x86_64-unknown-linux-gnu; fix it, or unset {TARGET_ENV} to use this host's"
         )
     return expand_triple(chosen)
 

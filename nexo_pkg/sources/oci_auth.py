@@ -36,16 +36,22 @@ class Credentials:
     identity_token: str | None = None
 
 
-def config_path(explicit: Path | None) -> tuple[Path, bool]:
-    """The registry config file to read, and whether it was named explicitly."""
+def config_path(explicit: Path | None) -> tuple[Path | None, bool]:
+    """The registry config file to read, and whether it was named explicitly; ``None`` when
+    there is no home directory to find it in (no ``HOME``, no password-database entry: a
+    container under a bare uid), which docker reads as no file: anonymous pulls."""
     if explicit is not None:
         return explicit, True
     named = os.environ.get(AUTH_FILE_ENV)
     if named:
         return Path(named).expanduser(), True
     docker_config = os.environ.get("DOCKER_CONFIG")
-    base = Path(docker_config).expanduser() if docker_config else Path.home() / ".docker"
-    return base / "config.json", False
+    if docker_config:
+        return Path(docker_config).expanduser() / "config.json", False
+    try:
+        return Path.home() / ".docker" / "config.json", False
+    except RuntimeError:  # "Could not determine home directory."
+        return None, False
 
 
 def _load(path: Path, explicit: bool) -> dict[str, Any]:
@@ -179,6 +185,8 @@ def credentials_for(host: str, explicit: Path | None = None) -> Credentials | No
     and for a malformed file or helper answer.
     """
     path, named = config_path(explicit)
+    if path is None:
+        return None
     document = _load(path, named)
     helpers = document.get("credHelpers")
     if isinstance(helpers, dict) and isinstance(helpers.get(host), str):

@@ -163,6 +163,10 @@ def parse_source(text: str) -> Source:
     """
     if any(ord(char) < 0x20 or ord(char) == 0x7F for char in text):
         raise _invalid(text, "it contains control characters")
+    if not text.strip():
+        # Path("") is the working directory: an empty SOURCE (an unset shell variable) is
+        # said to be empty, not taken for a directory.
+        raise _invalid(text, "it is empty")
     if "://" in text or text.startswith(("http:", "https:", "git@")):
         raise _invalid(text, "URLs are not accepted", hint=_url_hint(text))
     if _looks_local(text):

@@ -162,3 +162,45 @@ def test_flow_lists_are_edited_in_place(config: Path) -> None:
     assert '  disabled: [legacy_thing, "yes", hello]  # two\n' in _file(config).read_text()
     assert plugin("enable", "hello", "--config", str(config)).code == 0
     assert _file(config).read_text() == text
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("discovery: {}\n", "discovery: {disabled: [hello]}\n"),
+        (
+            'discovery: {search_paths: ["{root}"]}  # one root\n',
+            'discovery: {search_paths: ["{root}"], disabled: [hello]}  # one root\n',
+        ),
+    ],
+)
+def test_a_flow_mapping_gets_the_list_in_place(config: Path, before: str, after: str) -> None:
+    """``discovery: {}`` (as a tool writes it) loads in the daemon: disabling a plugin adds
+    the list inside the braces instead of refusing the layout."""
+    root = config.parent / "plugins"
+    _file(config).write_text(before.replace("{root}", str(root)))
+    result = plugin("disable", "hello", "--config", str(config), "--dest", str(root), "--json")
+    assert result.code == 0, result.stdout
+    assert _file(config).read_text() == after.replace("{root}", str(root))
+    assert plugin("enable", "hello", "--config", str(config), "--dest", str(root)).code == 0
+    assert _loaded(config)["disabled"] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "discovery:\r\n  search_paths:\r\n    - {root}\r\n  disabled:\r\n    - other\r\n",
+        "discovery:\r\n  search_paths: [{root}]\r\n",
+        "discovery: ~\r\n",
+    ],
+)
+def test_a_file_with_crlf_line_endings_keeps_them(config: Path, text: str) -> None:
+    """The lines an edit adds end as the file's lines do: no lone LF in a CRLF file."""
+    root = config.parent / "plugins"
+    before = text.replace("{root}", str(root)).encode()
+    _file(config).write_bytes(before)
+    result = plugin("disable", "hello", "--config", str(config), "--dest", str(root))
+    assert result.code == 0, result.stderr
+    edited = _file(config).read_bytes()
+    assert b"hello" in edited
+    assert edited.count(b"\n") == edited.count(b"\r\n"), edited

@@ -165,3 +165,25 @@ def test_install_force_replaces_the_link_and_says_so(env: Path) -> None:
     assert tree_snapshot(checkout) == checkout_before
     listing = json.loads(plugin("list", "--dest", str(root), "--json").stdout)
     assert [(p["id"], p["source"]) for p in listing["plugins"]] == [("hello", "local-file")]
+
+
+@pytest.mark.parametrize(
+    "args", [["upgrade", "hello", "--yes"], ["rollback", "hello"], ["hold", "hello"]]
+)
+def test_commands_for_installed_copies_say_a_link_is_one_not_that_nothing_is_there(
+    env: Path, args: list[str]
+) -> None:
+    """``list`` shows the link; a command that works on installed copies must not answer
+    that the plugin is not installed, but that it is a development link, and how to unlink
+    it. Nothing changes."""
+    checkout = _checkout(env)
+    root = env / "plugins"
+    assert plugin("install", "--link", str(checkout), "--dest", str(root)).code == 0
+    before = tree_snapshot(root)
+    result = plugin(*args, "--dest", str(root), "--json")
+    assert (result.code, json.loads(result.stdout)["kind"]) == (1, "not_installed")
+    error = json.loads(result.stdout)["error"]
+    assert "development link" in error, error
+    assert "is not installed" not in error
+    assert "nexo plugin remove hello" in error
+    assert tree_snapshot(root) == before

@@ -63,3 +63,28 @@ def test_ca_settings_that_name_no_certificates_are_a_configuration_error(
     _assert_refused(result, "config")
     assert "SSL_CERT_FILE" in result.document["error"]
     assert snapshot(home) == before
+
+
+@pytest.mark.parametrize("planted", ["missing", "a file", "empty"])
+def test_a_ca_directory_that_holds_no_certificates_is_a_configuration_error(
+    tmp_path: Path, planted: str
+) -> None:
+    """OpenSSL accepts an ``SSL_CERT_DIR`` it cannot read as a directory without
+    certificates, and every https request would then fail to verify (a ``network`` error,
+    exit 1, blaming the server): the setting is named instead, before any request."""
+    directory = tmp_path / "ca-dir"
+    if planted == "a file":
+        directory.write_text("")
+    elif planted == "empty":
+        directory.mkdir()
+    home = tmp_path / "home"
+    # The directory alone names the CAs (an SSL_CERT_FILE as well would still verify).
+    result = _install(
+        tmp_path,
+        NEXO_GITHUB_API_BASE="https://127.0.0.1:9",
+        SSL_CERT_DIR=str(directory),
+        SSL_CERT_FILE="",
+    )
+    _assert_refused(result, "config")
+    assert f"SSL_CERT_DIR={directory}" in result.document["error"]
+    assert not (home / "state").exists()

@@ -234,6 +234,34 @@ def test_a_mistyped_id_is_not_installed_with_the_closest_ids(
         assert result.document["suggestions"] == ["weather"]
 
 
+@pytest.mark.parametrize(
+    "command",
+    ["remove", "rollback", "hold", "unhold", "verify", "upgrade", "sbom", "enable", "disable"],
+)
+@pytest.mark.parametrize(
+    ("given", "reason"),
+    [("../x", "character `.` is not allowed"), ("Weather", "uppercase letters are not allowed")],
+)
+def test_a_text_that_is_no_plugin_id_is_one_usage_error_for_every_command(
+    home: Path, server: GitHubServer, command: str, given: str, reason: str
+) -> None:
+    """Every command that names an installed plugin refuses a text no plugin id can be (exit
+    2, `usage`, saying why), as `enable` always did, rather than looking it up; nothing is
+    created or changed."""
+    server.publish("acme", "weather", "v1.0.0", release_assets("weather", "1.0.0"))
+    assert nexo("plugin", "install", "acme/weather", in_process=True)[0] == 0
+    before = tree_snapshot(home)
+    args = {"remove": ["--yes", "--json"], "sbom": []}.get(command, ["--json"])
+    result = nexo("plugin", command, given, *args, in_process=True)
+    if command == "sbom":  # prints the SBOM itself: no --json
+        assert (result.code, result.stdout) == (2, "")
+        assert reason in result.stderr
+    else:
+        assert (result.code, result.document["kind"]) == (2, "usage"), result.document
+        assert reason in result.document["error"]
+    assert tree_snapshot(home) == before
+
+
 def test_upgrade_keeps_one_previous_version_by_default(home: Path, server: GitHubServer) -> None:
     """Without --keep-old an upgrade keeps the version it replaces for rollback, and only it:
     the version an earlier upgrade kept goes. --no-keep-old keeps nothing new."""

@@ -62,6 +62,13 @@ def test_author_commands_run_without_the_posix_names(
         ["plugin", "lock"],
         ["plugin", "upgrade", "--all"],
         ["plugin", "remove", "demo"],
+        ["plugin", "rollback", "demo"],
+        ["plugin", "hold", "demo"],
+        ["plugin", "unhold", "demo"],
+        ["plugin", "enable", "demo"],
+        ["plugin", "disable", "demo"],
+        ["plugin", "doctor"],
+        ["plugin", "install", "--link", "."],
     ],
 )
 def test_plugin_root_commands_refuse_at_once_on_windows(tmp_path: Path, args: list[str]) -> None:
@@ -79,6 +86,19 @@ def test_a_refusal_on_windows_is_a_json_document_with_json(tmp_path: Path) -> No
     result = _on_windows(["plugin", "install", "--json", "owner/repo"], tmp_path)
     assert result.code == 2
     assert result.document["kind"] == "usage"
+
+
+def test_read_only_operator_commands_run_on_windows(tmp_path: Path) -> None:
+    """``list``, ``verify``, ``outdated`` and ``cache dir`` only read: they work (nothing
+    is installed here, and nothing is created)."""
+    home = tmp_path / "home"
+    for args in (["list", "--json"], ["verify", "--json"], ["outdated", "--json"]):
+        result = _on_windows(["plugin", *args], tmp_path, NEXO_HOME=str(home))
+        assert result.code == 0, result.stderr
+        assert result.document["ok"] is True
+    shown = _on_windows(["plugin", "cache", "dir"], tmp_path, NEXO_HOME=str(home))
+    assert (shown.code, shown.stdout.strip()) == (0, str(home / "cache" / "blobs"))
+    assert not home.exists()
 
 
 def test_help_of_a_refused_command_still_shows_on_windows(tmp_path: Path) -> None:

@@ -70,22 +70,22 @@ def test_search_escapes_terminal_sequences_in_names_and_descriptions(
     assert json.loads(document.stdout)["repositories"][0]["full_name"] == "acme/\x1b[31mred\u202e"
 
 
-def test_info_on_an_unsigned_release_says_install_would_install_it_unverified(
+def test_info_on_an_unsigned_release_says_an_install_would_take_it_unverified(
     home: Path, server: GitHubServer
 ) -> None:
-    """``info`` installs nothing: its warning says what ``install`` would do, and the
+    """``info`` installs nothing: its warning says what an install would do, and the
     signature is ``unsigned``, never verified."""
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     result = plugin("info", "acme/hello", "--json")
     assert result.code == 0, result.stderr
     assert result.document["signature"]["status"] == "unsigned"
     (warning,) = result.document["warnings"]
-    assert "NOT SIGNED; install would install it unverified" in warning
+    assert "NOT SIGNED; an install would take it unverified" in warning
     assert "installing" not in warning
     text = plugin("info", "acme/hello")
     assert "Signer:     unsigned" in text.stdout
     assert "verified" not in text.stdout
-    assert "install would install it unverified" in text.stderr
+    assert "an install would take it unverified" in text.stderr
     assert not (home / "state" / "plugins").exists()
 
 

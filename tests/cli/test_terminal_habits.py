@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support.cli import clean_env, nexo
 from support.github_server import GitHubServer, github_server
 from support.tarballs import release_assets, write_plugin
@@ -115,3 +117,50 @@ def test_install_draws_a_download_bar_on_a_terminal_only(
     assert piped.code == 0, piped.stderr
     assert piped.stderr.startswith("Plugin:       hello 1.0.0")
     assert "bytes" not in piped.stderr
+
+
+# Any SGR sequence that sets a colour (foreground, background, 256 or true colour).
+_COLOUR = re.compile(r"\x1b\[[0-9;]*(?:3[0-9]|4[0-9]|9[0-7]|10[0-7])(?:;[0-9;]*)?m")
+
+
+@pytest.mark.parametrize(
+    ("setting", "env_extra"),
+    [
+        (["--color", "never"], {}),
+        ([], {"CLICOLOR": "0"}),
+        ([], {"NO_COLOR": "1"}),
+        ([], {"TERM": "dumb"}),
+    ],
+)
+def test_no_colour_setting_paints_the_download_bar_or_a_report(
+    tmp_path: Path, github_server: GitHubServer, setting: list[str], env_extra: dict[str, str]
+) -> None:
+    """``--color never``, ``NO_COLOR``, ``CLICOLOR=0`` and a ``dumb`` terminal leave every
+    output of a terminal uncoloured: the download bar as well as the reports."""
+    github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE=github_server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NO_PROXY="127.0.0.1,localhost",
+        TERM="xterm-256color",
+    )
+    for name in ("NO_COLOR", "NEXO_CONFIG_DIR", "FORCE_COLOR", "CLICOLOR_FORCE"):
+        env.pop(name, None)
+    args = ("plugin", "install", "acme/hello@v1.0.0", "--yes", "--dest", str(tmp_path / "p"))
+    code, shown = _on_terminal(*args, env=env, cwd=tmp_path)
+    assert code == 0, shown
+    assert _COLOUR.search(shown), "a terminal gets colour by default"  # the control
+    env.update(env_extra)
+    args = ("plugin", "install", "acme/hello@v1.0.0", "--yes", "--dest", str(tmp_path / "q"))
+    code, shown = _on_terminal(*args, *setting, env=env, cwd=tmp_path)
+    assert code == 0, shown
+    assert "hello-1.0.0-noarch.tar.gz" in shown
+    assert not _COLOUR.search(shown), repr(shown)
+    project = tmp_path / "bad"
+    project.mkdir()
+    (project / "nexo-plugin.toml").write_text('[plugin]\nid = "Bad"\n')
+    code, shown = _on_terminal("plugin", "lint", str(project), *setting, env=env, cwd=tmp_path)
+    assert code == 1, shown
+    assert "NX010" in shown
+    assert not _COLOUR.search(shown), repr(shown)

@@ -40,7 +40,18 @@ def _install(tmp_path: Path, work: Path) -> CliResult:
     )
 
 
-@pytest.mark.parametrize("planted", ["owned by another user", "writable by others"])
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "owned by another user",
+        "writable by others",
+        # Inside a directory of the user's own: whoever may write what is read from it may
+        # supply the policy as well.
+        "a subdirectory writable by others",
+        "a policy file writable by others",
+        "a policy file of another user",
+    ],
+)
 def test_an_untrusted_working_directory_config_does_not_replace_the_policy(
     tmp_path: Path, planted: str
 ) -> None:
@@ -48,11 +59,21 @@ def test_an_untrusted_working_directory_config_does_not_replace_the_policy(
     _policy(tmp_path / "home" / "config", "require")
     work = tmp_path / "clone"
     _policy(work / "config", "ignore")
+    # Whatever the umask: the user's own, writable by the user alone, but for what is planted.
+    (work / "config").chmod(0o755)
+    (work / "config" / "extensions").chmod(0o755)
+    (work / "config" / "extensions" / "trusted_keys.toml").chmod(0o644)
     if planted == "owned by another user":
         for path in (work / "config", *(work / "config").rglob("*")):
             os.chown(path, NOBODY, NOBODY)
-    else:
+    elif planted == "writable by others":
         (work / "config").chmod(0o777)
+    elif planted == "a subdirectory writable by others":
+        (work / "config" / "extensions").chmod(0o777)
+    elif planted == "a policy file writable by others":
+        (work / "config" / "extensions" / "trusted_keys.toml").chmod(0o666)
+    else:
+        os.chown(work / "config" / "extensions" / "trusted_keys.toml", NOBODY, NOBODY)
     result = _install(tmp_path, work)
     assert result.exit_code == 1, result.stderr
     assert result.document["kind"] == "signature_missing"

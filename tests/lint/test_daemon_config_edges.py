@@ -12,10 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.lint_cli import run_lint_json
 
 from nexo_pkg.manifest.humantime import DurationError, parse_duration
-
-from support.lint_cli import run_lint_json
 
 from .test_microapp_config import lint_yaml, project
 

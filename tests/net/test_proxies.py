@@ -163,3 +163,37 @@ def test_a_bracketed_ipv6_no_proxy_entry_with_a_port_is_reached_directly(
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
     monkeypatch.setenv("NO_PROXY", f"[::1]:8080,127.0.0.1:{proxy.port}")
     assert _get(proxy.url + "/direct") == b"through the proxy"
+
+
+@pytest.mark.parametrize(
+    "value", ["proxy.nexo-test.invalid:3128", "http://proxy.nexo-test.invalid"]
+)
+def test_a_proxy_whose_host_does_not_resolve_is_named_not_the_host_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """A typo in the proxy variable is the proxy's name that does not resolve: the error
+    names it and the variable, never the GitHub host behind it (which the proxy would have
+    resolved). The lookup fails here, for that name only, without asking any DNS server."""
+    import socket
+
+    real = socket.getaddrinfo
+
+    def lookup(host: object, *args: object, **kwargs: object) -> object:
+        if host == "proxy.nexo-test.invalid":
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE="http://127.0.0.1:9",
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        HTTP_PROXY=value,
+    )
+    for command in ("info", "install"):
+        result = nexo("plugin", command, "acme/hello", "--json", env=env, in_process=True)
+        assert (result.code, result.document["kind"]) == (1, "network"), result.stdout
+        error = result.document["error"]
+        assert "'proxy.nexo-test.invalid'" in error, error
+        assert "HTTP_PROXY" in error, error
+        assert "127.0.0.1" not in error, error

@@ -274,3 +274,22 @@ def test_a_wrong_password_is_one_line_naming_the_user_and_what_to_do(
     assert "not-the-password" not in result.stderr + result.stdout
     assert without_notes(result.stderr) == f"error: {message}\n"
     assert _installed(dest) == []
+
+
+def test_no_home_directory_means_no_registry_config_not_a_crash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A container run under a bare numeric uid has no ``HOME`` and no password-database
+    entry, so there is no ``~/.docker/config.json``: docker pulls anonymously, and so do we
+    (``Path.home()`` raised ``RuntimeError`` there: an internal error on every sync)."""
+    import pwd
+
+    from nexo_pkg.sources.oci_auth import credentials_for
+
+    def no_entry(uid: int) -> pwd.struct_passwd:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    for name in ("HOME", "DOCKER_CONFIG", "REGISTRY_AUTH_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    assert credentials_for("127.0.0.1:5000") is None

@@ -1,0 +1,73 @@
+"""``--help`` teaches by example: every command and subcommand of ``nexo plugin`` closes its
+help with an ``Examples:`` section (as ``gh`` and ``uv`` do), through the real command line,
+and every example it shows is a command line the command accepts (its options and arguments
+parse)."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+import typer
+from support.cli import clean_env, nexo
+
+from nexo_pkg.cli.app import COMMANDS, build_app
+
+GROUPS = {"trust": ("list", "add", "remove", "verify"), "cache": ("dir", "size", "clean", "prune")}
+PATHS = [
+    *COMMANDS,
+    *(f"{group} {name}" for group, names in GROUPS.items() for name in names),
+]
+
+
+def _examples(help_text: str) -> list[str]:
+    _, marker, section = help_text.partition("  Examples:\n")
+    assert marker, help_text
+    return [line.strip() for line in section.splitlines() if line.strip().startswith("nexo ")]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_every_help_ends_with_examples_the_command_accepts(path: str) -> None:
+    shown = nexo("plugin", *path.split(), "--help", env=clean_env(), in_process=True)
+    assert shown.code == 0, shown.stderr
+    examples = _examples(shown.stdout)
+    assert examples, shown.stdout
+    plugin_group = typer.main.get_command(build_app()[0]).commands["plugin"]  # type: ignore[attr-defined]
+    for example in examples:
+        words = shlex.split(example.partition(" > ")[0])  # a shell redirection is no argument
+        assert words[:2] == ["nexo", "plugin"], example
+        command = plugin_group
+        args = words[2:]
+        while hasattr(command, "get_command") and args and not args[0].startswith("-"):
+            command = command.get_command(None, args[0])
+            assert command is not None, example
+            args = args[1:]
+        named = " ".join(words[2 : len(words) - len(args)])
+        assert named == path or named.startswith(f"{path} "), example
+        # Parsing only: options and arguments as the command declares them.
+        command.make_context(named, args, resilient_parsing=False)
+
+
+@pytest.mark.parametrize("words", [[], ["plugin"], ["plugin", "trust"], ["plugin", "cache"]])
+def test_a_group_alone_prints_its_help_as_written(words: list[str]) -> None:
+    """``nexo`` (or a group) without a command prints the group's help, line by line as
+    ``-h`` shows it, on stderr, exiting 2 for the missing command (as click, ruff and uv):
+    never the help folded into one ``error:`` line."""
+    alone = nexo(*words, env=clean_env())
+    helped = nexo(*words, "-h", env=clean_env())
+    assert (alone.code, alone.stdout) == (2, "")
+    assert alone.stderr == helped.stdout
+    assert alone.stderr.startswith(f"Usage: {' '.join(['nexo', *words])} ")
+    assert "\nCommands:\n" in alone.stderr
+    assert not alone.stderr.startswith("error:")
+
+
+@pytest.mark.parametrize("command", ["install", "info", "sync"])
+def test_the_target_option_names_its_default_variable(command: str) -> None:
+    shown = nexo("plugin", command, "--help", env=clean_env(), in_process=True)
+    assert "NEXO_INSTALL_TARGET" in " ".join(shown.stdout.split())
+
+
+def test_upgrade_says_its_target_comes_from_the_receipt() -> None:
+    shown = nexo("plugin", "upgrade", "--help", env=clean_env(), in_process=True)
+    assert "receipt records" in " ".join(shown.stdout.split())

@@ -1,0 +1,138 @@
+"""Operator commands from the outside, as a script or a person at a shell meets them: an
+empty argument (an unset shell variable) is said to be empty, with a usage error and one
+JSON document, and nothing is written."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from support.cli import clean_env, nexo
+from support.github_server import GitHubServer, github_server
+from support.tarballs import release_assets
+
+__all__ = ["github_server"]
+
+
+@pytest.mark.parametrize("source", ["", "  "])
+@pytest.mark.parametrize("command", ["install", "info"])
+def test_an_empty_source_is_said_to_be_empty_not_a_directory(
+    tmp_path: Path, command: str, source: str
+) -> None:
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    result = nexo(
+        "plugin", command, source, "--json", "--dest" if command == "install" else "--timeout",
+        str(tmp_path / "root") if command == "install" else "5", env=env, cwd=tmp_path,
+        in_process=True,
+    )  # fmt: skip
+    assert (result.code, result.document["kind"]) == (2, "source_invalid"), result.stdout
+    assert "it is empty" in result.document["error"]
+    assert "directory" not in result.document["error"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_info_and_a_dry_run_do_not_say_they_install_an_unsigned_plugin(tmp_path: Path) -> None:
+    """``info`` (and ``install --dry-run``) install nothing: the NOT SIGNED warning says what
+    an install would do, while a real install says what it does."""
+    from support.tarballs import write_plugin
+
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    root = tmp_path / "root"
+    for args in (("info", tarball), ("install", tarball, "--dry-run", "--dest", root)):
+        result = nexo("plugin", *args, "--json", env=env, in_process=True)
+        assert result.code == 0, result.stdout
+        (warning,) = [w for w in result.document["warnings"] if "NOT SIGNED" in w]
+        assert "an install would take it unverified" in warning, warning
+        assert "installing it" not in result.stderr
+    assert not root.exists()
+    installed = nexo(
+        "plugin", "install", tarball, "--yes", "--dest", root, "--json", env=env, in_process=True
+    )
+    assert installed.code == 0, installed.stdout
+    assert "NOT SIGNED; installing it unverified" in installed.stderr
+
+
+@pytest.mark.parametrize(
+    "command", ["hold", "unhold", "rollback", "remove", "upgrade", "enable", "disable"]
+)
+def test_an_id_not_installed_changes_nothing_not_even_a_new_root(
+    tmp_path: Path, command: str
+) -> None:
+    """``not_installed`` (exit 1) for a root that does not exist yet: it is not created, nor
+    its lock file; a hold left behind by hand removal is still released."""
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    root = tmp_path / "root"
+    result = nexo(
+        "plugin", command, "ghost", "--dest", root, "--yes", "--json", env=env, in_process=True
+    )
+    assert (result.code, result.document["kind"]) == (1, "not_installed"), result.stdout
+    assert not root.exists()
+    assert not (tmp_path / "home").exists()
+
+
+def test_unhold_releases_a_hold_whose_plugin_was_removed_by_hand(tmp_path: Path) -> None:
+    from support.tarballs import write_plugin
+
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    root = tmp_path / "root"
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    installed = nexo(
+        "plugin", "install", tarball, "--dest", root, "--yes", env=env, in_process=True
+    )
+    assert installed.code == 0, installed.stderr
+    held = nexo("plugin", "hold", "hello", "--dest", root, "--json", env=env, in_process=True)
+    assert held.document["changed"] is True
+    shutil.rmtree(root / "hello-1.0.0")
+    released = nexo("plugin", "unhold", "hello", "--dest", root, "--json", env=env, in_process=True)
+    assert (released.code, released.document["changed"]) == (0, True), released.stdout
+    again = nexo("plugin", "unhold", "hello", "--dest", root, "--json", env=env, in_process=True)
+    assert (again.code, again.document["kind"]) == (1, "not_installed")
+
+
+_UNWORKABLE = [
+    (["--require-signature", "--skip-signature-verify"], "usage", "exclude each other"),
+    (["--timeout", "-1"], "usage", "not a positive number of seconds"),
+    (["--target", "bogus"], "usage", "not a target triple"),
+    (["--github-api-url", "notaurl"], "usage", "is not an http(s) URL"),
+    (["--trusted-keys", "/nonexistent/trusted_keys.toml"], "policy_invalid", "does not"),
+]
+
+
+@pytest.mark.parametrize("unworkable", _UNWORKABLE, ids=[flags[0] for flags, _, _ in _UNWORKABLE])
+@pytest.mark.parametrize("target", [["hello"], ["--all"]])
+def test_upgrade_with_flags_that_cannot_work_is_refused_at_once(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    target: list[str],
+    unworkable: tuple[list[str], str, str],
+) -> None:
+    """Flags that cannot work (``--require-signature`` with ``--skip-signature-verify``, SPEC
+    §5; a timeout, target, API URL or policy file that is no such thing) are a usage or
+    configuration error (exit 2) for ``upgrade`` too, before any plugin is looked at: not a
+    "held, nothing to do" success for one plugin, nor one failure per plugin for ``--all``."""
+    github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE=github_server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NO_PROXY="127.0.0.1",
+    )
+    root = tmp_path / "root"
+    installed = nexo(
+        "plugin", "install", "acme/hello", "--dest", root, "--yes", env=env, in_process=True
+    )
+    assert installed.code == 0, installed.stderr
+    # Held: `upgrade hello` has nothing to do, which must not hide the usage error.
+    held = nexo("plugin", "hold", "hello", "--dest", root, env=env, in_process=True)
+    assert held.code == 0, held.stderr
+    asked = len(github_server.requests)
+    flags, kind, says = unworkable
+    result = nexo(
+        "plugin", "upgrade", *target, "--dest", root, *flags, "--yes", "--json", env=env,
+        in_process=True,
+    )  # fmt: skip
+    assert (result.code, result.document["kind"]) == (2, kind), result.stdout
+    assert says in result.document["error"]
+    assert len(github_server.requests) == asked
