@@ -123,3 +123,30 @@ def test_a_search_on_an_api_base_without_search_says_so(home: Path, server: GitH
     assert result.document["kind"] == "network"
     assert result.document["http_status"] == 404
     assert f"the API at {base} has no repository search" in result.document["error"]
+
+
+@pytest.mark.parametrize(
+    ("variables", "sent"),
+    [
+        ({"NEXO_GITHUB_TOKEN": "ghp_nexo", "GH_ENTERPRISE_TOKEN": "ghp_ent"}, "ghp_nexo"),
+        ({"GH_ENTERPRISE_TOKEN": "ghp_ent", "GITHUB_ENTERPRISE_TOKEN": "ghp_ent2"}, "ghp_ent"),
+        ({"GITHUB_ENTERPRISE_TOKEN": "ghp_ent2"}, "ghp_ent2"),
+        # A github.com token is never offered to another API host (docs/install.md).
+        ({"GITHUB_TOKEN": "ghp_dotcom", "GH_TOKEN": "ghp_dotcom2"}, None),
+    ],
+)
+def test_search_sends_the_token_install_would_send(
+    home: Path,
+    server: GitHubServer,
+    monkeypatch: pytest.MonkeyPatch,
+    variables: dict[str, str],
+    sent: str | None,
+) -> None:
+    monkeypatch.setenv("GH_CONFIG_DIR", str(home.parent / "no-gh-login"))
+    for name in ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert plugin("search", "weather").code == 0
+    (request,) = server.requests_to("/search/repositories")
+    assert request.headers.get("authorization") == (None if sent is None else f"Bearer {sent}")
