@@ -54,6 +54,15 @@ def serial_number(files_sha256: str) -> uuid.UUID:
     return uuid.uuid5(uuid.NAMESPACE_URL, f"urn:nexo-pkg:files:sha256:{files_sha256}")
 
 
+def _content_serial(sbom: PluginSbom) -> uuid.UUID:
+    """The serial number of an SBOM with no files digest (derived for a tree whose receipt
+    has no file hashes): from what it says, so the same tree gives the same document (the
+    library would draw a random one)."""
+    lines = [f"{sbom.plugin_id}@{sbom.version} {sbom.target} {sbom.origin} {sbom.epoch}"]
+    lines += sorted(f"{p.purl} {p.sha256 or '-'}" for p in sbom.packages)
+    return uuid.uuid5(uuid.NAMESPACE_URL, "urn:nexo-pkg:content:" + "\n".join(lines))
+
+
 def _licenses(package: Package) -> list[Any]:
     from cyclonedx.model.license import DisjunctiveLicense, LicenseExpression  # noqa: PLC0415
 
@@ -143,7 +152,9 @@ def write_sbom(sbom: PluginSbom) -> bytes:
 
     root = _root(sbom, f"plugin:{sbom.plugin_id}@{sbom.version}")
     bom = Bom(
-        serial_number=serial_number(sbom.files_sha256) if sbom.files_sha256 else None,
+        serial_number=(
+            serial_number(sbom.files_sha256) if sbom.files_sha256 else _content_serial(sbom)
+        ),
         metadata=BomMetaData(
             component=root, timestamp=datetime.fromtimestamp(sbom.epoch, UTC), tools=_tools()
         ),

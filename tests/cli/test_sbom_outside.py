@@ -16,6 +16,7 @@ from cyclonedx.validation.json import JsonStrictValidator
 from support.cli import nexo
 from support.tarballs import Member, file, plugin_members, targz, write_plugin
 
+from nexo_pkg.install.receipts import REFERENCE_RECEIPT_FIELDS
 from nexo_pkg.sbom.cyclonedx import PluginSbom, write_sbom
 from nexo_pkg.sbom.inventory import Package, files_digest
 
@@ -198,3 +199,31 @@ def test_json_makes_every_failure_a_document_and_output_a_report(
     assert written.code == 0, written.stderr
     assert written.document == {"ok": True, "path": str(out)}
     assert out.read_text() == printed.stdout
+
+
+def test_a_tree_the_reference_installer_wrote_gets_the_same_derived_document_each_time(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Its receipt has the reference's ten fields and no file hashes: the SBOM is derived
+    from ``lib/*.dist-info``, with a serial number from what it says, not a random one."""
+    root = tmp_path / "root"
+    _install(env, write_plugin(tmp_path / "dist", "hello", "1.0.0"), root)
+    tree = root / "hello-1.0.0"
+    receipt = json.loads((tree / ".nexo-install.json").read_text())
+    reference = {key: receipt[key] for key in REFERENCE_RECEIPT_FIELDS}
+    (tree / ".nexo-install.json").write_text(json.dumps({**reference, "tag": "latest"}))
+    dist_info = tree / "lib" / "urllib3-2.2.1.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.4\nName: urllib3\nVersion: 2.2.1\nLicense-Expression: MIT\n"
+    )
+    runs = [
+        nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True) for _ in range(2)
+    ]
+    assert all(run.code == 0 for run in runs), runs[0].stderr
+    assert "its receipt has no file hashes" in runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout
+    assert _valid(runs[0].stdout)
+    document = json.loads(runs[0].stdout)
+    assert [c["purl"] for c in document["components"]] == ["pkg:pypi/urllib3@2.2.1"]
+    assert document["serialNumber"].startswith("urn:uuid:")
