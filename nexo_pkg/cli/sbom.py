@@ -29,24 +29,45 @@ def _document(
     from nexo_pkg.sbom.cyclonedx import write_merged  # noqa: PLC0415
 
     roots = _roots(dest, config)
-    items = [item for item in install_api.scan_roots(roots, kept=False) if item.receipt is not None]
+    scanned = install_api.scan_roots(roots, kept=False)
+    items = [item for item in scanned if item.receipt is not None]
+    # A directory without a readable receipt is named, never silently left out.
+    orphans = [
+        f"{item.path}: {item.problem or 'no install receipt'}; not described (see "
+        "`nexo plugin list --include-orphan`)"
+        for item in scanned
+        if item.receipt is None and every
+    ]
     if not every:
         for plugin_id in plugin_ids:
             if not any(item.plugin_id == plugin_id for item in items):
                 _holding(roots, plugin_id)  # raises not_installed, naming every root
+                raise _unreadable(roots, plugin_id)
         wanted = dict.fromkeys(plugin_ids)
         items = sorted(
             (item for item in items if item.plugin_id in wanted),
             key=lambda item: list(wanted).index(str(item.plugin_id)),
         )
     found = [install_api.installed_sbom(item) for item in items]
-    warnings = [note for each in found for note in each.warnings]
+    warnings = [*orphans, *(note for each in found for note in each.warnings)]
     if len(found) == 1 and not every:
         return found[0].data, warnings
     host = ", ".join(str(root) for root in roots)
     if not found:
         warnings.append(f"no plugins installed in {host}: the document lists none")
     return write_merged([each.sbom for each in found], f"nexo plugins in {host}"), warnings
+
+
+def _unreadable(roots: tuple[Path, ...], plugin_id: str) -> NexoError:
+    """``verify_failed`` for ``plugin_id``, installed but with a receipt that cannot be read:
+    what it holds cannot be vouched for (never an empty document that says nothing)."""
+    item = next(u for root in roots for u in install_api.unreadable_installs(root, plugin_id))
+    return NexoError(
+        f"{plugin_id} ({item.path}): {item.problem}; what it holds cannot be vouched for "
+        "(reinstall it with `nexo plugin install --force`)",
+        kind="verify_failed",
+        details={"path": str(item.path)},
+    )
 
 
 def _ascii(data: bytes) -> bytes:

@@ -227,3 +227,26 @@ def test_a_tree_the_reference_installer_wrote_gets_the_same_derived_document_eac
     document = json.loads(runs[0].stdout)
     assert [c["purl"] for c in document["components"]] == ["pkg:pypi/urllib3@2.2.1"]
     assert document["serialNumber"].startswith("urn:uuid:")
+
+
+def test_a_plugin_whose_receipt_cannot_be_read_is_never_an_empty_document(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    _install(env, write_plugin(tmp_path / "dist", "hello", "1.0.0"), root)
+    _install(env, _tarball(tmp_path / "dist2", HOSTILE, ascii_only=True), tmp_path / "other")
+    (root / "hello-1.0.0" / ".nexo-install.json").write_text("{broken")
+    (root / "orphan-1.0.0" / "lib").mkdir(parents=True)
+    plain = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
+    assert plain.code == 1
+    assert plain.stdout == ""
+    done = nexo("plugin", "sbom", "hello", "--dest", root, "--json", env=env, in_process=True)
+    assert done.code == 1
+    assert done.document["kind"] == "verify_failed"
+    assert done.document["path"] == str(root / "hello-1.0.0")
+    assert "receipt unreadable" in done.document["error"]
+    every = nexo("plugin", "sbom", "--all", "--dest", root, env=env, in_process=True)
+    assert every.code == 0, every.stderr
+    assert _valid(every.stdout)
+    assert f"{root / 'hello-1.0.0'}: receipt unreadable" in every.stderr
+    assert f"{root / 'orphan-1.0.0'}: no install receipt; not described" in every.stderr
