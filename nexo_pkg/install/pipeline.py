@@ -948,4 +948,7 @@ def release_info(source_text: str, options: InstallOptions) -> ReleaseInfo:
             manifest = offered.manifest
             if manifest is not None:
                 requirement = min_nexo_version(manifest)
+    # The daemon reads the tarball's manifest: what it says wins, and a local tarball or a
+    # release without a manifest asset has only that one.
+    requirement = result.plan.summary.min_nexo_version or requirement
     return ReleaseInfo(result.plan, tag, targets, requirement)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from support.cli import TRACEBACK, nexo
 from support.github_server import GitHubServer
-from support.tarballs import release_assets
+from support.tarballs import asset_name, plugin_tarball, release_assets, sidecar_line
 
 # `nexo plugin ...` in this process: these runs need no process of their own.
 plugin = partial(nexo, "plugin", in_process=True)
@@ -150,3 +150,24 @@ def test_search_sends_the_token_install_would_send(
     assert plugin("search", "weather").code == 0
     (request,) = server.requests_to("/search/repositories")
     assert request.headers.get("authorization") == (None if sent is None else f"Bearer {sent}")
+
+
+def test_info_shows_min_nexo_version_from_the_tarball_when_no_manifest_asset_says_it(
+    home: Path, server: GitHubServer, tmp_path: Path
+) -> None:
+    """A local tarball, or a release shipping no manifest asset, still has the manifest the
+    daemon reads: its ``min_nexo_version`` is shown, not ``null``."""
+    name = asset_name("hello", "1.0.0")
+    data = plugin_tarball("hello", "1.0.0")
+    sidecar = sidecar_line(data, name).encode()
+    server.publish("acme", "hello", "v1.0.0", {name: data, name + ".sha256": sidecar})
+    local = tmp_path / "dist" / name
+    local.parent.mkdir()
+    local.write_bytes(data)
+    (tmp_path / "dist" / (name + ".sha256")).write_bytes(sidecar)
+    for source in ("acme/hello", str(local)):
+        result = plugin("info", source, "--json")
+        assert result.code == 0, result.stderr
+        assert result.document["min_nexo_version"] == ">=0.1.0"
+        text = plugin("info", source)
+        assert "min_nexo:   >=0.1.0" in text.stdout
