@@ -12,7 +12,7 @@ import typer
 from nexo_pkg.cli.common import guarded
 from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.install import _holding, _roots
-from nexo_pkg.cli.options import ConfigOption, DestOption
+from nexo_pkg.cli.options import ConfigOption, DestOption, JsonOption
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.files import write_config_file
 from nexo_pkg.core.output import emit_json, say, warn
@@ -115,14 +115,7 @@ def sbom_command(
     ] = None,
     dest: DestOption = None,
     config: ConfigOption = None,
-    json_output: Annotated[
-        bool,
-        typer.Option(
-            "--json",
-            help="The SBOM is the JSON document; a failure is one too ({ok: false, kind, "
-            "error}), and with --output the document is {ok, path}.",
-        ),
-    ] = False,
+    json_output: JsonOption = False,
 ) -> None:
     """Print the SBOM of installed plugins: what each one vendors, for Grype, Trivy or
     OSV-Scanner.
@@ -134,7 +127,8 @@ def sbom_command(
     nexo:sbom-origin=derived (a warning says so). Several ids, or --all, give one merged
     CycloneDX document.
 
-    With --json a failure is a JSON document on stdout too.
+    With --json a failure is a JSON document on stdout too ({ok: false, kind, error}), and
+    --output prints {ok: true, path}.
 
     Exit codes: 0 printed; 1 a plugin's files do not match its receipt (verify_failed) or
     its SBOM is unreadable or describes other files (sbom_invalid), it is not
