@@ -11,7 +11,7 @@ import typer
 
 from nexo_pkg.cli.common import guarded
 from nexo_pkg.cli.completion import installed_ids
-from nexo_pkg.cli.install import _holding, _roots
+from nexo_pkg.cli.install import _holding, _roots, not_installed
 from nexo_pkg.cli.options import ConfigOption, DestOption, JsonOption
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.files import write_config_file
@@ -61,7 +61,10 @@ def _document(
 def _unreadable(roots: tuple[Path, ...], plugin_id: str) -> NexoError:
     """``verify_failed`` for ``plugin_id``, installed but with a receipt that cannot be read:
     what it holds cannot be vouched for (never an empty document that says nothing)."""
-    item = next(u for root in roots for u in install_api.unreadable_installs(root, plugin_id))
+    found = [u for root in roots for u in install_api.unreadable_installs(root, plugin_id)]
+    if not found:
+        return not_installed(plugin_id, roots)
+    item = found[0]
     return NexoError(
         f"{plugin_id} ({item.path}): {item.problem}; what it holds cannot be vouched for "
         "(reinstall it with `nexo plugin install --force`)",
