@@ -390,7 +390,7 @@ def cache_prune_command(
     conditional requests unused as long; --all (or `cache clean`) removes every blob and
     every answer."""
     del yes  # nothing is asked: accepted as on every command that changes state
-    if older_than_days < 0:
+    if not older_than_days >= 0:  # NaN too: no age is older than it
         fail(UsageError("--older-than-days must be 0 or more"), json_output=json_output)
     _prune(None if all_blobs else older_than_days * 86400, json_output=json_output)
 
@@ -431,9 +431,12 @@ def _prune(max_age: float | None, *, json_output: bool) -> None:
     """Remove the blobs unused for ``max_age`` seconds (every blob for ``None``) and say so."""
     from nexo_pkg.sources.api import BlobCache  # noqa: PLC0415
 
-    report = guarded(
-        lambda: BlobCache(nexo_home_from_env()).prune(max_age=max_age), json_output=json_output
-    )
+    cache = BlobCache(nexo_home_from_env())
+
+    def waiting() -> None:
+        note(f"waiting for the other nexo commands using {cache.root} (a download, an install)")
+
+    report = guarded(lambda: cache.prune(max_age=max_age, on_wait=waiting), json_output=json_output)
     removed, freed, kept = report.removed, report.freed_bytes, report.kept
     if json_output:
         emit_json({"ok": True, "removed": removed, "freed_bytes": freed, "kept": kept})

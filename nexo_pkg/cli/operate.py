@@ -311,9 +311,12 @@ def search_command(
         say(f"No plugin repository matches {printable(term)!r}.")
         return
     for item in found:
+        # What the answer says is shown only where it has the type GitHub gives it.
         stars = item.get("stargazers_count")
-        description = item.get("description") or ""
-        result_line(printable(f"{item.get('full_name', '?'):<40} {stars!s:>6}  {description}"))
+        stars_text = str(stars) if isinstance(stars, int) else "-"
+        description = item.get("description")
+        text = description if isinstance(description, str) else ""
+        result_line(printable(f"{item['full_name']:<40} {stars_text:>6}  {text}"))
 
 
 def info_command(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -10,11 +11,11 @@ import typer
 
 from nexo_pkg.cli.common import guarded
 from nexo_pkg.cli.completion import installed_ids
-from nexo_pkg.cli.install import _holding, _roots
-from nexo_pkg.cli.options import ConfigOption, DestOption
-from nexo_pkg.core.errors import UsageError
+from nexo_pkg.cli.install import _holding, _roots, not_installed
+from nexo_pkg.cli.options import ConfigOption, DestOption, JsonOption
+from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.files import write_config_file
-from nexo_pkg.core.output import say, warn
+from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.install import api as install_api
 
@@ -28,24 +29,58 @@ def _document(
     from nexo_pkg.sbom.cyclonedx import write_merged  # noqa: PLC0415
 
     roots = _roots(dest, config)
-    items = [item for item in install_api.scan_roots(roots, kept=False) if item.receipt is not None]
+    scanned = install_api.scan_roots(roots, kept=False)
+    items = [item for item in scanned if item.receipt is not None]
+    # A directory without a readable receipt is named, never silently left out.
+    orphans = [
+        f"{item.path}: {item.problem or 'no install receipt'}; not described (see "
+        "`nexo plugin list --include-orphan`)"
+        for item in scanned
+        if item.receipt is None and every
+    ]
     if not every:
         for plugin_id in plugin_ids:
             if not any(item.plugin_id == plugin_id for item in items):
                 _holding(roots, plugin_id)  # raises not_installed, naming every root
+                raise _unreadable(roots, plugin_id)
         wanted = dict.fromkeys(plugin_ids)
         items = sorted(
             (item for item in items if item.plugin_id in wanted),
             key=lambda item: list(wanted).index(str(item.plugin_id)),
         )
     found = [install_api.installed_sbom(item) for item in items]
-    warnings = [note for each in found for note in each.warnings]
+    warnings = [*orphans, *(note for each in found for note in each.warnings)]
     if len(found) == 1 and not every:
         return found[0].data, warnings
     host = ", ".join(str(root) for root in roots)
     if not found:
         warnings.append(f"no plugins installed in {host}: the document lists none")
     return write_merged([each.sbom for each in found], f"nexo plugins in {host}"), warnings
+
+
+def _unreadable(roots: tuple[Path, ...], plugin_id: str) -> NexoError:
+    """``verify_failed`` for ``plugin_id``, installed but with a receipt that cannot be read:
+    what it holds cannot be vouched for (never an empty document that says nothing)."""
+    found = [u for root in roots for u in install_api.unreadable_installs(root, plugin_id)]
+    if not found:
+        return not_installed(plugin_id, roots)
+    item = found[0]
+    return NexoError(
+        f"{plugin_id} ({item.path}): {item.problem}; what it holds cannot be vouched for "
+        "(reinstall it with `nexo plugin install --force`)",
+        kind="verify_failed",
+        details={"path": str(item.path)},
+    )
+
+
+def _ascii(data: bytes) -> bytes:
+    """``data`` as ``pack`` writes an SBOM: a carried document holding non-ASCII characters
+    (``pack`` escapes every one; a hand-made tarball need not) is the same document with
+    them escaped, so no bidirectional override or C1 control reaches a terminal raw."""
+    if data.isascii():
+        return data
+    document = json.loads(data)  # validated when it was read
+    return (json.dumps(document, indent=2, sort_keys=True) + "\n").encode("ascii")
 
 
 def sbom_command(
@@ -75,20 +110,28 @@ def sbom_command(
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", metavar="FILE", help="Write the document to FILE, not stdout."
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write the document to FILE, not stdout (- is stdout).",
         ),
     ] = None,
     dest: DestOption = None,
     config: ConfigOption = None,
+    json_output: JsonOption = False,
 ) -> None:
     """Print the SBOM of installed plugins: what each one vendors, for Grype, Trivy or
     OSV-Scanner.
 
-    The SBOM a plugin's tarball carried is printed as it is, once the plugin's files
-    match its install receipt (`nexo plugin verify`) and the SBOM describes exactly those
-    files; a plugin installed before tarballs carried one gets an SBOM derived from its
-    lib/*.dist-info, marked nexo:sbom-origin=derived (a warning says so). Several ids,
-    or --all, give one merged CycloneDX document.
+    The SBOM a plugin's tarball carried is printed as it is (non-ASCII escaped, as pack
+    writes it), once the plugin's files match its install receipt (`nexo plugin verify`)
+    and the SBOM describes exactly those files; a plugin installed before tarballs
+    carried one gets an SBOM derived from its lib/*.dist-info, marked
+    nexo:sbom-origin=derived (a warning says so). Several ids, or --all, give one merged
+    CycloneDX document.
+
+    With --json a failure is a JSON document on stdout too ({ok: false, kind, error}), and
+    --output prints {ok: true, path}.
 
     Exit codes: 0 printed; 1 a plugin's files do not match its receipt (verify_failed) or
     its SBOM is unreadable or describes other files (sbom_invalid), it is not
@@ -107,18 +150,28 @@ def sbom_command(
             raise UsageError("name the installed plugins to describe, or pass --all")
         return _document(list(plugin_ids or []), every, dest, config)
 
-    data, warnings = guarded(run)
+    data, warnings = guarded(run, json_output=json_output)
+    data = _ascii(data)
     for note in warnings:
         warn(printable(note))
-    if output is None:
-        # Checked UTF-8 JSON (a carried SBOM was validated, a built one is ASCII).
+    if output is None or str(output) == "-":
+        # ASCII JSON (a carried SBOM was validated, a built one is ASCII).
         sys.stdout.write(data.decode("utf-8"))
         sys.stdout.flush()
         return
     target = output
-    # Replaced in one step: a reader sees the old document or the new one.
-    guarded(lambda: write_config_file(target, data))
-    say(f"wrote {printable(target)}")
+
+    def write() -> None:
+        if target.is_dir():
+            raise NexoError(f"cannot write {target}: it is a directory; name a file", kind="io")
+        # Replaced in one step: a reader sees the old document or the new one.
+        write_config_file(target, data)
+
+    guarded(write, json_output=json_output)
+    if json_output:
+        emit_json({"ok": True, "path": str(target)})
+    else:
+        say(f"wrote {printable(target)}")
 
 
 def register(app: typer.Typer) -> None:

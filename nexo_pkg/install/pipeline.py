@@ -892,10 +892,19 @@ def search_repositories(
         client = context.github()
         url = f"{client.api_base}/search/repositories?q={query}&per_page={limit}"
         document, _ = client.get_json(url, what="the repository search")
+    if document is None:
+        raise NexoError(
+            f"the repository search: HTTP 404 (the API at {client.api_base} has no repository "
+            "search: is NEXO_GITHUB_API_BASE, or --github-api-url, a GitHub API base?)",
+            kind="network",
+            details={"http_status": 404},
+        )
     items = document.get("items") if isinstance(document, dict) else None
     if not isinstance(items, list):
         raise NexoError("the repository search answered no list of repositories", kind="network")
-    return [item for item in items if isinstance(item, dict)][:limit]
+    # An entry without a repository name cannot be installed or shown: it is left out.
+    named = [item for item in items if isinstance(item, dict)]
+    return [item for item in named if isinstance(item.get("full_name"), str)][:limit]
 
 
 @dataclass(frozen=True)
@@ -951,4 +960,7 @@ def release_info(
             manifest = offered.manifest
             if manifest is not None:
                 requirement = min_nexo_version(manifest)
+    # The daemon reads the tarball's manifest: what it says wins, and a local tarball or a
+    # release without a manifest asset has only that one.
+    requirement = result.plan.summary.min_nexo_version or requirement
     return ReleaseInfo(result.plan, tag, targets, requirement)

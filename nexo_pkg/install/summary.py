@@ -33,6 +33,8 @@ class ManifestSummary:
     #: Host requirements the daemon would warn about at boot, as far as this machine can
     #: tell without the daemon's configuration (:func:`unmet_host_requirements`).
     host_requirements: tuple[HostRequirement, ...] = ()
+    #: ``[plugin] min_nexo_version`` as the tarball's manifest says it (``info`` shows it).
+    min_nexo_version: str | None = None
 
     @property
     def operator_must_allow(self) -> tuple[str, ...]:
@@ -104,6 +106,7 @@ def summarise_manifest(model: ManifestModel) -> ManifestSummary:
         fs_write_paths=plugin.sandbox.fs_write_paths,
         capabilities=plugin.capabilities.provides,
         host_requirements=unmet_host_requirements(model),
+        min_nexo_version=plugin.min_nexo_version,
     )
 
 

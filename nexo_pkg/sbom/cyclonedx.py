@@ -54,6 +54,15 @@ def serial_number(files_sha256: str) -> uuid.UUID:
     return uuid.uuid5(uuid.NAMESPACE_URL, f"urn:nexo-pkg:files:sha256:{files_sha256}")
 
 
+def _content_serial(sbom: PluginSbom) -> uuid.UUID:
+    """The serial number of an SBOM with no files digest (derived for a tree whose receipt
+    has no file hashes): from what it says, so the same tree gives the same document (the
+    library would draw a random one)."""
+    lines = [f"{sbom.plugin_id}@{sbom.version} {sbom.target} {sbom.origin} {sbom.epoch}"]
+    lines += sorted(f"{p.purl} {p.sha256 or '-'}" for p in sbom.packages)
+    return uuid.uuid5(uuid.NAMESPACE_URL, "urn:nexo-pkg:content:" + "\n".join(lines))
+
+
 def _licenses(package: Package) -> list[Any]:
     from cyclonedx.model.license import DisjunctiveLicense, LicenseExpression  # noqa: PLC0415
 
@@ -143,7 +152,9 @@ def write_sbom(sbom: PluginSbom) -> bytes:
 
     root = _root(sbom, f"plugin:{sbom.plugin_id}@{sbom.version}")
     bom = Bom(
-        serial_number=serial_number(sbom.files_sha256) if sbom.files_sha256 else None,
+        serial_number=(
+            serial_number(sbom.files_sha256) if sbom.files_sha256 else _content_serial(sbom)
+        ),
         metadata=BomMetaData(
             component=root, timestamp=datetime.fromtimestamp(sbom.epoch, UTC), tools=_tools()
         ),
@@ -175,8 +186,14 @@ def write_merged(sboms: list[PluginSbom], host: str) -> bytes:
         ),
     )
     refs = []
+    # The same id and version in two roots (one shadowing the other) are two trees on disk:
+    # each keeps its components, under refs of its own (a bom-ref met twice would be renamed
+    # at random by the library, and identical components merged into one).
+    seen: dict[str, int] = {}
     for sbom in sboms:
-        ref = f"plugin:{sbom.plugin_id}@{sbom.version}"
+        label = f"plugin:{sbom.plugin_id}@{sbom.version}"
+        seen[label] = seen.get(label, 0) + 1
+        ref = label if seen[label] == 1 else f"{label}#{seen[label]}"
         root = _root(sbom, ref)
         bom.components.add(root)
         _add_plugin(bom, sbom, root, f"{ref}|", tag=True)
@@ -208,7 +225,15 @@ def validate(data: bytes) -> list[str]:
     if errors is None:
         return []
     found = [errors] if not isinstance(errors, Iterable) else list(errors)
-    return [str(getattr(error, "data", error)).splitlines()[0] for error in found]
+    # The first line of each, cut: a complaint may quote the whole offending value.
+    return [_cut(str(getattr(error, "data", error)).splitlines()[0] or "?", 200) for error in found]
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` at most about ``limit`` characters: its middle left out (the complaint, such
+    as ``has non-unique elements``, is at its end)."""
+    half = limit // 2
+    return text if len(text) <= limit else f"{text[:half]} … {text[-half:]}"
 
 
 def _properties(items: Iterable[Any]) -> dict[str, str]:

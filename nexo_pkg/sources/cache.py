@@ -213,18 +213,31 @@ class BlobCache:
         self.answers: dict[Path, bytes] = {}
 
     @contextlib.contextmanager
-    def _locked(self, *, exclusive: bool) -> Iterator[None]:
+    def _locked(
+        self, *, exclusive: bool, on_wait: Callable[[], None] | None = None
+    ) -> Iterator[None]:
         try:
             make_dirs(self.store)
             make_dirs(self.temp)
             descriptor = open_lock_file(self.root / ".lock")
         except OSError as exc:
-            raise _io(f"create the blob cache in {self.root}", exc) from exc
+            # Every download goes through the cache: say how to put it elsewhere.
+            raise NexoError(
+                f"cannot create the blob cache in {self.root}: {exc.strerror or exc} (it is "
+                "$NEXO_HOME/cache/blobs: set NEXO_HOME to a writable directory)",
+                kind="io",
+            ) from exc
         try:
             if not posix.POSIX:
                 pass  # no flock on Windows: see the module's docstring
             elif exclusive:
-                posix.lock_exclusive(descriptor)
+                try:
+                    posix.lock_exclusive(descriptor, wait=False)
+                except BlockingIOError:
+                    # Another command is reading or writing blobs: say why nothing happens.
+                    if on_wait is not None:
+                        on_wait()
+                    posix.lock_exclusive(descriptor)
             else:
                 posix.lock_shared(descriptor)
             yield
@@ -268,15 +281,16 @@ class BlobCache:
         expected = "" if digest is None else hex_of(digest)
         with self._locked(exclusive=False):
             final = self.store / expected
-            if digest is not None and final.is_file():
+            if digest is not None and (final.is_symlink() or final.exists()):
                 if _hashes_to(final, expected):
                     self._count(hit=True)
                     with contextlib.suppress(OSError):
                         os.utime(final)
                     yield final
                     return
+                # Not the blob (damaged, a link, a directory planted there): fetched again.
                 with contextlib.suppress(FileNotFoundError):
-                    _unlink(final)
+                    _remove_entry(final)
             self._count(hit=False)
             try:
                 self._remove_stale_temps()
@@ -430,20 +444,27 @@ class BlobCache:
             except OSError as exc:
                 raise _io(f"read {directory}", exc) from exc
             for entry in entries:
+                # A link is counted as itself, never followed (to a loop, or out of the cache).
                 with contextlib.suppress(FileNotFoundError):  # pruned while we looked
-                    size += entry.stat().st_size
+                    size += entry.lstat().st_size
                     count += 1
         return count, size
 
-    def prune(self, *, max_age: float | None = DEFAULT_MAX_AGE) -> PruneReport:
+    def prune(
+        self,
+        *,
+        max_age: float | None = DEFAULT_MAX_AGE,
+        on_wait: Callable[[], None] | None = None,
+    ) -> PruneReport:
         """Remove blobs unused for ``max_age`` seconds (all of them with ``None``), blobs that
         do not hash to their name, temp files of killed writers, and the API answers kept
         for conditional requests that went unused as long. Whatever else is there (a link, a
         FIFO, a directory) is removed too, without being followed or read; an entry that
-        cannot be removed is skipped and the rest still pruned."""
+        cannot be removed is skipped and the rest still pruned. ``on_wait`` is called when
+        another process holds the cache (an install, a sync) and the prune waits for it."""
         removed = freed = kept = 0
         now = time.time()
-        with self._locked(exclusive=True):
+        with self._locked(exclusive=True, on_wait=on_wait):
             for answer in _entries(self.root / ANSWERS_DIR):
                 try:
                     info = answer.lstat()

@@ -437,6 +437,8 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
                     return not_found(), None
                 if response.status_code == 304 and stored is not None:
                     return parse_json(stored.body, what), stored.following
+                if 400 <= response.status_code < 500 and response.status_code != 401:
+                    _expect_ok(response, what, said=self._said(response, what))
                 _expect_ok(response, what, self._token_hint())
                 body = self._net.read_document(response, what, limit=MAX_DOCUMENT_BYTES)
                 following = response.links.get("next", {}).get("url")
@@ -449,6 +451,16 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
                 return document, following
 
         return self._net.with_retries(attempt)
+
+    def _said(self, response: httpx.Response, what: str) -> str | None:
+        """The ``message`` of a refusal's JSON body (``Validation Failed``, ``Resource not
+        accessible by integration``), at most 200 characters; ``None`` when it has none."""
+        try:
+            body = self._net.read_document(response, what, limit=_REFUSAL_BYTES)
+            message = parse_json(body, what).get("message")
+        except (NexoError, AttributeError):
+            return None
+        return message[:200] if isinstance(message, str) and message.strip() else None
 
     def get_release(self, owner: str, repo: str, tag: str | None) -> Release:
         """Resolve ``tag`` (or the latest release) of ``owner/repo``, exactly as asked.
@@ -815,7 +827,14 @@ _TOKEN = re.compile(r"^[\x21-\x7e]+$")
 LATEST_TAG = "latest"
 
 
-def _expect_ok(response: httpx.Response, what: str, hint: str = "the token") -> None:
+# A refusal's body is read for its message only: GitHub's are a few hundred bytes.
+_REFUSAL_BYTES = 64 * 1024
+
+
+def _expect_ok(
+    response: httpx.Response, what: str, hint: str = "the token", *, said: str | None = None
+) -> None:
+    """Nothing for a 200; else the ``network`` failure, with what GitHub ``said``."""
     if response.status_code == 200:
         return
     if response.status_code == 401:
@@ -824,7 +843,7 @@ def _expect_ok(response: httpx.Response, what: str, hint: str = "the token") -> 
             kind="network",
         )
     raise NexoError(
-        f"{what}: HTTP {response.status_code}",
+        f"{what}: HTTP {response.status_code}" + (f": {said}" if said else ""),
         kind="network",
         details={"http_status": response.status_code},
     )

@@ -374,7 +374,17 @@ def test_a_config_that_is_a_file_with_json_is_one_document(
 ) -> None:
     """``--config`` naming a file, not the daemon's configuration directory: exit 2 and one
     document of a configuration kind, before anything is asked or written."""
-    by_id = ("disable", "enable", "hold", "unhold", "remove", "rollback", "upgrade", "check")
+    by_id = (
+        "disable",
+        "enable",
+        "hold",
+        "unhold",
+        "remove",
+        "rollback",
+        "upgrade",
+        "check",
+        "sbom",
+    )
     args: dict[tuple[str, ...], list[str]] = {
         **{("plugin", name): ["hello"] for name in by_id},
         ("plugin", "info"): ["acme/hello"],

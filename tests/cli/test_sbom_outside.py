@@ -1,0 +1,252 @@
+"""``nexo plugin sbom`` from the outside: what reaches stdout from a carried SBOM, and one
+merged document when the same plugin sits in two plugin roots; every document is checked
+with the CycloneDX library's strict validator."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+from cyclonedx.schema import SchemaVersion
+from cyclonedx.validation.json import JsonStrictValidator
+from support.cli import nexo
+from support.tarballs import Member, file, plugin_members, targz, write_plugin
+
+from nexo_pkg.install.receipts import REFERENCE_RECEIPT_FIELDS
+from nexo_pkg.sbom.cyclonedx import PluginSbom, write_sbom
+from nexo_pkg.sbom.inventory import Package, files_digest
+
+
+@pytest.fixture
+def env(home: Path) -> dict[str, str]:
+    """The environment of the ``home`` fixture (NEXO_HOME in tmp_path, no token)."""
+    return dict(os.environ)
+
+
+def _valid(text: str) -> bool:
+    return JsonStrictValidator(SchemaVersion.V1_6).validate_str(text) is None
+
+
+def _tarball(directory: Path, packages: tuple[Package, ...], *, ascii_only: bool) -> Path:
+    """hello 1.0.0 carrying an SBOM made for exactly its files (as pack would make it),
+    written with raw non-ASCII characters unless ``ascii_only``."""
+    members: list[Member] = plugin_members("hello", "1.0.0")
+    digests = {
+        m.name: hashlib.sha256(m.data).hexdigest() for m in members if m.kind == tarfile.REGTYPE
+    }
+    sbom = write_sbom(
+        PluginSbom("hello", "1.0.0", "noarch", packages, files_sha256=files_digest(digests))
+    )
+    if not ascii_only:
+        text = json.dumps(json.loads(sbom), indent=2, sort_keys=True, ensure_ascii=False)
+        sbom = (text + "\n").encode()
+    return write_plugin(
+        directory, "hello", "1.0.0", data=targz([*members, file("sbom.cdx.json", sbom)])
+    )
+
+
+def _install(env: dict[str, str], tarball: Path, root: Path) -> None:
+    done = nexo("plugin", "install", tarball, "--dest", root, "--yes", env=env, in_process=True)
+    assert done.code == 0, done.stderr
+
+
+HOSTILE = (Package("evil", "1.0", "", ("\u202eTIM \u009b31m \u2066",), False),)
+
+
+def test_a_carried_sbom_never_prints_raw_bidi_or_c1_characters(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    tarball = _tarball(tmp_path / "dist", HOSTILE, ascii_only=False)
+    root = tmp_path / "root"
+    _install(env, tarball, root)
+    done = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
+    assert done.code == 0, done.stderr
+    assert done.stdout.isascii()
+    assert _valid(done.stdout)
+    carried = json.loads((root / "hello-1.0.0" / "sbom.cdx.json").read_bytes())
+    # The same document, in the form pack writes.
+    assert json.loads(done.stdout) == carried
+    assert done.stdout == json.dumps(carried, indent=2, sort_keys=True) + "\n"
+    out = tmp_path / "out.cdx.json"
+    written = nexo("plugin", "sbom", "hello", "--dest", root, "-o", out, env=env, in_process=True)
+    assert written.code == 0, written.stderr
+    assert out.read_text() == done.stdout
+
+
+def test_an_ascii_carried_sbom_is_printed_byte_for_byte(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    tarball = _tarball(tmp_path / "dist", HOSTILE, ascii_only=True)
+    root = tmp_path / "root"
+    _install(env, tarball, root)
+    done = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
+    assert done.code == 0, done.stderr
+    assert done.stdout.encode() == (root / "hello-1.0.0" / "sbom.cdx.json").read_bytes()
+
+
+def test_the_same_plugin_in_two_roots_gives_one_reproducible_document_with_both(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    packages = (Package("urllib3", "2.2.1", "", ("MIT",), True),)
+    tarball = _tarball(tmp_path / "dist", packages, ascii_only=True)
+    first, second = tmp_path / "first", tmp_path / "second"
+    _install(env, tarball, first)
+    _install(env, tarball, second)
+    config = tmp_path / "config"
+    (config / "plugins").mkdir(parents=True)
+    (config / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths: ['{first}', '{second}']\n"
+    )
+    runs = [
+        nexo("plugin", "sbom", "--all", "--config", config, env=env, in_process=True)
+        for _ in range(2)
+    ]
+    assert all(run.code == 0 for run in runs), runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout
+    assert _valid(runs[0].stdout)
+    document = json.loads(runs[0].stdout)
+    refs = sorted(component["bom-ref"] for component in document["components"])
+    assert refs == [
+        "plugin:hello@1.0.0",
+        "plugin:hello@1.0.0#2",
+        "plugin:hello@1.0.0#2|pkg:pypi/urllib3@2.2.1",
+        "plugin:hello@1.0.0|pkg:pypi/urllib3@2.2.1",
+    ]
+    (top,) = [d for d in document["dependencies"] if d["ref"] == "nexo-plugin-root"]
+    assert top["dependsOn"] == ["plugin:hello@1.0.0", "plugin:hello@1.0.0#2"]
+
+
+def test_output_dash_is_standard_output_and_a_directory_is_refused(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tarball = _tarball(tmp_path / "dist", HOSTILE, ascii_only=True)
+    root = tmp_path / "root"
+    _install(env, tarball, root)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    plain = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
+    dashed = nexo("plugin", "sbom", "hello", "--dest", root, "-o", "-", env=env, in_process=True)
+    assert dashed.code == 0, dashed.stderr
+    assert dashed.stdout == plain.stdout
+    assert _valid(dashed.stdout)
+    assert list(work.iterdir()) == []
+    refused = nexo("plugin", "sbom", "hello", "--dest", root, "-o", work, env=env, in_process=True)
+    assert refused.code == 1
+    assert refused.stdout == ""
+    assert f"cannot write {work}: it is a directory" in refused.error_line
+    assert list(work.iterdir()) == []
+
+
+def test_a_carried_sbom_the_schema_refuses_is_one_short_line_naming_it(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Two identical components (bom-refs must be unique): install takes the tarball (its
+    quick check reads no schema), ``sbom`` refuses the document, in one line of sane length
+    rather than the whole offending value."""
+    members: list[Member] = plugin_members("hello", "1.0.0")
+    digests = {
+        m.name: hashlib.sha256(m.data).hexdigest() for m in members if m.kind == tarfile.REGTYPE
+    }
+    packages = tuple(Package(f"pkg{i}", "1.0", "", ("MIT",), True) for i in range(40))
+    document = json.loads(
+        write_sbom(
+            PluginSbom("hello", "1.0.0", "noarch", packages, files_sha256=files_digest(digests))
+        )
+    )
+    document["components"].append(dict(document["components"][0]))
+    data = targz([*members, file("sbom.cdx.json", json.dumps(document))])
+    root = tmp_path / "root"
+    _install(env, write_plugin(tmp_path / "dist", "hello", "1.0.0", data=data), root)
+    done = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
+    assert done.code == 1
+    assert done.stdout == ""
+    line = done.error_line
+    assert (
+        f"{root / 'hello-1.0.0' / 'sbom.cdx.json'}: it does not validate against CycloneDX" in line
+    )
+    assert line.endswith("has non-unique elements")
+    assert len(line) < 500
+    assert done.stderr.count("\n") == 1
+
+
+def test_json_makes_every_failure_a_document_and_output_a_report(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    _install(env, _tarball(tmp_path / "dist", HOSTILE, ascii_only=True), root)
+    printed = nexo("plugin", "sbom", "hello", "--dest", root, "--json", env=env, in_process=True)
+    assert printed.code == 0, printed.stderr
+    assert printed.stdout.encode() == (root / "hello-1.0.0" / "sbom.cdx.json").read_bytes()
+    for args, code, kind in (
+        (("nothere",), 1, "not_installed"),
+        ((), 2, "usage"),
+        (("hello", "--format", "spdx-json"), 2, "usage"),
+        (("hello", "-o", str(tmp_path)), 1, "io"),
+    ):
+        done = nexo("plugin", "sbom", *args, "--dest", root, "--json", env=env, in_process=True)
+        assert done.code == code, (args, done.stderr)
+        assert done.document["ok"] is False
+        assert done.document["kind"] == kind
+    out = tmp_path / "out.cdx.json"
+    written = nexo(
+        "plugin", "sbom", "hello", "--dest", root, "--json", "-o", out, env=env, in_process=True
+    )
+    assert written.code == 0, written.stderr
+    assert written.document == {"ok": True, "path": str(out)}
+    assert out.read_text() == printed.stdout
+
+
+def test_a_tree_the_reference_installer_wrote_gets_the_same_derived_document_each_time(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Its receipt has the reference's ten fields and no file hashes: the SBOM is derived
+    from ``lib/*.dist-info``, with a serial number from what it says, not a random one."""
+    root = tmp_path / "root"
+    _install(env, write_plugin(tmp_path / "dist", "hello", "1.0.0"), root)
+    tree = root / "hello-1.0.0"
+    receipt = json.loads((tree / ".nexo-install.json").read_text())
+    reference = {key: receipt[key] for key in REFERENCE_RECEIPT_FIELDS}
+    (tree / ".nexo-install.json").write_text(json.dumps({**reference, "tag": "latest"}))
+    dist_info = tree / "lib" / "urllib3-2.2.1.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.4\nName: urllib3\nVersion: 2.2.1\nLicense-Expression: MIT\n"
+    )
+    runs = [
+        nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True) for _ in range(2)
+    ]
+    assert all(run.code == 0 for run in runs), runs[0].stderr
+    assert "its receipt has no file hashes" in runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout
+    assert _valid(runs[0].stdout)
+    document = json.loads(runs[0].stdout)
+    assert [c["purl"] for c in document["components"]] == ["pkg:pypi/urllib3@2.2.1"]
+    assert document["serialNumber"].startswith("urn:uuid:")
+
+
+def test_a_plugin_whose_receipt_cannot_be_read_is_never_an_empty_document(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    _install(env, write_plugin(tmp_path / "dist", "hello", "1.0.0"), root)
+    _install(env, _tarball(tmp_path / "dist2", HOSTILE, ascii_only=True), tmp_path / "other")
+    (root / "hello-1.0.0" / ".nexo-install.json").write_text("{broken")
+    (root / "orphan-1.0.0" / "lib").mkdir(parents=True)
+    plain = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
+    assert plain.code == 1
+    assert plain.stdout == ""
+    done = nexo("plugin", "sbom", "hello", "--dest", root, "--json", env=env, in_process=True)
+    assert done.code == 1
+    assert done.document["kind"] == "verify_failed"
+    assert done.document["path"] == str(root / "hello-1.0.0")
+    assert "receipt unreadable" in done.document["error"]
+    every = nexo("plugin", "sbom", "--all", "--dest", root, env=env, in_process=True)
+    assert every.code == 0, every.stderr
+    assert _valid(every.stdout)
+    assert f"{root / 'hello-1.0.0'}: receipt unreadable" in every.stderr
+    assert f"{root / 'orphan-1.0.0'}: no install receipt; not described" in every.stderr
