@@ -124,7 +124,8 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("nexo plugin trust add acme/nexo-plugin-weather", "the signer of its newest release"),
         (
             "nexo plugin trust add acme --identity-regexp "
-            "'^https://github.com/acme/.*/.github/workflows/release.yml@' --yes",
+            "'^https://github\\.com/acme/[^/]+/\\.github/workflows/release\\.yml@refs/tags/v.*$'"
+            " --yes",
             "a signer named for every repository of an owner",
         ),
     ),

@@ -192,16 +192,19 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
 
 
 def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
-    """What ``install`` and ``upgrade`` show and ask: the plan (unless ``--yes``), a progress
-    bar on a terminal, and notes about slow answers (not with ``--json``)."""
+    """What ``install`` and ``upgrade`` show and ask: the plan (with ``--quiet`` only when it
+    asks, so not with ``--yes`` nor without a terminal), a progress bar on a terminal, and
+    notes about slow answers (not with ``--json``)."""
 
     def ask(plan: InstallPlan) -> bool:
-        # The screen a person decides on: shown even with --quiet, unless --yes decided.
-        if not json_output and not (yes and OUTPUT.quiet):
+        # The screen a person decides on: shown even with --quiet, unless nobody is asked
+        # (--yes decided, or no terminal to ask on).
+        asking = not yes and interactive()
+        if not json_output and not (OUTPUT.quiet and not asking):
             _show_plan(plan)
         for warning in plan.warnings:
             warn(printable(warning))
-        return yes or not interactive() or confirm("Install this plugin?")
+        return not asking or confirm("Install this plugin?")
 
     return install_api.InstallCallbacks(
         confirm=ask,
@@ -366,8 +369,14 @@ def _install_link(
     answer(run, json_output=json_output, show=show)
 
 
+def notices(json_output: bool) -> InstallCallbacks:
+    """The callbacks of a command that only looks things up: its notes about slow answers
+    (not with ``--json``), nothing to confirm."""
+    return install_api.InstallCallbacks(notice=None if json_output else say)
+
+
 def _latest_releases(
-    roots: tuple[Path, ...], jobs: int | None, options: InstallOptions
+    roots: tuple[Path, ...], jobs: int | None, options: InstallOptions, *, json_output: bool
 ) -> Prefetched:
     """``upgrade --all``'s lookups, all at once before the upgrades (``jobs`` at a time, or
     GraphQL with a token; held plugins are not looked up): what was read of the newest
@@ -381,7 +390,7 @@ def _latest_releases(
             if item.receipt is not None and install_api.read_hold(root, item.receipt.id) is None:
                 receipts.setdefault((root, item.receipt.id), item.receipt)
     return install_api.known_latest_releases(
-        list(receipts.values()), options, jobs=checked_jobs(jobs)
+        list(receipts.values()), options, jobs=checked_jobs(jobs), callbacks=notices(json_output)
     )
 
 
@@ -673,7 +682,10 @@ def upgrade_command(
         lambda: [(root, *each) for root in roots for each in _upgradable_ids(root).items()],
         json_output=json_output,
     )
-    known = guarded(lambda: _latest_releases(roots, jobs, chosen), json_output=json_output)
+    known = guarded(
+        lambda: _latest_releases(roots, jobs, chosen, json_output=json_output),
+        json_output=json_output,
+    )
     # The kind of source (a receipt's ``source``) -> the rate-limit answer its service
     # gave: the upgrades of its plugins left fail with it, asking nothing more.
     limited = dict(known.stopped)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nexo_pkg.cli.common import answer, guarded, painted, policy_path, result_line
-from nexo_pkg.cli.install import _holding, _roots, registry_mirrors
+from nexo_pkg.cli.install import _holding, _roots, notices, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
     DestOption,
@@ -299,7 +299,9 @@ def search_command(
         options = install_api.InstallOptions(
             dest=home, nexo_home=home, github_api_url=github_api_url, http_timeout=timeout
         )
-        return install_api.search_repositories(term, options, limit=limit)
+        return install_api.search_repositories(
+            term, options, limit=limit, callbacks=notices(json_output)
+        )
 
     found = guarded(run, json_output=json_output)
     if json_output:
@@ -361,7 +363,7 @@ def info_command(
             plain_http=plain_http,
             registry_mirrors=registry_mirrors(),
         )
-        return install_api.release_info(source, options)
+        return install_api.release_info(source, options, notices(json_output))
 
     def show(info: ReleaseInfo) -> None:
         document = info.to_json()
@@ -529,7 +531,7 @@ def outdated_command(
         )
 
         held = {plugin for root in roots for plugin in install_api.holds(root)}
-        with install_api.command_context(options) as context:
+        with install_api.command_context(options, notices(json_output)) as context:
             lookups = _Lookups(context)
             found = lookups.settled(install_api.outdated(
                 roots, plugin_ids or (), lookups.lookup,

@@ -139,6 +139,7 @@ class Rule:
 
     ``what``/``why``/``example``/``fix`` make up the ``--explain`` page. ``beyond_daemon`` marks
     rules stricter than the reference daemon's own validation, which the explanation must say.
+    ``docs`` is the page that documents the rule (its section is ``#<code>-<name>``).
     """
 
     code: str
@@ -150,10 +151,11 @@ class Rule:
     example: str
     fix: str
     beyond_daemon: bool = False
+    docs: str = DOCS_URL
 
     @property
     def url(self) -> str:
-        return f"{DOCS_URL}#{self.code.lower()}-{self.name}"
+        return f"{self.docs}#{self.code.lower()}-{self.name}"
 
     def diagnostic(
         self, message: str, key_path: str, span: Span, help_text: str = ""

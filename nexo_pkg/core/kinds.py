@@ -116,7 +116,8 @@ class ErrorKind(StrEnum):
     ALREADY_INSTALLED = (
         "already_installed",
         EXIT_FAILURE,
-        "The plugin is already installed there (same version, a link, or another copy).",
+        "The plugin is already installed there (same version, a link, or another copy); "
+        "exit 0, with `was_already_present: true`, when it is the same archive.",
     )
     DOWNGRADE_REFUSED = (
         "downgrade_refused",
@@ -313,9 +314,12 @@ def errors_markdown() -> str:
         "{",
         '  "ok": false,',
         '  "kind": "not_installed",',
-        '  "error": "plugin \'weather\' is not installed in /srv/nexo/plugins '
-        '(see `nexo plugin list`)",',
-        '  "id": "weather"',
+        '  "error": "plugin \'wether\' is not installed in /srv/nexo/plugins '
+        "(see `nexo plugin list`). Did you mean 'weather'?\",",
+        '  "id": "wether",',
+        '  "suggestions": [',
+        '    "weather"',
+        "  ]",
         "}",
         "```",
         "",

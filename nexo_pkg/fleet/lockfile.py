@@ -49,6 +49,7 @@ from nexo_pkg.core.errors import ConfigError, NexoError
 from nexo_pkg.core.files import read_capped_bytes, write_config_file
 from nexo_pkg.core.version import VersionError
 from nexo_pkg.core.versionreq import VersionReq, parse_version_req
+from nexo_pkg.manifest.daemon import id_problem
 from nexo_pkg.sources.api import PLUGIN_ID, check_remote, timestamp_or_none
 
 WANTED_NAME = "nexo-plugins.toml"
@@ -139,7 +140,14 @@ def _load_toml(path: Path, kind: str) -> dict[str, Any]:
     try:
         text = _read_text(path)
     except FileNotFoundError as exc:
-        raise ConfigError(f"{path} does not exist", kind=kind, details={"path": str(path)}) from exc
+        how = (
+            "write the plugins you want there (docs/fleet.md), or name the file with --file"
+            if kind == "wanted_invalid"
+            else "write it with `nexo plugin lock`, or name the file with --lock"
+        )
+        raise ConfigError(
+            f"{path} does not exist: {how}", kind=kind, details={"path": str(path)}
+        ) from exc
     except (OSError, ValueError) as exc:
         raise _invalid(path, f"cannot read it ({exc})", kind) from exc
     try:
@@ -164,7 +172,13 @@ def _check_keys(
 ) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise _invalid(path, f"unknown key `{where}.{unknown[0]}`", kind)
+        from difflib import get_close_matches  # noqa: PLC0415 - only needed for typos
+
+        key = unknown[0]
+        close = get_close_matches(key, sorted(allowed), n=1, cutoff=0.6)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
+        named = f"{where}.{key}" if where else key
+        raise _invalid(path, f"unknown key `{named}`{hint}", kind)
 
 
 def validate_source(path: Path, where: str, source: str, kind: str = "lock_invalid") -> None:
@@ -189,7 +203,9 @@ def read_wanted(path: Path) -> list[WantedPlugin]:
     for plugin_id, entry in sorted(plugins.items()):
         where = f"plugins.{plugin_id}"
         if not PLUGIN_ID.fullmatch(plugin_id):
-            raise _invalid(path, f"`{where}`: {plugin_id!r} is not a plugin id", kind)
+            why = id_problem(plugin_id)
+            reason = f": {why}" if why else ""
+            raise _invalid(path, f"`{where}`: {plugin_id!r} is not a plugin id{reason}", kind)
         if not isinstance(entry, dict):
             raise _invalid(path, f"`{where}` must be a table", kind)
         _check_keys(path, where, entry, {"source", "version", "targets"}, kind)

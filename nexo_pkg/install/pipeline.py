@@ -844,7 +844,11 @@ def prefetch_latest(
 
 
 def known_latest_releases(
-    receipts: Sequence[Receipt], options: InstallOptions, *, jobs: int
+    receipts: Sequence[Receipt],
+    options: InstallOptions,
+    *,
+    jobs: int,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
 ) -> Prefetched:
     """The newest versions where ``receipts`` came from, read before ``upgrade --all``'s
     upgrades start (not those pinned to a tag), ``jobs`` at a time on one command's clients
@@ -855,7 +859,7 @@ def known_latest_releases(
     followed = [r for r in receipts if r.pinned_tag is None]
     if not followed:
         return Prefetched()
-    with command_context(options) as context:
+    with command_context(options, callbacks) as context:
         try:
             return prefetch_latest(followed, context, jobs=jobs)
         except NexoError:
@@ -866,7 +870,13 @@ SEARCH_TOPIC = "nexo-plugin"
 MAX_SEARCH_RESULTS = 100
 
 
-def search_repositories(term: str, options: InstallOptions, *, limit: int = 30) -> list[Any]:
+def search_repositories(
+    term: str,
+    options: InstallOptions,
+    *,
+    limit: int = 30,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
+) -> list[Any]:
     """GitHub repositories with the ``nexo-plugin`` topic that match ``term``, best match
     first, through the same API host, token and limits as ``install`` (the search API's
     ``/search/repositories``). Raises ``usage`` for an empty term or a bad limit, and the
@@ -878,7 +888,7 @@ def search_repositories(term: str, options: InstallOptions, *, limit: int = 30) 
     if not 1 <= limit <= MAX_SEARCH_RESULTS:
         raise UsageError(f"--limit must be from 1 to {MAX_SEARCH_RESULTS}")
     query = quote(f"{term.strip()} topic:{SEARCH_TOPIC}", safe="")
-    with command_context(options) as context:
+    with command_context(options, callbacks) as context:
         client = context.github()
         url = f"{client.api_base}/search/repositories?q={query}&per_page={limit}"
         document, _ = client.get_json(url, what="the repository search")
@@ -927,16 +937,18 @@ class ReleaseInfo:
         }
 
 
-def release_info(source_text: str, options: InstallOptions) -> ReleaseInfo:
+def release_info(
+    source_text: str, options: InstallOptions, callbacks: InstallCallbacks = NO_CALLBACKS
+) -> ReleaseInfo:
     """Everything ``install SOURCE`` would check, without installing: the release's targets,
     and for this host's target the asset, its checksums, its verified signer and its
     manifest (downloaded into the blob cache and checked as ``install --dry-run`` does).
     Raises what ``install`` raises."""
-    result = install(source_text, replace(options, dry_run=True))
+    result = install(source_text, replace(options, dry_run=True), callbacks)
     targets: tuple[tuple[str, str], ...] = ((result.plan.target, result.plan.asset_name),)
     tag: str | None = None
     requirement: str | None = None
-    with command_context(options) as context:
+    with command_context(options, callbacks) as context:
         # The version the install resolved, read again for what it ships beside this target.
         request = SourceRequest(None, manifest_asset_problem)
         source = reopen(result.plan.source, context, request)

@@ -388,7 +388,8 @@ def _policy_rules() -> dict[str, Rule]:
             "with `|`), or delete the later one.",
         ),
     )
-    return {rule.code: rule for rule in rules}
+    # The policy's rules are documented with the trust policy, not with the manifest rules.
+    return {rule.code: replace(rule, docs=_POLICY_DOCS_URL) for rule in rules}
 
 
 def _is_file(path: Path) -> bool:
@@ -734,9 +735,7 @@ def _validate(text: str, base_dir: Path | None) -> tuple[TrustPolicy | None, lis
 
 def _diagnostic(finding: _Finding) -> Diagnostic:
     rule = _policy_rules()[finding.code]
-    diagnostic = rule.diagnostic(finding.message, finding.key_path, finding.span, rule.fix)
-    # The policy's rules are documented with the trust policy, not with the manifest rules.
-    return replace(diagnostic, url=f"{_POLICY_DOCS_URL}#{rule.code.lower()}-{rule.name}")
+    return rule.diagnostic(finding.message, finding.key_path, finding.span, rule.fix)
 
 
 def parse_policy(text: str, *, path: Path) -> TrustPolicy:

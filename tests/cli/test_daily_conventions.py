@@ -452,6 +452,33 @@ def test_a_slow_answer_is_explained_on_stderr(tmp_path: Path, github_server: Git
 
 
 @pytest.mark.parametrize(
+    "command",
+    [["info", "acme/hello"], ["outdated"], ["search", "hello"], ["upgrade", "--all", "--yes"]],
+)
+def test_every_command_asking_github_explains_a_slow_answer(
+    tmp_path: Path, github_server: GitHubServer, command: list[str]
+) -> None:
+    """Each of these says on its --help that an answer slower than 3 s is noted on stderr:
+    the lookups of `info`, `outdated`, `search` and `upgrade --all` say it as `install` does
+    (not with --json)."""
+    github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    env = base_env(tmp_path / "home", NEXO_GITHUB_API_BASE=github_server.url)
+    installed = nexo("plugin", "install", "acme/hello", "--yes", cwd=tmp_path, env=env)
+    assert installed.code == 0, installed.stderr
+    host = github_server.url.split("://", 1)[1].rstrip("/")
+    github_server.slow(4.0, times=1)
+    result = nexo("plugin", *command, "--timeout", "60", cwd=tmp_path, env=env)
+    assert result.code == 0, result.stderr
+    notes = [line for line in result.stderr.splitlines() if line.startswith("waiting for")]
+    assert len(notes) == 1, result.stderr
+    assert notes[0].startswith(f"waiting for {host}: no answer after 3 s (attempt 1 of 4; ")
+    github_server.slow(4.0, times=1)
+    quiet = nexo("plugin", *command, "--json", cwd=tmp_path, env=env)
+    assert quiet.code == 0, quiet.stderr
+    assert "waiting for" not in quiet.stderr
+
+
+@pytest.mark.parametrize(
     "args", [["plugin", "install"], ["plugin", "lock"], ["plugin", "trust", "add"]]
 )
 def test_help_documents_the_default_deadline(tmp_path: Path, args: list[str]) -> None:

@@ -6,6 +6,7 @@ parse)."""
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
 import pytest
 import typer
@@ -71,3 +72,28 @@ def test_the_target_option_names_its_default_variable(command: str) -> None:
 def test_upgrade_says_its_target_comes_from_the_receipt() -> None:
     shown = nexo("plugin", "upgrade", "--help", env=clean_env(), in_process=True)
     assert "receipt records" in " ".join(shown.stdout.split())
+
+
+def test_an_identity_pattern_the_help_teaches_trusts_the_release_it_names(tmp_path: Path) -> None:
+    """`trust add --help` shows an `--identity-regexp`: nexo-pkg matches it against the whole
+    identity, so it must match a release workflow's identity of that owner, and lint it clean
+    (anchored, as NXT010 asks), or the example writes a policy that trusts nothing."""
+    import re
+
+    from nexo_pkg.lint.engine import lint_file
+
+    shown = nexo("plugin", "trust", "add", "--help", env=clean_env(), in_process=True)
+    [example] = [line for line in _examples(shown.stdout) if "--identity-regexp" in line]
+    words = shlex.split(example)
+    pattern = words[words.index("--identity-regexp") + 1]
+    identity = (
+        "https://github.com/acme/nexo-plugin-weather/.github/workflows/release.yml@refs/tags/v1.0.0"
+    )
+    assert re.fullmatch(pattern, identity), pattern
+    assert not re.fullmatch(pattern, identity.replace("github.com", "githubXcom", 1)), pattern
+    policy = tmp_path / "trusted_keys.toml"
+    escaped = pattern.replace("\\", "\\\\")
+    policy.write_text(
+        f'schema_version = "1.0"\n[[authors]]\nowner = "acme"\nidentity_regexp = "{escaped}"\n'
+    )
+    assert lint_file(policy).diagnostics == ()

@@ -83,6 +83,23 @@ def test_quiet_is_silent_on_success(tmp_path: Path) -> None:
     assert "microapp manifest" in told.stdout  # what each file is, when not quiet
 
 
+def test_quiet_without_a_terminal_shows_no_screen_it_does_not_ask_on(tmp_path: Path) -> None:
+    """Without a terminal `install` asks nothing (it goes ahead, SPEC), so `-q` without
+    `--yes` is as silent as `-q --yes`: the screen is for a person deciding, and none is."""
+    env = _env(tmp_path)
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    for in_process in (True, False):  # in this process and in one of its own
+        root = tmp_path / f"root-{in_process}"
+        quiet = nexo(
+            "plugin", "install", str(tarball), "--dest", str(root), "-q",
+            env=env, cwd=tmp_path, in_process=in_process,
+        )  # fmt: skip
+        assert quiet.code == 0, quiet.stderr
+        assert [line for line in quiet.stderr.splitlines() if "NOT SIGNED" not in line] == []
+        assert quiet.stdout == ""
+        assert (root / "hello-1.0.0").is_dir()
+
+
 def test_lint_takes_json_as_every_command_does(tmp_path: Path) -> None:
     env = _env(tmp_path)
     manifest = tmp_path / "nexo-plugin.toml"

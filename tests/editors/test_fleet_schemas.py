@@ -54,7 +54,11 @@ def _lock_file(tmp_path: Path) -> Path:
         "echo", "oci://registry.example.com/nexo/echo", "*", None, "1.2.3",
         "oci://registry.example.com/nexo/echo@sha256:" + "a" * 64,
         {"noarch": LockedTarget("noarch", "echo-1.2.3-noarch.tar.gz", 10, "b" * 64,
-                                manifest="sha256:" + "c" * 64, tree="n1:" + "d" * 64)},
+                                manifest="sha256:" + "c" * 64, tree="n1:" + "d" * 64,
+                                sbom="sha256:" + "e" * 64,
+                                identity="https://github.com/acme/echo/.github/workflows/"
+                                "release.yml@refs/tags/v1.2.3",
+                                issuer="https://token.actions.githubusercontent.com")},
     )  # fmt: skip
     path = tmp_path / "nexo-plugins.lock"
     path.write_text(render_lock(lock), encoding="utf-8")
@@ -75,6 +79,10 @@ def test_check_jsonschema_validates_a_lock_with_the_toml_file_type(tmp_path: Pat
     refused = _run(tool, "--schemafile", schema, "--default-filetype", "toml", str(broken))
     assert refused.returncode == 1
     assert "tree" in refused.stdout
+    broken.write_text(lock.read_text().replace('sbom = "sha256:', 'sbom = "md5:'))
+    refused = _run(tool, "--schemafile", schema, "--default-filetype", "toml", str(broken))
+    assert refused.returncode == 1
+    assert "sbom" in refused.stdout
 
 
 def test_taplo_validates_a_lock_that_its_config_includes(tmp_path: Path) -> None:
@@ -116,3 +124,15 @@ def test_the_identity_pattern_dialect_is_checked_by_nexo_not_by_the_schema(
     assert checked.returncode == 0, checked.stdout
     linted = nexo("plugin", "lint", str(policy), env=_offline(), in_process=True)
     assert (linted.code == 0) == nexo_accepts, linted.stdout + linted.stderr
+
+
+def test_the_lock_schema_knows_every_key_lock_writes() -> None:
+    """The schema is closed (`additionalProperties: false`): a key the lock writes and the
+    schema does not list would be flagged by every editor in every real lock."""
+    import json
+
+    from nexo_pkg.fleet import lockfile
+
+    schema = json.loads((SCHEMAS / "nexo-plugins.lock.schema.json").read_text("utf-8"))
+    target = schema["properties"]["plugins"]["additionalProperties"]["properties"]["targets"]
+    assert set(target["additionalProperties"]["properties"]) == lockfile._TARGET_KEYS

@@ -77,7 +77,8 @@ def test_the_lock_text_is_sorted_stable_and_reads_back(tmp_path: Path) -> None:
     ("text", "needle"),
     [
         ("lock_version = 2\n", "lock_version"),
-        ("lock_version = 1\nextra = 1\n", "unknown key"),
+        ("lock_version = 1\nextra = 1\n", "unknown key `extra`"),
+        ("lock_version = 1\nplugin = 1\n", "unknown key `plugin`; did you mean `plugins`?"),
         ("lock_version = 1\n[plugins.echo]\nsource = 'acme/echo'\n", "targets"),
         ("lock_version = 1\n[plugins.echo\n", "not valid TOML"),
     ],
@@ -148,12 +149,18 @@ def test_the_wanted_set_parses_and_matches_its_schema(tmp_path: Path) -> None:
     ("text", "needle"),
     [
         ('[plugins.echo]\nsource = "acme/echo"\ncolour = 1\n', "unknown key `plugins.echo.colour`"),
+        (
+            '[plugins.echo]\nsource = "acme/echo"\nverison = "1"\n',
+            "unknown key `plugins.echo.verison`; did you mean `version`?",
+        ),
+        ("plugin = {}\n", "unknown key `plugin`; did you mean `plugins`?"),
         ("[plugins.echo]\nversion = '1'\n", "source` is missing"),
         ('[plugins.echo]\nsource = "http://x/y"\n', "URLs are not accepted"),
         ('[plugins.echo]\nsource = "oci://h/UPPER"\n', "repository path"),
         ('[plugins.echo]\nsource = "acme/echo"\nversion = "^^1"\n', "plugins.echo.version"),
         ('[plugins.echo]\nsource = "acme/echo"\ntargets = []\n', "targets"),
-        ('[plugins.Echo]\nsource = "acme/echo"\n', "not a plugin id"),
+        ('[plugins.Echo]\nsource = "acme/echo"\n', "not a plugin id: uppercase letters"),
+        ('[plugins.9echo]\nsource = "acme/echo"\n', "not a plugin id: must not start with a digit"),
         ("plugins = 1\n", "table of plugin ids"),
     ],
 )
@@ -305,3 +312,17 @@ def test_a_credential_helper_is_asked_for_its_host(
     with pytest.raises(NexoError) as caught:
         credentials_for("r.example", path)
     assert caught.value.kind == "registry_config"
+
+
+def test_a_missing_wanted_set_or_lock_says_how_to_get_one(tmp_path: Path) -> None:
+    with pytest.raises(NexoError) as wanted:
+        read_wanted(tmp_path / "nexo-plugins.toml")
+    assert (wanted.value.kind, wanted.value.exit_code) == ("wanted_invalid", 2)
+    assert "does not exist" in wanted.value.message
+    assert "--file" in wanted.value.message
+    with pytest.raises(NexoError) as lock:
+        read_lock(tmp_path / "nexo-plugins.lock")
+    assert (lock.value.kind, lock.value.exit_code) == ("lock_invalid", 2)
+    assert "`nexo plugin lock`" in lock.value.message
+    assert "--lock" in lock.value.message
+    assert list(tmp_path.iterdir()) == []

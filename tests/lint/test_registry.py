@@ -140,3 +140,27 @@ def test_empty_command_explanation_matches_the_daemon() -> None:
     assert "spawn code refuses it" in text
     assert "manifest entrypoint.command is empty" in text
     assert "does not refuse" not in text
+
+
+def test_every_explained_rule_links_to_its_own_section() -> None:
+    """`rule --all` and `--explain` give each rule a documentation link: a trust-policy rule's
+    section is in docs/trust.md (rules.md leaves them out), a manifest rule's in rules.md."""
+    import json
+
+    from support.cli import nexo
+
+    shown = nexo("plugin", "rule", "--all", "--json", in_process=True)
+    assert shown.code == 0, shown.stderr
+    rules = json.loads(shown.stdout)["rules"]
+    assert any(rule["code"].startswith("NXT") for rule in rules)
+    prefix = "https://github.com/nexo-pkg/nexo-pkg/blob/main/"
+    for rule in rules:
+        assert rule["url"].startswith(prefix), rule["url"]
+        page, anchor = rule["url"].removeprefix(prefix).split("#")
+        headings = (ROOT / page).read_text("utf-8")
+        assert f"\n### {rule['code']} {rule['name']}\n" in headings or (
+            f"\n## {rule['code']} {rule['name']}\n" in headings
+        ), rule["url"]
+        assert anchor == f"{rule['code'].lower()}-{rule['name']}"
+    explained = nexo("plugin", "rule", "NXT004", in_process=True)
+    assert "docs/trust.md#nxt004-policy-invalid-value" in explained.stdout

@@ -437,3 +437,24 @@ def test_every_template_renders_without_a_placeholder_left(
         if _PLACEHOLDER.search(path + "\n" + text)
     }
     assert left == {}
+
+
+@pytest.mark.parametrize("kind", ["plugin", "microapp"])
+def test_the_readme_trust_entry_matches_the_release_workflow_only(
+    tmp_path: Path, kind: str
+) -> None:
+    """The README's `trusted_keys.toml` entry is a policy entry that lints clean, and its
+    pattern matches the identity the scaffolded release workflow signs with, with every dot
+    literal (as `nexo plugin trust add` writes it): `githubXcom` is no GitHub."""
+    created = create_project(NewProject("demo", dest=tmp_path / "demo", owner="acme", kind=kind))
+    readme = (created.path / "README.md").read_text(encoding="utf-8")
+    snippet = readme.split("```toml\n", 1)[1].split("```", 1)[0]
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text('schema_version = "1.0"\n' + snippet, encoding="utf-8")
+    assert lint_file(policy).diagnostics == ()
+    pattern = re.compile(tomllib.loads(snippet)["authors"][0]["identity_regexp"])
+    genuine = (
+        "https://github.com/acme/nexo-plugin-demo/.github/workflows/release.yml@refs/tags/v1.0.0"
+    )
+    assert pattern.fullmatch(genuine)
+    assert not pattern.fullmatch(genuine.replace("github.com", "githubXcom", 1))
