@@ -21,7 +21,7 @@ MINIMAL = Path(__file__).resolve().parents[1] / "fixtures/manifests/valid/minima
         (["plugin", "lint", "--format", "json", "-"], MINIMAL.read_text("utf-8")),
         (["plugin", "lint", "-"], b"[plugin\r\nid = 1\r\n"),
         (["plugin", "bogus"], None),
-        (["plugin", "remove", "nothing-here", "--json"], None),
+        (["plugin", "remove", "nothing_here", "--json"], None),
     ],
     ids=["version", "lint-stdin", "lint-bytes", "usage", "json-failure"],
 )
@@ -37,10 +37,10 @@ def test_in_process_and_subprocess_runs_agree(
 
 def test_the_result_reads_the_json_document_and_the_error_line(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    result = nexo("plugin", "remove", "nothing-here", "--json", env=clean_env(NEXO_HOME=str(home)))
+    result = nexo("plugin", "remove", "nothing_here", "--json", env=clean_env(NEXO_HOME=str(home)))
     assert result.code == result.exit_code == 1
     assert result.document["kind"] == "not_installed"
-    assert result.error_line.startswith("error: plugin 'nothing-here' is not installed in ")
+    assert result.error_line.startswith("error: plugin 'nothing_here' is not installed in ")
     with pytest.raises(AssertionError, match="no error line"):
         _ = CliResult(0, "", "note\n").error_line
 
