@@ -17,9 +17,9 @@ import logging
 import os
 import posixpath
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, ParamSpec, TypeVar, cast
 from urllib.parse import unquote, urlparse
@@ -29,17 +29,24 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification
+from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from nexo_pkg import __version__
-from nexo_pkg.core.diagnostics import Diagnostic
+from nexo_pkg.core.diagnostics import Diagnostic, Position
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.lint.config import LintSettings
 from nexo_pkg.lint.daemon_files import config_kind
-from nexo_pkg.lint.engine import lint_config_source, lint_source
+from nexo_pkg.lint.engine import lint_bytes, lint_config_source, lint_source
 from nexo_pkg.lint.fixes import FIXABLE, rule_of, subject_at
 from nexo_pkg.lsp import code_actions, completion, hover, yaml_help
-from nexo_pkg.lsp.positions import ClientRange, Encoding, LineIndex, normalise_encoding
+from nexo_pkg.lsp.positions import (
+    ClientRange,
+    Encoding,
+    LineIndex,
+    apply_change,
+    normalise_encoding,
+)
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
 from nexo_pkg.manifest.names import CANONICAL_MANIFEST_NAME, is_manifest_name
 from nexo_pkg.manifest.options import LintOptions
@@ -58,6 +65,7 @@ DEFAULT_DEBOUNCE_SECONDS = 0.1
 POLICY_FILE_NAME = "trusted_keys.toml"
 MANIFEST_SCHEMA = "nexo-plugin.schema.json"
 POLICY_SCHEMA = "trusted-keys.schema.json"
+BYTE_ORDER_MARK = "\ufeff"
 
 # A fleet's wanted set and lock have schemas but no rules of their own: schema-only linting.
 SCHEMA_ONLY_FILES = {
@@ -114,9 +122,17 @@ def manifest_options(path: str) -> LintOptions | None:
 
 
 def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...]:
-    """Lint ``text`` with the linter for ``kind``; the linters never raise for bad input."""
+    """Lint ``text`` with the linter for ``kind``; the linters never raise for bad input.
+
+    As ``nexo plugin lint`` reads a file: a leading byte-order mark is not part of the TOML
+    (the findings' columns on the first line still count it, as the editor does), and a
+    manifest that is binary (a NUL) or too large gets the command's one finding about that.
+    """
+    if text.startswith(BYTE_ORDER_MARK):
+        return tuple(_after_mark(item) for item in lint_text(kind, text[1:], path))
     if kind == "manifest":
-        return lint_source(text, path=path, options=manifest_options(path)).diagnostics
+        raw = text.encode("utf-8", "surrogatepass")
+        return lint_bytes(raw, path=path, options=manifest_options(path)).diagnostics
     if kind == "daemon-config":
         result = lint_config_source(text, path=path, options=manifest_options(path))
         return () if result is None else result.diagnostics
@@ -127,6 +143,16 @@ def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...
     from nexo_pkg.trust.api import lint_policy_source  # noqa: PLC0415 - policies only
 
     return lint_policy_source(text, path=path).diagnostics
+
+
+def _after_mark(diagnostic: Diagnostic) -> Diagnostic:
+    """A finding in text that followed a byte-order mark, in the text with the mark."""
+
+    def moved(position: Position) -> Position:
+        return replace(position, column=position.column + 1) if position.line == 1 else position
+
+    span = diagnostic.span
+    return replace(diagnostic, span=replace(span, start=moved(span.start), end=moved(span.end)))
 
 
 def to_lsp_range(client_range: ClientRange) -> types.Range:
@@ -248,6 +274,48 @@ class _Protocol(LanguageServerProtocol):
     def client_gone(self) -> bool:
         """Whether the client closed its end of the output."""
         return isinstance(self.writer, _QuietWriter) and self.writer.gone
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Iterator[Any]:
+        """Apply the changes, then hand on to the server's handler.
+
+        The server asks for full synchronisation, yet a client may send ranged changes all the
+        same; pygls would then replace the whole document with the text of the range. Ranged
+        changes are applied where they say, in the negotiated encoding, as LSP counts lines
+        (``\\n``, ``\\r\\n``, ``\\r``); a range past the end clamps to the end.
+        """
+        uri = params.text_document.uri
+        if unquote(uri) in self.workspace.text_documents:
+            document = self.workspace.get_text_document(uri)
+            negotiated = self.workspace.position_encoding
+            encoding = normalise_encoding(str(getattr(negotiated, "value", negotiated)))
+            text = document.source
+            for change in params.content_changes:
+                if isinstance(change, types.TextDocumentContentChangePartial):
+                    start, end = change.range.start, change.range.end
+                    text = apply_change(
+                        text,
+                        (start.line, start.character),
+                        (end.line, end.character),
+                        change.text,
+                        encoding,
+                    )
+                else:
+                    text = change.text
+            self.workspace.put_text_document(
+                types.TextDocumentItem(
+                    uri=uri,
+                    language_id=document.language_id or "",
+                    version=params.text_document.version,
+                    text=text,
+                )
+            )
+        else:
+            logger.debug("didChange of %s, which is not open: ignored", uri)
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
