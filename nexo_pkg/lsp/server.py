@@ -25,7 +25,12 @@ from typing import Any, BinaryIO, Literal, ParamSpec, TypeVar, cast
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+    JsonRpcServerNotInitialized,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification
@@ -275,6 +280,34 @@ class _Protocol(LanguageServerProtocol):
         """Whether the client closed its end of the output."""
         return isinstance(self.writer, _QuietWriter) and self.writer.gone
 
+    #: The status the process ends with: LSP's 1 for an ``exit`` before ``shutdown``.
+    exit_code = 0
+
+    def handle_message(self, message: Any) -> None:
+        """Hand ``message`` on, except as LSP says for the wrong time.
+
+        Before ``initialize`` a request is answered ``-32002`` (server not initialized) and a
+        notification other than ``exit`` is dropped; after ``shutdown`` a request is answered
+        ``-32600`` (invalid request) instead of never (pygls drops it, and the client would
+        wait for ever).
+        """
+        method = getattr(message, "method", None)
+        request_id = getattr(message, "id", None)
+        if method is not None and method != types.EXIT:
+            refusal: JsonRpcException | None = None
+            if self._workspace is None and method != types.INITIALIZE:
+                refusal = JsonRpcServerNotInitialized("the server has not been initialized")
+            elif self._shutdown:
+                refusal = JsonRpcInvalidRequest("the server is shutting down")
+            if refusal is not None:
+                logger.warning("%s refused: %s", method, refusal.message)
+                if request_id is not None:
+                    self._send_response(request_id, error=refusal.to_response_error())
+                return
+        if method == types.EXIT:
+            self.exit_code = 0 if self._shutdown else 1
+        super().handle_message(message)
+
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(
         self, params: types.DidChangeTextDocumentParams
@@ -343,6 +376,26 @@ class NexoLanguageServer(LanguageServer):
         # One worker: lints run in order, off the event loop, so hover and completion stay
         # responsive while a large manifest is being checked.
         self._lint_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nexo-lint")
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A message body that is not JSON (or not UTF-8) is answered as JSON-RPC says: a
+        ``-32700`` parse error with a null id, not a pop-up in the editor; the session goes on.
+        Other failures are reported as pygls does."""
+        if isinstance(error, ValueError) and source is JsonRpcException:
+            # json.JSONDecodeError and UnicodeDecodeError are both ValueErrors.
+            # Sent as a plain document: JSON-RPC wants `"id": null`, which pygls would omit.
+            self.protocol._send_data(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {
+                        "code": JsonRpcParseError.CODE,
+                        "message": f"the message is not JSON: {error}",
+                    },
+                }
+            )
+            return
+        super().report_server_error(error, source)
 
     @property
     def encoding(self) -> Encoding:
@@ -652,17 +705,21 @@ class CappedReader:
         return b""
 
 
-def serve(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> None:
-    """Run the language server on stdin/stdout until the client says ``exit``."""
+def serve(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> int:
+    """Run the language server on stdin/stdout until the client says ``exit`` (or closes
+    stdin); return the exit status: 1 for an ``exit`` that no ``shutdown`` preceded, as LSP
+    says, else 0."""
     output = sys.stdout.buffer
     descriptor = output.fileno()
     # pygls only calls readline() and read(n), which is all CappedReader offers.
     reader = cast("BinaryIO", CappedReader(sys.stdin.buffer, output))
     server = create_server(debounce_seconds=debounce_seconds)
     server.start_io(stdin=reader, stdout=output)
-    if cast("_Protocol", server.protocol).client_gone:
+    protocol = cast("_Protocol", server.protocol)
+    if protocol.client_gone:
         # Nothing may reach the closed pipe at exit either (the interpreter flushes stdout).
         with contextlib.suppress(OSError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, descriptor)
             os.close(devnull)
+    return protocol.exit_code

@@ -233,3 +233,100 @@ def test_a_client_that_quits_without_awaiting_shutdown_leaves_a_quiet_log(
     process.stderr.close()
     for word in ("Traceback", "BrokenPipe", "ERROR", "Exception ignored", "Broken pipe"):
         assert word not in log, log[-2000:]
+
+
+def _initialize() -> bytes:
+    return frame(
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+    )
+
+
+def _hover(request_id: int) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "textDocument/hover",
+        "params": {"textDocument": {"uri": URI}, "position": {"line": 0, "character": 0}},
+    }
+
+
+def test_a_body_that_is_not_json_gets_a_parse_error_and_the_session_goes_on(
+    server: subprocess.Popen[bytes],
+) -> None:
+    """JSON-RPC 2.0: invalid JSON is answered `-32700` with `"id": null` (not a pop-up)."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    body = b"{not json"
+    server.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    server.stdin.write(frame(_hover(7)))
+    server.stdin.flush()
+    answers = [read_message(server.stdout)]
+    while answers[-1].get("id") != 7:
+        answers.append(read_message(server.stdout))
+    [parse_error] = [answer for answer in answers if "error" in answer]
+    assert parse_error == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": parse_error["error"]["message"]},
+    }
+    assert not [answer for answer in answers if answer.get("method") == "window/showMessage"]
+    assert "result" in answers[-1]
+
+
+def test_requests_before_initialize_are_refused_and_notifications_dropped() -> None:
+    """LSP: before `initialize` a request gets `-32002` and a notification is dropped."""
+    process = spawn()
+    assert process.stdin is not None
+    assert process.stdout is not None
+    opened = {"uri": URI, "languageId": "toml", "version": 1, "text": "naem = 1\n"}
+    process.stdin.write(frame(_hover(3)))
+    process.stdin.write(
+        frame({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+               "params": {"textDocument": opened}})
+    )  # fmt: skip
+    process.stdin.write(_initialize())
+    process.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    process.stdin.write(frame(_hover(4)))
+    process.stdin.flush()
+    try:
+        first = read_message(process.stdout)
+        assert first["id"] == 3
+        assert first["error"]["code"] == -32002
+        assert "result" in response_to(process.stdout, 1)
+        # The document opened too early was dropped: nothing to hover in.
+        assert response_to(process.stdout, 4)["result"] is None
+    finally:
+        process.kill()
+        process.communicate(timeout=10)
+
+
+def test_requests_after_shutdown_are_answered_invalid(server: subprocess.Popen[bytes]) -> None:
+    """LSP: after `shutdown` a request is an error (`-32600`), not left unanswered."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(frame({"jsonrpc": "2.0", "id": 40, "method": "shutdown"}))
+    server.stdin.write(frame(_hover(41)))
+    server.stdin.flush()
+    assert "result" in response_to(server.stdout, 40)
+    assert response_to(server.stdout, 41)["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize("shutdown", [True, False], ids=["after-shutdown", "without-shutdown"])
+def test_exit_status_follows_shutdown(shutdown: bool) -> None:
+    """LSP: `exit` ends the server with 0 after `shutdown`, with 1 without it."""
+    process = spawn()
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(_initialize())
+    process.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    process.stdin.flush()
+    assert "result" in response_to(process.stdout, 1)
+    if shutdown:
+        process.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+        process.stdin.flush()
+        assert "result" in response_to(process.stdout, 2)
+    process.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+    process.stdin.flush()
+    _, log = process.communicate(timeout=30)
+    assert process.returncode == (0 if shutdown else 1)
+    assert b"Traceback" not in log
