@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import posixpath
+import re
 import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -669,12 +670,23 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_HEADER_LINE_BYTES = 64 * 1024
 
 
+# A Content-Length header as clients write it: any case (HTTP header names are), any spaces,
+# perhaps glued to the end of the line before it (the body of a message whose header could
+# not be read has no line break of its own).
+_CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\S*)[ \t]*\r?\n?\Z", re.IGNORECASE)
+
+
 class CappedReader:
     """stdin for pygls's reader with a cap on what one message may ask it to read.
 
     A ``Content-Length`` above :data:`MAX_MESSAGE_BYTES` is answered with a JSON-RPC error
     (``-32600``, no id: the body was never read) and reads as end of input, so the server
     stops cleanly instead of allocating what the header asks for.
+
+    The ``Content-Length`` header is handed to pygls in the one spelling it reads
+    (``Content-Length: N``), whatever the case and spacing the client used. One whose value
+    is not a number is answered with a parse error (``-32700``, no id); that message is lost,
+    and the next one is read again from its header.
     """
 
     def __init__(self, stream: BinaryIO, output: BinaryIO, *, limit: int = MAX_MESSAGE_BYTES):
@@ -683,26 +695,32 @@ class CappedReader:
         self.limit = limit
 
     def readline(self) -> bytes:
-        return self.stream.readline(MAX_HEADER_LINE_BYTES)
+        line = self.stream.readline(MAX_HEADER_LINE_BYTES)
+        found = _CONTENT_LENGTH.search(line)
+        if found is None:
+            return line
+        value = found.group(1)
+        if value.isdigit():
+            return b"Content-Length: %s\r\n" % value
+        logger.error("unreadable Content-Length header %r: the message is skipped", line[-80:])
+        self._refuse(-32700, "the Content-Length header is not a number of bytes")
+        return b"X-Unreadable-Header: skipped\r\n"
 
     def read(self, size: int) -> bytes:
         if size <= self.limit:
             return self.stream.read(size)
         logger.error("refusing a message of %d bytes (limit %d)", size, self.limit)
+        self._refuse(-32600, f"message of {size} bytes exceeds the {self.limit}-byte limit")
+        return b""
+
+    def _refuse(self, code: int, message: str) -> None:
+        """Write a JSON-RPC error with a null id (no request can be named) to the client."""
         body = json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": None,
-                "error": {
-                    "code": -32600,
-                    "message": f"message of {size} bytes exceeds the {self.limit}-byte limit",
-                },
-            }
+            {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
         ).encode()
         with contextlib.suppress(OSError, ValueError):
             self.output.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
             self.output.flush()
-        return b""
 
 
 def serve(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> int:

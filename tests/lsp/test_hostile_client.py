@@ -330,3 +330,40 @@ def test_exit_status_follows_shutdown(shutdown: bool) -> None:
     _, log = process.communicate(timeout=30)
     assert process.returncode == (0 if shutdown else 1)
     assert b"Traceback" not in log
+
+
+@pytest.mark.parametrize(
+    "header",
+    [b"content-length: %d\r\n", b"CONTENT-LENGTH:%d\r\n", b"Content-Length:  %d \r\n"],
+    ids=["lower-case", "no-space", "extra-spaces"],
+)
+def test_a_content_length_header_in_another_spelling_is_read(
+    server: subprocess.Popen[bytes], header: bytes
+) -> None:
+    """Header names are case-insensitive (HTTP's rule, which LSP's base protocol follows);
+    such a header used to be ignored, and with it every later message of the session."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    body = json.dumps(_hover(61)).encode()
+    server.stdin.write(header % len(body) + b"\r\n" + body)
+    server.stdin.write(frame(_hover(62)))
+    server.stdin.flush()
+    assert "result" in response_to(server.stdout, 61)
+    assert "result" in response_to(server.stdout, 62)
+
+
+def test_a_content_length_that_is_not_a_number_is_refused_and_the_next_message_read(
+    server: subprocess.Popen[bytes],
+) -> None:
+    assert server.stdin is not None
+    assert server.stdout is not None
+    body = json.dumps(_hover(63)).encode()
+    server.stdin.write(b"Content-Length: many\r\n\r\n" + body)
+    server.stdin.write(frame(_hover(64)))
+    server.stdin.flush()
+    answers = [read_message(server.stdout)]
+    while answers[-1].get("id") != 64:
+        answers.append(read_message(server.stdout))
+    errors = [answer for answer in answers if "error" in answer]
+    assert [(error["id"], error["error"]["code"]) for error in errors] == [(None, -32700)]
+    assert "result" in answers[-1]
