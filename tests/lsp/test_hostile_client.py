@@ -45,6 +45,14 @@ def response_to(stream: IO[bytes], request_id: int | None) -> dict[str, Any]:
     raise AssertionError(f"no response to {request_id}")
 
 
+def messages_until(stream: IO[bytes], request_id: int) -> list[dict[str, Any]]:
+    """Every message up to and including the response to ``request_id``."""
+    answers = [read_message(stream)]
+    while answers[-1].get("id") != request_id or "method" in answers[-1]:
+        answers.append(read_message(stream))
+    return answers
+
+
 def spawn(*arguments: str) -> subprocess.Popen[bytes]:
     """`nexo plugin lsp ARGUMENTS` with all three pipes."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEXO_")}
@@ -260,9 +268,7 @@ def test_a_body_that_is_not_json_gets_a_parse_error_and_the_session_goes_on(
     server.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
     server.stdin.write(frame(_hover(7)))
     server.stdin.flush()
-    answers = [read_message(server.stdout)]
-    while answers[-1].get("id") != 7:
-        answers.append(read_message(server.stdout))
+    answers = messages_until(server.stdout, 7)
     [parse_error] = [answer for answer in answers if "error" in answer]
     assert parse_error == {
         "jsonrpc": "2.0",
@@ -361,9 +367,7 @@ def test_a_content_length_that_is_not_a_number_is_refused_and_the_next_message_r
     server.stdin.write(b"Content-Length: many\r\n\r\n" + body)
     server.stdin.write(frame(_hover(64)))
     server.stdin.flush()
-    answers = [read_message(server.stdout)]
-    while answers[-1].get("id") != 64:
-        answers.append(read_message(server.stdout))
+    answers = messages_until(server.stdout, 64)
     errors = [answer for answer in answers if "error" in answer]
     assert [(error["id"], error["error"]["code"]) for error in errors] == [(None, -32700)]
     assert "result" in answers[-1]
