@@ -151,6 +151,12 @@ def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...
     return lint_policy_source(text, path=path).diagnostics
 
 
+def _mark_as_space(text: str) -> str:
+    """``text`` with a leading byte-order mark read as a space: the TOML and YAML readers of
+    hover, completion and quick fixes see the document as lint does, at the same offsets."""
+    return " " + text[1:] if text.startswith(BYTE_ORDER_MARK) else text
+
+
 def _after_mark(diagnostic: Diagnostic) -> Diagnostic:
     """A finding in text that followed a byte-order mark, in the text with the mark."""
 
@@ -506,7 +512,7 @@ def _schema_position(
         return None
     index = LineIndex(snapshot.text)
     line, column = index.from_client(params.position.line, params.position.character, ls.encoding)
-    return navigator, snapshot.text, index, index.offset(line, column), is_yaml
+    return navigator, _mark_as_space(snapshot.text), index, index.offset(line, column), is_yaml
 
 
 def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> NexoLanguageServer:
@@ -604,7 +610,7 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
                 continue  # no fix was reported with the finding: offer none
             name = str(data.get("name", ""))
             for fix in code_actions.fixes_for(
-                snapshot.text,
+                _mark_as_space(snapshot.text),
                 start,
                 end,
                 code=diagnostic.code,

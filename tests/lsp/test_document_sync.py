@@ -170,3 +170,34 @@ def test_a_binary_document_gets_the_commands_finding(
         assert [str(item.code) for item in published.diagnostics] == ["NX003"]
 
     shared_server.run(scenario)
+
+
+def test_hover_and_quick_fixes_read_past_a_byte_order_mark(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    async def scenario(session: LspSession) -> None:
+        text = "\ufeff" + MANIFEST.replace('"😀", "weather_ok"', '"forecast"')
+        uri = session.open(tmp_path / "nexo-plugin.toml", text)
+        published = await session.diagnostics(uri, version=1)
+        hover = await session.hover(uri, 1, 1)
+        assert hover is not None
+        assert isinstance(hover.contents, types.MarkupContent)
+        assert "plugin.id" in hover.contents.value
+        [finding] = [item for item in published.diagnostics if item.code == "NX113"]
+        actions = await session.code_actions(uri, [finding])
+        assert actions, "no quick fix offered"
+        assert actions[0].edit is not None
+        assert actions[0].edit.changes is not None
+        [edit] = actions[0].edit.changes[uri]
+        assert edit.range.start.line == edit.range.end.line == TOOLS_LINE
+        line = text.split("\n")[TOOLS_LINE]
+        fixed_line = (
+            line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
+        )
+        lines = text.split("\n")
+        lines[TOOLS_LINE] = fixed_line
+        version = session.change(uri, "\n".join(lines))
+        fixed = await session.diagnostics(uri, version=version)
+        assert "NX113" not in {str(item.code) for item in fixed.diagnostics}
+
+    shared_server.run(scenario)
