@@ -132,23 +132,21 @@ def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...
 
     As ``nexo plugin lint`` reads a file: a leading byte-order mark is not part of the TOML
     (the findings' columns on the first line still count it, as the editor does), and a
-    manifest that is binary (a NUL) or too large gets the command's one finding about that.
+    manifest or trust policy that is binary (a NUL) or too large gets the command's one
+    finding about that.
     """
     if text.startswith(BYTE_ORDER_MARK):
         return tuple(_after_mark(item) for item in lint_text(kind, text[1:], path))
-    if kind == "manifest":
+    if kind in ("manifest", "policy"):
+        # The command names a trust policy by its file name too, and applies the settings.
         raw = text.encode("utf-8", "surrogatepass")
         return lint_bytes(raw, path=path, options=manifest_options(path)).diagnostics
     if kind == "daemon-config":
         result = lint_config_source(text, path=path, options=manifest_options(path))
         return () if result is None else result.diagnostics
-    if kind in SCHEMA_ONLY_FILES:
-        from nexo_pkg.manifest.schema_lint import lint_against_schema  # noqa: PLC0415
+    from nexo_pkg.manifest.schema_lint import lint_against_schema  # noqa: PLC0415
 
-        return lint_against_schema(text, SCHEMA_ONLY_FILES[kind], path=path).diagnostics
-    from nexo_pkg.trust.api import lint_policy_source  # noqa: PLC0415 - policies only
-
-    return lint_policy_source(text, path=path).diagnostics
+    return lint_against_schema(text, SCHEMA_ONLY_FILES[kind], path=path).diagnostics
 
 
 def _mark_as_space(text: str) -> str:

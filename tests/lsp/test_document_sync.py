@@ -201,3 +201,18 @@ def test_hover_and_quick_fixes_read_past_a_byte_order_mark(
         assert "NX113" not in {str(item.code) for item in fixed.diagnostics}
 
     shared_server.run(scenario)
+
+
+def test_a_binary_trust_policy_gets_the_commands_finding(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    async def scenario(session: LspSession) -> None:
+        text = 'schema_version = 1\ndefault = "\x00"\n'
+        uri = session.open(tmp_path / "trusted_keys.toml", text)
+        published = await session.diagnostics(uri, version=1)
+        path = tmp_path / "copy" / "trusted_keys.toml"
+        path.parent.mkdir()
+        assert _codes_and_ranges(published) == _as_the_command_reports(path, text)
+        assert [str(item.code) for item in published.diagnostics] == ["NX003"]
+
+    shared_server.run(scenario)
