@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 
 from nexo_pkg.lint.engine import lint_file
@@ -157,16 +158,23 @@ def test_a_byte_order_mark_is_read_as_the_command_reads_it(
     shared_server.run(scenario)
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("nexo-plugin.toml", "[plugin]\nid = \x00\x01"),
+        ("trusted_keys.toml", 'schema_version = 1\ndefault = "\x00"\n'),
+    ],
+    ids=["manifest", "trust-policy"],
+)
 def test_a_binary_document_gets_the_commands_finding(
-    shared_server: SharedServer, tmp_path: Path
+    shared_server: SharedServer, tmp_path: Path, name: str, text: str
 ) -> None:
     async def scenario(session: LspSession) -> None:
-        text = "[plugin]\nid = \x00\x01"
-        uri = session.open(tmp_path / "nexo-plugin.toml", text)
+        uri = session.open(tmp_path / name, text)
         published = await session.diagnostics(uri, version=1)
-        assert _codes_and_ranges(published) == _as_the_command_reports(
-            tmp_path / "expected.toml", text
-        )
+        path = tmp_path / "copy" / name
+        path.parent.mkdir()
+        assert _codes_and_ranges(published) == _as_the_command_reports(path, text)
         assert [str(item.code) for item in published.diagnostics] == ["NX003"]
 
     shared_server.run(scenario)
@@ -199,20 +207,5 @@ def test_hover_and_quick_fixes_read_past_a_byte_order_mark(
         version = session.change(uri, "\n".join(lines))
         fixed = await session.diagnostics(uri, version=version)
         assert "NX113" not in {str(item.code) for item in fixed.diagnostics}
-
-    shared_server.run(scenario)
-
-
-def test_a_binary_trust_policy_gets_the_commands_finding(
-    shared_server: SharedServer, tmp_path: Path
-) -> None:
-    async def scenario(session: LspSession) -> None:
-        text = 'schema_version = 1\ndefault = "\x00"\n'
-        uri = session.open(tmp_path / "trusted_keys.toml", text)
-        published = await session.diagnostics(uri, version=1)
-        path = tmp_path / "copy" / "trusted_keys.toml"
-        path.parent.mkdir()
-        assert _codes_and_ranges(published) == _as_the_command_reports(path, text)
-        assert [str(item.code) for item in published.diagnostics] == ["NX003"]
 
     shared_server.run(scenario)
