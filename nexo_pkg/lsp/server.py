@@ -296,6 +296,9 @@ class _Protocol(LanguageServerProtocol):
         ``-32600`` (invalid request) instead of never (pygls drops it, and the client would
         wait for ever).
         """
+        if getattr(message, "jsonrpc", None) != "2.0":
+            self._refuse_invalid(message)
+            return
         method = getattr(message, "method", None)
         request_id = getattr(message, "id", None)
         if method is not None and method != types.EXIT:
@@ -312,6 +315,31 @@ class _Protocol(LanguageServerProtocol):
         if method == types.EXIT:
             self.exit_code = 0 if self._shutdown else 1
         super().handle_message(message)
+
+    def _refuse_invalid(self, message: Any) -> None:
+        """Answer what is not a JSON-RPC 2.0 message (no or another ``jsonrpc``, a batch,
+        which LSP does not use) with ``-32600``: under the request's id when it has one, under
+        a null id when none can be read; a notification is only logged."""
+        if isinstance(message, dict):
+            request_id = message.get("id")
+        elif isinstance(message, list):
+            request_id = None
+        else:
+            request_id = getattr(message, "id", None)
+            if request_id is None or getattr(message, "method", None) is None:
+                logger.warning("not a JSON-RPC 2.0 message, ignored: %.200r", message)
+                return
+        logger.warning("not a JSON-RPC 2.0 message, refused: %.200r", message)
+        self._send_data(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id if isinstance(request_id, (int, str)) else None,
+                "error": {
+                    "code": JsonRpcInvalidRequest.CODE,
+                    "message": 'not a JSON-RPC 2.0 message (`"jsonrpc": "2.0"` and a method)',
+                },
+            }
+        )
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(

@@ -371,3 +371,29 @@ def test_a_content_length_that_is_not_a_number_is_refused_and_the_next_message_r
     errors = [answer for answer in answers if "error" in answer]
     assert [(error["id"], error["error"]["code"]) for error in errors] == [(None, -32700)]
     assert "result" in answers[-1]
+
+
+@pytest.mark.parametrize(
+    ("message", "expected_id"),
+    [
+        ({**_hover(80), "jsonrpc": "1.0"}, 80),
+        ({key: value for key, value in _hover(81).items() if key != "jsonrpc"}, 81),
+        ([_hover(82)], None),
+    ],
+    ids=["version-1.0", "no-version", "batch"],
+)
+def test_what_is_not_json_rpc_2_is_answered_invalid_request(
+    server: subprocess.Popen[bytes], message: Any, expected_id: int | None
+) -> None:
+    """JSON-RPC 2.0: an invalid request gets `-32600` (it used to get nothing, and the
+    client waited for ever); the session goes on."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    body = json.dumps(message).encode()
+    server.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    server.stdin.write(frame(_hover(83)))
+    server.stdin.flush()
+    answers = messages_until(server.stdout, 83)
+    errors = [answer for answer in answers if "error" in answer]
+    assert [(error["id"], error["error"]["code"]) for error in errors] == [(expected_id, -32600)]
+    assert "result" in answers[-1]
