@@ -53,6 +53,18 @@ def messages_until(stream: IO[bytes], request_id: int) -> list[dict[str, Any]]:
     return answers
 
 
+def errors_then_answer(server: subprocess.Popen[bytes], raw: bytes) -> list[tuple[Any, int]]:
+    """Write ``raw`` and then a hover request; return the ``(id, code)`` of the errors answered
+    before the hover's response, once that response (a result: the session went on) came."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(raw + frame(_hover(99)))
+    server.stdin.flush()
+    answers = messages_until(server.stdout, 99)
+    assert "result" in answers[-1]
+    return [(answer["id"], answer["error"]["code"]) for answer in answers if "error" in answer]
+
+
 def spawn(*arguments: str) -> subprocess.Popen[bytes]:
     """`nexo plugin lsp ARGUMENTS` with all three pipes."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEXO_")}
@@ -364,13 +376,7 @@ def test_a_content_length_that_is_not_a_number_is_refused_and_the_next_message_r
     assert server.stdin is not None
     assert server.stdout is not None
     body = json.dumps(_hover(63)).encode()
-    server.stdin.write(b"Content-Length: many\r\n\r\n" + body)
-    server.stdin.write(frame(_hover(64)))
-    server.stdin.flush()
-    answers = messages_until(server.stdout, 64)
-    errors = [answer for answer in answers if "error" in answer]
-    assert [(error["id"], error["error"]["code"]) for error in errors] == [(None, -32700)]
-    assert "result" in answers[-1]
+    assert errors_then_answer(server, b"Content-Length: many\r\n\r\n" + body) == [(None, -32700)]
 
 
 @pytest.mark.parametrize(
@@ -390,10 +396,5 @@ def test_what_is_not_json_rpc_2_is_answered_invalid_request(
     assert server.stdin is not None
     assert server.stdout is not None
     body = json.dumps(message).encode()
-    server.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-    server.stdin.write(frame(_hover(83)))
-    server.stdin.flush()
-    answers = messages_until(server.stdout, 83)
-    errors = [answer for answer in answers if "error" in answer]
-    assert [(error["id"], error["error"]["code"]) for error in errors] == [(expected_id, -32600)]
-    assert "result" in answers[-1]
+    raw = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    assert errors_then_answer(server, raw) == [(expected_id, -32600)]
