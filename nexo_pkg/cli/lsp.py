@@ -86,7 +86,10 @@ def lsp_command(
     # Imported here: the other commands must not pay for pygls and lsprotocol.
     from nexo_pkg.lsp.server import serve  # noqa: PLC0415 - lazy import, see above
 
-    serve(debounce_seconds=debounce_ms / 1000)
+    status = serve(debounce_seconds=debounce_ms / 1000)
+    if status:
+        # LSP: an `exit` that no `shutdown` preceded ends the server with status 1.
+        raise typer.Exit(status)
 
 
 def register(app: typer.Typer) -> None:

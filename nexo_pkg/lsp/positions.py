@@ -13,6 +13,7 @@ TOML strings.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cache
@@ -25,7 +26,18 @@ from nexo_pkg.core.diagnostics import Span
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
 
-__all__ = ["ClientPosition", "ClientRange", "Encoding", "LineIndex", "normalise_encoding"]
+__all__ = [
+    "ClientPosition",
+    "ClientRange",
+    "Encoding",
+    "LineIndex",
+    "apply_change",
+    "normalise_encoding",
+]
+
+# What an LSP client counts as a line break when it sends a range (the specification's
+# "\n", "\r\n" and "\r"), whatever TOML allows in the text.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def normalise_encoding(name: str | None) -> Encoding:
@@ -122,3 +134,29 @@ class LineIndex:
         start = self.to_client(span.start.line - 1, span.start.column - 1, encoding)
         end = self.to_client(span.end.line - 1, span.end.column - 1, encoding)
         return ClientRange(start, max(end, start))
+
+
+def _client_offset(text: str, line: int, character: int, encoding: Encoding) -> int:
+    """The index into ``text`` of an LSP position, lines split as the client splits them.
+
+    A line past the end is the end of the text, a character past the end of its line is the
+    end of that line (before its line break), and half a surrogate pair rounds down.
+    """
+    if line < 0:
+        return 0
+    breaks = [(match.start(), match.end()) for match in _LINE_BREAK.finditer(text)]
+    if line > len(breaks):
+        return len(text)
+    begin = 0 if line == 0 else breaks[line - 1][1]
+    stop = breaks[line][0] if line < len(breaks) else len(text)
+    return begin + LineIndex(text[begin:stop]).from_client(0, character, encoding)[1]
+
+
+def apply_change(
+    text: str, start: tuple[int, int], end: tuple[int, int], new_text: str, encoding: Encoding
+) -> str:
+    """``text`` with the LSP range ``start``..``end`` (0-based line and character, in code
+    units of ``encoding``) replaced by ``new_text``: an incremental ``didChange``. Positions
+    out of range clamp as :func:`_client_offset` says; a reversed range is read in order."""
+    first, last = sorted(_client_offset(text, *position, encoding) for position in (start, end))
+    return text[:first] + new_text + text[last:]

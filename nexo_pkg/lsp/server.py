@@ -16,30 +16,43 @@ import json
 import logging
 import os
 import posixpath
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, ParamSpec, TypeVar, cast
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+    JsonRpcServerNotInitialized,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification
+from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from nexo_pkg import __version__
-from nexo_pkg.core.diagnostics import Diagnostic
+from nexo_pkg.core.diagnostics import Diagnostic, Position
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.lint.config import LintSettings
 from nexo_pkg.lint.daemon_files import config_kind
-from nexo_pkg.lint.engine import lint_config_source, lint_source
+from nexo_pkg.lint.engine import lint_bytes, lint_config_source, lint_source
 from nexo_pkg.lint.fixes import FIXABLE, rule_of, subject_at
 from nexo_pkg.lsp import code_actions, completion, hover, yaml_help
-from nexo_pkg.lsp.positions import ClientRange, Encoding, LineIndex, normalise_encoding
+from nexo_pkg.lsp.positions import (
+    ClientRange,
+    Encoding,
+    LineIndex,
+    apply_change,
+    normalise_encoding,
+)
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
 from nexo_pkg.manifest.names import CANONICAL_MANIFEST_NAME, is_manifest_name
 from nexo_pkg.manifest.options import LintOptions
@@ -58,6 +71,7 @@ DEFAULT_DEBOUNCE_SECONDS = 0.1
 POLICY_FILE_NAME = "trusted_keys.toml"
 MANIFEST_SCHEMA = "nexo-plugin.schema.json"
 POLICY_SCHEMA = "trusted-keys.schema.json"
+BYTE_ORDER_MARK = "\ufeff"
 
 # A fleet's wanted set and lock have schemas but no rules of their own: schema-only linting.
 SCHEMA_ONLY_FILES = {
@@ -114,19 +128,41 @@ def manifest_options(path: str) -> LintOptions | None:
 
 
 def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...]:
-    """Lint ``text`` with the linter for ``kind``; the linters never raise for bad input."""
-    if kind == "manifest":
-        return lint_source(text, path=path, options=manifest_options(path)).diagnostics
+    """Lint ``text`` with the linter for ``kind``; the linters never raise for bad input.
+
+    As ``nexo plugin lint`` reads a file: a leading byte-order mark is not part of the TOML
+    (the findings' columns on the first line still count it, as the editor does), and a
+    manifest or trust policy that is binary (a NUL) or too large gets the command's one
+    finding about that.
+    """
+    if text.startswith(BYTE_ORDER_MARK):
+        return tuple(_after_mark(item) for item in lint_text(kind, text[1:], path))
+    if kind in ("manifest", "policy"):
+        # The command names a trust policy by its file name too, and applies the settings.
+        raw = text.encode("utf-8", "surrogatepass")
+        return lint_bytes(raw, path=path, options=manifest_options(path)).diagnostics
     if kind == "daemon-config":
         result = lint_config_source(text, path=path, options=manifest_options(path))
         return () if result is None else result.diagnostics
-    if kind in SCHEMA_ONLY_FILES:
-        from nexo_pkg.manifest.schema_lint import lint_against_schema  # noqa: PLC0415
+    from nexo_pkg.manifest.schema_lint import lint_against_schema  # noqa: PLC0415
 
-        return lint_against_schema(text, SCHEMA_ONLY_FILES[kind], path=path).diagnostics
-    from nexo_pkg.trust.api import lint_policy_source  # noqa: PLC0415 - policies only
+    return lint_against_schema(text, SCHEMA_ONLY_FILES[kind], path=path).diagnostics
 
-    return lint_policy_source(text, path=path).diagnostics
+
+def _mark_as_space(text: str) -> str:
+    """``text`` with a leading byte-order mark read as a space: the TOML and YAML readers of
+    hover, completion and quick fixes see the document as lint does, at the same offsets."""
+    return " " + text[1:] if text.startswith(BYTE_ORDER_MARK) else text
+
+
+def _after_mark(diagnostic: Diagnostic) -> Diagnostic:
+    """A finding in text that followed a byte-order mark, in the text with the mark."""
+
+    def moved(position: Position) -> Position:
+        return replace(position, column=position.column + 1) if position.line == 1 else position
+
+    span = diagnostic.span
+    return replace(diagnostic, span=replace(span, start=moved(span.start), end=moved(span.end)))
 
 
 def to_lsp_range(client_range: ClientRange) -> types.Range:
@@ -249,6 +285,104 @@ class _Protocol(LanguageServerProtocol):
         """Whether the client closed its end of the output."""
         return isinstance(self.writer, _QuietWriter) and self.writer.gone
 
+    #: The status the process ends with: LSP's 1 for an ``exit`` before ``shutdown``.
+    exit_code = 0
+
+    def handle_message(self, message: Any) -> None:
+        """Hand ``message`` on, except as LSP says for the wrong time.
+
+        Before ``initialize`` a request is answered ``-32002`` (server not initialized) and a
+        notification other than ``exit`` is dropped; after ``shutdown`` a request is answered
+        ``-32600`` (invalid request) instead of never (pygls drops it, and the client would
+        wait for ever).
+        """
+        if getattr(message, "jsonrpc", None) != "2.0":
+            self._refuse_invalid(message)
+            return
+        method = getattr(message, "method", None)
+        request_id = getattr(message, "id", None)
+        if method is not None and method != types.EXIT:
+            refusal: JsonRpcException | None = None
+            if self._workspace is None and method != types.INITIALIZE:
+                refusal = JsonRpcServerNotInitialized("the server has not been initialized")
+            elif self._shutdown:
+                refusal = JsonRpcInvalidRequest("the server is shutting down")
+            if refusal is not None:
+                logger.warning("%s refused: %s", method, refusal.message)
+                if request_id is not None:
+                    self._send_response(request_id, error=refusal.to_response_error())
+                return
+        if method == types.EXIT:
+            self.exit_code = 0 if self._shutdown else 1
+        super().handle_message(message)
+
+    def _refuse_invalid(self, message: Any) -> None:
+        """Answer what is not a JSON-RPC 2.0 message (no or another ``jsonrpc``, a batch,
+        which LSP does not use) with ``-32600``: under the request's id when it has one, under
+        a null id when none can be read; a notification is only logged."""
+        if isinstance(message, dict):
+            request_id = message.get("id")
+        elif isinstance(message, list):
+            request_id = None
+        else:
+            request_id = getattr(message, "id", None)
+            if request_id is None or getattr(message, "method", None) is None:
+                logger.warning("not a JSON-RPC 2.0 message, ignored: %.200r", message)
+                return
+        logger.warning("not a JSON-RPC 2.0 message, refused: %.200r", message)
+        self._send_data(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id if isinstance(request_id, (int, str)) else None,
+                "error": {
+                    "code": JsonRpcInvalidRequest.CODE,
+                    "message": 'not a JSON-RPC 2.0 message (`"jsonrpc": "2.0"` and a method)',
+                },
+            }
+        )
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Iterator[Any]:
+        """Apply the changes, then hand on to the server's handler.
+
+        The server asks for full synchronisation, yet a client may send ranged changes all the
+        same; pygls would then replace the whole document with the text of the range. Ranged
+        changes are applied where they say, in the negotiated encoding, as LSP counts lines
+        (``\\n``, ``\\r\\n``, ``\\r``); a range past the end clamps to the end.
+        """
+        uri = params.text_document.uri
+        if unquote(uri) in self.workspace.text_documents:
+            document = self.workspace.get_text_document(uri)
+            negotiated = self.workspace.position_encoding
+            encoding = normalise_encoding(str(getattr(negotiated, "value", negotiated)))
+            text = document.source
+            for change in params.content_changes:
+                if isinstance(change, types.TextDocumentContentChangePartial):
+                    start, end = change.range.start, change.range.end
+                    text = apply_change(
+                        text,
+                        (start.line, start.character),
+                        (end.line, end.character),
+                        change.text,
+                        encoding,
+                    )
+                else:
+                    text = change.text
+            self.workspace.put_text_document(
+                types.TextDocumentItem(
+                    uri=uri,
+                    language_id=document.language_id or "",
+                    version=params.text_document.version,
+                    text=text,
+                )
+            )
+        else:
+            logger.debug("didChange of %s, which is not open: ignored", uri)
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
             return super().structure_message(data)
@@ -275,6 +409,26 @@ class NexoLanguageServer(LanguageServer):
         # One worker: lints run in order, off the event loop, so hover and completion stay
         # responsive while a large manifest is being checked.
         self._lint_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nexo-lint")
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A message body that is not JSON (or not UTF-8) is answered as JSON-RPC says: a
+        ``-32700`` parse error with a null id, not a pop-up in the editor; the session goes on.
+        Other failures are reported as pygls does."""
+        if isinstance(error, ValueError) and source is JsonRpcException:
+            # json.JSONDecodeError and UnicodeDecodeError are both ValueErrors.
+            # Sent as a plain document: JSON-RPC wants `"id": null`, which pygls would omit.
+            self.protocol._send_data(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {
+                        "code": JsonRpcParseError.CODE,
+                        "message": f"the message is not JSON: {error}",
+                    },
+                }
+            )
+            return
+        super().report_server_error(error, source)
 
     @property
     def encoding(self) -> Encoding:
@@ -384,7 +538,7 @@ def _schema_position(
         return None
     index = LineIndex(snapshot.text)
     line, column = index.from_client(params.position.line, params.position.character, ls.encoding)
-    return navigator, snapshot.text, index, index.offset(line, column), is_yaml
+    return navigator, _mark_as_space(snapshot.text), index, index.offset(line, column), is_yaml
 
 
 def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> NexoLanguageServer:
@@ -482,7 +636,7 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
                 continue  # no fix was reported with the finding: offer none
             name = str(data.get("name", ""))
             for fix in code_actions.fixes_for(
-                snapshot.text,
+                _mark_as_space(snapshot.text),
                 start,
                 end,
                 code=diagnostic.code,
@@ -548,12 +702,23 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_HEADER_LINE_BYTES = 64 * 1024
 
 
+# A Content-Length header as clients write it: any case (HTTP header names are), any spaces,
+# perhaps glued to the end of the line before it (the body of a message whose header could
+# not be read has no line break of its own).
+_CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\S*)[ \t]*\r?\n?\Z", re.IGNORECASE)
+
+
 class CappedReader:
     """stdin for pygls's reader with a cap on what one message may ask it to read.
 
     A ``Content-Length`` above :data:`MAX_MESSAGE_BYTES` is answered with a JSON-RPC error
     (``-32600``, no id: the body was never read) and reads as end of input, so the server
     stops cleanly instead of allocating what the header asks for.
+
+    The ``Content-Length`` header is handed to pygls in the one spelling it reads
+    (``Content-Length: N``), whatever the case and spacing the client used. One whose value
+    is not a number is answered with a parse error (``-32700``, no id); that message is lost,
+    and the next one is read again from its header.
     """
 
     def __init__(self, stream: BinaryIO, output: BinaryIO, *, limit: int = MAX_MESSAGE_BYTES):
@@ -562,39 +727,49 @@ class CappedReader:
         self.limit = limit
 
     def readline(self) -> bytes:
-        return self.stream.readline(MAX_HEADER_LINE_BYTES)
+        line = self.stream.readline(MAX_HEADER_LINE_BYTES)
+        found = _CONTENT_LENGTH.search(line)
+        if found is None:
+            return line
+        value = found.group(1)
+        if value.isdigit():
+            return b"Content-Length: %s\r\n" % value
+        logger.error("unreadable Content-Length header %r: the message is skipped", line[-80:])
+        self._refuse(-32700, "the Content-Length header is not a number of bytes")
+        return b"X-Unreadable-Header: skipped\r\n"
 
     def read(self, size: int) -> bytes:
         if size <= self.limit:
             return self.stream.read(size)
         logger.error("refusing a message of %d bytes (limit %d)", size, self.limit)
+        self._refuse(-32600, f"message of {size} bytes exceeds the {self.limit}-byte limit")
+        return b""
+
+    def _refuse(self, code: int, message: str) -> None:
+        """Write a JSON-RPC error with a null id (no request can be named) to the client."""
         body = json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": None,
-                "error": {
-                    "code": -32600,
-                    "message": f"message of {size} bytes exceeds the {self.limit}-byte limit",
-                },
-            }
+            {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
         ).encode()
         with contextlib.suppress(OSError, ValueError):
             self.output.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
             self.output.flush()
-        return b""
 
 
-def serve(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> None:
-    """Run the language server on stdin/stdout until the client says ``exit``."""
+def serve(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> int:
+    """Run the language server on stdin/stdout until the client says ``exit`` (or closes
+    stdin); return the exit status: 1 for an ``exit`` that no ``shutdown`` preceded, as LSP
+    says, else 0."""
     output = sys.stdout.buffer
     descriptor = output.fileno()
     # pygls only calls readline() and read(n), which is all CappedReader offers.
     reader = cast("BinaryIO", CappedReader(sys.stdin.buffer, output))
     server = create_server(debounce_seconds=debounce_seconds)
     server.start_io(stdin=reader, stdout=output)
-    if cast("_Protocol", server.protocol).client_gone:
+    protocol = cast("_Protocol", server.protocol)
+    if protocol.client_gone:
         # Nothing may reach the closed pipe at exit either (the interpreter flushes stdout).
         with contextlib.suppress(OSError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, descriptor)
             os.close(devnull)
+    return protocol.exit_code

@@ -154,6 +154,25 @@ class LspSession:
         )
         return version
 
+    def edit(self, uri: str, edits: Sequence[tuple[tuple[int, int], tuple[int, int], str]]) -> int:
+        """Send ranged changes (``(start, end, text)``, positions as ``(line, character)``) in
+        one ``didChange``, as an incremental client does; return the new version."""
+        version = self._version[uri] + 1
+        self._version[uri] = version
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(types.Position(*start), types.Position(*end)),
+                        text=text,
+                    )
+                    for start, end, text in edits
+                ],
+            )
+        )
+        return version
+
     def save(self, uri: str) -> None:
         self.client.text_document_did_save(
             types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))

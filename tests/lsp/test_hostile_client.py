@@ -45,6 +45,26 @@ def response_to(stream: IO[bytes], request_id: int | None) -> dict[str, Any]:
     raise AssertionError(f"no response to {request_id}")
 
 
+def messages_until(stream: IO[bytes], request_id: int) -> list[dict[str, Any]]:
+    """Every message up to and including the response to ``request_id``."""
+    answers = [read_message(stream)]
+    while answers[-1].get("id") != request_id or "method" in answers[-1]:
+        answers.append(read_message(stream))
+    return answers
+
+
+def errors_then_answer(server: subprocess.Popen[bytes], raw: bytes) -> list[tuple[Any, int]]:
+    """Write ``raw`` and then a hover request; return the ``(id, code)`` of the errors answered
+    before the hover's response, once that response (a result: the session went on) came."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(raw + frame(_hover(99)))
+    server.stdin.flush()
+    answers = messages_until(server.stdout, 99)
+    assert "result" in answers[-1]
+    return [(answer["id"], answer["error"]["code"]) for answer in answers if "error" in answer]
+
+
 def spawn(*arguments: str) -> subprocess.Popen[bytes]:
     """`nexo plugin lsp ARGUMENTS` with all three pipes."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEXO_")}
@@ -233,3 +253,148 @@ def test_a_client_that_quits_without_awaiting_shutdown_leaves_a_quiet_log(
     process.stderr.close()
     for word in ("Traceback", "BrokenPipe", "ERROR", "Exception ignored", "Broken pipe"):
         assert word not in log, log[-2000:]
+
+
+def _initialize() -> bytes:
+    return frame(
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+    )
+
+
+def _hover(request_id: int) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "textDocument/hover",
+        "params": {"textDocument": {"uri": URI}, "position": {"line": 0, "character": 0}},
+    }
+
+
+def test_a_body_that_is_not_json_gets_a_parse_error_and_the_session_goes_on(
+    server: subprocess.Popen[bytes],
+) -> None:
+    """JSON-RPC 2.0: invalid JSON is answered `-32700` with `"id": null` (not a pop-up)."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    body = b"{not json"
+    server.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    server.stdin.write(frame(_hover(7)))
+    server.stdin.flush()
+    answers = messages_until(server.stdout, 7)
+    [parse_error] = [answer for answer in answers if "error" in answer]
+    assert parse_error == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": parse_error["error"]["message"]},
+    }
+    assert not [answer for answer in answers if answer.get("method") == "window/showMessage"]
+    assert "result" in answers[-1]
+
+
+def test_requests_before_initialize_are_refused_and_notifications_dropped() -> None:
+    """LSP: before `initialize` a request gets `-32002` and a notification is dropped."""
+    process = spawn()
+    assert process.stdin is not None
+    assert process.stdout is not None
+    opened = {"uri": URI, "languageId": "toml", "version": 1, "text": "naem = 1\n"}
+    process.stdin.write(frame(_hover(3)))
+    process.stdin.write(
+        frame({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+               "params": {"textDocument": opened}})
+    )  # fmt: skip
+    process.stdin.write(_initialize())
+    process.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    process.stdin.write(frame(_hover(4)))
+    process.stdin.flush()
+    try:
+        first = read_message(process.stdout)
+        assert first["id"] == 3
+        assert first["error"]["code"] == -32002
+        assert "result" in response_to(process.stdout, 1)
+        # The document opened too early was dropped: nothing to hover in.
+        assert response_to(process.stdout, 4)["result"] is None
+    finally:
+        process.kill()
+        process.communicate(timeout=10)
+
+
+def test_requests_after_shutdown_are_answered_invalid(server: subprocess.Popen[bytes]) -> None:
+    """LSP: after `shutdown` a request is an error (`-32600`), not left unanswered."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(frame({"jsonrpc": "2.0", "id": 40, "method": "shutdown"}))
+    server.stdin.write(frame(_hover(41)))
+    server.stdin.flush()
+    assert "result" in response_to(server.stdout, 40)
+    assert response_to(server.stdout, 41)["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize("shutdown", [True, False], ids=["after-shutdown", "without-shutdown"])
+def test_exit_status_follows_shutdown(shutdown: bool) -> None:
+    """LSP: `exit` ends the server with 0 after `shutdown`, with 1 without it."""
+    process = spawn()
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(_initialize())
+    process.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    process.stdin.flush()
+    assert "result" in response_to(process.stdout, 1)
+    if shutdown:
+        process.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+        process.stdin.flush()
+        assert "result" in response_to(process.stdout, 2)
+    process.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+    process.stdin.flush()
+    _, log = process.communicate(timeout=30)
+    assert process.returncode == (0 if shutdown else 1)
+    assert b"Traceback" not in log
+
+
+@pytest.mark.parametrize(
+    "header",
+    [b"content-length: %d\r\n", b"CONTENT-LENGTH:%d\r\n", b"Content-Length:  %d \r\n"],
+    ids=["lower-case", "no-space", "extra-spaces"],
+)
+def test_a_content_length_header_in_another_spelling_is_read(
+    server: subprocess.Popen[bytes], header: bytes
+) -> None:
+    """Header names are case-insensitive (HTTP's rule, which LSP's base protocol follows);
+    such a header used to be ignored, and with it every later message of the session."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    body = json.dumps(_hover(61)).encode()
+    server.stdin.write(header % len(body) + b"\r\n" + body)
+    server.stdin.write(frame(_hover(62)))
+    server.stdin.flush()
+    assert "result" in response_to(server.stdout, 61)
+    assert "result" in response_to(server.stdout, 62)
+
+
+def test_a_content_length_that_is_not_a_number_is_refused_and_the_next_message_read(
+    server: subprocess.Popen[bytes],
+) -> None:
+    assert server.stdin is not None
+    assert server.stdout is not None
+    body = json.dumps(_hover(63)).encode()
+    assert errors_then_answer(server, b"Content-Length: many\r\n\r\n" + body) == [(None, -32700)]
+
+
+@pytest.mark.parametrize(
+    ("message", "expected_id"),
+    [
+        ({**_hover(80), "jsonrpc": "1.0"}, 80),
+        ({key: value for key, value in _hover(81).items() if key != "jsonrpc"}, 81),
+        ([_hover(82)], None),
+    ],
+    ids=["version-1.0", "no-version", "batch"],
+)
+def test_what_is_not_json_rpc_2_is_answered_invalid_request(
+    server: subprocess.Popen[bytes], message: Any, expected_id: int | None
+) -> None:
+    """JSON-RPC 2.0: an invalid request gets `-32600` (it used to get nothing, and the
+    client waited for ever); the session goes on."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    body = json.dumps(message).encode()
+    raw = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    assert errors_then_answer(server, raw) == [(expected_id, -32600)]

@@ -16,7 +16,7 @@ import pytest
 from lsprotocol import types
 
 from nexo_pkg.core.diagnostics import Diagnostic
-from nexo_pkg.lint.engine import lint_source
+from nexo_pkg.lint.engine import lint_bytes
 
 from .client import LspSession
 from .conftest import SharedServer
@@ -63,7 +63,8 @@ def _expected_range(text: str, diagnostic: Diagnostic) -> types.Range:
 
 
 def _assert_same_as_engine(text: str, published: types.PublishDiagnosticsParams) -> None:
-    engine = lint_source(text, path="nexo-plugin.toml").diagnostics
+    # As `nexo plugin lint` reads the same text from a file (a NUL is the binary finding).
+    engine = lint_bytes(text.encode("utf-8"), path="nexo-plugin.toml").diagnostics
     assert len(published.diagnostics) == len(engine)
     for sent, found in zip(published.diagnostics, engine, strict=True):
         assert sent.code == found.code
