@@ -140,7 +140,7 @@ def _client_offset(text: str, line: int, character: int, encoding: Encoding) -> 
     """The index into ``text`` of an LSP position, lines split as the client splits them.
 
     A line past the end is the end of the text, a character past the end of its line is the
-    end of that line (before its line break), and half a surrogate pair rounds down.
+    end of its line, before the line break; and half a surrogate pair rounds down.
     """
     if line < 0:
         return 0
