@@ -19,8 +19,10 @@ import io
 import os
 import stat
 import sys
-from typing import TYPE_CHECKING
 
+# Not `typing.TYPE_CHECKING`: every command but `--version` loads this module first, and
+# `typing` costs more than the rest of a `list`'s start-up.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
