@@ -168,10 +168,12 @@ def test_a_plugin_without_a_readable_receipt_still_shadows_one_after_it(
         (refused / name).write_text('[plugin]\nid = "hello"\nversion = "x"\n')
     code, document = _doctor(root, "--no-check")
     assert code == 1, document
-    shadowed = [f for f in document["findings"] if f["check"] == "shadowed"]
+    findings = document["findings"]
+    assert isinstance(findings, list)
+    shadowed = [f for f in findings if f["check"] == "shadowed"]
     assert [(f["id"], f["path"]) for f in shadowed] == [("hello", str(installed))]
     assert str(copy) in shadowed[0]["message"]
-    assert [f["path"] for f in document["findings"] if f["check"] == "receipt"] == [
+    assert [f["path"] for f in findings if f["check"] == "receipt"] == [
         str(copy),
         str(refused),
     ]
