@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nexo_pkg.cli.common import answer, guarded, painted, policy_path, result_line
+from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.install import _holding, _roots, notices, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
@@ -477,7 +478,11 @@ def outdated_command(
     *,
     plugin_ids: Annotated[
         list[str] | None,
-        typer.Argument(metavar="[ID]...", help="Installed plugins (default: every one)."),
+        typer.Argument(
+            metavar="[ID]...",
+            help="Installed plugins (default: every one).",
+            autocompletion=installed_ids,
+        ),
     ] = None,
     dest: DestOption = None,
     config: ConfigOption = None,
@@ -520,6 +525,8 @@ def outdated_command(
         from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
 
         roots = _roots(dest, config)
+        for plugin_id in plugin_ids or ():
+            _holding(roots, plugin_id)  # a mistyped id gets the closest installed ones
         options = install_api.InstallOptions(
             dest=roots[0],
             nexo_home=nexo_home_from_env(),
@@ -539,9 +546,10 @@ def outdated_command(
             ))  # fmt: skip
         return [
             # A held plugin is left alone by `upgrade`: what its source offers is shown,
-            # not counted as outdated.
+            # not counted as outdated. A hold outranks a tag pin, as `upgrade` names it.
             replace(entry, status="held")
-            if entry.plugin_id in held and entry.status in {"outdated", "current", "ahead"}
+            if entry.plugin_id in held
+            and entry.status in {"outdated", "current", "ahead", "pinned"}
             else entry
             for entry in found
         ]

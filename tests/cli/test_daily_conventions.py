@@ -384,7 +384,10 @@ def test_bash_completes_option_values_and_installed_ids(tmp_path: Path) -> None:
     assert offered("nexo plugin list --color ''") == ["auto", "always", "never"]
     assert offered("nexo --color n") == ["never"]
     assert offered("nexo plugin new demo --lang ''") == ["python"]
-    for command in ("remove", "upgrade", "check", "verify", "rollback", "enable", "disable"):
+    for command in (
+        "remove", "upgrade", "check", "verify", "rollback", "enable", "disable", "hold",
+        "unhold", "sbom", "outdated",
+    ):  # fmt: skip
         assert offered(f"nexo plugin {command} ''") == ["hello", "weather"], command
     assert offered("nexo plugin remove w") == ["weather"]
     # Another root (--dest) holds other plugins: those are offered.

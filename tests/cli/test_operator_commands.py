@@ -136,3 +136,69 @@ def test_upgrade_with_flags_that_cannot_work_is_refused_at_once(
     assert (result.code, result.document["kind"]) == (2, kind), result.stdout
     assert says in result.document["error"]
     assert len(github_server.requests) == asked
+
+
+def test_outdated_of_a_mistyped_id_names_the_closest_installed_ones(tmp_path: Path) -> None:
+    """``outdated wether`` is ``not_installed`` with ``Did you mean 'weather'?`` (and
+    ``suggestions``), as every other command taking an installed id says it; a text that
+    can be no plugin's id is a usage error; nothing is asked of any source."""
+    from support.tarballs import write_plugin
+
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    root = tmp_path / "root"
+    tarball = write_plugin(tmp_path / "dist", "weather", "1.0.0")
+    installed = nexo(
+        "plugin", "install", tarball, "--dest", root, "--yes", env=env, in_process=True
+    )
+    assert installed.code == 0, installed.stderr
+    result = nexo(
+        "plugin", "outdated", "wether", "--dest", root, "--json", env=env, in_process=True
+    )
+    assert (result.code, result.document["kind"]) == (1, "not_installed"), result.stdout
+    assert result.document["suggestions"] == ["weather"]
+    said = nexo("plugin", "outdated", "weather", "wether", "--dest", root, env=env, in_process=True)
+    assert said.code == 1
+    assert said.error_line.endswith("Did you mean 'weather'?"), said.stderr
+    assert said.stdout == ""
+    bad = nexo("plugin", "outdated", "Bad Id", "--dest", root, "--json", env=env, in_process=True)
+    assert (bad.code, bad.document["kind"]) == (2, "usage"), bad.stdout
+
+
+def test_outdated_says_held_for_a_plugin_held_on_its_tag(
+    tmp_path: Path, github_server: GitHubServer
+) -> None:
+    """A plugin installed from a tag and then held (by ``hold`` or a ``rollback``) is
+    ``held`` in ``outdated``, as ``upgrade`` names it, not ``pinned``; its release of the
+    hold makes it ``pinned`` again. Neither counts for ``--exit-code``."""
+    github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    github_server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE=github_server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NO_PROXY="127.0.0.1",
+    )
+    root = tmp_path / "root"
+    installed = nexo(
+        "plugin", "install", "acme/hello@v1.0.0", "--dest", root, "--yes", env=env,
+        in_process=True,
+    )  # fmt: skip
+    assert installed.code == 0, installed.stderr
+
+    def status() -> tuple[int, str]:
+        shown = nexo(
+            "plugin", "outdated", "--exit-code", "--dest", root, "--json", env=env,
+            in_process=True,
+        )  # fmt: skip
+        (entry,) = shown.document["plugins"]
+        return shown.code, entry["status"]
+
+    assert status() == (0, "pinned")
+    assert nexo("plugin", "hold", "hello", "--dest", root, env=env, in_process=True).code == 0
+    assert status() == (0, "held")
+    table = nexo("plugin", "outdated", "--dest", root, env=env, in_process=True)
+    assert "held (see unhold)" in table.stdout, table.stdout
+    upgraded = nexo("plugin", "upgrade", "hello", "--dest", root, "--yes", env=env, in_process=True)
+    assert "held at 1.0.0" in upgraded.stderr  # what outdated now says too
+    assert nexo("plugin", "unhold", "hello", "--dest", root, env=env, in_process=True).code == 0
+    assert status() == (0, "pinned")
