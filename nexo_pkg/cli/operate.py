@@ -369,7 +369,9 @@ def info_command(
     def show(info: ReleaseInfo) -> None:
         document = info.to_json()
         signature = document["signature"]
-        signer = signature.get("identity") or signature.get("status")
+        identity, status = signature.get("identity"), signature.get("status")
+        # The identity with the verdict on it; without one the verdict alone ("unsigned").
+        signer = f"{identity} ({status})" if identity else str(status)
         rows = [
             ("Plugin", f"{document['id']} {document['version']}"),
             ("Release", document["tag"] or "-"),
@@ -377,7 +379,7 @@ def info_command(
             ("Asset", f"{document['asset']} ({document['host_target']})"),
             ("sha256", document["sha256"]),
             ("Checksums", ", ".join(document["checksums"]) or "-"),
-            ("Signer", f"{signer} ({signature.get('status')})"),
+            ("Signer", signer),
             ("min_nexo", document["min_nexo_version"] or "-"),
             ("Vendored", _vendored_text(document["vendored"])),
         ]
