@@ -539,7 +539,8 @@ def outdated_command(
             registry_mirrors=registry_mirrors(),
         )
 
-        held = {plugin for root in roots for plugin in install_api.holds(root)}
+        # A hold is its root's: the same id in another search path is not held by it.
+        held = {(root, plugin) for root in roots for plugin in install_api.holds(root)}
         with install_api.command_context(options, notices(json_output)) as context:
             lookups = _Lookups(context)
             found = lookups.settled(install_api.outdated(
@@ -550,7 +551,7 @@ def outdated_command(
             # A held plugin is left alone by `upgrade`: what its source offers is shown,
             # not counted as outdated. A hold outranks a tag pin, as `upgrade` names it.
             replace(entry, status="held")
-            if entry.plugin_id in held
+            if (entry.path.parent, entry.plugin_id) in held
             and entry.status in {"outdated", "current", "ahead", "pinned"}
             else entry
             for entry in found

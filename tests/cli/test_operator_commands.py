@@ -202,3 +202,48 @@ def test_outdated_says_held_for_a_plugin_held_on_its_tag(
     assert "held at 1.0.0" in upgraded.stderr  # what outdated now says too
     assert nexo("plugin", "unhold", "hello", "--dest", root, env=env, in_process=True).code == 0
     assert status() == (0, "pinned")
+
+
+def test_a_hold_is_its_roots_not_every_search_paths(
+    tmp_path: Path, github_server: GitHubServer
+) -> None:
+    """The daemon's configuration names two search paths, each with ``hello`` (the second
+    one shadowed). A hold lives in its root (``<root>/.nexo/holds``): ``list`` and
+    ``outdated`` show held only the copy in the root that holds it."""
+    github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE=github_server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NO_PROXY="127.0.0.1",
+    )
+    first, second = tmp_path / "first", tmp_path / "second"
+    config = tmp_path / "config"
+    (config / "plugins").mkdir(parents=True)
+    (config / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths:\n    - {first}\n    - {second}\n"
+    )
+    for root in (first, second):
+        installed = nexo(
+            "plugin", "install", "acme/hello", "--dest", root, "--yes", env=env,
+            in_process=True,
+        )  # fmt: skip
+        assert installed.code == 0, installed.stderr
+    held = nexo("plugin", "hold", "hello", "--dest", second, env=env, in_process=True)
+    assert held.code == 0, held.stderr
+    assert (second / ".nexo" / "holds" / "hello.json").is_file()
+    assert not (first / ".nexo" / "holds" / "hello.json").exists()
+
+    listed = nexo("plugin", "list", "--config", config, "--json", env=env, in_process=True)
+    shown = {entry["path"]: entry["held"] for entry in listed.document["plugins"]}
+    assert shown == {str(first / "hello-1.0.0"): False, str(second / "hello-1.0.0"): True}
+    rows = nexo("plugin", "list", "--config", config, env=env, in_process=True).stdout
+    states = {line.split()[-1]: line.split()[-2] for line in rows.splitlines()}
+    assert states == {
+        str(first / "hello-1.0.0"): "enabled",
+        str(second / "hello-1.0.0"): "enabled,held",
+    }
+
+    looked = nexo("plugin", "outdated", "--config", config, "--json", env=env, in_process=True)
+    statuses = {entry["path"]: entry["status"] for entry in looked.document["plugins"]}
+    assert statuses == {str(first / "hello-1.0.0"): "current", str(second / "hello-1.0.0"): "held"}
