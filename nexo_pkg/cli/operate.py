@@ -461,7 +461,12 @@ def doctor_command(
         nexo = {"version": version, "source": version_source}
         emit_json({**report.to_json(), "nexo_version": nexo})
     else:
-        say(f"daemon version: {version or '-'} ({version_source})")
+        # `0.2.1 (--nexo-version)`; without one, only why it is unknown.
+        say(
+            f"daemon version: {version} ({version_source})"
+            if version
+            else f"daemon version: {version_source}"
+        )
         for finding in report.findings:
             where = finding.plugin_id or (finding.path.name if finding.path else "")
             mark, colour = _MARKS[finding.severity]
