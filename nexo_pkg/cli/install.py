@@ -321,6 +321,10 @@ def _report_upgrade(result: UpgradeResult) -> None:
     if result.install is None:
         say(f"{printable(result.plugin_id)} {printable(result.from_version)} is up to date.")
         return
+    if result.install.dry_run:
+        # What would change, as a real run says it before its screen (`_announcing`).
+        change = f"{result.plugin_id} {result.from_version} \u2192 {result.install.plan.version}"
+        say(printable(change))
     _report_install(result.install, json_output=False, upgraded=True)
     if result.removed_old:
         say(f"Removed {printable(result.from_version)} ({printable(result.old_path)}).")
