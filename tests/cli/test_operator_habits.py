@@ -281,3 +281,26 @@ def test_quiet_check_step_is_silent_when_it_passes(
     )  # fmt: skip
     assert failed.code == 1
     assert "FAIL" in failed.stderr
+
+
+def test_quiet_fix_that_leaves_nothing_to_report_prints_nothing(tmp_path: Path) -> None:
+    """``lint --fix --unsafe-fixes -q`` fixing every finding is a clean run: nothing printed,
+    as ``ruff check --fix -q``; without ``-q`` the fix is said."""
+    env = _env(tmp_path)
+    assert nexo("plugin", "new", "demo", "--lang", "python", cwd=tmp_path, env=env).code == 0
+    manifest = tmp_path / "demo" / "plugin.toml"
+    good = manifest.read_text()
+    assert 'tools = ["demo_hello"]' in good
+    bad = good.replace('tools = ["demo_hello"]', 'tools = ["hello"]')
+    for quiet in (True, False):
+        manifest.write_text(bad)
+        fixed = nexo(
+            "plugin", "lint", "--fix", "--unsafe-fixes", *(["-q"] if quiet else []),
+            cwd=tmp_path / "demo", env=env, in_process=True,
+        )  # fmt: skip
+        assert fixed.code == 0, fixed.stdout
+        assert manifest.read_text() == good
+        if quiet:
+            assert (fixed.stdout, fixed.stderr) == ("", "")
+        else:
+            assert "fixed 1 finding in" in fixed.stderr
