@@ -525,8 +525,10 @@ def install_command(
         result = install_api.install(
             source_text, options, _callbacks(yes=yes, json_output=json_output)
         )
-        if not result.dry_run:
-            # The operator named what to install: a hold on that plugin is over.
+        if not result.dry_run and not result.was_already_present:
+            # The operator named what to install: a hold on that plugin is over. An install
+            # that found it in place changed nothing, the hold included (as a sync that
+            # leaves a plugin as it is).
             install_api.release_hold(options.dest, result.plan.plugin_id)
         return result
 

@@ -247,3 +247,34 @@ def test_a_hold_is_its_roots_not_every_search_paths(
     looked = nexo("plugin", "outdated", "--config", config, "--json", env=env, in_process=True)
     statuses = {entry["path"]: entry["status"] for entry in looked.document["plugins"]}
     assert statuses == {str(first / "hello-1.0.0"): "current", str(second / "hello-1.0.0"): "held"}
+
+
+def test_an_install_that_finds_the_plugin_in_place_keeps_its_hold(tmp_path: Path) -> None:
+    """A provisioning script that runs ``install`` again changes nothing, the hold included;
+    an install that brings in another version ends it (the operator named that version)."""
+    from support.tarballs import write_plugin
+
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    root = tmp_path / "root"
+    first = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    second = write_plugin(tmp_path / "dist", "hello", "1.1.0")
+
+    def install(tarball: Path) -> dict[str, object]:
+        done = nexo(
+            "plugin", "install", tarball, "--dest", root, "--yes", "--json", env=env,
+            in_process=True,
+        )  # fmt: skip
+        assert done.code == 0, done.stdout
+        return done.document
+
+    def held() -> list[tuple[str, bool]]:
+        listed = nexo("plugin", "list", "--dest", root, "--json", env=env, in_process=True)
+        return [(p["version"], p["held"]) for p in listed.document["plugins"] if not p["kept"]]
+
+    install(first)
+    assert nexo("plugin", "hold", "hello", "--dest", root, env=env, in_process=True).code == 0
+    again = install(first)
+    assert again["was_already_present"] is True
+    assert held() == [("1.0.0", True)]
+    install(second)
+    assert held() == [("1.1.0", False)]
