@@ -278,3 +278,23 @@ def test_an_install_that_finds_the_plugin_in_place_keeps_its_hold(tmp_path: Path
     assert held() == [("1.0.0", True)]
     install(second)
     assert held() == [("1.1.0", False)]
+
+
+def test_check_of_a_mistyped_installed_id_names_the_closest_ones(tmp_path: Path) -> None:
+    """``check wether`` is a usage error naming the installed ids closest to it, as every
+    other command taking an installed id says it; an id close to none gets no guess."""
+    from support.tarballs import write_plugin
+
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    root = tmp_path / "root"
+    tarball = write_plugin(tmp_path / "dist", "weather", "1.0.0")
+    installed = nexo(
+        "plugin", "install", tarball, "--dest", root, "--yes", env=env, in_process=True
+    )
+    assert installed.code == 0, installed.stderr
+    said = nexo("plugin", "check", "wether", "--dest", root, env=env, cwd=tmp_path)
+    assert said.code == 2
+    assert said.error_line.endswith("(use --dest to look elsewhere). Did you mean 'weather'?")
+    far = nexo("plugin", "check", "zzz", "--dest", root, env=env, cwd=tmp_path)
+    assert far.code == 2
+    assert far.error_line.endswith("(use --dest to look elsewhere)")
