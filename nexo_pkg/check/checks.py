@@ -16,17 +16,16 @@ warnings.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import tempfile
 import time
 import warnings
 from collections.abc import Callable
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.check import frame_json
 from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, PluginProcess
 from nexo_pkg.check.host_calls import (
     EVENTS_PER_TOPIC,
@@ -51,6 +50,7 @@ from nexo_pkg.core.version import SEMVER_2
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.model import Sandbox
 from nexo_pkg.manifest.names import find_manifest
+from nexo_pkg.manifest.rust_text import rust_trim
 
 #: Per-step reply deadline, like the daemon's ``NEXO_PLUGIN_INIT_TIMEOUT_MS`` default.
 DEFAULT_TIMEOUT_MS = 5000
@@ -62,10 +62,6 @@ SHUTDOWN_GRACE_SECONDS = 1.0
 #: How long a plugin gets to exit on its own after replying to ``shutdown``, before the host
 #: closes its stdin (a plugin that needs the closed stdin gets a warning).
 OWN_EXIT_SECONDS = 0.5
-
-#: Integers with more digits than this are kept as :class:`~decimal.Decimal`: Python refuses
-#: to convert longer digit strings to ``int`` (and the conversion would be quadratic).
-_INT_DIGITS_LIMIT = 4000
 
 #: A method no plugin implements; the answer must be ``-32601``.
 UNKNOWN_METHOD = "nexo.check.unknown_method"
@@ -708,18 +704,23 @@ class _Session(FrameLoop):
                 "(no later reply reaches it)",
             )
             return None
-        if not text.strip():
+        # The daemon's reader trims each line as Rust's `str::trim` does (Unicode
+        # White_Space, not U+001C-U+001F) and skips it when nothing is left (subprocess.rs).
+        trimmed = rust_trim(text)
+        if not trimmed:
             # Blank lines do not corrupt an NDJSON reader; the SDKs' stdout guard lets them by.
             return None
         try:
-            message = json.loads(text, parse_int=_parse_int)
+            message = frame_json.loads(trimmed)
+        except frame_json.FrameJsonError as error:
+            if str(error) == "recursion limit exceeded":
+                detail = f"frame nested too deeply to read (dropped): {short(text)}"
+            else:
+                detail = f"stray non-JSON stdout line ({error}): {short(text)}"
+            self._frames.note("frames.json", detail)
+            return None
         except ValueError:
             self._frames.note("frames.json", f"stray non-JSON stdout line: {short(text)}")
-            return None
-        except RecursionError:
-            self._frames.note(
-                "frames.json", f"frame nested too deeply to read (dropped): {short(text)}"
-            )
             return None
         if not isinstance(message, dict):
             self._frames.note("frames.jsonrpc", f"frame is not a JSON object: {short(text)}")
@@ -727,9 +728,11 @@ class _Session(FrameLoop):
         problem = _jsonrpc_problem(message)
         if problem is not None:
             self._frames.note("frames.jsonrpc", f"{problem}: {short(text)}")
-            if "method" not in message and "id" not in message:
-                return None
-        if "method" in message:
+        method = message.get("method")
+        if "id" not in message or (isinstance(method, str) and method):
+            # A notification, or the plugin's request (an id and a non-empty method name, as
+            # subprocess.rs routes it). A frame with an id and a `method` that is no name is
+            # a response to the daemon.
             self._answer_plugin_request(message, deadline)
             return None
         return message
@@ -761,13 +764,6 @@ class _Session(FrameLoop):
             self.report.judge(name, self._frames.summary(name), status, clean)
 
 
-def _parse_int(digits: str) -> int | Decimal:
-    """An integer of a frame; a very long one stays a :class:`Decimal` (see above)."""
-    if len(digits) > _INT_DIGITS_LIMIT:
-        return Decimal(digits)
-    return int(digits)
-
-
 def _tool_entry_problem(index: int, entry: object) -> str | None:
     """What the daemon refuses in one advertised tool entry, or None."""
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
@@ -793,6 +789,8 @@ def _jsonrpc_problem(message: dict[str, Any]) -> str | None:
     if "method" in message:
         if not isinstance(message["method"], str):
             return "`method` must be a string"
+        if "result" in message or "error" in message:
+            return "a frame is a request or a response, not both `method` and a result"
         params = message.get("params")
         if params is not None and not isinstance(params, dict | list):
             return "`params` must be an object or an array"

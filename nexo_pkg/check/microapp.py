@@ -27,7 +27,6 @@ the contract page asks for something the daemon does not do. ``strict`` fails on
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -37,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.check import frame_json
 from nexo_pkg.check.host import PluginProcess
 from nexo_pkg.check.microapp_target import AdminGrants, MicroappTarget, load_grants
 from nexo_pkg.check.microapp_wire import (
@@ -675,9 +675,9 @@ class _Session(FrameLoop):
             self._drop("a blank stdout line (invalid jsonrpc line)")
             return None
         try:
-            message = json.loads(text)
-        except (ValueError, RecursionError):
-            self._drop(f"non-JSON stdout line {short(text)}")
+            message = frame_json.loads(text)
+        except ValueError as refused:
+            self._drop(f"non-JSON stdout line ({refused}) {short(text)}")
             return None
         problem = response_problem(message)
         if problem is not None:

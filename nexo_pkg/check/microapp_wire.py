@@ -199,8 +199,8 @@ def hook_response_problem(value: object) -> str | None:
         return _invalid("", value, "struct HookResponse")
     for key, types in _HOOK_FIELDS.items():
         item = value.get(key)
-        if item is None:
-            continue
+        if item is None and (key not in value or types == (str,)):
+            continue  # absent, or null for an `Option<String>`; a `bool` has no null
         if not isinstance(item, types) or (types == (str,) and isinstance(item, bool)):
             return _invalid(key, item, "a boolean" if types == (bool,) else "a string")
     return None
@@ -213,20 +213,34 @@ def response_problem(frame: object) -> str | None:
     ``message``."""
     if not isinstance(frame, dict):
         return "not a JSON object"
-    jsonrpc = frame.get("jsonrpc")
-    if jsonrpc is not None and not isinstance(jsonrpc, str):
+    repeated = _repeated(frame, ("jsonrpc", "id", "result", "error"))
+    if repeated is not None:
+        return repeated
+    # `jsonrpc: String` with `#[serde(default)]`: absent is "", but null is no string.
+    if "jsonrpc" in frame and not isinstance(frame["jsonrpc"], str):
         return "`jsonrpc` is not a string"
     error = frame.get("error")
     if error is None:
         return None
     if not isinstance(error, dict):
         return "`error` is not an object"
+    repeated = _repeated(error, ("code", "message", "data"))
+    if repeated is not None:
+        return f"`error`: {repeated}"
     code = error.get("code")
     if type(code) is not int or not _I32[0] <= code <= _I32[1]:
         return "`error.code` is not a 32-bit integer"
     if not isinstance(error.get("message"), str):
         return "`error.message` is not a string"
     return None
+
+
+def _repeated(frame: dict[str, Any], fields: tuple[str, ...]) -> str | None:
+    """serde's ``duplicate field`` error: a derived struct refuses a field given twice (a
+    ``Value`` map would keep the last; :mod:`~nexo_pkg.check.frame_json` records them)."""
+    repeated: frozenset[str] = getattr(frame, "repeated", frozenset())
+    twice = next((name for name in fields if name in repeated), None)
+    return None if twice is None else f"duplicate field `{twice}`"
 
 
 def numeric_id(value: object) -> int | None:

@@ -103,6 +103,13 @@ def main() -> None:
                 write({"jsonrpc": "2.0", "method": "nexo/notify/ready", "params": {}})
                 write({"jsonrpc": "2.0", "id": "42", "result": {}})
             tools = TOOLS
+            if MODE == "raw":
+                # The reply as EXTRA spells it (@ID@ and @RESULT@ filled in).
+                value = {"server_version": "scripted-0.1.0", "tools": tools, "hooks": hooks}
+                raw = EXTRA.replace("@ID@", json.dumps(request_id))
+                sys.stdout.write(raw.replace("@RESULT@", json.dumps(value)) + "\n")
+                sys.stdout.flush()
+                continue
             if MODE == "long":
                 long_tool = {"name": "scripted_" + "x" * 60, "description": "d", "input_schema": {}}
                 tools = [*TOOLS, long_tool, long_tool]
