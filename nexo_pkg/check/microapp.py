@@ -246,8 +246,9 @@ def _check_requires(target: MicroappTarget, report: CheckReport) -> None:
     if not target.requires_bins and not target.requires_env:
         return
     problems: list[str] = []
-    missing_bins = [name for name in target.requires_bins if shutil.which(name) is None]
-    missing_env = [name for name in target.requires_env if name not in os.environ]
+    missing_bins = [name for name in target.requires_bins if not _bin_on_path(name)]
+    # `std::env::var_os(k).map(|v| v.is_empty()).unwrap_or(true)`: set but empty is missing.
+    missing_env = [name for name in target.requires_env if not os.environ.get(name)]
     if missing_bins or missing_env:
         missing = ", ".join([*missing_bins, *missing_env])
         problems.append(
@@ -265,6 +266,16 @@ def _check_requires(target: MicroappTarget, report: CheckReport) -> None:
         "warn",
         "every [requires] bin and env variable is present",
     )
+
+
+def _bin_on_path(name: str) -> bool:
+    """``Requires::missing`` (``crates/extensions/src/manifest.rs:220-233``): some ``PATH``
+    directory joined with ``name`` is a regular file; executable or not, as the daemon
+    looks."""
+    path = os.environ.get("PATH")
+    if path is None:
+        return False
+    return any((Path(directory) / name).is_file() for directory in path.split(os.pathsep))
 
 
 def _check_stderr(report: CheckReport) -> None:

@@ -582,3 +582,22 @@ def test_a_grant_that_is_not_a_list_is_a_config_error(tmp_path: Path) -> None:
     assert code == 2
     assert document["kind"] == "config"
     assert "capabilities_grant must be a list" in document["error"]
+
+
+def test_requires_read_as_the_daemon_reads_them(tmp_path: Path) -> None:
+    """Requires::missing (crates/extensions/src/manifest.rs:220-243): an env variable set to
+    the empty string is missing; a bin is any regular file of that name on PATH, executable
+    or not."""
+    bins = tmp_path / "bins"
+    bins.mkdir()
+    (bins / "nexo-plain-file").write_text("not executable\n", encoding="utf-8")
+    root = scripted_microapp(
+        tmp_path / "requires",
+        "ok",
+        extra_toml='\n[requires]\nbins = ["nexo-plain-file"]\nenv = ["NEXO_TEST_EMPTY"]\n',
+    )
+    path = os.pathsep.join([str(bins), os.environ.get("PATH", "")])
+    code, document = nexo_check(str(root), cwd=tmp_path, env={"NEXO_TEST_EMPTY": "", "PATH": path})
+    assert code == 0
+    assert statuses(document)["requires"] == "warn"
+    assert detail(document, "requires").startswith("missing here: NEXO_TEST_EMPTY (")
