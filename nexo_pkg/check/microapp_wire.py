@@ -155,12 +155,37 @@ def _invalid(where: str, value: object, expected: str) -> str:
     return f"{prefix}invalid type: {_json_type(value)}, expected {expected}"
 
 
+def _struct_fields(
+    where: str, value: object, struct: str, fields: tuple[str, ...], required: int
+) -> dict[str, Any] | str:
+    """``value`` as the fields serde's derived ``Deserialize`` reads for ``struct``: an object
+    as it is, or an array read in field order (``visit_seq``: the first ``required`` fields
+    must be there, the others take their defaults, more elements than fields are refused),
+    else serde's error."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, list):
+        return _invalid(where, value, f"struct {struct}")
+    prefix = f"{where}: " if where else ""
+    if len(value) < required:
+        expected = f"struct {struct} with {len(fields)} elements"
+        return f"{prefix}invalid length {len(value)}, expected {expected}"
+    if len(value) > len(fields):
+        return f"{prefix}invalid length {len(value)}, expected fewer elements in array"
+    return dict(zip(fields, value, strict=False))
+
+
 def decode_handshake(value: object) -> HandshakeInfo | str:
     """Decode an ``initialize`` result as serde does into ``HandshakeInfo``, or return the
     reason it fails (the daemon's ``StartError::DecodeHandshake``: the microapp does not
-    load). Unknown keys (``version``, ``server_info``) are ignored, as serde does."""
-    if not isinstance(value, dict):
-        return _invalid("", value, "struct HandshakeInfo")
+    load). Unknown keys (``version``, ``server_info``) are ignored, as serde does; an array
+    is read field by field, as serde reads a struct from a sequence."""
+    fields = _struct_fields(
+        "", value, "HandshakeInfo", ("server_version", "tools", "hooks"), required=0
+    )
+    if isinstance(fields, str):
+        return fields
+    value = fields
     server_version = value.get("server_version")
     if server_version is not None and not isinstance(server_version, str):
         return _invalid("server_version", server_version, "a string")
@@ -168,9 +193,16 @@ def decode_handshake(value: object) -> HandshakeInfo | str:
     if not isinstance(tools_value, list):
         return _invalid("tools", tools_value, "a sequence")
     tools: list[ToolDescriptor] = []
-    for index, entry in enumerate(tools_value):
-        if not isinstance(entry, dict):
-            return _invalid(f"tools[{index}]", entry, "struct ToolDescriptor")
+    for index, item in enumerate(tools_value):
+        entry = _struct_fields(
+            f"tools[{index}]",
+            item,
+            "ToolDescriptor",
+            ("name", "description", "input_schema"),
+            required=1,
+        )
+        if isinstance(entry, str):
+            return entry
         name = entry.get("name")
         if "name" not in entry:
             return f"tools[{index}]: missing field `name`"

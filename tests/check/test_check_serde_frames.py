@@ -21,7 +21,12 @@ from check.check_microapps import scripted_microapp
 from check.check_plugins import scripted_plugin
 from check.test_check_microapp import detail, nexo_check, statuses
 from nexo_pkg.check import frame_json, run_check
-from nexo_pkg.check.microapp_wire import hook_response_problem, response_problem
+from nexo_pkg.check.microapp_wire import (
+    HandshakeInfo,
+    decode_handshake,
+    hook_response_problem,
+    response_problem,
+)
 
 #: Replies here are refused or taken at once; a refused one is waited for this long.
 SHORT_TIMEOUT_MS = 1500
@@ -179,3 +184,37 @@ def test_the_readers_agree_with_serde() -> None:
     assert hook_response_problem({"abort": None}) == "abort: invalid type: null, expected a boolean"
     assert hook_response_problem({"do_not_reply_again": None}) is not None
     assert hook_response_problem({"reason": None, "decision": None}) is None
+
+
+def test_an_initialize_result_given_as_an_array_decodes_as_serde_reads_it(
+    tmp_path: Path,
+) -> None:
+    """serde's derived ``Deserialize`` reads a struct from a sequence too, field by field
+    (``visit_seq``; ``HandshakeInfo`` and ``ToolDescriptor``, runtime/mod.rs:159-182): the
+    daemon loads such a microapp and registers its tools."""
+    tool = '["scripted_probe","Reports what the microapp sees",{"type":"object"}]'
+    line = '{"jsonrpc":"2.0","id":@ID@,"result":["scripted-0.1.0",[' + tool + "],[]]}"
+    root = scripted_microapp(tmp_path / "m", "raw", line)
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 0, document["checks"]
+    assert statuses(document)["handshake"] == "pass"
+    assert document["microapp"]["tools"] == [
+        {"name": "scripted_probe", "llm_name": "ext_scripted_scripted_probe"}
+    ]
+
+
+def test_the_handshake_decoder_reads_sequences_as_serde() -> None:
+    assert decode_handshake([]) == HandshakeInfo(None, (), ())
+    decoded = decode_handshake({"tools": [["t"]]})
+    assert not isinstance(decoded, str)
+    assert decoded.tools[0].name == "t"
+    assert decoded.tools[0].defaulted == ("description", "input_schema")
+    assert decode_handshake({"tools": [[]]}) == (
+        "tools[0]: invalid length 0, expected struct ToolDescriptor with 3 elements"
+    )
+    assert decode_handshake(["v", [], [], 4]) == (
+        "invalid length 4, expected fewer elements in array"
+    )
+    assert decode_handshake({"tools": ["t"]}) == (
+        'tools[0]: invalid type: string "t", expected struct ToolDescriptor'
+    )
