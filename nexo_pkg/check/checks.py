@@ -34,6 +34,7 @@ from nexo_pkg.check.host_calls import (
     METHOD_NOT_FOUND,
     HostCalls,
 )
+from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.check.report import CheckReport, CheckResult, Status
 from nexo_pkg.check.rpc import FrameLoop, NoReply, Pending, Reply
 from nexo_pkg.check.sandbox import (
@@ -230,36 +231,14 @@ def check_plugin(
 
 
 def manifest_refusal(plugin: ResolvedPlugin, nexo_version: str | None) -> str | None:
-    """Why the plugin is not started: its manifest has lint errors (the first, with the count
-    of the others), saying whether the daemon refuses the manifest too or would load it as it
-    is (a rule beyond the daemon's own checks). ``None`` for a manifest that lints clean, and
-    for a microapp (its own checks judge its manifest). The daemon's runtime settings (host
-    networking, a required sandbox) are the sandbox plan's to judge, with the daemon's words."""
-    from nexo_pkg.core.diagnostics import first_of_errors  # noqa: PLC0415
-    from nexo_pkg.lint.engine import lint_file  # noqa: PLC0415
-    from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
-    from nexo_pkg.manifest.options import LintOptions  # noqa: PLC0415
-
+    """Why the plugin is not started (:func:`~nexo_pkg.check.refusal.lint_refusal` of its
+    manifest); ``None`` for a manifest that lints clean, and for a microapp (its host lints
+    its manifest itself). The daemon's runtime settings (host networking, a required sandbox)
+    are the sandbox plan's to judge, with the daemon's words."""
     manifest = find_manifest(plugin.root).path
     if plugin.model is None or manifest is None:
         return None
-    options = LintOptions(nexo_version=nexo_version, host_net_allowed=True, sandbox_required=False)
-    try:
-        errors = lint_file(manifest, options=options).errors
-    except OSError:
-        return None  # the resolver read it a moment ago; the spawn reports what follows
-    if not errors:
-        return None
-    first = errors[0]
-    where, more = first_of_errors(manifest.name, first.span, len(errors))
-    rule = find_rule(first.code)
-    verdict = (
-        "a rule beyond the daemon's own checks: THE DAEMON WOULD LOAD AND SPAWN IT as it is, "
-        "a risk for the plugin's author and the host's operator to see"
-        if rule is not None and rule.beyond_daemon
-        else "the daemon refuses this manifest too"
-    )
-    return f"{where}: {first.code} {first.message}{more}; not started ({verdict})"
+    return lint_refusal(manifest, nexo_version)
 
 
 def _report_sandbox(report: CheckReport, plan: SandboxPlan) -> bool:

@@ -58,6 +58,7 @@ from nexo_pkg.check.microapp_wire import (
     response_problem,
     sample_hook_event,
 )
+from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.check.report import CheckReport, Status
 from nexo_pkg.check.rpc import FrameLoop, NoReply, Pending, Reply
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
@@ -133,6 +134,12 @@ def run_microapp(
             state_dir=str(state_dir),
         )
         report.microapp = _describe(target, grants, removed, agent_version)
+        refusal = lint_refusal(target.manifest_path, agent_version)
+        if refusal is not None:
+            # Discovery refuses the manifest (discovery.rs:251-303): the daemon never spawns it.
+            report.add("manifest", "fail", refusal)
+            report.add("spawn", "fail", "not started: its manifest does not lint (see `manifest`)")
+            return report
         _check_requires(target, report)
         try:
             process = PluginProcess(argv, cwd=target.root, env=env)
