@@ -651,6 +651,16 @@ class _Session(FrameLoop):
             return None
         # JSON-RPC ids must match in type as well: 1 is not "1", and true is not 1.
         received = message.get("id")
+        if type(received) is int and 1 <= received < pending.request_id:
+            # A second (late) reply to a request already answered or given up: the daemon
+            # has no pending entry for it, logs "response with unknown id" and goes on
+            # waiting for the real reply (subprocess.rs), and so does the check.
+            self._frames.note(
+                "frames.jsonrpc",
+                f"a late reply with id {received} (an earlier request) arrived while "
+                f"{pending.method} (id {pending.request_id}) waited; the daemon ignores it",
+            )
+            return None
         if type(received) is not int or received != pending.request_id:
             self._frames.note(
                 "frames.id",

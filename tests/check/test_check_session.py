@@ -228,6 +228,8 @@ def test_what_the_daemon_refuses_fails_the_named_check(  # noqa: PLR0917  # para
         ("no_server_version", (), {"server_version"}, "server_version"),
         ("no_tools", ("scripted_echo",), {"tools.present"}, "no `tools`"),
         ("no_jsonrpc", (), {"frames.jsonrpc"}, "jsonrpc"),
+        # subprocess.rs: a reply to no pending id is logged ("response with unknown id").
+        ("duplicate_reply", (), {"frames.jsonrpc"}, "a late reply with id 1"),
         ("huge_line", (), {"frames.size", "frames.json"}, "1048576-byte"),
         ("big_reply", (), {"frames.size"}, "the daemon reads it"),
         ("deep_frame", (), {"frames.json"}, "nested too deeply"),
