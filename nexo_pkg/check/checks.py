@@ -741,7 +741,11 @@ class _Session(FrameLoop):
         if self.host is not None:
             replies = self.host.answer(message)
         else:
-            if method in ("memory.recall", "llm.complete"):
+            if self.report.get("initialize") is None:
+                # Until the handshake ends the daemon has no bridge and answers every request
+                # so, whatever its method (subprocess.rs, the reader task).
+                code, text = INTERNAL_ERROR, "host services not yet wired"
+            elif method in ("memory.recall", "llm.complete"):
                 code, text = INTERNAL_ERROR, f"{method} is not configured in nexo plugin check"
             else:
                 code, text = METHOD_NOT_FOUND, "method not found"

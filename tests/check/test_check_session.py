@@ -372,15 +372,18 @@ def test_plugin_flooding_other_frames_still_times_out(tmp_path: Path, pid_file: 
     assert_nothing_left(pid_file)
 
 
-def test_plugin_requests_to_the_host_get_an_error_reply(tmp_path: Path) -> None:
-    root = scripted_plugin(tmp_path / "asks", "host_request")
+@pytest.mark.parametrize("mode", ["host_request", "host_request_unknown"])
+def test_plugin_requests_to_the_host_get_an_error_reply(tmp_path: Path, mode: str) -> None:
+    """Before the initialize reply the daemon answers any request -32603 "host services not
+    yet wired" (subprocess.rs, the reader task: no bridge yet), whatever its method."""
+    root = scripted_plugin(tmp_path / "asks", mode)
     report = run_check(root, timeout_ms=TIMEOUT_MS)
     assert report.ok, report.checks
     answers = [line for line in report.stderr_tail if "host answered" in line]
     assert len(answers) == 1
     answer = json.loads(answers[0].split("host answered ", 1)[1])
     assert answer["id"] == 42
-    assert answer["error"]["code"] == -32603
+    assert answer["error"] == {"code": -32603, "message": "host services not yet wired"}
 
 
 def test_plugin_ignoring_shutdown_is_killed_after_one_second(
