@@ -337,6 +337,26 @@ def install(dest: Path, plugin_id: str, version: str, *, receipt: bool = True) -
     return directory
 
 
+@pytest.mark.parametrize(
+    ("versions", "newest"),
+    [
+        # Pre-release identifiers compare numerically where numeric (semver's Ord).
+        (("1.0.0-beta.2", "1.0.0-beta.10", "1.0.0-alpha"), "1.0.0-beta.10"),
+        (("1.0.0-rc.1", "1.0.0-beta.9"), "1.0.0-rc.1"),
+        # Build metadata orders last, as the crate's derived Ord does.
+        (("2.0.0+b1", "2.0.0+b2", "2.0.0-rc.1"), "2.0.0+b2"),
+    ],
+)
+def test_installed_versions_are_ordered_as_semver_orders_them(
+    tmp_path: Path, versions: tuple[str, ...], newest: str
+) -> None:
+    dest = tmp_path / "plugins"
+    for version in versions:
+        install(dest, "weather", version)
+    with resolve_target("weather", dest=dest) as plugin:
+        assert plugin.root == (dest / f"weather-{newest}").resolve()
+
+
 def test_installed_id_resolves_to_the_newest_version(tmp_path: Path) -> None:
     dest = tmp_path / "plugins"
     install(dest, "weather", "0.2.0")
