@@ -56,12 +56,12 @@ from nexo_pkg.manifest.rust_text import rust_trim
 #: Per-step reply deadline, like the daemon's ``NEXO_PLUGIN_INIT_TIMEOUT_MS`` default.
 DEFAULT_TIMEOUT_MS = 5000
 
-#: After the ``shutdown`` reply the daemon cancels its writer task (stdin closes at once),
-#: waits this long for the exit, then sends SIGKILL (``subprocess.rs`` ``shutdown``, eec3f33).
+#: After replying to ``shutdown`` the daemon closes stdin and waits this long before SIGKILL
+#: (contract §4.2).
 SHUTDOWN_GRACE_SECONDS = 1.0
 
-#: How much of that grace a plugin gets to exit on its own before the host closes its stdin
-#: (a plugin that needs the closed stdin gets a warning); the deadline stays the daemon's.
+#: How long a plugin gets to exit on its own after replying to ``shutdown``, before the host
+#: closes its stdin (a plugin that needs the closed stdin gets a warning).
 OWN_EXIT_SECONDS = 0.5
 
 #: A method no plugin implements; the answer must be ``-32601``.
@@ -593,9 +593,8 @@ class _Session(FrameLoop):
         self._await_exit()
 
     def _await_exit(self) -> None:
-        """Give the plugin a moment to exit on its own, then close stdin as the daemon does;
-        still running :data:`SHUTDOWN_GRACE_SECONDS` after the reply, it is killed, as the
-        daemon kills it."""
+        """Give the plugin a moment to exit on its own, then close stdin as the daemon does
+        and wait :data:`SHUTDOWN_GRACE_SECONDS` before killing it."""
         replied_at = time.monotonic()
         if self.process.wait_exit(OWN_EXIT_SECONDS):
             waited = (time.monotonic() - replied_at) * 1000
@@ -606,8 +605,7 @@ class _Session(FrameLoop):
             )
             return
         self.process.close_stdin()
-        remaining = replied_at + SHUTDOWN_GRACE_SECONDS - time.monotonic()
-        if self.process.wait_exit(max(remaining, 0.0)):
+        if self.process.wait_exit(SHUTDOWN_GRACE_SECONDS):
             self.report.add(
                 "exit",
                 "warn",
@@ -619,8 +617,7 @@ class _Session(FrameLoop):
         self.report.add(
             "exit",
             "fail",
-            f"still running {SHUTDOWN_GRACE_SECONDS:g} s after replying to shutdown (stdin "
-            f"closed after {OWN_EXIT_SECONDS:g} s); killed, as the daemon kills it",
+            f"still running {SHUTDOWN_GRACE_SECONDS:g} s after shutdown and closed stdin; killed",
         )
 
     def request(self, method: str, params: dict[str, Any]) -> Reply | NoReply:
