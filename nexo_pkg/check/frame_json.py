@@ -18,15 +18,16 @@ reply:
   an ``f64`` too (``parse_number``: "Convert into a float if we underflow, or on `-0`"),
   so it is no id ``as_u64`` accepts.
 
-Duplicate keys are kept as :class:`JsonObject` records them: a ``Value`` map keeps the last
-(as :func:`json.loads` does), but a struct the extension host derives ``Deserialize`` for
-refuses a repeated field.
+A repeated key keeps its last value, as a ``Value`` map does (and :func:`json.loads`); a
+struct the extension host derives ``Deserialize`` for refuses a repeated field instead, so
+``loads(..., repeated_keys=True)`` returns :class:`JsonObject` maps naming them.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 #: ``serde_json``'s nesting limit: the deepest array or object nesting it reads is one less.
@@ -81,39 +82,71 @@ def _finite(value: float) -> float:
     return value
 
 
-_DECODER = json.JSONDecoder(
-    object_pairs_hook=_object, parse_constant=_constant, parse_int=_integer, parse_float=_float
-)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+#: Integers Python reads otherwise than serde_json: `-0` (a float there) and any run of 20
+#: digits or more (past u64 serde_json reads a float, or refuses one past f64's range).
+_MINUS_ZERO = re.compile(r"-0(?![0-9.eE])")
+_LONG_DIGITS = re.compile(r"[0-9]{10}[0-9]{10}")
 
 
-def loads(text: str) -> Any:
+def _decoder(*, integers: bool, pairs: bool) -> json.JSONDecoder:
+    """A decoder refusing ``NaN`` and out-of-range floats; ``integers`` reads every integer
+    through :func:`_integer` (slower: only when the text has an odd one), ``pairs`` records
+    repeated keys in :class:`JsonObject` (slower: only where a struct is decoded)."""
+    return json.JSONDecoder(
+        object_pairs_hook=_object if pairs else None,
+        parse_constant=_constant,
+        parse_float=_float,
+        parse_int=_integer if integers else None,
+    )
+
+
+_DECODERS = {
+    (integers, pairs): _decoder(integers=integers, pairs=pairs)
+    for integers in (False, True)
+    for pairs in (False, True)
+}
+
+
+def loads(text: str, *, repeated_keys: bool = False) -> Any:
     """``text`` (one line, already UTF-8 decoded) read as ``serde_json`` reads a ``Value``;
-    :class:`FrameJsonError` (a :class:`ValueError`) when ``serde_json`` refuses it."""
+    :class:`FrameJsonError` (a :class:`ValueError`) when ``serde_json`` refuses it. With
+    ``repeated_keys`` every object is a :class:`JsonObject` naming the keys given twice."""
+    integers = ("-0" in text and _MINUS_ZERO.search(text) is not None) or (
+        _LONG_DIGITS.search(text) is not None
+    )
     try:
-        value = _DECODER.decode(text)
+        value = _DECODERS[integers, repeated_keys].decode(text)
     except RecursionError:
         raise FrameJsonError("recursion limit exceeded") from None
-    _walk(value)
+    # Only a `\u` escape can leave a lone surrogate in text that was valid UTF-8, and only a
+    # line with 128 brackets can nest 128 deep: most frames need no second look.
+    surrogates = _SURROGATE_ESCAPE.search(text) is not None
+    if surrogates or text.count("[") + text.count("{") >= MAX_DEPTH:
+        _walk(value, surrogates=surrogates)
     return value
 
 
-def _walk(value: Any) -> None:
+def _walk(value: Any, *, surrogates: bool) -> None:
     """Refuse what ``serde_json`` refuses once the text is read: too deep a nesting, a lone
-    surrogate in a string or key."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    surrogate in a string or key (looked for only when ``surrogates``)."""
+    if surrogates and isinstance(value, str):
+        _text(value)
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, str):
-            _text(item)
-        elif isinstance(item, dict | list):
-            if depth + 1 >= MAX_DEPTH:
-                raise FrameJsonError("recursion limit exceeded")
-            if isinstance(item, dict):
-                for key, member in item.items():
-                    _text(key)
-                    stack.append((member, depth + 1))
-            else:
-                stack.extend((member, depth + 1) for member in item)
+        if depth >= MAX_DEPTH:
+            raise FrameJsonError("recursion limit exceeded")
+        members = item.values() if isinstance(item, dict) else item
+        if surrogates and isinstance(item, dict):
+            for key in item:
+                _text(key)
+        for member in members:
+            if isinstance(member, dict | list):
+                stack.append((member, depth + 1))
+            elif surrogates and isinstance(member, str):
+                _text(member)
 
 
 def _text(text: str) -> None:

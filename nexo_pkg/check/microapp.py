@@ -693,7 +693,7 @@ class _Session(FrameLoop):
             self._drop("a blank stdout line (invalid jsonrpc line)")
             return None
         try:
-            message = frame_json.loads(text)
+            message = frame_json.loads(text, repeated_keys=True)
         except ValueError as refused:
             self._drop(f"non-JSON stdout line ({refused}) {short(text)}")
             return None

@@ -179,7 +179,10 @@ def test_the_readers_agree_with_serde() -> None:
     assert frame_json.loads('"\\ud83d\\ude00"') == "\U0001f600"  # a pair is one character
     with pytest.raises(frame_json.FrameJsonError, match="out of range"):
         frame_json.loads("-1e309")
-    assert response_problem(frame_json.loads('{"id":1,"error":{"code":1,"code":2,"message":""}}'))
+    repeated = frame_json.loads(
+        '{"id":1,"error":{"code":1,"code":2,"message":""}}', repeated_keys=True
+    )
+    assert response_problem(repeated) == "`error`: duplicate field `code`"
     # HookResponse: `abort` and `do_not_reply_again` are `bool` (no null); the rest Option.
     assert hook_response_problem({"abort": None}) == "abort: invalid type: null, expected a boolean"
     assert hook_response_problem({"do_not_reply_again": None}) is not None
