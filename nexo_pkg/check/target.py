@@ -234,7 +234,8 @@ def _resolve_directory(
     if reserved:
         raise TargetError(
             f"{root}: `plugin.entrypoint.env` sets {', '.join(reserved)}; names beginning "
-            f"with {RESERVED_ENV_PREFIX} are reserved for the daemon"
+            f"with {RESERVED_ENV_PREFIX} are reserved for the daemon, which refuses to spawn "
+            "it (NX106)"
         )
     env = dict(entrypoint.env)
     command = entrypoint.command

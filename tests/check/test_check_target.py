@@ -118,8 +118,9 @@ def test_a_version_the_daemon_cannot_parse_is_a_usage_error(tmp_path: Path) -> N
         ),
         (
             '[plugin.entrypoint]\ncommand = "x"\nenv = { NEXO_A = "1", NEXO_B = "2" }\n',
+            # subprocess.rs refuses before spawning; the message names the lint rule.
             "`plugin.entrypoint.env` sets NEXO_A, NEXO_B; names beginning with NEXO_ are "
-            "reserved for the daemon",
+            "reserved for the daemon, which refuses to spawn it (NX106)",
         ),
     ],
 )
