@@ -55,6 +55,7 @@ from nexo_pkg.check.microapp_wire import (
     fit_name,
     hook_response_problem,
     numeric_id,
+    response_fields,
     response_problem,
     sample_hook_event,
 )
@@ -697,8 +698,9 @@ class _Session(FrameLoop):
         except ValueError as refused:
             self._drop(f"non-JSON stdout line ({refused}) {short(text)}")
             return None
+        message = response_fields(message)
         problem = response_problem(message)
-        if problem is not None:
+        if problem is not None or not isinstance(message, dict):
             self._drop(f"{problem}: {short(text)}")
             return None
         frame_id = message.get("id")

@@ -238,11 +238,40 @@ def hook_response_problem(value: object) -> str | None:
     return None
 
 
+def response_fields(frame: object) -> object:
+    """``frame`` with an array read as serde reads a derived struct from a sequence: a
+    ``wire::Response`` ``[jsonrpc, id, result, error]`` (an ``error`` array as
+    ``[code, message, data]``) becomes the object it decodes as, or a :class:`Refused` with
+    serde's reason; anything else is returned as it is, for :func:`response_problem`."""
+    if not isinstance(frame, list):
+        return frame
+    fields = _struct_fields("", frame, "Response", ("jsonrpc", "id", "result", "error"), required=0)
+    if isinstance(fields, str):
+        return Refused(fields)
+    if isinstance(fields.get("error"), list):
+        error = _struct_fields(
+            "error", fields["error"], "RpcError", ("code", "message", "data"), required=2
+        )
+        if isinstance(error, str):
+            return Refused(error)
+        fields["error"] = error
+    return fields
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A frame serde cannot decode as a ``wire::Response``, with its reason."""
+
+    reason: str
+
+
 def response_problem(frame: object) -> str | None:
     """Why the host's reader cannot decode ``frame`` as ``wire::Response``
     (``runtime/wire.rs:13-24,42-45``) and drops it, or None: an object whose ``jsonrpc`` is
     a string when present and whose non-null ``error`` has an i32 ``code`` and a string
     ``message``."""
+    if isinstance(frame, Refused):
+        return frame.reason
     if not isinstance(frame, dict):
         return "not a JSON object"
     repeated = _repeated(frame, ("jsonrpc", "id", "result", "error"))

@@ -25,6 +25,7 @@ from nexo_pkg.check.microapp_wire import (
     HandshakeInfo,
     decode_handshake,
     hook_response_problem,
+    response_fields,
     response_problem,
 )
 
@@ -142,6 +143,9 @@ MICROAPP_REFUSED = [
         id="duplicate-id",
     ),
     pytest.param('{"jsonrpc":"2.0","id":-0,"result":@RESULT@}', "non-numeric id", id="minus-0"),
+    # A JSON-RPC batch: its first element is no `jsonrpc` string.
+    pytest.param('[{"jsonrpc":"2.0","id":@ID@,"result":@RESULT@}]', "`jsonrpc`", id="batch"),
+    pytest.param('["2.0",@ID@,@RESULT@,null,1]', "fewer elements", id="long-array"),
 ]
 
 
@@ -159,9 +163,16 @@ def test_a_microapp_reply_serde_refuses_never_arrives(
     assert reason in detail(document, "frames.dropped")
 
 
-def test_a_microapp_reply_serde_reads_passes(tmp_path: Path) -> None:
-    """Unknown keys and a repeated unknown key are ignored by ``wire::Response``."""
-    line = '{"jsonrpc":"2.0","id":@ID@,"method":"x","method":"y","result":@RESULT@}'
+@pytest.mark.parametrize(
+    "line",
+    [
+        # Unknown keys, even repeated, are ignored by `wire::Response`.
+        '{"jsonrpc":"2.0","id":@ID@,"method":"x","method":"y","result":@RESULT@}',
+        # serde reads a derived struct from an array too: [jsonrpc, id, result, error].
+        '["2.0",@ID@,@RESULT@]',
+    ],
+)
+def test_a_microapp_reply_serde_reads_passes(tmp_path: Path, line: str) -> None:
     root = scripted_microapp(tmp_path / "m", "raw", line)
     code, document = nexo_check(str(root), cwd=tmp_path)
     assert code == 0, document["checks"]
@@ -218,6 +229,11 @@ def test_the_handshake_decoder_reads_sequences_as_serde() -> None:
     assert decode_handshake(["v", [], [], 4]) == (
         "invalid length 4, expected fewer elements in array"
     )
+    assert response_fields(["2.0", 0, {}]) == {"jsonrpc": "2.0", "id": 0, "result": {}}
+    assert response_problem(response_fields(["2.0", 1, None, [-32601]])) == (
+        "error: invalid length 1, expected struct RpcError with 3 elements"
+    )
+    assert response_problem("text") == "not a JSON object"
     assert decode_handshake({"tools": ["t"]}) == (
         'tools[0]: invalid type: string "t", expected struct ToolDescriptor'
     )
