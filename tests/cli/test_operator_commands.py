@@ -292,6 +292,10 @@ def test_check_of_a_mistyped_installed_id_names_the_closest_ones(tmp_path: Path)
         "plugin", "install", tarball, "--dest", root, "--yes", env=env, in_process=True
     )
     assert installed.code == 0, installed.stderr
+    # A receipt that is no JSON object (or no JSON) is passed over, not a crash.
+    for name, text in (("odd-1.0.0", "[]"), ("bad-1.0.0", "{")):
+        (root / name).mkdir()
+        (root / name / ".nexo-install.json").write_text(text)
     said = nexo("plugin", "check", "wether", "--dest", root, env=env, cwd=tmp_path)
     assert said.code == 2
     assert said.error_line.endswith("(use --dest to look elsewhere). Did you mean 'weather'?")
