@@ -133,7 +133,11 @@ def test_generated_tests_pass_with_the_real_sdk(tmp_path: Path) -> None:
     assert "Ran 4 tests" in completed.stderr
 
 
-@pytest.mark.parametrize("plugin_id", ["", "Demo", "2demo", "my-plugin", "a" * 33, "_x", "a b"])
+@pytest.mark.parametrize(
+    # The last two hold characters str.isdigit takes for digits (Arabic-Indic, superscript).
+    "plugin_id",
+    ["", "Demo", "2demo", "my-plugin", "a" * 33, "_x", "a b", "a\u0661", "a\u00b2b"],
+)
 def test_invalid_id_is_refused_and_nothing_written(tmp_path: Path, plugin_id: str) -> None:
     dest = tmp_path / "out"
     error = _error(NewProject(plugin_id, dest=dest))
