@@ -190,6 +190,11 @@ def _installed_at(entry: LockedPlugin) -> str | None:
     else ``SOURCE_DATE_EPOCH``, else (no stable time known) now."""
     if entry.published:
         return entry.published
+    return _installed_at_fallback()
+
+
+def _installed_at_fallback() -> str | None:
+    """``SOURCE_DATE_EPOCH`` as RFC 3339 (``usage`` when it is malformed), else ``None``."""
     from nexo_pkg.sources.api import source_date  # noqa: PLC0415 - with the registry's modules
 
     return source_date()
@@ -291,6 +296,7 @@ def sync(
     step whatever it answers."""
     candidates = host_candidates(target)
     result = SyncResult(lock_path, dest)
+    _installed_at_fallback()  # a malformed SOURCE_DATE_EPOCH fails the run, not one plugin
     with Session(options, callbacks) as session:
         session.policy()  # a bad policy fails the whole run before anything is fetched
         # Each blob is extracted as soon as it is checked; the run syncs the blobs it

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.source_date import source_date_epoch
 from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.core.versionreq import VersionReq
 from nexo_pkg.sources import artifact
@@ -241,9 +242,10 @@ def _tarball_mtime(path: Path) -> int | None:
 
 
 def source_date() -> str | None:
-    """``SOURCE_DATE_EPOCH`` (reproducible pushes) as RFC 3339 UTC, when it is set."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    return _rfc3339(int(epoch)) if epoch.isdigit() else None
+    """``SOURCE_DATE_EPOCH`` (reproducible pushes) as RFC 3339 UTC, when it is set; ``usage``
+    when it is malformed, as ``pack`` says."""
+    epoch = source_date_epoch(os.environ)
+    return None if epoch is None else _rfc3339(epoch)
 
 
 def created_now() -> str:

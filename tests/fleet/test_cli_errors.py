@@ -97,3 +97,47 @@ def test_push_refuses_a_bundle_no_host_could_read_and_pushes_nothing(
         urllib.request.urlopen(f"http://{registry.host}/v2/plugins/echo/tags/list")
     refused.value.close()
     assert refused.value.code == 404
+
+
+@pytest.mark.parametrize("epoch", ["soon", "\u00b2", "99999999999999"])
+def test_push_refuses_a_malformed_source_date_epoch_and_pushes_nothing(
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    epoch: str,
+) -> None:
+    """``pack`` refuses the same values (usage): the index's created time is never a
+    traceback (``int("²")``, a year past 9999) nor silently another time."""
+    dist = make_dist()
+    result = nexo(
+        "plugin", "push", str(dist), registry.ref("plugins/echo"), "--plain-http", "--json",
+        env={**fleet_env, "SOURCE_DATE_EPOCH": epoch}, in_process=True,
+    )  # fmt: skip
+    assert result.code == 2, result.stderr
+    assert result.document["kind"] == "usage"
+    assert "SOURCE_DATE_EPOCH" in result.document["error"]
+    assert without_notes(result.stderr).count("\n") == 1
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"http://{registry.host}/v2/plugins/echo/tags/list")
+    refused.value.close()
+    assert refused.value.code == 404
+
+
+def test_sync_refuses_a_malformed_source_date_epoch_before_anything_is_written(
+    tmp_path: Path, fleet_env: dict[str, str]
+) -> None:
+    """The receipts' time falls back to ``SOURCE_DATE_EPOCH``: a malformed one is the run's
+    usage error up front, never a traceback halfway through one plugin."""
+    lock = tmp_path / "nexo-plugins.lock"
+    lock.write_text("lock_version = 1\n", encoding="utf-8")
+    root = tmp_path / "root"
+    result = nexo(
+        "plugin", "sync", "--lock", str(lock), "--dest", str(root), "--json",
+        env={**fleet_env, "SOURCE_DATE_EPOCH": "\u00b2"}, in_process=True,
+    )  # fmt: skip
+    assert result.code == 2, result.stderr
+    assert result.document["kind"] == "usage"
+    assert "SOURCE_DATE_EPOCH" in result.document["error"]
+    assert not root.exists()
+    assert lock.read_text(encoding="utf-8") == "lock_version = 1\n"

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.source_date import LATEST_EPOCH
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.build import PackOptions, _write_assets, pack
-from nexo_pkg.pack.epoch import FALLBACK_EPOCH, LATEST_EPOCH, resolve_source_date_epoch
+from nexo_pkg.pack.epoch import FALLBACK_EPOCH, resolve_source_date_epoch
 from nexo_pkg.pack.layout import LAUNCHER
 from pack.pack_helpers import ProjectFactory, build_wheel, write_project
 
@@ -184,7 +185,11 @@ def test_source_date_epoch_precedence(tmp_path: Path, make_project: ProjectFacto
     assert {m.mtime for m in _members(result.tarball.path).values()} == {1_600_000_000}
 
 
-@pytest.mark.parametrize("value", ["soon", "-5", "1.5", str(LATEST_EPOCH + 1)])
+@pytest.mark.parametrize(
+    # A superscript and Arabic-Indic digits pass str.isdigit but are no ASCII integer.
+    "value",
+    ["soon", "-5", "1.5", str(LATEST_EPOCH + 1), "\u00b2", "\u0661\u0662", "1\u00b2"],
+)
 def test_bad_source_date_epoch_is_a_usage_error(make_project: ProjectFactory, value: str) -> None:
     project = make_project()
     error = _error(PackOptions(project=project), {"SOURCE_DATE_EPOCH": value})
