@@ -240,6 +240,14 @@ def _noarch_entries(
 ) -> tuple[list[ArchiveEntry], list[Distribution], Inventory, Any]:
     src = project / "src"
     main = src / "main.py"
+    if src.is_symlink() and not src.resolve().is_relative_to(project.resolve()):
+        # Every file below it would come from outside the project: the rule for a symlink
+        # inside src/ holds for src/ itself.
+        raise layout_error(
+            f"{src} is a symlink pointing outside {project} (to {src.resolve()}); "
+            "move the code into the project",
+            path=str(src),
+        )
     if not main.is_file():
         raise layout_error(
             f"{main} is missing; a noarch plugin runs src/main.py (or pack a compiled plugin "

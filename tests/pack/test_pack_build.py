@@ -616,3 +616,28 @@ def test_a_shadowed_manifest_stays_out_and_is_named(make_project: ProjectFactory
     assert result.notes
     assert "plugin.toml is shadowed by nexo-plugin.toml" in result.notes[0]
     assert result.to_json()["warnings"] == list(result.notes)
+
+
+def test_a_src_linked_outside_the_project_is_refused(
+    tmp_path: Path, make_project: ProjectFactory
+) -> None:
+    """A symlinked ``src/`` would pack every file of wherever it points (a home directory, a
+    CI runner's secrets) into a release: refused as a link inside ``src/`` is."""
+    project = make_project()
+    elsewhere = tmp_path / "elsewhere"
+    (project / "src").rename(elsewhere)
+    (elsewhere / "secret.txt").write_text("secret\n")
+    (project / "src").symlink_to(elsewhere, target_is_directory=True)
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH))
+    assert (error.kind, error.exit_code) == ("layout_invalid", 1)
+    assert str(project / "src") in error.message
+    assert "outside" in error.message
+    assert not (project / "dist").exists()
+
+
+def test_a_src_linked_inside_the_project_packs(make_project: ProjectFactory) -> None:
+    project = make_project()
+    (project / "src").rename(project / "code")
+    (project / "src").symlink_to(project / "code", target_is_directory=True)
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    assert "lib/plugin/main.py" in _members(result.tarball.path)
