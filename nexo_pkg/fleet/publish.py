@@ -142,13 +142,16 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
 
 
 def _version_tagged(reference: OciReference, version: str) -> OciReference:
-    """``reference`` with its tag, else ``version`` as the tag; ``source_invalid`` (exit 2)
-    when its tag is a version other than ``version`` (install would refuse it)."""
-    tag = reference.tag or version
+    """``reference`` with its tag, else ``version`` as the tag (without its build metadata:
+    an OCI tag cannot hold `+`, and a version tag is read build metadata aside);
+    ``source_invalid`` (exit 2) when its tag is a version other than ``version`` (install
+    would refuse it)."""
+    default = version.split("+", 1)[0]
+    tag = reference.tag or default
     if tag_contradicts(tag, version):
         raise NexoError(
             f"cannot push version {version} under the tag {tag}: a version tag must name "
-            f"the version it holds (push to {reference.base}:{version})",
+            f"the version it holds (push to {reference.base}:{default})",
             kind="source_invalid",
             exit_code=EXIT_USAGE,
             details={"tag": tag, "version": version},
