@@ -132,8 +132,10 @@ class Lock:
 
 def _read_text(path: Path) -> str:
     """A fleet file's text: a regular file (a link to one followed) of at most
-    :data:`MAX_FILE_BYTES`, never a FIFO waited on; ``OSError``/``ValueError`` otherwise."""
-    return read_capped_bytes(path, MAX_FILE_BYTES).decode("utf-8")
+    :data:`MAX_FILE_BYTES`, never a FIFO waited on; ``OSError``/``ValueError`` otherwise. A
+    leading byte-order mark (Notepad's, PowerShell's ``-Encoding utf8``) is dropped, as cargo,
+    ``lint`` and the language server read TOML."""
+    return read_capped_bytes(path, MAX_FILE_BYTES).decode("utf-8").removeprefix("\ufeff")
 
 
 def _load_toml(path: Path, kind: str) -> dict[str, Any]:

@@ -326,3 +326,25 @@ def test_a_missing_wanted_set_or_lock_says_how_to_get_one(tmp_path: Path) -> Non
     assert "`nexo plugin lock`" in lock.value.message
     assert "--lock" in lock.value.message
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_byte_order_mark_or_crlf_line_ends_read_as_the_plain_files(tmp_path: Path) -> None:
+    """Windows editors save with a BOM (Notepad, PowerShell's ``-Encoding utf8``) and CRLF;
+    the wanted set and the lock read as the language server and cargo read them."""
+    wanted = tmp_path / "nexo-plugins.toml"
+    lock = tmp_path / "nexo-plugins.lock"
+    for prefix, newline in (("\ufeff", "\n"), ("", "\r\n"), ("\ufeff", "\r\n")):
+        wanted.write_bytes((prefix + WANTED_OK.replace("\n", newline)).encode("utf-8"))
+        assert read_wanted(wanted) == read_wanted_text(tmp_path, WANTED_OK)
+        assert read_registries(wanted) == {
+            "registry.example:5000": ("mirror.internal:5000", "cache.internal/registry.example")
+        }
+        lock.write_bytes((prefix + render_lock(_lock()).replace("\n", newline)).encode("utf-8"))
+        assert read_lock(lock).plugins == _lock().plugins
+
+
+def read_wanted_text(directory: Path, text: str) -> list[object]:
+    plain = directory / "plain" / "nexo-plugins.toml"
+    plain.parent.mkdir(exist_ok=True)
+    plain.write_text(text, encoding="utf-8")
+    return list(read_wanted(plain))
