@@ -141,7 +141,7 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
     return plugin_id, version, targets, manifest_text
 
 
-def _version_tagged(reference: OciReference, version: str) -> OciReference:
+def version_tagged(reference: OciReference, version: str, *, verb: str = "push") -> OciReference:
     """``reference`` with its tag, else ``version`` as the tag (without its build metadata:
     an OCI tag cannot hold `+`, and a version tag is read build metadata aside);
     ``source_invalid`` (exit 2) when its tag is a version other than ``version`` (install
@@ -150,8 +150,8 @@ def _version_tagged(reference: OciReference, version: str) -> OciReference:
     tag = reference.tag or default
     if tag_contradicts(tag, version):
         raise NexoError(
-            f"cannot push version {version} under the tag {tag}: a version tag must name "
-            f"the version it holds (push to {reference.base}:{default})",
+            f"cannot {verb} version {version} under the tag {tag}: a version tag must name "
+            f"the version it holds ({verb} to {reference.base}:{default})",
             kind="source_invalid",
             exit_code=EXIT_USAGE,
             details={"tag": tag, "version": version},
@@ -191,8 +191,8 @@ def _push_version(
     created: str,
 ) -> PushResult:
     """Push one version's files under ``reference`` tagged by the version (see
-    :func:`_version_tagged`); what :func:`push` and :func:`mirror` report."""
-    tagged = _version_tagged(reference, version)
+    :func:`version_tagged`); what :func:`push` and :func:`mirror` report."""
+    tagged = version_tagged(reference, version)
     digest = push_version(
         session.registry(tagged),
         tagged,

@@ -1,4 +1,5 @@
-"""The tag ``push`` gives a version by default: an OCI tag, which cannot hold SemVer's `+`."""
+"""The tags ``push`` and ``mirror`` give a version: an OCI tag, which cannot hold SemVer's
+`+`, and never a version tag naming another version."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import urllib.request
 from pathlib import Path
 
 from support.cli import nexo
-from support.registry import Registry
+from support.registry import Registry, start_registry
 
-from .conftest import LINUX, MakeDist
+from .conftest import LINUX, MakeDist, push_dist
 
 
 def test_a_version_with_build_metadata_is_pushed_under_its_tag_without_it_and_installs(
@@ -40,3 +41,31 @@ def test_a_version_with_build_metadata_is_pushed_under_its_tag_without_it_and_in
     )  # fmt: skip
     assert installed.code == 0, installed.stderr
     assert (tmp_path / "root" / f"echo-{version}").is_dir()
+
+
+def test_mirror_refuses_a_destination_version_tag_naming_another_version(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """As ``push`` does: install would refuse ``copy/echo:9.9.9`` holding 1.2.3, so the copy
+    is refused before anything is written; a tag that is no version (``stable``) is fine."""
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    copy = start_registry(tmp_path / "copy-registry")
+    try:
+        refused = nexo(
+            "plugin", "mirror", registry.ref("plugins/echo:1.2.3"),
+            copy.ref("copy/echo:9.9.9"), "--plain-http", "--json",
+            env=fleet_env, in_process=True,
+        )  # fmt: skip
+        assert refused.code == 2, refused.stderr
+        assert refused.document["kind"] == "source_invalid"
+        assert copy.ref("copy/echo:1.2.3") in refused.document["error"]
+        assert copy.requests("(PUT|POST|PATCH)", ".") == 0
+        stable = nexo(
+            "plugin", "mirror", registry.ref("plugins/echo:1.2.3"),
+            copy.ref("copy/echo:stable"), "--plain-http", "--json",
+            env=fleet_env, in_process=True,
+        )  # fmt: skip
+        assert stable.code == 0, stable.stderr
+        assert stable.document["tags"] == ["stable"]
+    finally:
+        copy.stop()
