@@ -24,7 +24,7 @@ from urllib.parse import unquote, urlsplit
 from nexo_pkg import __version__
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
 from nexo_pkg.core.git import git_output
-from nexo_pkg.core.terminal import toml_string
+from nexo_pkg.core.terminal import CONTROL_CHARACTERS, printable, toml_string
 from nexo_pkg.manifest.microapp import MAX_DESCRIPTION_LENGTH, RESERVED_IDS
 from nexo_pkg.scaffold.slug import MAX_LENGTH, SLUG_PATTERN, slug_problem
 
@@ -261,6 +261,12 @@ def render(request: NewProject, pin: Pin | None = None) -> dict[str, str]:
         raise ScaffoldError(f"unsupported --kind {request.kind!r}; supported: {', '.join(KINDS)}")
     if request.description is not None and not request.description.strip():
         raise ScaffoldError("--description must not be blank")
+    if request.description is not None and CONTROL_CHARACTERS.search(request.description):
+        # Lint warns about it (NX191) and the README would carry it raw to a terminal.
+        raise ScaffoldError(
+            f"--description holds a control character ({printable(request.description)}); "
+            "the project must lint clean: remove it"
+        )
     if (
         request.kind == "microapp"
         and request.description is not None

@@ -462,3 +462,18 @@ def test_the_readme_trust_entry_matches_the_release_workflow_only(
     )
     assert pattern.fullmatch(genuine)
     assert not pattern.fullmatch(genuine.replace("github.com", "githubXcom", 1))
+
+
+@pytest.mark.parametrize("kind", ["plugin", "microapp"])
+@pytest.mark.parametrize("description", ["red \x1b[31mtext", "a\x00b", "bell\x07", "del\x7f"])
+def test_a_description_holding_a_control_character_is_refused_and_nothing_written(
+    tmp_path: Path, kind: str, description: str
+) -> None:
+    """The project must lint clean (NX191 warns about it), and the README would carry an
+    escape sequence raw to whoever cats it."""
+    dest = tmp_path / "out"
+    error = _error(NewProject("demo", kind=kind, dest=dest, description=description))
+    assert (error.kind, error.exit_code) == ("usage", 2)
+    assert "control character" in error.message
+    assert "\x1b" not in error.message
+    assert list(tmp_path.iterdir()) == []
