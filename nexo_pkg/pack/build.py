@@ -456,8 +456,26 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             sbom_bytes=sbom.data or b"",
             epoch=epoch.value,
         )
-    notes = (*read.notes, *inventory.warnings, *_unhashed(inventory))
+    notes = (
+        *read.notes,
+        *_bom_note(read, options.target),
+        *inventory.warnings,
+        *_unhashed(inventory),
+    )
     return PackResult(plugin_id, version, options.target, epoch, assets, read.lint, notes, stats)
+
+
+def _bom_note(read: _ProjectManifest, target: str) -> list[str]:
+    """A note when a noarch plugin's manifest starts with a UTF-8 byte-order mark: the daemon
+    (``toml_edit``) and ``install`` read past it, Python's ``tomllib``, which the ``nexoai``
+    SDK reads the manifest with at start-up, refuses it."""
+    if target != NOARCH or not read.data.startswith(b"\xef\xbb\xbf"):
+        return []
+    return [
+        f"{read.path.name} starts with a byte-order mark: the daemon reads past it, but "
+        "Python's tomllib (the nexoai SDK's manifest reader) refuses it and the plugin would "
+        "fail at start-up; save the file as UTF-8 without BOM"
+    ]
 
 
 def _unhashed(inventory: Inventory) -> list[str]:
