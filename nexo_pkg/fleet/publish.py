@@ -5,6 +5,8 @@ OCI source's (``nexo_pkg.sources.oci_source``), as for any other source."""
 from __future__ import annotations
 
 import json
+import tarfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,7 +106,8 @@ def _check_material(signatures: Mapping[str, Path]) -> None:
 def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | None]:
     """Read what ``pack`` wrote: one version's tarballs with their sidecars and signatures.
 
-    Raises ``source_invalid`` for an empty directory or mixed ids/versions,
+    Raises ``source_invalid`` for an empty directory or mixed ids/versions, or a manifest
+    copy that is not the manifest inside every tarball,
     ``checksum_mismatch`` when a ``.sha256`` sidecar disagrees with its tarball, and
     ``signature_invalid`` for a bundle that is not JSON objects.
     """
@@ -137,8 +140,47 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
         )
     (plugin_id, version), targets = next(iter(found.items()))
     manifest = next((directory / n for n in MANIFEST_ASSETS if (directory / n).is_file()), None)
-    manifest_text = manifest.read_text(encoding="utf-8", errors="replace") if manifest else None
-    return plugin_id, version, targets, manifest_text
+    if manifest is None:
+        return plugin_id, version, targets, None
+    try:
+        manifest_bytes = manifest.read_bytes()
+    except OSError as exc:
+        raise NexoError(f"cannot read {manifest}: {exc.strerror or exc}", kind="io") from exc
+    for files in targets:
+        # The copy becomes the version's `dev.nexo.plugin.manifest` annotation, which `lock`
+        # decides daemon compatibility by: it must be the manifest the tarballs install.
+        if _packed_manifest(files.tarball, manifest.name) != manifest_bytes:
+            raise NexoError(
+                f"{manifest} is not the {manifest.name} inside {files.tarball.name} (a copy "
+                "left by another pack?): pack again into an empty --out directory",
+                kind="source_invalid",
+                details={"manifest": str(manifest), "tarball": str(files.tarball)},
+            )
+    return plugin_id, version, targets, manifest_bytes.decode("utf-8", errors="replace")
+
+
+#: A manifest member larger than this is not read (install refuses one past the same cap).
+_MAX_PACKED_MANIFEST = 1024 * 1024
+
+
+def _packed_manifest(tarball: Path, name: str) -> bytes | None:
+    """The bytes of the member ``name`` at the root of ``tarball`` (``None`` when it has none
+    or it is too large to be a manifest); ``source_invalid`` when it is no gzip tar."""
+    try:
+        with tarfile.open(tarball, "r|gz") as archive:
+            for member in archive:
+                if member.name.removeprefix("./") != name:
+                    continue
+                if not member.isfile() or member.size > _MAX_PACKED_MANIFEST:
+                    return None
+                stream = archive.extractfile(member)
+                return stream.read() if stream is not None else None
+    except (OSError, EOFError, tarfile.TarError, zlib.error) as exc:
+        raise NexoError(
+            f"{tarball} is not a readable .tar.gz ({exc}); pack it again",
+            kind="source_invalid",
+        ) from exc
+    return None
 
 
 def version_tagged(reference: OciReference, version: str, *, verb: str = "push") -> OciReference:

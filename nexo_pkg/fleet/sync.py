@@ -28,6 +28,7 @@ from typing import Any
 from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
+from nexo_pkg.core.source_date import source_date_epoch
 from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.fleet.lockfile import (
     LockedPlugin,
@@ -190,11 +191,6 @@ def _installed_at(entry: LockedPlugin) -> str | None:
     else ``SOURCE_DATE_EPOCH``, else (no stable time known) now."""
     if entry.published:
         return entry.published
-    return _installed_at_fallback()
-
-
-def _installed_at_fallback() -> str | None:
-    """``SOURCE_DATE_EPOCH`` as RFC 3339 (``usage`` when it is malformed), else ``None``."""
     from nexo_pkg.sources.api import source_date  # noqa: PLC0415 - with the registry's modules
 
     return source_date()
@@ -296,7 +292,8 @@ def sync(
     step whatever it answers."""
     candidates = host_candidates(target)
     result = SyncResult(lock_path, dest)
-    _installed_at_fallback()  # a malformed SOURCE_DATE_EPOCH fails the run, not one plugin
+    # A malformed SOURCE_DATE_EPOCH (receipts may take it) fails the run, not one plugin.
+    source_date_epoch(os.environ)
     with Session(options, callbacks) as session:
         session.policy()  # a bad policy fails the whole run before anything is fetched
         # Each blob is extracted as soon as it is checked; the run syncs the blobs it

@@ -141,3 +141,28 @@ def test_sync_refuses_a_malformed_source_date_epoch_before_anything_is_written(
     assert "SOURCE_DATE_EPOCH" in result.document["error"]
     assert not root.exists()
     assert lock.read_text(encoding="utf-8") == "lock_version = 1\n"
+
+
+def test_push_refuses_a_manifest_copy_other_than_the_tarballs_and_pushes_nothing(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """A ``dist/`` holding the manifest copy of another pack would publish it as the version's
+    ``dev.nexo.plugin.manifest``, which ``lock --nexo-version`` decides by, while every host
+    installs the tarball's own manifest."""
+    from support.tarballs import manifest_text
+
+    dist = make_dist()
+    stale = dist / "nexo-plugin.toml"
+    stale.write_text(manifest_text("echo", "1.2.3").replace(">=0.1.0", ">=9.0.0"))
+    result = nexo(
+        "plugin", "push", str(dist), registry.ref("plugins/echo"), "--plain-http", "--json",
+        env=fleet_env, in_process=True,
+    )  # fmt: skip
+    assert result.code == 1, result.stderr
+    assert result.document["kind"] == "source_invalid"
+    assert str(stale) in result.document["error"]
+    assert without_notes(result.stderr).count("\n") == 1
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"http://{registry.host}/v2/plugins/echo/tags/list")
+    refused.value.close()
+    assert refused.value.code == 404

@@ -61,7 +61,5 @@ def test_a_manifest_with_a_byte_order_mark_and_crlf_packs_installs_and_checks(
     assert installed.code == 0, installed.stderr
     assert (dest / "demo-0.1.0" / "nexo-plugin.toml").read_bytes() == saved
     # `check` gets past the manifest to the plugin itself.
-    checked = nexo(
-        "plugin", "check", str(result.tarball.path), "--json", env=env, in_process=True
-    )
+    checked = nexo("plugin", "check", str(result.tarball.path), "--json", env=env, in_process=True)
     assert checked.document.get("checks"), checked.document
