@@ -9,7 +9,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from support.cli import nexo
+from support.cli import CliResult, nexo
 from support.registry import Registry
 from support.stderr import without_notes
 
@@ -71,6 +71,32 @@ def test_bad_input_is_one_line_with_its_kind(
     assert not (tmp_path / "root").exists() or not any((tmp_path / "root").iterdir())
 
 
+def _push(dist: Path, registry: Registry, env: dict[str, str]) -> CliResult:
+    return nexo(
+        "plugin", "push", str(dist), registry.ref("plugins/echo"), "--plain-http", "--json",
+        env=env, in_process=True,
+    )  # fmt: skip
+
+
+def _assert_refused(
+    result: CliResult, registry: Registry, kind: str, named: str, *, code: int = 1
+) -> None:
+    """One line naming ``named``, of ``kind``, and nothing pushed."""
+    assert result.code == code, result.stderr
+    assert result.document["kind"] == kind
+    assert named in result.document["error"]
+    assert without_notes(result.stderr).count("\n") == 1
+    _assert_nothing_pushed(registry)
+
+
+def _assert_nothing_pushed(registry: Registry) -> None:
+    """The repository was never created: no blob, no manifest, no tag."""
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"http://{registry.host}/v2/plugins/echo/tags/list")
+    refused.value.close()
+    assert refused.value.code == 404
+
+
 @pytest.mark.parametrize("bundle", [b"{not json", b"[]", b"", b'{"mediaType": "x"}\n[1]\n'])
 def test_push_refuses_a_bundle_no_host_could_read_and_pushes_nothing(
     tmp_path: Path,
@@ -84,19 +110,7 @@ def test_push_refuses_a_bundle_no_host_could_read_and_pushes_nothing(
     dist = make_dist()
     broken = dist / f"echo-1.2.3-{LINUX}.tar.gz.sigstore.json"
     broken.write_bytes(bundle)
-    result = nexo(
-        "plugin", "push", str(dist), registry.ref("plugins/echo"), "--plain-http", "--json",
-        env=fleet_env, in_process=True,
-    )  # fmt: skip
-    assert result.code == 1, result.stderr
-    assert result.document["kind"] == "signature_invalid"
-    assert str(broken) in result.document["error"]
-    assert without_notes(result.stderr).count("\n") == 1
-    # The repository was never created: no blob, no manifest, no tag.
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(f"http://{registry.host}/v2/plugins/echo/tags/list")
-    refused.value.close()
-    assert refused.value.code == 404
+    _assert_refused(_push(dist, registry, fleet_env), registry, "signature_invalid", str(broken))
 
 
 @pytest.mark.parametrize("epoch", ["soon", "\u00b2", "99999999999999"])
@@ -110,18 +124,8 @@ def test_push_refuses_a_malformed_source_date_epoch_and_pushes_nothing(
     """``pack`` refuses the same values (usage): the index's created time is never a
     traceback (``int("²")``, a year past 9999) nor silently another time."""
     dist = make_dist()
-    result = nexo(
-        "plugin", "push", str(dist), registry.ref("plugins/echo"), "--plain-http", "--json",
-        env={**fleet_env, "SOURCE_DATE_EPOCH": epoch}, in_process=True,
-    )  # fmt: skip
-    assert result.code == 2, result.stderr
-    assert result.document["kind"] == "usage"
-    assert "SOURCE_DATE_EPOCH" in result.document["error"]
-    assert without_notes(result.stderr).count("\n") == 1
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(f"http://{registry.host}/v2/plugins/echo/tags/list")
-    refused.value.close()
-    assert refused.value.code == 404
+    result = _push(dist, registry, {**fleet_env, "SOURCE_DATE_EPOCH": epoch})
+    _assert_refused(result, registry, "usage", "SOURCE_DATE_EPOCH", code=2)
 
 
 def test_sync_refuses_a_malformed_source_date_epoch_before_anything_is_written(
@@ -154,15 +158,4 @@ def test_push_refuses_a_manifest_copy_other_than_the_tarballs_and_pushes_nothing
     dist = make_dist()
     stale = dist / "nexo-plugin.toml"
     stale.write_text(manifest_text("echo", "1.2.3").replace(">=0.1.0", ">=9.0.0"))
-    result = nexo(
-        "plugin", "push", str(dist), registry.ref("plugins/echo"), "--plain-http", "--json",
-        env=fleet_env, in_process=True,
-    )  # fmt: skip
-    assert result.code == 1, result.stderr
-    assert result.document["kind"] == "source_invalid"
-    assert str(stale) in result.document["error"]
-    assert without_notes(result.stderr).count("\n") == 1
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(f"http://{registry.host}/v2/plugins/echo/tags/list")
-    refused.value.close()
-    assert refused.value.code == 404
+    _assert_refused(_push(dist, registry, fleet_env), registry, "source_invalid", str(stale))

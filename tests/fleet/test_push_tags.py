@@ -7,7 +7,7 @@ import json
 import urllib.request
 from pathlib import Path
 
-from support.cli import nexo
+from support.cli import CliResult, nexo
 from support.registry import Registry, start_registry
 
 from .conftest import LINUX, MakeDist, push_dist
@@ -43,6 +43,12 @@ def test_a_version_with_build_metadata_is_pushed_under_its_tag_without_it_and_in
     assert (tmp_path / "root" / f"echo-{version}").is_dir()
 
 
+def _mirror(source: str, destination: str, env: dict[str, str]) -> CliResult:
+    return nexo(
+        "plugin", "mirror", source, destination, "--plain-http", "--json", env=env, in_process=True
+    )
+
+
 def test_mirror_refuses_a_destination_version_tag_naming_another_version(
     tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
 ) -> None:
@@ -51,20 +57,16 @@ def test_mirror_refuses_a_destination_version_tag_naming_another_version(
     push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
     copy = start_registry(tmp_path / "copy-registry")
     try:
-        refused = nexo(
-            "plugin", "mirror", registry.ref("plugins/echo:1.2.3"),
-            copy.ref("copy/echo:9.9.9"), "--plain-http", "--json",
-            env=fleet_env, in_process=True,
-        )  # fmt: skip
+        refused = _mirror(
+            registry.ref("plugins/echo:1.2.3"), copy.ref("copy/echo:9.9.9"), fleet_env
+        )
         assert refused.code == 2, refused.stderr
         assert refused.document["kind"] == "source_invalid"
         assert copy.ref("copy/echo:1.2.3") in refused.document["error"]
         assert copy.requests("(PUT|POST|PATCH)", ".") == 0
-        stable = nexo(
-            "plugin", "mirror", registry.ref("plugins/echo:1.2.3"),
-            copy.ref("copy/echo:stable"), "--plain-http", "--json",
-            env=fleet_env, in_process=True,
-        )  # fmt: skip
+        stable = _mirror(
+            registry.ref("plugins/echo:1.2.3"), copy.ref("copy/echo:stable"), fleet_env
+        )
         assert stable.code == 0, stable.stderr
         assert stable.document["tags"] == ["stable"]
     finally:
