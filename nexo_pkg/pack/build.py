@@ -5,6 +5,7 @@ failure never leaves a partial asset behind.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import tempfile
@@ -378,6 +379,11 @@ def _write_assets(
             staged[3].write_bytes(sbom_bytes)
             for path in staged:
                 path.chmod(0o644)
+            for final in names:
+                # A directory in the way would stop the renames halfway, the tarball replaced
+                # and its SBOM not: refused before the first one.
+                if (out / final).is_dir() and not (out / final).is_symlink():
+                    raise IsADirectoryError(errno.EISDIR, "Is a directory", str(out / final))
             for path, final in zip(staged, names, strict=True):
                 path.replace(out / final)
     except OSError as exc:

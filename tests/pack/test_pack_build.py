@@ -522,6 +522,32 @@ def test_a_failed_write_leaves_no_partial_tarball(tmp_path: Path) -> None:
     assert (out / "demo-0.1.0-noarch.tar.gz").read_bytes() == b"previous release"
 
 
+@pytest.mark.parametrize(
+    "blocked", ["demo-0.1.0-noarch.tar.gz.sha256", "nexo-plugin.toml", "demo-0.1.0-noarch.cdx.json"]
+)
+def test_a_directory_in_the_way_of_one_asset_replaces_none(
+    make_project: ProjectFactory, blocked: str
+) -> None:
+    """The four assets are one release: a directory under the name of a later one must not
+    leave the new tarball beside the old sidecar or SBOM."""
+    project = make_project()
+    first = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    dist = project / "dist"
+    before = {path.name: path.read_bytes() for path in dist.iterdir()}
+    (dist / blocked).unlink()
+    del before[blocked]
+    (dist / blocked / "inside").mkdir(parents=True)
+    (project / "src" / "main.py").write_text("print('v2')\n")
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH), {})
+    assert (error.kind, error.exit_code) == ("io", 2)
+    assert str(dist / blocked) in error.message
+    assert ".nexo-pack-" not in error.message
+    after = {path.name: path.read_bytes() for path in dist.iterdir() if path.is_file()}
+    assert after == before
+    assert first.tarball.path.read_bytes() == before[first.tarball.path.name]
+    assert sorted(path.name for path in dist.iterdir()) == sorted([*before, blocked])
+
+
 def test_out_dir_that_is_a_file(make_project: ProjectFactory) -> None:
     project = make_project()
     out = project / "dist"
