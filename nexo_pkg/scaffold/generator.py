@@ -326,6 +326,8 @@ def create_project(request: NewProject) -> CreatedProject:
             "overwrite the generated files",
             kind="destination_exists",
         )
+    if existing:
+        _check_namesakes(location, dest, files)
     try:
         location.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{location.name}.new-", dir=location.parent))
@@ -365,6 +367,30 @@ def create_project(request: NewProject) -> CreatedProject:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return CreatedProject(dest, tuple(files), (pin.warning,) if pin.warning else ())
+
+
+def _check_namesakes(location: Path, dest: Path, files: dict[str, str]) -> None:
+    """Refuse (``destination_exists``) a directory where a generated file goes, or a file
+    where one of its directories goes, before anything is moved: either would stop the moves
+    halfway and leave a half-written project."""
+    for relative in files:
+        parts = relative.split("/")
+        for depth in range(1, len(parts) + 1):
+            path = location.joinpath(*parts[:depth])
+            is_file_place = depth == len(parts)
+            if path.is_symlink() or not path.exists():
+                continue
+            if is_file_place and path.is_dir():
+                what = "is a directory where the generated file goes"
+            elif not is_file_place and not path.is_dir():
+                what = "is a file where a generated directory goes"
+            else:
+                continue
+            shown = dest.joinpath(*parts[:depth])
+            raise ScaffoldError(
+                f"{shown} {what}; --force replaces generated files only: move it away",
+                kind="destination_exists",
+            )
 
 
 def _umask() -> int:

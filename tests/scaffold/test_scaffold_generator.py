@@ -477,3 +477,27 @@ def test_a_description_holding_a_control_character_is_refused_and_nothing_writte
     assert "control character" in error.message
     assert "\x1b" not in error.message
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("directory", "file"),
+    [("tests/test_handshake.py", None), ("README.md", None), (None, "src"), (None, "bin")],
+)
+def test_force_into_a_tree_in_the_way_is_refused_before_anything_is_written(
+    tmp_path: Path, directory: str | None, file: str | None
+) -> None:
+    """A directory where a generated file goes (or a file where a generated directory goes)
+    used to stop --force halfway, the project half written."""
+    dest = tmp_path / "out"
+    dest.mkdir()
+    (dest / "notes.txt").write_text("mine\n")
+    if directory is not None:
+        (dest / directory / "inside").mkdir(parents=True)
+    if file is not None:
+        (dest / file).write_text("in the way\n")
+    before = sorted(str(path.relative_to(dest)) for path in dest.rglob("*"))
+    error = _error(NewProject("demo", dest=dest, force=True))
+    assert (error.kind, error.exit_code) == ("destination_exists", 2)
+    assert str(dest / (directory or file or "")) in error.message
+    assert sorted(str(path.relative_to(dest)) for path in dest.rglob("*")) == before
+    assert [path.name for path in tmp_path.iterdir()] == ["out"]
