@@ -13,7 +13,7 @@ from support.cli import CliResult, nexo
 from support.registry import Registry
 from support.stderr import without_notes
 
-from .conftest import LINUX, MakeDist
+from .conftest import LINUX, MakeDist, push_cli
 
 
 def _closed_port() -> int:
@@ -91,13 +91,6 @@ def test_a_fleet_file_that_is_a_directory_is_said_in_words(
     assert not (tmp_path / "root").exists()
 
 
-def _push(dist: Path, registry: Registry, env: dict[str, str]) -> CliResult:
-    return nexo(
-        "plugin", "push", str(dist), registry.ref("plugins/echo"), "--plain-http", "--json",
-        env=env, in_process=True,
-    )  # fmt: skip
-
-
 def _assert_refused(
     result: CliResult, registry: Registry, kind: str, named: str, *, code: int = 1
 ) -> None:
@@ -130,7 +123,7 @@ def test_push_refuses_a_bundle_no_host_could_read_and_pushes_nothing(
     dist = make_dist()
     broken = dist / f"echo-1.2.3-{LINUX}.tar.gz.sigstore.json"
     broken.write_bytes(bundle)
-    _assert_refused(_push(dist, registry, fleet_env), registry, "signature_invalid", str(broken))
+    _assert_refused(push_cli(dist, registry, fleet_env), registry, "signature_invalid", str(broken))
 
 
 @pytest.mark.parametrize("epoch", ["soon", "\u00b2", "99999999999999"])
@@ -144,7 +137,7 @@ def test_push_refuses_a_malformed_source_date_epoch_and_pushes_nothing(
     """``pack`` refuses the same values (usage): the index's created time is never a
     traceback (``int("²")``, a year past 9999) nor silently another time."""
     dist = make_dist()
-    result = _push(dist, registry, {**fleet_env, "SOURCE_DATE_EPOCH": epoch})
+    result = push_cli(dist, registry, {**fleet_env, "SOURCE_DATE_EPOCH": epoch})
     _assert_refused(result, registry, "usage", "SOURCE_DATE_EPOCH", code=2)
 
 
@@ -178,4 +171,4 @@ def test_push_refuses_a_manifest_copy_other_than_the_tarballs_and_pushes_nothing
     dist = make_dist()
     stale = dist / "nexo-plugin.toml"
     stale.write_text(manifest_text("echo", "1.2.3").replace(">=0.1.0", ">=9.0.0"))
-    _assert_refused(_push(dist, registry, fleet_env), registry, "source_invalid", str(stale))
+    _assert_refused(push_cli(dist, registry, fleet_env), registry, "source_invalid", str(stale))

@@ -10,7 +10,18 @@ from pathlib import Path
 from support.cli import CliResult, nexo
 from support.registry import Registry, start_registry
 
-from .conftest import LINUX, MakeDist, push_dist
+from .conftest import LINUX, MakeDist, push_cli, push_dist
+
+
+def _install_verified(
+    registry: Registry, dest: Path, policy: Path, target: str, env: dict[str, str]
+) -> CliResult:
+    """``plugins/echo:1.2.3-rc.1`` installed for ``target``, its signature required."""
+    return nexo(
+        "plugin", "install", registry.ref("plugins/echo:1.2.3-rc.1"), "--dest", str(dest),
+        "--plain-http", "--trusted-keys", str(policy), "--require-signature", "--target",
+        target, "--yes", "--json", env=env, in_process=True,
+    )  # fmt: skip
 
 
 def test_a_version_with_build_metadata_is_pushed_under_its_tag_without_it_and_installs(
@@ -24,21 +35,13 @@ def test_a_version_with_build_metadata_is_pushed_under_its_tag_without_it_and_in
     aside), not refused for contradicting itself."""
     version = "1.2.3-rc.1+build.5"
     dist = make_dist(version=version)
-    pushed = nexo(
-        "plugin", "push", str(dist), registry.ref("plugins/echo"), "--plain-http", "--json",
-        env=fleet_env, in_process=True,
-    )  # fmt: skip
+    pushed = push_cli(dist, registry, fleet_env)
     assert pushed.code == 0, pushed.stderr
     assert pushed.document["reference"] == registry.ref("plugins/echo:1.2.3-rc.1")
     with urllib.request.urlopen(f"http://{registry.host}/v2/plugins/echo/tags/list") as answer:
         tags = json.load(answer)["tags"]
     assert [tag for tag in tags if not tag.startswith("sha256-")] == ["1.2.3-rc.1"]
-    installed = nexo(
-        "plugin", "install", registry.ref("plugins/echo:1.2.3-rc.1"), "--dest",
-        str(tmp_path / "root"), "--plain-http", "--trusted-keys", str(policy),
-        "--require-signature", "--target", LINUX, "--yes", "--json",
-        env=fleet_env, in_process=True,
-    )  # fmt: skip
+    installed = _install_verified(registry, tmp_path / "root", policy, LINUX, fleet_env)
     assert installed.code == 0, installed.stderr
     assert (tmp_path / "root" / f"echo-{version}").is_dir()
 
@@ -71,3 +74,35 @@ def test_mirror_refuses_a_destination_version_tag_naming_another_version(
         assert stable.document["tags"] == ["stable"]
     finally:
         copy.stop()
+
+
+DARWIN = "aarch64-apple-darwin"
+
+
+def test_a_prerelease_for_a_three_part_triple_is_pushed_as_that_version_and_target(
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """``echo-1.2.3-rc.1-aarch64-apple-darwin.tar.gz`` also splits as version 1.2.3 with the
+    "triple" ``rc.1-aarch64-apple-darwin``: that reading published a prerelease as 1.2.3."""
+    dist = make_dist(version="1.2.3-rc.1", targets=(DARWIN, "noarch"))
+    pushed = push_cli(dist, registry, fleet_env)
+    assert pushed.code == 0, pushed.stderr
+    assert (pushed.document["version"], pushed.document["targets"]) == (
+        "1.2.3-rc.1",
+        ["aarch64-apple-darwin", "noarch"],
+    )
+    installed = _install_verified(registry, tmp_path / "root", policy, DARWIN, fleet_env)
+    assert installed.code == 0, installed.stderr
+    assert (installed.document["version"], installed.document["target"]) == ("1.2.3-rc.1", DARWIN)
+    # The tarball alone, installed from its file, is read the same way.
+    local = nexo(
+        "plugin", "install", str(dist / f"echo-1.2.3-rc.1-{DARWIN}.tar.gz"), "--dest",
+        str(tmp_path / "local"), "--target", DARWIN, "--skip-signature-verify", "--yes", "--json",
+        env=fleet_env, in_process=True,
+    )  # fmt: skip
+    assert local.code == 0, local.stderr
+    assert (tmp_path / "local" / "echo-1.2.3-rc.1").is_dir()
