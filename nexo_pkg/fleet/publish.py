@@ -31,6 +31,7 @@ from nexo_pkg.sources.api import (
     release_material,
     release_sha256,
     release_tarballs,
+    source_date,
     tag_contradicts,
     tagged_release,
 )
@@ -298,5 +299,7 @@ def mirror(
         return _push_version(
             session, reference, plugin_id, version, targets=targets,
             manifest_text=manifest_text, origin=origin,
-            created=created_now(),
+            # The release's own time, not the clock's: mirroring it again (another site's
+            # registry) gives the same index, and locks and receipts its GitHub date.
+            created=source_date() or release.published_at or created_now(),
         )  # fmt: skip

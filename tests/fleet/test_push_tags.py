@@ -8,9 +8,13 @@ import urllib.request
 from pathlib import Path
 
 from support.cli import CliResult, nexo
+from support.github_server import GitHubServer, github_server
 from support.registry import Registry, start_registry
+from support.tarballs import release_assets
 
 from .conftest import LINUX, MakeDist, push_cli, push_dist
+
+__all__ = ["github_server"]
 
 
 def _install_verified(
@@ -106,3 +110,32 @@ def test_a_prerelease_for_a_three_part_triple_is_pushed_as_that_version_and_targ
     )  # fmt: skip
     assert local.code == 0, local.stderr
     assert (tmp_path / "local" / "echo-1.2.3-rc.1").is_dir()
+
+
+def test_mirroring_a_release_twice_gives_one_index_dated_by_the_release(
+    fleet_env: dict[str, str], registry: Registry, github_server: GitHubServer
+) -> None:
+    """The index's created time is the release's ``published_at``, not the clock's: two
+    sites mirroring one release hold the same index, and a lock of either records the date
+    GitHub gives (receipts the same whichever a host synced from)."""
+    release = github_server.publish(
+        "acme", "nexo-plugin-echo", "v1.2.3", release_assets("echo", "1.2.3", target=LINUX)
+    )
+    release.published_at = "2026-03-04T05:06:07Z"
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
+    digests = []
+    for site in ("one", "two"):
+        mirrored = nexo(
+            "plugin", "mirror", "acme/nexo-plugin-echo@v1.2.3", registry.ref(f"{site}/echo"),
+            "--plain-http", "--json", env=env, in_process=True,
+        )  # fmt: skip
+        assert mirrored.code == 0, mirrored.stderr
+        digests.append(mirrored.document["digest"])
+    assert digests[0] == digests[1]
+    request = urllib.request.Request(
+        f"http://{registry.host}/v2/one/echo/manifests/1.2.3",
+        headers={"Accept": "application/vnd.oci.image.index.v1+json"},
+    )
+    with urllib.request.urlopen(request) as answer:
+        index = json.load(answer)
+    assert index["annotations"]["org.opencontainers.image.created"] == "2026-03-04T05:06:07Z"
