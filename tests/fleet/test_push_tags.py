@@ -139,3 +139,22 @@ def test_mirroring_a_release_twice_gives_one_index_dated_by_the_release(
     with urllib.request.urlopen(request) as answer:
         index = json.load(answer)
     assert index["annotations"]["org.opencontainers.image.created"] == "2026-03-04T05:06:07Z"
+
+
+def test_a_repository_of_prereleases_only_says_which_tags_it_has(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """No release version is not no version: the refusal names the prerelease tags there
+    and how to ask for one, instead of calling the repository empty."""
+    push_dist(make_dist(version="1.2.3-rc.1"), registry.ref("plugins/echo"), tmp_path / "home")
+    wanted = tmp_path / "fleet" / "nexo-plugins.toml"
+    wanted.parent.mkdir()
+    wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo")}"\n')
+    locked = nexo(
+        "plugin", "lock", "-f", str(wanted), "--plain-http", "--json",
+        env=fleet_env, in_process=True,
+    )  # fmt: skip
+    assert locked.code == 1, locked.stderr
+    assert locked.document["kind"] == "release_not_found"
+    assert "its version tags: 1.2.3-rc.1;" in locked.document["error"]
+    assert not (wanted.parent / "nexo-plugins.lock").exists()
