@@ -181,7 +181,8 @@ def load_manifest(manifest_path: Path) -> PluginManifest:
     except (OSError, UnicodeDecodeError) as error:
         raise TargetError(f"{manifest_path}: cannot read the manifest ({error})") from error
     try:
-        manifest = tomllib.loads(text)
+        # The daemon's TOML parser (toml_edit) reads past a leading byte-order mark.
+        manifest = tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as error:
         raise TargetError(
             f"{manifest_path}: not valid TOML ({error}); run `nexo plugin lint` for details"
