@@ -45,10 +45,10 @@ def _read_text(path: Path) -> str:
         raise ConfigError(f"{path}: the trust policy is not UTF-8", kind="policy_invalid") from exc
 
 
-def _entry_table(author: AuthorPolicy) -> Any:
+def _entry_table(author: AuthorPolicy, *, inline: bool = False) -> Any:
     import tomlkit  # noqa: PLC0415 - only editing commands pay for tomlkit
 
-    table = tomlkit.table()
+    table = tomlkit.inline_table() if inline else tomlkit.table()
     for key, value in author.entry_items():
         table.add(key, list(value) if isinstance(value, tuple) else value)
     return table
@@ -87,7 +87,10 @@ def add_author(path: Path, author: AuthorPolicy) -> EditResult:
         document.append("authors", authors)
     if any(_same_entry(existing, author) for existing in authors):
         return EditResult(path, parse_policy(text, path=path), 0)
-    authors.append(_entry_table(author))
+    # `authors = [{...}]` is the same policy to every reader: an inline array gets an inline
+    # table (a `[[authors]]` table inside it would not be TOML).
+    inline = not isinstance(authors, tomlkit.items.AoT)
+    authors.append(_entry_table(author, inline=inline))
     return EditResult(path, _write(path, tomlkit.dumps(document)), 1)
 
 

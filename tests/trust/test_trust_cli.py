@@ -218,6 +218,34 @@ def test_add_list_remove_keep_comments(tmp_path: Path) -> None:
     assert json.loads(missing.stdout)["kind"] == "not_trusted"
 
 
+@pytest.mark.parametrize("authors", ["[]", '[{ owner = "lordmacu", identity = "x@example.com" }]'])
+def test_add_and_remove_in_a_policy_with_an_inline_authors_array(
+    tmp_path: Path, authors: str
+) -> None:
+    # `authors = [...]` is a valid policy (serde reads it as [[authors]]): trust add appends an
+    # inline table rather than refusing the operator's file as invalid TOML.
+    policy = tmp_path / "trusted_keys.toml"
+    text = f'schema_version = "1.0"\n# kept\nauthors = {authors}  # kept too\n'
+    policy.write_text(text)
+    identity = "https://github.com/acme/hello/.github/workflows/release.yml@refs/tags/v1"
+    added = nexo("plugin", "trust", "add", "acme/hello", "--identity", identity,
+                 "--trusted-keys", str(policy), "--yes", "--json", env=cli_env(tmp_path),
+                 in_process=True)  # fmt: skip
+    assert added.code == 0, added.stderr
+    assert json.loads(added.stdout)["added"] is True
+    assert "# kept\n" in policy.read_text()
+    assert "# kept too" in policy.read_text()
+    listed = json.loads(nexo("plugin", "trust", "list", "--trusted-keys", str(policy), "--json",
+                             env=cli_env(tmp_path), in_process=True).stdout)  # fmt: skip
+    assert listed["authors"][-1]["owner"] == "acme"
+    assert listed["authors"][-1]["identity"] == identity
+    assert listed["authors"][-1]["repos"] == ["hello"]
+    removed = nexo("plugin", "trust", "remove", "acme", "--trusted-keys", str(policy), "--yes",
+                   "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert removed.code == 0, removed.stderr
+    assert "acme" not in policy.read_text()
+
+
 def test_add_refuses_a_pattern_re2_rejects_and_leaves_the_file(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text(COMMENTED)
