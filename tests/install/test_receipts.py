@@ -151,6 +151,31 @@ def test_a_reference_install_is_listed_upgraded_and_removed(install_env: Install
     assert discovered_versions(install_env.dest) == {"hello": "1.1.0"}
 
 
+@pytest.mark.parametrize(
+    ("owner", "repo"), [("..", "hello"), (".", "hello"), ("acme", ".."), ("acme", "a/../../b")]
+)
+def test_a_receipt_naming_no_repository_is_never_asked_for(
+    install_env: InstallEnv, owner: str, repo: str
+) -> None:
+    # A receipt's owner `..` would turn `/repos/../hello/releases/latest` into another API
+    # path, sent with the token: recorded coordinates are held to the rules of a source.
+    directory = _write_reference_install(install_env.dest, "hello", "1.0.0", "latest")
+    receipt = json.loads((directory / RECEIPT_NAME).read_text())
+    receipt.update(owner=owner, repo=repo)
+    (directory / RECEIPT_NAME).write_text(json.dumps(receipt, indent=2))
+    before = tree_snapshot(install_env.dest)
+    upgraded = nexo("plugin", "upgrade", "hello", "--yes", "--json", *_dest(install_env),
+                    env=_env(install_env), in_process=True)  # fmt: skip
+    assert upgraded.exit_code == 2, upgraded.stdout
+    assert upgraded.document["kind"] == "source_invalid"
+    outdated = nexo("plugin", "outdated", "--json", *_dest(install_env), env=_env(install_env),
+                    in_process=True)  # fmt: skip
+    assert outdated.exit_code == 1, outdated.stdout
+    assert outdated.document["plugins"][0]["status"] == "failed"
+    assert install_env.server.requests == []
+    assert tree_snapshot(install_env.dest) == before
+
+
 def test_receipts_the_reference_cannot_read_are_orphans(
     install_env: InstallEnv, tmp_path: Path
 ) -> None:
