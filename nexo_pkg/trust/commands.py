@@ -230,12 +230,12 @@ def verification_policy(
     if owner is None:
         raise UsageError("--owner or --repo, or a trust policy, is needed to verify")
     # Any workflow of the repository (or of the owner) may have signed, in its own name or
-    # through a reusable workflow.
+    # through a reusable workflow. GitHub's names are case-insensitive, and so is gh's match.
     scope = escape_pattern(repo) if repo else "[^/]+"
     author = AuthorPolicy(
         owner=owner,
         identity_regexp=(
-            f"^https://github\\.com/{escape_pattern(owner)}/{scope}/\\.github/workflows/.+$"
+            f"(?i)^https://github\\.com/{escape_pattern(owner)}/{scope}/\\.github/workflows/.+$"
         ),
         oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
         repos=(repo,) if repo else None,
