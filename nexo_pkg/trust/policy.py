@@ -400,6 +400,14 @@ def _is_file(path: Path) -> bool:
         return False
 
 
+def _exists(path: Path) -> bool:
+    """Whether anything (a directory, a FIFO, a device) is at ``path``."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
 # --- validation --------------------------------------------------------------------------------
 
 
@@ -526,9 +534,14 @@ class _Validator:
             if self.base_dir is not None:
                 trusted_root = self.base_dir / trusted_root
                 if not _is_file(trusted_root):
+                    problem = (
+                        f"is not a regular file ({trusted_root})"
+                        if _exists(trusted_root)
+                        else f"does not exist (looked for {trusted_root})"
+                    )
                     self.add(
                         "NXT008",
-                        f"trusted_root {root_text!r} does not exist (looked for {trusted_root})",
+                        f"trusted_root {root_text!r} {problem}",
                         "trusted_root",
                         self.top_span("trusted_root"),
                     )
