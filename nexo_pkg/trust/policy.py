@@ -332,7 +332,7 @@ def _policy_rules() -> dict[str, Rule]:
             "NXT008",
             "policy-trusted-root-missing",
             "error",
-            "`trusted_root` names a file that does not exist, or something that is not a regular file",
+            "`trusted_root` names a file that does not exist or is not a regular file",
             "Resolves `trusted_root` relative to the policy file and checks the file exists.",
             "Without the trusted root no signature of the private instance can verify.",
             'trusted_root = "missing.json"',
