@@ -282,6 +282,27 @@ def test_a_deleted_or_corrupted_receipt_fails_by_name(
     assert reports[0]["problem"] == "no install receipt"
 
 
+@pytest.mark.parametrize(("key", "value"), [("id", "other"), ("version", "9.9.9")])
+def test_a_receipt_naming_another_plugin_than_its_manifest_fails(
+    install_env: InstallEnv, installed: Path, key: str, value: str
+) -> None:
+    # Every file still matches its hash, but the daemon loads the manifest's plugin, not the
+    # one the edited receipt names (which `list`, `upgrade` and `remove` would act on).
+    receipt = json.loads((installed / RECEIPT_NAME).read_text())
+    receipt[key] = value
+    (installed / RECEIPT_NAME).write_text(json.dumps(receipt))
+    code, reports = _verify(install_env)
+    assert code == 1
+    (report,) = reports
+    assert (report["ok"], report[key]) == (False, value)
+    assert (report["modified"], report["missing"], report["extra"]) == ([], [], [])
+    named = "other 1.0.0" if key == "id" else "hello 9.9.9"
+    assert report["problem"] == (
+        f"the receipt names {named}, but its nexo-plugin.toml is hello 1.0.0 "
+        "(the receipt was edited)"
+    )
+
+
 def test_a_plugin_directory_replaced_by_a_link_fails(
     install_env: InstallEnv, installed: Path, tmp_path: Path
 ) -> None:
