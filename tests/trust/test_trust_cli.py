@@ -310,6 +310,57 @@ def test_refusal_then_trust_add_then_the_same_install_succeeds(
     assert json.loads(installed.stdout)["signature"]["identity"] == identity
 
 
+@pytest.mark.parametrize(
+    ("signed_in", "flags", "written"),
+    [
+        ("evil/nexo-plugin-echo", (), None),
+        ("evil/nexo-plugin-echo", ("--allow-republish",), None),
+        ("acme/mirror", (), None),
+        ("acme/mirror", ("--allow-republish",), ["mirror"]),
+    ],
+)
+def test_trust_add_writes_only_an_entry_that_trusts_the_signer_it_saw(  # noqa: PLR0917
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    signed_in: str,
+    flags: tuple[str, ...],
+    written: list[str] | None,
+) -> None:
+    # The owner is always bound: a release signed in another owner's repository can be
+    # trusted by no entry for this owner, and one signed in another repository of the owner
+    # only with allow_republish, by an entry naming the signing repository.
+    private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    text = 'schema_version = "1.0"\ntrusted_root = "private_trusted_root.json"\n'
+    policy.write_text(text)
+    assets = release_assets("echo", "1.0.0")
+    name = asset_name("echo", "1.0.0")
+    identity = f"https://github.com/{signed_in}/.github/workflows/release.yml@refs/tags/v1.0.0"
+    assets[name + ".sigstore.json"] = json.dumps(
+        private_sigstore.sign(assets[name], identity=identity)
+    ).encode()
+    github_server.publish("acme", "nexo-plugin-echo", "v1.0.0", assets)
+    env = cli_env(tmp_path, api=github_server.url)
+    added = nexo("plugin", "trust", "add", "acme/nexo-plugin-echo", *flags, "--trusted-keys",
+                 str(policy), "--yes", "--json", env=env, in_process=True)  # fmt: skip
+    install = nexo("plugin", "install", "acme/nexo-plugin-echo@v1.0.0", "--yes", "--json",
+                   "--require-signature", "--dest", str(tmp_path / "plugins"), "--trusted-keys",
+                   str(policy), env=env, in_process=True)  # fmt: skip
+    if written is None:
+        assert added.code == 1, added.stdout
+        refused = json.loads(added.stdout)
+        assert refused["kind"] == "signer_untrusted"
+        assert f"built in {signed_in}" in refused["error"]
+        assert policy.read_text() == text
+        assert (install.code, json.loads(install.stdout)["kind"]) == (1, "signer_untrusted")
+    else:
+        assert added.code == 0, added.stdout
+        assert json.loads(added.stdout)["author"]["repos"] == written
+        assert install.code == 0, install.stdout
+        assert json.loads(install.stdout)["signature"]["identity"] == identity
+
+
 def _signed_echo(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> tuple[Path, str]:

@@ -100,7 +100,7 @@ def test_record_then_remove(tmp_path: Path) -> None:
 def test_verify_narrows_a_policy_or_scopes_an_owner() -> None:
     scoped = verification_policy(None, owner="acme", repo="echo", signer_workflow=None, issuer=None)
     (author,) = scoped.authors
-    assert author.identity_regexp == ("^https://github\\.com/acme/echo/\\.github/workflows/.+$")
+    assert author.identity_regexp == "(?i)^https://github\\.com/acme/echo/\\.github/workflows/.+$"
     assert scoped.default == "require"
     narrowed = verification_policy(
         TrustPolicy(authors=scoped.authors), owner=None, repo=None,
