@@ -79,6 +79,23 @@ def test_a_seen_signer_becomes_an_anchored_entry() -> None:
     assert re.fullmatch(author.identity_regexp, identity)
 
 
+def test_no_entry_is_suggested_for_a_signer_built_outside_the_owner() -> None:
+    from nexo_pkg.trust.suggest import suggest_author
+
+    identity = "https://github.com/evil/echo/.github/workflows/release.yml@refs/tags/v1.0.0"
+    claims = {"source_repository": "evil/echo"}
+    for repo in ("echo", None):
+        suggested = suggest_author(
+            identity=identity, issuer=GITHUB_ACTIONS_ISSUER, claims=claims, owner="acme",
+            repo=repo,
+        )  # fmt: skip
+        assert suggested is None
+    own = suggest_author(identity=identity, issuer=GITHUB_ACTIONS_ISSUER, claims=claims,
+                         owner="Evil", repo=None)  # fmt: skip
+    assert own is not None
+    assert own.owner == "Evil"
+
+
 def test_record_then_remove(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     author = chosen_author(
