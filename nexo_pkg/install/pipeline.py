@@ -226,7 +226,7 @@ def install_from(
             options.daemon,
             where=f"{candidate.plugin_id} {candidate.version} ({release})",
         )
-    mode = context.trust_mode(origin.owner)
+    mode = context.trust_mode(origin.owner, origin.repo)
     artifact = source.fetch(candidate, material=mode != "ignore")
     return install_artifact(
         artifact, options, policy=context.policy(), mode=mode, callbacks=callbacks, step=step

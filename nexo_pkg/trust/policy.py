@@ -218,16 +218,28 @@ def default_policy_path(nexo_home: Path) -> Path:
 
 
 def resolve_mode(
-    policy: TrustPolicy, owner: str | None, *, require_signature: bool, skip_verify: bool
+    policy: TrustPolicy,
+    owner: str | None,
+    *,
+    require_signature: bool,
+    skip_verify: bool,
+    repo: str | None = None,
 ) -> Mode:
     """Flags win, then the ``mode`` of the first entry deciding for the owner that sets one
-    (:meth:`TrustPolicy.authors_for`), then the policy ``default``."""
+    (:meth:`TrustPolicy.authors_for`) and applies to ``repo`` (an entry limited by ``repos``
+    to other repositories of the owner sets theirs, not this one's), then the policy
+    ``default``."""
     if skip_verify:
         return "ignore"
     if require_signature:
         return "require"
     for author in policy.authors_for(owner):
-        if author.mode is not None:
+        elsewhere = (
+            repo is not None
+            and author.repos is not None
+            and repo.casefold() not in {name.casefold() for name in author.repos}
+        )
+        if author.mode is not None and not elsewhere:
             return author.mode
     return policy.default
 
