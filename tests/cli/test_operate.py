@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -213,6 +214,26 @@ def test_rollback_never_swaps_the_installed_artifact_for_its_own_copy(
     (listed,) = [p for p in nexo("plugin", "list", "--json", in_process=True).document["plugins"]
                  if not p["kept"]]  # fmt: skip
     assert (listed["version"], listed["held"]) == ("2.0.0", False)
+
+
+def test_remove_takes_the_kept_versions_left_alone(home: Path, server: GitHubServer) -> None:
+    """The installed version is gone (deleted by hand), the one kept for rollback is not:
+    `list` shows it, so `remove` removes it, rather than saying the plugin is not there."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    assert nexo("plugin", "upgrade", "hello", in_process=True)[0] == 0
+    shutil.rmtree(home / "state/plugins/hello-2.0.0")
+    assert _installed(home) == {"hello": [("1.0.0", True)]}
+    (kept,) = [p["path"] for p in nexo("plugin", "list", "--json", in_process=True).document[
+        "plugins"]]  # fmt: skip
+    code, out, err = nexo("plugin", "remove", "hello", "--yes", "--json", in_process=True)
+    assert code == 0, err
+    assert json.loads(out)["removed"] == [kept]
+    assert _installed(home) == {}
+    assert not Path(kept).exists()
+    code, out, _ = nexo("plugin", "remove", "hello", "--yes", "--json", in_process=True)
+    assert (code, json.loads(out)["kind"]) == (1, "not_installed")
 
 
 def test_hold_and_unhold_by_hand(home: Path, server: GitHubServer) -> None:
