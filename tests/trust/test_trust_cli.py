@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 
@@ -359,6 +360,39 @@ def test_trust_add_writes_only_an_entry_that_trusts_the_signer_it_saw(  # noqa: 
         assert json.loads(added.stdout)["author"]["repos"] == written
         assert install.code == 0, install.stdout
         assert json.loads(install.stdout)["signature"]["identity"] == identity
+
+
+def test_trust_add_beside_an_entry_that_decides_for_the_owner(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    # The first entry for an owner decides: appended after acme's owner-wide entry, the
+    # entry a refusal proposes would be ignored and the same install refused again.
+    policy, identity = _signed_echo(tmp_path, github_server, private_sigstore)
+    older = (
+        '[[authors]]\nowner = "acme"\n'
+        'identity = "https://github.com/acme/old/.github/workflows/r.yml@refs/tags/v1"\n'
+    )
+    policy.write_text(policy.read_text() + older)
+    env = cli_env(tmp_path, api=github_server.url)
+    install = ("plugin", "install", "acme/nexo-plugin-echo@v1.0.0", "--yes", "--json",
+               "--dest", str(tmp_path / "plugins"), "--trusted-keys", str(policy))  # fmt: skip
+    refused = nexo(*install, env=env, in_process=True)
+    assert json.loads(refused.stdout)["kind"] == "signer_untrusted"
+    command = shlex.split(json.loads(refused.stdout)["trust_command"])
+    added = nexo(*command[1:], "--yes", "--json", env=env, in_process=True)
+    assert added.code == 0, added.stdout
+    installed = nexo(*install, env=env, in_process=True)
+    assert installed.code == 0, installed.stdout
+    assert json.loads(installed.stdout)["signature"]["identity"] == identity
+    assert older in policy.read_text()  # the owner's entry is kept, after the new one
+
+    text = policy.read_text()
+    hidden = nexo("plugin", "trust", "add", "acme", "--identity", "x@example.com",
+                  "--trusted-keys", str(policy), "--yes", "--json", env=env,
+                  in_process=True)  # fmt: skip
+    assert hidden.code == 2, hidden.stdout
+    assert "would be ignored" in json.loads(hidden.stdout)["error"]
+    assert policy.read_text() == text
 
 
 def _signed_echo(
