@@ -132,6 +132,12 @@ def main() -> None:
         _open_closed_streams()
     install_signal_handlers()
     DEFERRED.clear()
+    if sys.argv[1:] not in (["--version"], ["-V"]) and sys.argv[1:3] != ["plugin", "lsp"]:
+        # `nexo plugin lint | head -1`: a reader that leaves does not change the exit code.
+        # (The language server owns its output: a client that left ends it.)
+        from nexo_pkg.core.leaving import guard_left_readers  # noqa: PLC0415
+
+        guard_left_readers()
     try:
         code = _dispatch(sys.argv[1:])
     except SystemExit:

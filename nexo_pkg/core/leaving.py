@@ -7,19 +7,26 @@ once. :func:`exit_now` does what a normal exit does that anyone can see, then en
 process directly.
 
 A reader that leaves before the output is written (``nexo plugin sync --dry-run | head -1``)
-is not an error of the command's: :func:`silence_left_readers` points the stream it read at
-``/dev/null``, so the rest of the output goes nowhere and the exit code still says what the
-command did.
+is not an error of the command's: :func:`guard_left_readers` gives stdout and stderr a writer
+that, when the reader of either has left, points that stream at ``/dev/null`` and goes on, so
+the rest of the output goes nowhere and the exit code still says what the command did.
+:func:`silence_left_readers` does the same for a caller that met the error itself.
 """
 
 from __future__ import annotations
 
+import io
 import os
+import stat
 import sys
-from typing import TYPE_CHECKING
 
+# Not `typing.TYPE_CHECKING`: every command but `--version` loads this module first, and
+# `typing` costs more than the rest of a `list`'s start-up.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
+
+    from _typeshed import ReadableBuffer
 
 
 def exit_now(code: int) -> None:
@@ -93,3 +100,75 @@ def silence_left_readers() -> bool:
             os.close(devnull)
         silenced = True
     return silenced
+
+
+class _ReaderSafeWriter(io.RawIOBase):
+    """The bytes under a standard stream whose reader may leave: once a write finds no reader
+    (EPIPE), the descriptor is pointed at ``/dev/null`` and what is left is written there."""
+
+    def __init__(self, descriptor: int) -> None:
+        super().__init__()
+        self._descriptor = descriptor
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._descriptor
+
+    def isatty(self) -> bool:
+        return os.isatty(self._descriptor)
+
+    def write(self, data: ReadableBuffer, /) -> int:
+        try:
+            return os.write(self._descriptor, data)
+        except BrokenPipeError:
+            _point_at_devnull(self._descriptor)
+            return memoryview(data).nbytes  # gone with the reader, as if read
+
+
+def _point_at_devnull(descriptor: int) -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, descriptor)
+    finally:
+        os.close(devnull)
+
+
+def guard_left_readers() -> None:
+    """Give stdout and stderr, each a pipe or a socket (``| head -1``), a writer that outlives
+    its reader: the command runs to its end and exits with its own code, whatever point its
+    output had reached when the reader left. Streams that are terminals or files, or that were
+    replaced (a caller running commands in its own process), are left as they are; so is
+    Windows, whose pipes report a gone reader otherwise."""
+    if os.name != "posix":
+        return
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None or stream is not getattr(sys, f"__{name}__"):
+            continue
+        if not isinstance(stream, io.TextIOWrapper):
+            continue
+        try:
+            descriptor = stream.fileno()
+            mode = os.fstat(descriptor).st_mode
+        except (OSError, ValueError):
+            continue
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            continue
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            _point_at_devnull(descriptor)
+        except (OSError, ValueError):
+            continue
+        guarded = io.TextIOWrapper(
+            io.BufferedWriter(_ReaderSafeWriter(descriptor)),
+            encoding=stream.encoding,
+            errors=stream.errors,
+            newline="\n",
+            line_buffering=stream.line_buffering,
+            write_through=stream.write_through,
+        )
+        setattr(sys, name, guarded)
+        setattr(sys, f"__{name}__", guarded)

@@ -241,27 +241,48 @@ def _root_findings(report: DoctorReport, items: list[Installed]) -> None:
                     plugin_id=link.plugin_id, path=item.path,
                 )  # fmt: skip
                 plugin_id = link.plugin_id
-            elif find_manifest(item.path).path is not None:
+            elif (manifest := find_manifest(item.path).path) is not None:
                 report.add(
                     "warning", "receipt",
                     f"{item.problem}: the daemon loads it, but nexo-pkg cannot verify, upgrade "
                     "or roll it back",
                     path=item.path,
                 )  # fmt: skip
-                continue
+                # The daemon loads it all the same: an installed plugin of its id named after
+                # it is skipped.
+                plugin_id = _manifest_id(manifest)
+                if plugin_id is None:
+                    continue
             else:
                 continue
         if plugin_id in first:
             report.add(
                 "error", "shadowed",
-                f"{plugin_id} is also at {first[plugin_id]}: the daemon loads the first by "
-                "name and skips this one",
+                f"{item.path} is skipped: the daemon loads {plugin_id} from "
+                f"{first[plugin_id]}, first by name",
                 plugin_id=plugin_id, path=item.path,
             )  # fmt: skip
         else:
             first[plugin_id] = item.path
     for root in report.roots or (report.dest,):
         _leftover_findings(report, root)
+
+
+def _manifest_id(manifest: Path) -> str | None:
+    """The id of the plugin the daemon would load from ``manifest``; ``None`` when it would
+    load none (a manifest it refuses shadows nothing)."""
+    from nexo_pkg.core.files import read_capped_bytes  # noqa: PLC0415
+    from nexo_pkg.manifest.model import (  # noqa: PLC0415
+        MAX_MODEL_BYTES,
+        ManifestModelError,
+        manifest_from_text,
+    )
+
+    try:
+        text = read_capped_bytes(manifest, MAX_MODEL_BYTES).decode("utf-8")
+        return manifest_from_text(text).id
+    except (OSError, ValueError, ManifestModelError):
+        return None
 
 
 def _leftover_findings(report: DoctorReport, root: Path) -> None:

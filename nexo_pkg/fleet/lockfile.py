@@ -148,7 +148,9 @@ def _load_toml(path: Path, kind: str) -> dict[str, Any]:
         raise ConfigError(
             f"{path} does not exist: {how}", kind=kind, details={"path": str(path)}
         ) from exc
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        raise _invalid(path, f"cannot read it ({exc.strerror or exc})", kind) from exc
+    except ValueError as exc:
         raise _invalid(path, f"cannot read it ({exc})", kind) from exc
     try:
         return tomllib.loads(text)

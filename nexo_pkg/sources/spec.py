@@ -184,6 +184,11 @@ def parse_source(text: str) -> Source:
                     hint="give the release .tar.gz inside it (`nexo plugin pack` writes "
                     "DIR/dist/ID-VERSION-TARGET.tar.gz)",
                 )
+            if path.exists():
+                # A FIFO, a device or a socket: reading it could block or never end.
+                raise _invalid(
+                    text, "not a regular file", hint="give the path of a release .tar.gz file"
+                )
             raise _invalid(
                 text, "no such file", hint="give the path of an existing release .tar.gz"
             )

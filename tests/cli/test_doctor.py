@@ -147,6 +147,38 @@ def test_root_level_findings(root: Path) -> None:
     assert ("warning", "lock", None) in findings
 
 
+@pytest.mark.parametrize("receipt", [None, '{"id":'])
+def test_a_plugin_without_a_readable_receipt_still_shadows_one_after_it(
+    root: Path, receipt: str | None
+) -> None:
+    """The daemon reads manifests, not receipts: a copy of a plugin with no receipt (or one
+    nexo-pkg cannot read) named before the install is the one it loads; the install is
+    reported skipped. A directory whose manifest the daemon refuses shadows nothing."""
+    installed = _install(root, "hello")
+    copy = root / "a-copy"
+    shutil.copytree(installed, copy, symlinks=True)
+    if receipt is None:
+        (copy / ".nexo-install.json").unlink()
+    else:
+        (copy / ".nexo-install.json").write_text(receipt)
+    refused = root / "b-refused"
+    shutil.copytree(installed, refused, symlinks=True)
+    (refused / ".nexo-install.json").unlink()
+    for name in ("plugin.toml", "nexo-plugin.toml"):
+        (refused / name).write_text('[plugin]\nid = "hello"\nversion = "x"\n')
+    code, document = _doctor(root, "--no-check")
+    assert code == 1, document
+    findings = document["findings"]
+    assert isinstance(findings, list)
+    shadowed = [f for f in findings if f["check"] == "shadowed"]
+    assert [(f["id"], f["path"]) for f in shadowed] == [("hello", str(installed))]
+    assert str(copy) in shadowed[0]["message"]
+    assert [f["path"] for f in findings if f["check"] == "receipt"] == [
+        str(copy),
+        str(refused),
+    ]
+
+
 def test_a_bad_daemon_configuration_is_a_config_error(root: Path, tmp_path: Path) -> None:
     _install(root, "hello")
     (tmp_path / "config" / "plugins").mkdir(parents=True)

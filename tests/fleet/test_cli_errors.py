@@ -71,6 +71,26 @@ def test_bad_input_is_one_line_with_its_kind(
     assert not (tmp_path / "root").exists() or not any((tmp_path / "root").iterdir())
 
 
+@pytest.mark.parametrize("option", ["--lock", "-f"])
+def test_a_fleet_file_that_is_a_directory_is_said_in_words(
+    tmp_path: Path, fleet_env: dict[str, str], option: str
+) -> None:
+    """The reason is the system's words, not Python's (``[Errno 22] … : '/path'``)."""
+    (tmp_path / "given").mkdir()
+    command = ["sync", "--lock"] if option == "--lock" else ["lock", "-f"]
+    args = [
+        *command,
+        str(tmp_path / "given"),
+        *(["--dest", str(tmp_path / "root")] * (option == "--lock")),
+    ]
+    result = nexo("plugin", *args, env=fleet_env, in_process=True)
+    assert result.code == 2, result.stderr
+    assert (
+        result.error_line == f"error: {tmp_path / 'given'}: cannot read it (is not a regular file)"
+    )
+    assert not (tmp_path / "root").exists()
+
+
 @pytest.mark.parametrize("bundle", [b"{not json", b"[]", b"", b'{"mediaType": "x"}\n[1]\n'])
 def test_push_refuses_a_bundle_no_host_could_read_and_pushes_nothing(
     tmp_path: Path,

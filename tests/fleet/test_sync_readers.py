@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.cli import nexo_reader_left
 
 from .conftest import LINUX
 
@@ -44,27 +45,8 @@ def _lock(path: Path, *targets: str, plugins: tuple[str, ...] = ("alpha", "bravo
 def _run(env: dict[str, str], tmp_path: Path, *args: str, closed: str) -> tuple[int, str, str]:
     """``nexo plugin sync ARGS`` with ``closed`` ("stdout" or "stderr") a pipe whose reader
     has already left; the exit code, then what the other stream got."""
-    reader, writer = os.pipe()
-    os.close(reader)
-    # Buffered as a user's process is (the test runner's environment may say otherwise).
-    environment = {key: value for key, value in env.items() if key != "PYTHONUNBUFFERED"}
-    out: int = writer if closed == "stdout" else subprocess.PIPE
-    err: int = writer if closed == "stderr" else subprocess.PIPE
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "nexo_pkg", "plugin", "sync", *args],
-            env=environment,
-            cwd=tmp_path,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-    finally:
-        os.close(writer)
-    return done.returncode, done.stdout or "", done.stderr or ""
+    done = nexo_reader_left("plugin", "sync", *args, closed=closed, env=env, cwd=tmp_path)
+    return done.code, done.stdout, done.stderr
 
 
 def test_a_dry_run_whose_reader_left_exits_as_planned_and_quietly(

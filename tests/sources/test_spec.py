@@ -115,6 +115,22 @@ def test_a_directory_named_without_owner_repo_shape_is_said_to_be_one(
     )
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_path_that_exists_but_is_no_regular_file_is_said_to_be_one(tmp_path: Path) -> None:
+    """A FIFO named like a release (``<(curl …)``, a device) exists: the message says what it
+    is not, rather than that there is no such file."""
+    fifo = tmp_path / "hello-1.0.0.tar.gz"
+    os.mkfifo(fifo)
+    with pytest.raises(NexoError) as caught:
+        parse_source(str(fifo))
+    assert caught.value.kind == "source_invalid"
+    assert f"invalid source {str(fifo)!r}: not a regular file" in caught.value.message
+    missing = tmp_path / "missing-1.0.0.tar.gz"
+    with pytest.raises(NexoError) as caught:
+        parse_source(str(missing))
+    assert f"invalid source {str(missing)!r}: no such file" in caught.value.message
+
+
 def test_an_owner_repo_that_is_also_a_directory_stays_a_github_source(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -137,6 +137,33 @@ def nexo(
     return result
 
 
+def nexo_reader_left(
+    *args: str | Path, closed: str, env: Mapping[str, str], cwd: Path
+) -> CliResult:
+    """Run ``nexo ARGS`` in a subprocess with ``closed`` ("stdout" or "stderr") a pipe whose
+    reader has already left (``| head -1`` once ``head`` is gone), buffered as a user's process
+    is; the exit code and what the other stream got (the closed one reads empty)."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    # Buffered as a user's process is (the test runner's environment may say otherwise).
+    environment = {key: value for key, value in env.items() if key != "PYTHONUNBUFFERED"}
+    try:
+        completed = subprocess.run(
+            [sys.executable, "-m", "nexo_pkg", *(str(arg) for arg in args)],
+            env=environment,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=writer if closed == "stdout" else subprocess.PIPE,
+            stderr=writer if closed == "stderr" else subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    return CliResult(completed.returncode, _text(completed.stdout or b""),
+                     _text(completed.stderr or b""))  # fmt: skip
+
+
 def _text(data: bytes) -> str:
     """``data`` as a text-mode pipe reads it: UTF-8, ``\\r\\n`` and ``\\r`` read as ``\\n``."""
     return data.decode("utf-8", "surrogateescape").replace("\r\n", "\n").replace("\r", "\n")
