@@ -16,17 +16,16 @@ warnings.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import tempfile
 import time
 import warnings
 from collections.abc import Callable
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.check import frame_json
 from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, PluginProcess
 from nexo_pkg.check.host_calls import (
     EVENTS_PER_TOPIC,
@@ -35,6 +34,7 @@ from nexo_pkg.check.host_calls import (
     METHOD_NOT_FOUND,
     HostCalls,
 )
+from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.check.report import CheckReport, CheckResult, Status
 from nexo_pkg.check.rpc import FrameLoop, NoReply, Pending, Reply
 from nexo_pkg.check.sandbox import (
@@ -51,6 +51,7 @@ from nexo_pkg.core.version import SEMVER_2
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.model import Sandbox
 from nexo_pkg.manifest.names import find_manifest
+from nexo_pkg.manifest.rust_text import rust_trim
 
 #: Per-step reply deadline, like the daemon's ``NEXO_PLUGIN_INIT_TIMEOUT_MS`` default.
 DEFAULT_TIMEOUT_MS = 5000
@@ -62,10 +63,6 @@ SHUTDOWN_GRACE_SECONDS = 1.0
 #: How long a plugin gets to exit on its own after replying to ``shutdown``, before the host
 #: closes its stdin (a plugin that needs the closed stdin gets a warning).
 OWN_EXIT_SECONDS = 0.5
-
-#: Integers with more digits than this are kept as :class:`~decimal.Decimal`: Python refuses
-#: to convert longer digit strings to ``int`` (and the conversion would be quadratic).
-_INT_DIGITS_LIMIT = 4000
 
 #: A method no plugin implements; the answer must be ``-32601``.
 UNKNOWN_METHOD = "nexo.check.unknown_method"
@@ -234,36 +231,14 @@ def check_plugin(
 
 
 def manifest_refusal(plugin: ResolvedPlugin, nexo_version: str | None) -> str | None:
-    """Why the plugin is not started: its manifest has lint errors (the first, with the count
-    of the others), saying whether the daemon refuses the manifest too or would load it as it
-    is (a rule beyond the daemon's own checks). ``None`` for a manifest that lints clean, and
-    for a microapp (its own checks judge its manifest). The daemon's runtime settings (host
-    networking, a required sandbox) are the sandbox plan's to judge, with the daemon's words."""
-    from nexo_pkg.core.diagnostics import first_of_errors  # noqa: PLC0415
-    from nexo_pkg.lint.engine import lint_file  # noqa: PLC0415
-    from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
-    from nexo_pkg.manifest.options import LintOptions  # noqa: PLC0415
-
+    """Why the plugin is not started (:func:`~nexo_pkg.check.refusal.lint_refusal` of its
+    manifest); ``None`` for a manifest that lints clean, and for a microapp (its host lints
+    its manifest itself). The daemon's runtime settings (host networking, a required sandbox)
+    are the sandbox plan's to judge, with the daemon's words."""
     manifest = find_manifest(plugin.root).path
     if plugin.model is None or manifest is None:
         return None
-    options = LintOptions(nexo_version=nexo_version, host_net_allowed=True, sandbox_required=False)
-    try:
-        errors = lint_file(manifest, options=options).errors
-    except OSError:
-        return None  # the resolver read it a moment ago; the spawn reports what follows
-    if not errors:
-        return None
-    first = errors[0]
-    where, more = first_of_errors(manifest.name, first.span, len(errors))
-    rule = find_rule(first.code)
-    verdict = (
-        "a rule beyond the daemon's own checks: THE DAEMON WOULD LOAD AND SPAWN IT as it is, "
-        "a risk for the plugin's author and the host's operator to see"
-        if rule is not None and rule.beyond_daemon
-        else "the daemon refuses this manifest too"
-    )
-    return f"{where}: {first.code} {first.message}{more}; not started ({verdict})"
+    return lint_refusal(manifest, nexo_version)
 
 
 def _report_sandbox(report: CheckReport, plan: SandboxPlan) -> bool:
@@ -673,6 +648,16 @@ class _Session(FrameLoop):
             return None
         # JSON-RPC ids must match in type as well: 1 is not "1", and true is not 1.
         received = message.get("id")
+        if type(received) is int and 1 <= received < pending.request_id:
+            # A second (late) reply to a request already answered or given up: the daemon
+            # has no pending entry for it, logs "response with unknown id" and goes on
+            # waiting for the real reply (subprocess.rs), and so does the check.
+            self._frames.note(
+                "frames.jsonrpc",
+                f"a late reply with id {received} (an earlier request) arrived while "
+                f"{pending.method} (id {pending.request_id}) waited; the daemon ignores it",
+            )
+            return None
         if type(received) is not int or received != pending.request_id:
             self._frames.note(
                 "frames.id",
@@ -708,18 +693,23 @@ class _Session(FrameLoop):
                 "(no later reply reaches it)",
             )
             return None
-        if not text.strip():
+        # The daemon's reader trims each line as Rust's `str::trim` does (Unicode
+        # White_Space, not U+001C-U+001F) and skips it when nothing is left (subprocess.rs).
+        trimmed = rust_trim(text)
+        if not trimmed:
             # Blank lines do not corrupt an NDJSON reader; the SDKs' stdout guard lets them by.
             return None
         try:
-            message = json.loads(text, parse_int=_parse_int)
+            message = frame_json.loads(trimmed)
+        except frame_json.FrameJsonError as error:
+            if str(error) == "recursion limit exceeded":
+                detail = f"frame nested too deeply to read (dropped): {short(text)}"
+            else:
+                detail = f"stray non-JSON stdout line ({error}): {short(text)}"
+            self._frames.note("frames.json", detail)
+            return None
         except ValueError:
             self._frames.note("frames.json", f"stray non-JSON stdout line: {short(text)}")
-            return None
-        except RecursionError:
-            self._frames.note(
-                "frames.json", f"frame nested too deeply to read (dropped): {short(text)}"
-            )
             return None
         if not isinstance(message, dict):
             self._frames.note("frames.jsonrpc", f"frame is not a JSON object: {short(text)}")
@@ -727,9 +717,11 @@ class _Session(FrameLoop):
         problem = _jsonrpc_problem(message)
         if problem is not None:
             self._frames.note("frames.jsonrpc", f"{problem}: {short(text)}")
-            if "method" not in message and "id" not in message:
-                return None
-        if "method" in message:
+        method = message.get("method")
+        if "id" not in message or (isinstance(method, str) and method):
+            # A notification, or the plugin's request (an id and a non-empty method name, as
+            # subprocess.rs routes it). A frame with an id and a `method` that is no name is
+            # a response to the daemon.
             self._answer_plugin_request(message, deadline)
             return None
         return message
@@ -746,7 +738,11 @@ class _Session(FrameLoop):
         if self.host is not None:
             replies = self.host.answer(message)
         else:
-            if method in ("memory.recall", "llm.complete"):
+            if self.report.get("initialize") is None:
+                # Until the handshake ends the daemon has no bridge and answers every request
+                # so, whatever its method (subprocess.rs, the reader task).
+                code, text = INTERNAL_ERROR, "host services not yet wired"
+            elif method in ("memory.recall", "llm.complete"):
                 code, text = INTERNAL_ERROR, f"{method} is not configured in nexo plugin check"
             else:
                 code, text = METHOD_NOT_FOUND, "method not found"
@@ -759,13 +755,6 @@ class _Session(FrameLoop):
         """Report the frames.* verdicts gathered during the session."""
         for name, (clean, status) in _FRAME_CHECKS.items():
             self.report.judge(name, self._frames.summary(name), status, clean)
-
-
-def _parse_int(digits: str) -> int | Decimal:
-    """An integer of a frame; a very long one stays a :class:`Decimal` (see above)."""
-    if len(digits) > _INT_DIGITS_LIMIT:
-        return Decimal(digits)
-    return int(digits)
 
 
 def _tool_entry_problem(index: int, entry: object) -> str | None:
@@ -793,6 +782,8 @@ def _jsonrpc_problem(message: dict[str, Any]) -> str | None:
     if "method" in message:
         if not isinstance(message["method"], str):
             return "`method` must be a string"
+        if "result" in message or "error" in message:
+            return "a frame is a request or a response, not both `method` and a result"
         params = message.get("params")
         if params is not None and not isinstance(params, dict | list):
             return "`params` must be an object or an array"

@@ -27,7 +27,6 @@ the contract page asks for something the daemon does not do. ``strict`` fails on
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -37,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.check import frame_json
 from nexo_pkg.check.host import PluginProcess
 from nexo_pkg.check.microapp_target import AdminGrants, MicroappTarget, load_grants
 from nexo_pkg.check.microapp_wire import (
@@ -55,9 +55,11 @@ from nexo_pkg.check.microapp_wire import (
     fit_name,
     hook_response_problem,
     numeric_id,
+    response_fields,
     response_problem,
     sample_hook_event,
 )
+from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.check.report import CheckReport, Status
 from nexo_pkg.check.rpc import FrameLoop, NoReply, Pending, Reply
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
@@ -133,6 +135,12 @@ def run_microapp(
             state_dir=str(state_dir),
         )
         report.microapp = _describe(target, grants, removed, agent_version)
+        refusal = lint_refusal(target.manifest_path, agent_version)
+        if refusal is not None:
+            # Discovery refuses the manifest (discovery.rs:251-303): the daemon never spawns it.
+            report.add("manifest", "fail", refusal)
+            report.add("spawn", "fail", "not started: its manifest does not lint (see `manifest`)")
+            return report
         _check_requires(target, report)
         try:
             process = PluginProcess(argv, cwd=target.root, env=env)
@@ -246,8 +254,9 @@ def _check_requires(target: MicroappTarget, report: CheckReport) -> None:
     if not target.requires_bins and not target.requires_env:
         return
     problems: list[str] = []
-    missing_bins = [name for name in target.requires_bins if shutil.which(name) is None]
-    missing_env = [name for name in target.requires_env if name not in os.environ]
+    missing_bins = [name for name in target.requires_bins if not _bin_on_path(name)]
+    # `std::env::var_os(k).map(|v| v.is_empty()).unwrap_or(true)`: set but empty is missing.
+    missing_env = [name for name in target.requires_env if not os.environ.get(name)]
     if missing_bins or missing_env:
         missing = ", ".join([*missing_bins, *missing_env])
         problems.append(
@@ -265,6 +274,16 @@ def _check_requires(target: MicroappTarget, report: CheckReport) -> None:
         "warn",
         "every [requires] bin and env variable is present",
     )
+
+
+def _bin_on_path(name: str) -> bool:
+    """``Requires::missing`` (``crates/extensions/src/manifest.rs:220-233``): some ``PATH``
+    directory joined with ``name`` is a regular file; executable or not, as the daemon
+    looks."""
+    path = os.environ.get("PATH")
+    if path is None:
+        return False
+    return any((Path(directory) / name).is_file() for directory in path.split(os.pathsep))
 
 
 def _check_stderr(report: CheckReport) -> None:
@@ -675,12 +694,13 @@ class _Session(FrameLoop):
             self._drop("a blank stdout line (invalid jsonrpc line)")
             return None
         try:
-            message = json.loads(text)
-        except (ValueError, RecursionError):
-            self._drop(f"non-JSON stdout line {short(text)}")
+            message = frame_json.loads(text, repeated_keys=True)
+        except ValueError as refused:
+            self._drop(f"non-JSON stdout line ({refused}) {short(text)}")
             return None
+        message = response_fields(message)
         problem = response_problem(message)
-        if problem is not None:
+        if problem is not None or not isinstance(message, dict):
             self._drop(f"{problem}: {short(text)}")
             return None
         frame_id = message.get("id")

@@ -155,12 +155,37 @@ def _invalid(where: str, value: object, expected: str) -> str:
     return f"{prefix}invalid type: {_json_type(value)}, expected {expected}"
 
 
+def _struct_fields(
+    where: str, value: object, struct: str, fields: tuple[str, ...], required: int
+) -> dict[str, Any] | str:
+    """``value`` as the fields serde's derived ``Deserialize`` reads for ``struct``: an object
+    as it is, or an array read in field order (``visit_seq``: the first ``required`` fields
+    must be there, the others take their defaults, more elements than fields are refused),
+    else serde's error."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, list):
+        return _invalid(where, value, f"struct {struct}")
+    prefix = f"{where}: " if where else ""
+    if len(value) < required:
+        expected = f"struct {struct} with {len(fields)} elements"
+        return f"{prefix}invalid length {len(value)}, expected {expected}"
+    if len(value) > len(fields):
+        return f"{prefix}invalid length {len(value)}, expected fewer elements in array"
+    return dict(zip(fields, value, strict=False))
+
+
 def decode_handshake(value: object) -> HandshakeInfo | str:
     """Decode an ``initialize`` result as serde does into ``HandshakeInfo``, or return the
     reason it fails (the daemon's ``StartError::DecodeHandshake``: the microapp does not
-    load). Unknown keys (``version``, ``server_info``) are ignored, as serde does."""
-    if not isinstance(value, dict):
-        return _invalid("", value, "struct HandshakeInfo")
+    load). Unknown keys (``version``, ``server_info``) are ignored, as serde does; an array
+    is read field by field, as serde reads a struct from a sequence."""
+    fields = _struct_fields(
+        "", value, "HandshakeInfo", ("server_version", "tools", "hooks"), required=0
+    )
+    if isinstance(fields, str):
+        return fields
+    value = fields
     server_version = value.get("server_version")
     if server_version is not None and not isinstance(server_version, str):
         return _invalid("server_version", server_version, "a string")
@@ -168,9 +193,16 @@ def decode_handshake(value: object) -> HandshakeInfo | str:
     if not isinstance(tools_value, list):
         return _invalid("tools", tools_value, "a sequence")
     tools: list[ToolDescriptor] = []
-    for index, entry in enumerate(tools_value):
-        if not isinstance(entry, dict):
-            return _invalid(f"tools[{index}]", entry, "struct ToolDescriptor")
+    for index, item in enumerate(tools_value):
+        entry = _struct_fields(
+            f"tools[{index}]",
+            item,
+            "ToolDescriptor",
+            ("name", "description", "input_schema"),
+            required=1,
+        )
+        if isinstance(entry, str):
+            return entry
         name = entry.get("name")
         if "name" not in entry:
             return f"tools[{index}]: missing field `name`"
@@ -199,11 +231,38 @@ def hook_response_problem(value: object) -> str | None:
         return _invalid("", value, "struct HookResponse")
     for key, types in _HOOK_FIELDS.items():
         item = value.get(key)
-        if item is None:
-            continue
+        if item is None and (key not in value or types == (str,)):
+            continue  # absent, or null for an `Option<String>`; a `bool` has no null
         if not isinstance(item, types) or (types == (str,) and isinstance(item, bool)):
             return _invalid(key, item, "a boolean" if types == (bool,) else "a string")
     return None
+
+
+def response_fields(frame: object) -> object:
+    """``frame`` with an array read as serde reads a derived struct from a sequence: a
+    ``wire::Response`` ``[jsonrpc, id, result, error]`` (an ``error`` array as
+    ``[code, message, data]``) becomes the object it decodes as, or a :class:`Refused` with
+    serde's reason; anything else is returned as it is, for :func:`response_problem`."""
+    if not isinstance(frame, list):
+        return frame
+    fields = _struct_fields("", frame, "Response", ("jsonrpc", "id", "result", "error"), required=0)
+    if isinstance(fields, str):
+        return Refused(fields)
+    if isinstance(fields.get("error"), list):
+        error = _struct_fields(
+            "error", fields["error"], "RpcError", ("code", "message", "data"), required=2
+        )
+        if isinstance(error, str):
+            return Refused(error)
+        fields["error"] = error
+    return fields
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A frame serde cannot decode as a ``wire::Response``, with its reason."""
+
+    reason: str
 
 
 def response_problem(frame: object) -> str | None:
@@ -211,22 +270,38 @@ def response_problem(frame: object) -> str | None:
     (``runtime/wire.rs:13-24,42-45``) and drops it, or None: an object whose ``jsonrpc`` is
     a string when present and whose non-null ``error`` has an i32 ``code`` and a string
     ``message``."""
+    if isinstance(frame, Refused):
+        return frame.reason
     if not isinstance(frame, dict):
         return "not a JSON object"
-    jsonrpc = frame.get("jsonrpc")
-    if jsonrpc is not None and not isinstance(jsonrpc, str):
+    repeated = _repeated(frame, ("jsonrpc", "id", "result", "error"))
+    if repeated is not None:
+        return repeated
+    # `jsonrpc: String` with `#[serde(default)]`: absent is "", but null is no string.
+    if "jsonrpc" in frame and not isinstance(frame["jsonrpc"], str):
         return "`jsonrpc` is not a string"
     error = frame.get("error")
     if error is None:
         return None
     if not isinstance(error, dict):
         return "`error` is not an object"
+    repeated = _repeated(error, ("code", "message", "data"))
+    if repeated is not None:
+        return f"`error`: {repeated}"
     code = error.get("code")
     if type(code) is not int or not _I32[0] <= code <= _I32[1]:
         return "`error.code` is not a 32-bit integer"
     if not isinstance(error.get("message"), str):
         return "`error.message` is not a string"
     return None
+
+
+def _repeated(frame: dict[str, Any], fields: tuple[str, ...]) -> str | None:
+    """serde's ``duplicate field`` error: a derived struct refuses a field given twice (a
+    ``Value`` map would keep the last; :mod:`~nexo_pkg.check.frame_json` records them)."""
+    repeated: frozenset[str] = getattr(frame, "repeated", frozenset())
+    twice = next((name for name in fields if name in repeated), None)
+    return None if twice is None else f"duplicate field `{twice}`"
 
 
 def numeric_id(value: object) -> int | None:

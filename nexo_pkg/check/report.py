@@ -137,7 +137,7 @@ def render_report(report: CheckReport, *, unicode: bool = True, colour: bool = F
         mark = _SYMBOLS[check.status] if unicode else _WORDS[check.status]
         if colour:
             mark = f"{_COLOURS[check.status]}{mark}{_RESET}"
-        detail = printable(check.detail, lines=True)
+        detail = printable(check.detail)  # one line per check, whatever the detail holds
         lines.append(f"{mark} {check.name.ljust(width)}  {detail}".rstrip())
     if not report.ok and report.stderr_tail:
         tail = report.stderr_tail[-STDERR_SHOWN_LINES:]

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from pathlib import Path
 from nexo_pkg.check.microapp_target import MicroappTarget, TargetError, find_microapp
 from nexo_pkg.core import posix
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
+from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, plugin_manifest_from_data
@@ -234,7 +234,8 @@ def _resolve_directory(
     if reserved:
         raise TargetError(
             f"{root}: `plugin.entrypoint.env` sets {', '.join(reserved)}; names beginning "
-            f"with {RESERVED_ENV_PREFIX} are reserved for the daemon"
+            f"with {RESERVED_ENV_PREFIX} are reserved for the daemon, which refuses to spawn "
+            "it (NX106)"
         )
     env = dict(entrypoint.env)
     command = entrypoint.command
@@ -345,9 +346,9 @@ def _require_executable(program: Path, root: Path) -> None:
         )
 
 
-def _installed_candidates(plugin_id: str, dest: Path) -> list[tuple[tuple[int, ...], str, Path]]:
+def _installed_candidates(plugin_id: str, dest: Path) -> list[tuple[_VersionKey, str, Path]]:
     """Every installed ``<dest>/<id>-<version>/`` with a receipt naming ``plugin_id``."""
-    candidates: list[tuple[tuple[int, ...], str, Path]] = []
+    candidates: list[tuple[_VersionKey, str, Path]] = []
     if dest.is_dir():
         for entry in dest.glob(f"{plugin_id}-*"):
             receipt_path = entry / RECEIPT_NAME
@@ -379,11 +380,15 @@ def _resolve_installed(plugin_id: str, dest: Path) -> ResolvedPlugin:
     return _resolve_directory(max(candidates)[2], source="installed")
 
 
-def _version_key(version: str) -> tuple[int, ...]:
-    """Order installed versions by their numeric core; anything else sorts first."""
-    core = re.match(r"^(\d+)\.(\d+)\.(\d+)", version)
-    if core is None:
-        return (-1,)
-    # A pre-release sorts before its release.
-    release = 0 if "-" in version.split("+", 1)[0] else 1
-    return (int(core[1]), int(core[2]), int(core[3]), release)
+#: How installed versions are ordered: a SemVer version above anything that is not one.
+_VersionKey = tuple[int, Version | None]
+
+
+def _version_key(version: str) -> _VersionKey:
+    """Order installed versions as the ``semver`` crate orders them (pre-releases by their
+    identifiers, ``beta.10`` above ``beta.2``; build metadata last, as the crate's ``Ord``
+    does); a version that does not parse sorts first."""
+    try:
+        return (1, parse_version(version))
+    except VersionError:
+        return (0, None)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
@@ -29,8 +28,11 @@ def _parse_invoke(tool: str | None, args_text: str | None) -> tuple[str, dict[st
         raise UsageError("--invoke needs a tool name")
     if args_text is None:
         return tool, {}
+    from nexo_pkg.check import frame_json  # noqa: PLC0415
+
     try:
-        args = json.loads(args_text)
+        # Read as the daemon's serde_json would read it: the args go on the wire as JSON.
+        args = frame_json.loads(args_text)
     except ValueError as error:
         raise UsageError(f"--args is not valid JSON: {error}") from error
     if not isinstance(args, dict):

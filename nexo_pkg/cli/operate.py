@@ -220,11 +220,15 @@ enable_command = _discovery_command(enabled=True)
 disable_command = _discovery_command(enabled=False)
 
 
-def _handshake(timeout_ms: int, nexo_version: str | None) -> Any:
+def _handshake(timeout_ms: int, nexo_version: str | None, config: Path | None = None) -> Any:
+    """One plugin's handshake as ``nexo plugin check`` runs it; a microapp's admin grants come
+    from the same configuration directory as the rest of the report (``config``)."""
     from nexo_pkg.check import run_check  # noqa: PLC0415
 
     def run(directory: Path) -> tuple[bool, int, str]:
-        report = run_check(directory, timeout_ms=timeout_ms, nexo_version=nexo_version)
+        report = run_check(
+            directory, timeout_ms=timeout_ms, nexo_version=nexo_version, config=config
+        )
         failing = [check for check in report.checks if check.status == "fail"]
         warning = [check for check in report.checks if check.status == "warn"]
         shown = (failing or warning)[:1]
@@ -440,7 +444,7 @@ def doctor_command(
         directory = install_api.config_dir(config)
         discovery = install_api.discovery_state(directory)
         wanted, lock = Path(fleet_api.WANTED_NAME), Path(fleet_api.LOCK_NAME)
-        handshake = None if no_check else _handshake(timeout_ms, version)
+        handshake = None if no_check else _handshake(timeout_ms, version, config)
         if handshake is not None and not json_output and _shows_progress():
             handshake = _with_progress(handshake, roots)
         return fleet_api.diagnose(

@@ -582,3 +582,52 @@ def test_a_grant_that_is_not_a_list_is_a_config_error(tmp_path: Path) -> None:
     assert code == 2
     assert document["kind"] == "config"
     assert "capabilities_grant must be a list" in document["error"]
+
+
+def test_requires_read_as_the_daemon_reads_them(tmp_path: Path) -> None:
+    """Requires::missing (crates/extensions/src/manifest.rs:220-243): an env variable set to
+    the empty string is missing; a bin is any regular file of that name on PATH, executable
+    or not."""
+    bins = tmp_path / "bins"
+    bins.mkdir()
+    (bins / "nexo-plain-file").write_text("not executable\n", encoding="utf-8")
+    root = scripted_microapp(
+        tmp_path / "requires",
+        "ok",
+        extra_toml='\n[requires]\nbins = ["nexo-plain-file"]\nenv = ["NEXO_TEST_EMPTY"]\n',
+    )
+    path = os.pathsep.join([str(bins), os.environ.get("PATH", "")])
+    code, document = nexo_check(str(root), cwd=tmp_path, env={"NEXO_TEST_EMPTY": "", "PATH": path})
+    assert code == 0
+    assert statuses(document)["requires"] == "warn"
+    assert detail(document, "requires").startswith("missing here: NEXO_TEST_EMPTY (")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "rule"),
+    [
+        # The docs' `[capabilities.admin]` in plugin.toml: `deny_unknown_fields` refuses it.
+        ('tools = ["scripted_probe"]', 'tools = ["scripted_probe"]\nadmin = ["x"]', "NX211"),
+        # manifest.rs:469-475: `version` must be SemVer (no leading zero).
+        ('version = "0.1.0"', 'version = "01.0.0"', "NX202"),
+        # manifest.rs:524-531: NoCapabilities.
+        ('tools = ["scripted_probe"]', "tools = []", "NX205"),
+    ],
+)
+def test_a_manifest_discovery_refuses_is_never_spawned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, rule: str
+) -> None:
+    """Discovery parses and validates plugin.toml and skips the microapp on an error
+    (crates/extensions/src/discovery.rs:251-303): the daemon never spawns it, nor does check."""
+    pid_file = tmp_path / "pids"
+    monkeypatch.setenv("FIXTURE_PID_FILE", str(pid_file))
+    root = scripted_microapp(tmp_path / "refused", "ok")
+    manifest = root / "plugin.toml"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 1
+    assert statuses(document) == {"manifest": "fail", "spawn": "fail"}
+    assert "plugin.toml:" in detail(document, "manifest")
+    assert f"{rule} " in detail(document, "manifest")
+    assert "the daemon refuses this manifest too" in detail(document, "manifest")
+    assert not pid_file.exists(), "the microapp was started"

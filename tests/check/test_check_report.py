@@ -98,3 +98,17 @@ def test_an_integer_too_long_for_int_reaches_the_json_report() -> None:
 
     document = json.loads(json.dumps(report.to_json()))
     assert document["invoke"]["result"]["n"] == "7" * 5000
+
+
+def test_a_detail_with_line_breaks_stays_on_its_check_line() -> None:
+    """One line per check: a manifest argument with a newline (shown in `spawn`) cannot
+    break the report into lines that look like other checks."""
+    report = CheckReport(plugin_id="demo", root="/p", argv=["/p/x"])
+    report.add("spawn", "pass", "started `python3 -c 'a\nFAIL identity  forged'` (pid 1)")
+    report.add("exit", "pass", "exited\twith code 0")
+    lines = render_report(report, unicode=False, colour=False)
+    assert lines[:2] == [
+        "PASS spawn  started `python3 -c 'a\\u000aFAIL identity  forged'` (pid 1)",
+        "PASS exit   exited\\u0009with code 0",
+    ]
+    assert len(lines) == 3

@@ -223,10 +223,11 @@ def test_what_the_daemon_refuses_fails_the_named_check(  # noqa: PLR0917  # para
     [
         ("banner", (), {"frames.json"}, "Starting scripted plugin"),
         ("bad_schema", ("scripted_echo",), {"tools.schema"}, "scripted_echo"),
-        ("deep_schema", ("scripted_echo",), {"tools.schema"}, "nested too deeply"),
         ("no_server_version", (), {"server_version"}, "server_version"),
         ("no_tools", ("scripted_echo",), {"tools.present"}, "no `tools`"),
         ("no_jsonrpc", (), {"frames.jsonrpc"}, "jsonrpc"),
+        # subprocess.rs: a reply to no pending id is logged ("response with unknown id").
+        ("duplicate_reply", (), {"frames.jsonrpc"}, "a late reply with id 1"),
         ("huge_line", (), {"frames.size", "frames.json"}, "1048576-byte"),
         ("big_reply", (), {"frames.size"}, "the daemon reads it"),
         ("deep_frame", (), {"frames.json"}, "nested too deeply"),
@@ -269,10 +270,27 @@ def test_strict_turns_a_banner_line_into_a_failure(tmp_path: Path, pid_file: Pat
     assert_nothing_left(pid_file)
 
 
-def test_a_reply_with_a_5000_digit_integer_is_json(tmp_path: Path, pid_file: Path) -> None:
-    code, document = cli_check(scripted_plugin(tmp_path / "big", "big_integer"), "--strict")
-    assert code == 0
-    assert all(check["status"] == "pass" for check in document["checks"]), document["checks"]
+@pytest.mark.parametrize(
+    ("mode", "tools", "reason"),
+    [
+        # serde_json reads an integer past u64 as an f64 and refuses one beyond its range
+        # (de.rs f64_from_parts: NumberOutOfRange): the daemon skips the whole line.
+        ("big_integer", (), "number out of range"),
+        # serde_json stops at 128 levels of nesting (de.rs remaining_depth): the reply whose
+        # schema nests deeper is skipped the same way.
+        ("deep_schema", ("scripted_echo",), "nested too deeply"),
+    ],
+)
+def test_a_reply_serde_json_refuses_is_never_read(
+    tmp_path: Path, pid_file: Path, mode: str, tools: tuple[str, ...], reason: str
+) -> None:
+    root = scripted_plugin(tmp_path / mode, mode, tools=tools)
+    report = run_check(root, timeout_ms=1500)
+    assert failed(report) == {"initialize"}, report.checks
+    assert status(report, "frames.json") == "warn"
+    frames = report.get("frames.json")
+    assert frames is not None
+    assert reason in frames.detail
     assert_nothing_left(pid_file)
 
 
@@ -352,15 +370,18 @@ def test_plugin_flooding_other_frames_still_times_out(tmp_path: Path, pid_file: 
     assert_nothing_left(pid_file)
 
 
-def test_plugin_requests_to_the_host_get_an_error_reply(tmp_path: Path) -> None:
-    root = scripted_plugin(tmp_path / "asks", "host_request")
+@pytest.mark.parametrize("mode", ["host_request", "host_request_unknown"])
+def test_plugin_requests_to_the_host_get_an_error_reply(tmp_path: Path, mode: str) -> None:
+    """Before the initialize reply the daemon answers any request -32603 "host services not
+    yet wired" (subprocess.rs, the reader task: no bridge yet), whatever its method."""
+    root = scripted_plugin(tmp_path / "asks", mode)
     report = run_check(root, timeout_ms=TIMEOUT_MS)
     assert report.ok, report.checks
     answers = [line for line in report.stderr_tail if "host answered" in line]
     assert len(answers) == 1
     answer = json.loads(answers[0].split("host answered ", 1)[1])
     assert answer["id"] == 42
-    assert answer["error"]["code"] == -32603
+    assert answer["error"] == {"code": -32603, "message": "host services not yet wired"}
 
 
 def test_plugin_ignoring_shutdown_is_killed_after_one_second(

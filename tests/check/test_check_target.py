@@ -118,8 +118,9 @@ def test_a_version_the_daemon_cannot_parse_is_a_usage_error(tmp_path: Path) -> N
         ),
         (
             '[plugin.entrypoint]\ncommand = "x"\nenv = { NEXO_A = "1", NEXO_B = "2" }\n',
+            # subprocess.rs refuses before spawning; the message names the lint rule.
             "`plugin.entrypoint.env` sets NEXO_A, NEXO_B; names beginning with NEXO_ are "
-            "reserved for the daemon",
+            "reserved for the daemon, which refuses to spawn it (NX106)",
         ),
     ],
 )
@@ -335,6 +336,26 @@ def install(dest: Path, plugin_id: str, version: str, *, receipt: bool = True) -
             encoding="utf-8",
         )
     return directory
+
+
+@pytest.mark.parametrize(
+    ("versions", "newest"),
+    [
+        # Pre-release identifiers compare numerically where numeric (semver's Ord).
+        (("1.0.0-beta.2", "1.0.0-beta.10", "1.0.0-alpha"), "1.0.0-beta.10"),
+        (("1.0.0-rc.1", "1.0.0-beta.9"), "1.0.0-rc.1"),
+        # Build metadata orders last, as the crate's derived Ord does.
+        (("2.0.0+b1", "2.0.0+b2", "2.0.0-rc.1"), "2.0.0+b2"),
+    ],
+)
+def test_installed_versions_are_ordered_as_semver_orders_them(
+    tmp_path: Path, versions: tuple[str, ...], newest: str
+) -> None:
+    dest = tmp_path / "plugins"
+    for version in versions:
+        install(dest, "weather", version)
+    with resolve_target("weather", dest=dest) as plugin:
+        assert plugin.root == (dest / f"weather-{newest}").resolve()
 
 
 def test_installed_id_resolves_to_the_newest_version(tmp_path: Path) -> None:

@@ -157,6 +157,9 @@ def test_nexo_version_is_sent_in_initialize(tmp_path: Path) -> None:
     [
         (["--invoke", "sdkdemo_echo", "--args", "{not json"], "--args is not valid JSON"),
         (["--invoke", "sdkdemo_echo", "--args", "[1, 2]"], "--args must be a JSON object"),
+        # What the daemon's serde_json refuses never goes on the wire (nor into --json).
+        (["--invoke", "sdkdemo_echo", "--args", '{"n": NaN}'], "`NaN` is not JSON"),
+        (["--invoke", "sdkdemo_echo", "--args", '{"s": "\\ud800"}'], "lone surrogate"),
         (["--args", "{}"], "--args needs --invoke"),
         (["--nexo-version", "v1"], "not a semver version"),
         (["--timeout-ms", "0"], "--timeout-ms"),

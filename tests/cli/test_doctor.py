@@ -340,3 +340,32 @@ def test_concurrent_handshakes_leave_no_process_behind(
     while any(running(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert [pid for pid in pids if running(pid)] == []
+
+
+def test_a_microapps_handshake_reads_the_grants_of_doctors_config(tmp_path: Path) -> None:
+    """doctor's handshake of a microapp answers its admin requests with the grants of the
+    configuration directory doctor reads (--config), as `nexo plugin check --config` does."""
+    from check.check_microapps import companion, scripted_microapp
+
+    from nexo_pkg.cli.operate import _handshake
+
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text(
+        "extensions:\n  entries:\n    scripted:\n      capabilities_grant: [agents_crud]\n",
+        encoding="utf-8",
+    )
+    root = scripted_microapp(
+        tmp_path / "microapp",
+        "admin_boot",
+        "nexo/admin/agents/list",
+        companion=companion("scripted", required=("agents_crud",)),
+    )
+    ok, _, summary = _handshake(5000, None, config)(root)
+    assert ok, summary
+    elsewhere = tmp_path / "elsewhere"  # a configuration directory granting nothing
+    elsewhere.mkdir()
+    (elsewhere / "extensions.yaml").write_text("extensions:\n  entries: {}\n", encoding="utf-8")
+    ok, _, summary = _handshake(5000, None, elsewhere)(root)
+    assert not ok
+    assert summary.startswith('admin: "nexo/admin/agents/list" (app:boot) dropped: required')

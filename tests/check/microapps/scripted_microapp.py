@@ -80,6 +80,8 @@ def main() -> None:
         request_id = request.get("id")
         method = request.get("method")
         params = request.get("params") or {}
+        if method is None:
+            continue  # the host's answer to an admin request of ours
         if method == "initialize":
             INITIALIZE.update(id=request_id, params=params)
             if MODE == "hang":
@@ -103,10 +105,20 @@ def main() -> None:
                 write({"jsonrpc": "2.0", "method": "nexo/notify/ready", "params": {}})
                 write({"jsonrpc": "2.0", "id": "42", "result": {}})
             tools = TOOLS
+            if MODE == "raw":
+                # The reply as EXTRA spells it (@ID@ and @RESULT@ filled in).
+                value = {"server_version": "scripted-0.1.0", "tools": tools, "hooks": hooks}
+                raw = EXTRA.replace("@ID@", json.dumps(request_id))
+                sys.stdout.write(raw.replace("@RESULT@", json.dumps(value)) + "\n")
+                sys.stdout.flush()
+                continue
             if MODE == "long":
                 long_tool = {"name": "scripted_" + "x" * 60, "description": "d", "input_schema": {}}
                 tools = [*TOOLS, long_tool, long_tool]
             result(request_id, {"server_version": "scripted-0.1.0", "tools": tools, "hooks": hooks})
+            if MODE == "admin_boot":
+                # An admin request at start-up, its answer read by the loop below.
+                write({"jsonrpc": "2.0", "id": "app:boot", "method": EXTRA, "params": {}})
         elif method == "tools/list":
             result(request_id, {"tools": TOOLS})
         elif method == "hooks/before_message":

@@ -1,0 +1,40 @@
+"""Why ``check`` (and ``doctor``'s handshake) does not start a plugin or microapp: its
+manifest does not lint.
+
+Both hosts refuse before spawning anything: a manifest the daemon refuses is never spawned by
+the daemon either, and one that breaks a rule beyond the daemon's own checks is a risk the
+report names instead of running it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def lint_refusal(manifest: Path, nexo_version: str | None) -> str | None:
+    """Why the manifest at ``manifest`` stops the spawn: its first lint error (with the count
+    of the others), saying whether the daemon refuses the manifest too or would load it as it
+    is (a rule beyond the daemon's own checks); ``None`` when it lints without an error.
+    ``nexo_version`` is the daemon version checked against."""
+    from nexo_pkg.core.diagnostics import first_of_errors  # noqa: PLC0415
+    from nexo_pkg.lint.engine import lint_file  # noqa: PLC0415
+    from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
+    from nexo_pkg.manifest.options import LintOptions  # noqa: PLC0415
+
+    options = LintOptions(nexo_version=nexo_version, host_net_allowed=True, sandbox_required=False)
+    try:
+        errors = lint_file(manifest, options=options).errors
+    except OSError:
+        return None  # the resolver read it a moment ago; the spawn reports what follows
+    if not errors:
+        return None
+    first = errors[0]
+    where, more = first_of_errors(manifest.name, first.span, len(errors))
+    rule = find_rule(first.code)
+    verdict = (
+        "a rule beyond the daemon's own checks: THE DAEMON WOULD LOAD AND SPAWN IT as it is, "
+        "a risk for the plugin's author and the host's operator to see"
+        if rule is not None and rule.beyond_daemon
+        else "the daemon refuses this manifest too"
+    )
+    return f"{where}: {first.code} {first.message}{more}; not started ({verdict})"
