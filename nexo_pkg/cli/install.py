@@ -774,6 +774,7 @@ def remove_command(
 
     def run() -> list[str]:
         roots = _roots(dest, config)
+        kept: list[Any] = []
         try:
             holding = _holding(roots, plugin_id)
         except NexoError as missing:
@@ -794,7 +795,18 @@ def remove_command(
                     )
                     removed = install_api.unlink(root, plugin_id)
                     return [str(removed)] if removed is not None else []
-            raise
+            # Only versions kept for rollback are left (`list` shows them): they go.
+            kept = [
+                item
+                for root in roots
+                for item in install_api.scan_kept(root)
+                if item.plugin_id == plugin_id
+            ]
+            if not kept:
+                raise
+            holding = [
+                root for root in roots if any(item.path.is_relative_to(root) for item in kept)
+            ]
         matches = [
             *(item for root in holding for item in install_api.installed_versions(root, plugin_id)),
             *(
@@ -802,6 +814,7 @@ def remove_command(
                 for root in holding
                 for item in install_api.unreadable_installs(root, plugin_id)
             ),
+            *kept,
         ]
         _confirm_removal(
             plugin_id, yes, [f"Will remove {printable(item.path)}" for item in matches]

@@ -226,7 +226,7 @@ def install_from(
             options.daemon,
             where=f"{candidate.plugin_id} {candidate.version} ({release})",
         )
-    mode = context.trust_mode(origin.owner)
+    mode = context.trust_mode(origin.owner, origin.repo)
     artifact = source.fetch(candidate, material=mode != "ignore")
     return install_artifact(
         artifact, options, policy=context.policy(), mode=mode, callbacks=callbacks, step=step
@@ -812,11 +812,15 @@ def remove(plugin_id: str, dest: Path) -> list[Installed]:
     """Remove every installed version of ``plugin_id`` (an install whose receipt is unreadable
     too), and the old versions ``upgrade`` kept; raises ``not_installed``/``io``."""
     unreadable = unreadable_installs(dest, plugin_id)
+    kept = [item for item in scan_kept(dest) if item.plugin_id == plugin_id]
     if unreadable:
         matches = installed_versions(dest, plugin_id) + unreadable
+    elif kept and not installed_versions(dest, plugin_id):
+        # Only versions kept for rollback are left (`list` shows them): they go too.
+        matches = []
     else:
         matches = require_installed(dest, plugin_id)
-    matches += [item for item in scan_kept(dest) if item.plugin_id == plugin_id]
+    matches += kept
     _remove_trees(dest, [item.path for item in matches])
     return matches
 
