@@ -447,6 +447,7 @@ def install_command(
             help="Replace an installed newer version of the plugin with this older one.",
         ),
     ] = False,
+    allow_signer_change: AllowSignerChangeOption = False,
     yes: YesOption = False,
     dry_run: DryRunOption = False,
     json_output: JsonOption = False,
@@ -489,6 +490,10 @@ def install_command(
     discovery follows links (discovery.follow_symlinks: true). Nothing is verified;
     `nexo plugin remove ID` removes the link, never the checkout.
 
+    Another version of the plugin already installed is replaced, as an upgrade replaces
+    it: a newer one only with --allow-downgrade, and one whose signature was verified only by
+    a version its signer signed (signer_changed otherwise, unless --allow-signer-change).
+
     Exit codes: 0 installed (or already present, or --dry-run passed); 1 refused, or
     installed but --check failed; 2 usage or configuration error.
     """
@@ -515,6 +520,7 @@ def install_command(
             http_timeout=timeout,
             force=force,
             allow_downgrade=allow_downgrade,
+            allow_signer_change=allow_signer_change,
             dry_run=dry_run,
             limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
             daemon=install_api.daemon_version(nexo_version),
