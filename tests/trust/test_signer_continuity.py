@@ -31,6 +31,14 @@ identity_regexp = 'https://github\.com/acme/[^/]+/\.github/workflows/[a-z]+\.yml
 """
 
 
+# Another workflow of the same repository, or no signature at all after a signed version.
+CHANGED_SIGNERS = pytest.mark.parametrize(
+    ("workflow", "named"),
+    [(OTHER_WORKFLOW, "sneaky.yml"), (None, "not signed")],
+    ids=["another-identity", "signed-then-unsigned"],
+)
+
+
 def _publish(
     server: GitHubServer, instance: PrivateSigstore, version: str, workflow: str | None
 ) -> None:
@@ -74,11 +82,7 @@ def test_same_workflow_on_a_new_tag_upgrades(
     assert json.loads(upgraded.stdout)["version"] == "1.1.0"
 
 
-@pytest.mark.parametrize(
-    ("workflow", "named"),
-    [(OTHER_WORKFLOW, "sneaky.yml"), (None, "not signed")],
-    ids=["another-identity", "signed-then-unsigned"],
-)
+@CHANGED_SIGNERS
 def test_changed_signer_is_refused_under_warn(  # noqa: PLR0917 (fixtures and parameters)
     tmp_path: Path,
     github_server: GitHubServer,
@@ -108,11 +112,7 @@ def test_changed_signer_is_refused_under_warn(  # noqa: PLR0917 (fixtures and pa
     assert json.loads(allowed.stdout)["version"] == "1.1.0"
 
 
-@pytest.mark.parametrize(
-    ("workflow", "named"),
-    [(OTHER_WORKFLOW, "sneaky.yml"), (None, "not signed")],
-    ids=["another-identity", "signed-then-unsigned"],
-)
+@CHANGED_SIGNERS
 def test_an_install_over_a_signed_version_is_bound_as_an_upgrade(  # noqa: PLR0917
     tmp_path: Path,
     github_server: GitHubServer,
