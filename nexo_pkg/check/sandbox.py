@@ -30,6 +30,7 @@ from nexo_pkg.manifest.sandbox_paths import (
     denylist_hit,
     home_secret_hit,
     host_path_exists,
+    normalise,
 )
 
 # `nobody:nogroup`, what the daemon maps the plugin to with `drop_user = true`.
@@ -304,23 +305,40 @@ def _bind_danger(plugin_id: str, entry: str, resolved: str, key: str) -> str | N
     denylisted host path or a home secret, or the text still climbs with ``..``. The daemon
     judges the text alone, and ``bwrap`` follows links, so on this host the daemon would hand
     the plugin that path."""
-    real = os.path.realpath(resolved)
+    where = f"sandbox path `{resolved}` (from manifest entry `{entry}`, plugin.sandbox.{key})"
+    try:
+        real = os.path.realpath(resolved)
+    except OSError as exc:
+        return (
+            f"plugin `{plugin_id}`: {where} cannot be resolved on this host "
+            f"({exc.strerror or exc}: {exc.filename}); not started: check cannot tell what "
+            "bwrap would bind there"
+        )
     hit = denylist_hit(real) or home_secret_hit(real)
     climbs = ".." in resolved.split("/")
-    if hit is None and not climbs:
+    # /proc/self/cwd, /proc/self/root, /proc/<pid>/…: what they name is the view of the
+    # process that resolves them (the daemon's bwrap, with the daemon's working directory
+    # and root), not this one's; the sandbox has a /proc of its own anyway.
+    in_proc = "proc" in (normalise(resolved).split("/")[1], real.split("/")[1])
+    if hit is None and not climbs and not in_proc:
         return None
     how = "writable" if key == "fs_write_paths" else "read-only"
     via = "" if real == resolved else f", which resolves to `{real}` on this host"
-    why = (
-        f"is, lies under or covers denylisted host path `{hit}`"
-        if hit is not None
-        else "still has `..` components after expansion, which check never passes to bwrap"
-    )
+    gets = f"`{real}`"
+    if hit is not None:
+        why = f"is, lies under or covers denylisted host path `{hit}`"
+    elif climbs:
+        why = "still has `..` components after expansion, which check never passes to bwrap"
+    else:
+        why = (
+            "lies under the host's /proc, whose entries name the view of the process that "
+            "binds them (the daemon's working directory, root or files), not this one's"
+        )
+        gets = f"what `{resolved}` names in the daemon's own process (for nexo, `{real}`)"
     return (
-        f"plugin `{plugin_id}`: sandbox path `{resolved}` (from manifest entry `{entry}`, "
-        f"plugin.sandbox.{key}){via}, {why}; not started. THE DAEMON WOULD SPAWN IT: it checks "
-        f"the path as written and bwrap follows links and `..`, so the plugin would get "
-        f"`{real}` {how}"
+        f"plugin `{plugin_id}`: {where}{via}, {why}; not started. THE DAEMON WOULD SPAWN IT: "
+        "it checks the path as written and bwrap follows links and `..`, so the plugin would "
+        f"get {gets} {how}"
     )
 
 

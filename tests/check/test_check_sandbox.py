@@ -442,3 +442,26 @@ def test_a_write_path_that_still_climbs_after_expansion_is_not_started(tmp_path:
     assert "THE DAEMON WOULD SPAWN IT" in sandbox["detail"]
     assert check(document, "spawn")["status"] == "fail"
     assert not marker.exists()
+
+
+@needs_bwrap
+@pytest.mark.parametrize(
+    "entry", ["/proc/self/cwd", "/proc/thread-self/cwd/data", "/proc/1/root/etc"]
+)
+def test_a_path_under_the_host_proc_is_not_started(tmp_path: Path, entry: str) -> None:
+    """`/proc/self/cwd` lints clean and the daemon binds it as written; what it names is the
+    working directory of the process that binds it (a daemon started in `/` would hand the
+    plugin the host's root, writable), whatever it resolves to for check. `/proc/1/root` may
+    not even be resolvable here (permission denied): that is a failed check too, never an
+    `io` error ending the run."""
+    marker = tmp_path / "started"
+    root = _marking_plugin(tmp_path / "p", marker, entry)
+    code, document = cli_check(root)
+    assert code == 1, document
+    assert "checks" in document, document
+    sandbox = check(document, "sandbox")
+    assert sandbox["status"] == "fail"
+    assert f"`{entry}`" in sandbox["detail"]
+    assert "not started" in sandbox["detail"]
+    assert check(document, "spawn")["status"] == "fail"
+    assert not marker.exists()
