@@ -427,6 +427,36 @@ def test_a_credential_helper_with_a_slash_runs_nothing(
     assert not (tmp_path / "root").exists()
 
 
+@pytest.mark.parametrize("search", [":{path}", ".:{path}", "bin:{path}", "{path}:"])
+def test_a_credential_helper_is_never_found_through_a_relative_path_entry(
+    tmp_path: Path, fleet_env: dict[str, str], search: str
+) -> None:
+    """An empty, ``.`` or relative PATH entry names the working directory (a cloned
+    repository): a ``docker-credential-x`` planted there is not run, as Go's ``exec.LookPath``
+    (docker's helpers) refuses it since Go 1.19; the helper is not found, nothing else."""
+    work = tmp_path / "work"
+    marker = tmp_path / "helper-ran"
+    for where in (work, work / "bin"):
+        where.mkdir(parents=True, exist_ok=True)
+        program = where / "docker-credential-planted"
+        program.write_text(
+            f'#!/bin/sh\ntouch {marker}\necho \'{{"Username": "u", "Secret": "s"}}\'\n'
+        )
+        program.chmod(0o755)
+    host = "127.0.0.1:9"
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"credHelpers": {host: "planted"}}), encoding="utf-8")
+    env = {**fleet_env, "PATH": search.format(path="/usr/bin:/bin")}
+    result = nexo("plugin", "install", f"oci://{host}/plugins/echo:1.0.0", "--plain-http",
+                  "--registry-config", str(config), "--dest", str(tmp_path / "root"), "--yes",
+                  "--json", cwd=work, env=env)  # fmt: skip
+    assert result.code == 2, result.stderr
+    assert json.loads(result.stdout)["kind"] == "registry_config"
+    assert "docker-credential-planted" in json.loads(result.stdout)["error"]
+    assert not marker.exists()
+    assert not (tmp_path / "root").exists()
+
+
 def test_a_credentials_file_nested_beyond_reason_is_registry_config(
     tmp_path: Path, fleet_env: dict[str, str]
 ) -> None:
