@@ -239,6 +239,26 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
     # Rust's `Path::parent`: nothing for a bare program name, `/` for `/prog`.
     parent = command[0].rpartition("/")[0] or ("/" if command[0].startswith("/") else "")
     if parent and Path(parent).exists():
+        # A command at `/x` (or in a home, or under /proc) has the daemon bind that whole
+        # directory, read-only: judged as every bind source is.
+        danger = _bind_danger(
+            plugin_id,
+            command[0],
+            parent,
+            "",
+            where=f"the directory of the command `{command[0]}`",
+            climbing=False,  # `./bin/../run`: the plugin's own directory, as bwrap binds it
+        )
+        if danger is not None:
+            return SandboxPlan(
+                None,
+                "refused",
+                manifest_name,
+                wrapped=True,
+                refusal=danger,
+                state_dir=str(state_dir),
+                daemon_spawns=True,
+            )
         args += ["--ro-bind-try", parent, parent]
     spans = _entry_lines(manifest)
     problems: list[MountProblem] = []
@@ -299,13 +319,24 @@ def _resolved_path_refusal(plugin_id: str, entry: str, resolved: str) -> str | N
     return None
 
 
-def _bind_danger(plugin_id: str, entry: str, resolved: str, key: str) -> str | None:
+def _bind_danger(
+    plugin_id: str,
+    entry: str,
+    resolved: str,
+    key: str,
+    *,
+    where: str | None = None,
+    climbing: bool = True,
+) -> str | None:
     """Why ``check`` does not bind ``resolved`` although the daemon would: the path as
     ``bwrap`` reaches it (symlinks followed, ``..`` gone) is, lies under or covers a
     denylisted host path or a home secret, or the text still climbs with ``..``. The daemon
     judges the text alone, and ``bwrap`` follows links, so on this host the daemon would hand
-    the plugin that path."""
-    where = f"sandbox path `{resolved}` (from manifest entry `{entry}`, plugin.sandbox.{key})"
+    the plugin that path. ``where`` says where the path comes from when it is no allowlist
+    entry (the command's directory); without ``climbing``, ``..`` in the text is no danger
+    of its own (where it leads still is)."""
+    source = where or f"from manifest entry `{entry}`, plugin.sandbox.{key}"
+    where = f"sandbox path `{resolved}` ({source})"
     try:
         real = os.path.realpath(resolved)
     except OSError as exc:
@@ -315,7 +346,7 @@ def _bind_danger(plugin_id: str, entry: str, resolved: str, key: str) -> str | N
             "bwrap would bind there"
         )
     hit = denylist_hit(real) or home_secret_hit(real)
-    climbs = ".." in resolved.split("/")
+    climbs = climbing and ".." in resolved.split("/")
     # /proc/self/cwd, /proc/self/root, /proc/<pid>/…: what they name is the view of the
     # process that resolves them (the daemon's bwrap, with the daemon's working directory
     # and root), not this one's; the sandbox has a /proc of its own anyway.

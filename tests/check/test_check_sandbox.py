@@ -465,3 +465,45 @@ def test_a_path_under_the_host_proc_is_not_started(tmp_path: Path, entry: str) -
     assert "not started" in sandbox["detail"]
     assert check(document, "spawn")["status"] == "fail"
     assert not marker.exists()
+
+
+@needs_bwrap
+def test_a_command_whose_directory_reaches_the_host_is_not_started(tmp_path: Path) -> None:
+    """The daemon binds the directory of the command read-only (its `Path::parent`): a command
+    at `/x` would hand the plugin the whole host to read, and one under `/proc/self/root`
+    whatever the daemon's root is. check judges that directory as every bind source, starts
+    nothing, and says the daemon would; `./bin/../run` is the plugin's own directory."""
+    root = tmp_path / "p"
+    root.mkdir()
+    marker = tmp_path / "started"
+    launcher = root / "run"
+    launcher.write_text(f"#!/bin/sh\n: > {marker}\nexit 0\n", encoding="utf-8")
+    launcher.chmod(0o755)
+    (root / "bin").mkdir()
+    command = f"/proc/self/root{launcher}"
+    manifest = root / "nexo-plugin.toml"
+
+    def write(command: str) -> None:
+        manifest.write_text(
+            '[plugin]\nid = "reach"\nversion = "0.1.0"\nname = "r"\ndescription = "r"\n'
+            'min_nexo_version = ">=0.1.0"\n[plugin.entrypoint]\n'
+            f"command = {toml_string(command)}\n[plugin.sandbox]\nenabled = true\n"
+            f"fs_read_paths = [{toml_string(str(root))}, {toml_string(str(tmp_path))}]\n"
+            f"fs_write_paths = [{toml_string(str(tmp_path))}]\n",
+            encoding="utf-8",
+        )
+
+    write(command)
+    code, document = cli_check(root)
+    assert code == 1, document
+    sandbox = check(document, "sandbox")
+    assert sandbox["status"] == "fail", sandbox
+    assert f"the directory of the command `{command}`" in sandbox["detail"]
+    assert "THE DAEMON WOULD SPAWN IT" in sandbox["detail"]
+    assert "read-only" in sandbox["detail"]
+    assert document["sandbox"]["daemon_spawns"] is True
+    assert check(document, "spawn")["status"] == "fail"
+    assert not marker.exists()
+    write(f"{root}/bin/../run")
+    cli_check(root)
+    assert marker.exists()
