@@ -329,3 +329,38 @@ def test_a_carried_sbom_listing_the_trees_packages_in_another_spelling_is_vouche
     done = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
     assert done.code == 0, done.stderr
     assert done.stdout.encode() == (root / "hello-1.0.0" / "sbom.cdx.json").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("version", "encoded"), [("1!2.0", "1%212.0"), ("2.0+acme.1", "2.0%2Bacme.1")]
+)
+def test_a_purl_is_written_the_same_in_every_place(
+    env: dict[str, str], tmp_path: Path, version: str, encoded: str
+) -> None:
+    """An epoch or local version: the SBOM's purl (packageurl-python encodes ``!`` and ``+``),
+    its bom-ref, its dependency refs and ``list --json`` name the package the same way,
+    derived or carried."""
+    purl = f"pkg:pypi/demo-lib@{encoded}"
+    package = Package("Demo_Lib", version, "", ("MIT",), True)
+    derived_root, carried_root = tmp_path / "derived", tmp_path / "carried"
+    members = [*plugin_members("hello", "1.0.0"), *_dist_info((package,))]
+    _install(
+        env, write_plugin(tmp_path / "plain", "hello", "1.0.0", data=targz(members)), derived_root
+    )
+    _install(env, _tarball(tmp_path / "dist", (package,), ascii_only=True), carried_root)
+    for root in (derived_root, carried_root):
+        done = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
+        assert done.code == 0, done.stderr
+        assert _valid(done.stdout)
+        document = json.loads(done.stdout)
+        (component,) = document["components"]
+        assert (component["purl"], component["bom-ref"]) == (purl, purl)
+        refs = {d["ref"] for d in document["dependencies"]}
+        refs |= {r for d in document["dependencies"] for r in d.get("dependsOn", [])}
+        assert purl in refs
+        listed = nexo("plugin", "list", "--json", "--dest", root, env=env, in_process=True)
+        assert listed.code == 0, listed.stderr
+        (plugin,) = listed.document["plugins"]
+        assert plugin["vendored"]["packages"] == [
+            {"name": "Demo_Lib", "version": version, "purl": purl}
+        ]
