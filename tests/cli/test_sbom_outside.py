@@ -364,3 +364,16 @@ def test_a_purl_is_written_the_same_in_every_place(
         assert plugin["vendored"]["packages"] == [
             {"name": "Demo_Lib", "version": version, "purl": purl}
         ]
+
+
+def test_pack_says_it_writes_the_sbom_in_help_and_readme() -> None:
+    """The SBOM is one of pack's four outputs: its help and the README's command table say
+    so, as docs/pack.md does."""
+    helped = nexo("plugin", "pack", "--help", in_process=True)
+    assert helped.code == 0
+    summary = helped.stdout.split("Exit codes")[0]
+    assert "SBOM" in summary
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    (row,) = [line for line in readme.splitlines() if line.startswith("| `nexo plugin pack [DIR]`")]
+    assert "SBOM" in row
+    assert ".cdx.json" in row
