@@ -181,7 +181,8 @@ def load_manifest(manifest_path: Path) -> PluginManifest:
     except (OSError, UnicodeDecodeError) as error:
         raise TargetError(f"{manifest_path}: cannot read the manifest ({error})") from error
     try:
-        manifest = tomllib.loads(text)
+        # The daemon's TOML parser (toml_edit) reads past a leading byte-order mark.
+        manifest = tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as error:
         raise TargetError(
             f"{manifest_path}: not valid TOML ({error}); run `nexo plugin lint` for details"
@@ -375,9 +376,26 @@ def _resolve_installed(plugin_id: str, dest: Path) -> ResolvedPlugin:
     if not candidates:
         raise TargetError(
             f"{plugin_id}: not a directory or tarball, and no installed plugin with that id "
-            f"under {dest} (use --dest to look elsewhere)"
+            f"under {dest} (use --dest to look elsewhere){_closest_ids(plugin_id, dest)}"
         )
     return _resolve_directory(max(candidates)[2], source="installed")
+
+
+def _closest_ids(plugin_id: str, dest: Path) -> str:
+    """``. Did you mean 'weather'?`` naming the installed ids closest to a mistyped one, as
+    every other command taking an installed id says it (only read on this error)."""
+    from difflib import get_close_matches  # noqa: PLC0415
+
+    known: set[str] = set()
+    with contextlib.suppress(OSError):
+        for receipt_path in dest.glob(f"*/{RECEIPT_NAME}"):
+            with contextlib.suppress(OSError, ValueError, RecursionError):
+                receipt = json.loads(receipt_path.read_text(encoding="utf-8"))
+                known_id = receipt.get("id") if isinstance(receipt, dict) else None
+                if isinstance(known_id, str) and is_valid_id(known_id):
+                    known.add(known_id)
+    close = get_close_matches(plugin_id, sorted(known))
+    return f". Did you mean {', '.join(repr(each) for each in close)}?" if close else ""
 
 
 #: How installed versions are ordered: a SemVer version above anything that is not one.

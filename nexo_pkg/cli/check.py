@@ -12,7 +12,7 @@ from nexo_pkg.cli.common import answer, colour_enabled, guarded
 from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.options import JsonOption
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, UsageError
-from nexo_pkg.core.output import say
+from nexo_pkg.core.output import OUTPUT, say
 
 if TYPE_CHECKING:
     from nexo_pkg.check import CheckReport
@@ -56,14 +56,17 @@ def show_report(report: CheckReport, stream: TextIO) -> None:
 def check_after(target: Path, document: dict[str, Any], failure: str, *, json_output: bool) -> bool:
     """The ``--check`` step of ``pack`` and ``install``: run the checks on ``target``, show them
     on stderr and add them to the command's ``document`` (``check_failed`` saying ``failure``
-    when one fails); whether they passed. A target that cannot be checked at all ends the
-    command with its error."""
+    when one fails); whether they passed. With ``--quiet`` a clean pass (no failure, no
+    warning) is not shown: the command is silent on success. A target that cannot be checked
+    at all ends the command with its error."""
     from nexo_pkg.check import run_check  # noqa: PLC0415
 
     def run() -> CheckReport:
         say(f"checking {target} ...")
         report = run_check(target)
-        show_report(report, sys.stderr)
+        counts = report.counts()
+        if not OUTPUT.quiet or counts["fail"] or counts["warn"]:
+            show_report(report, sys.stderr)
         return report
 
     report = guarded(run, json_output=json_output)

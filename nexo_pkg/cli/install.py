@@ -321,6 +321,10 @@ def _report_upgrade(result: UpgradeResult) -> None:
     if result.install is None:
         say(f"{printable(result.plugin_id)} {printable(result.from_version)} is up to date.")
         return
+    if result.install.dry_run:
+        # What would change, as a real run says it before its screen (`_announcing`).
+        change = f"{result.plugin_id} {result.from_version} \u2192 {result.install.plan.version}"
+        say(printable(change))
     _report_install(result.install, json_output=False, upgraded=True)
     if result.removed_old:
         say(f"Removed {printable(result.from_version)} ({printable(result.old_path)}).")
@@ -521,8 +525,10 @@ def install_command(
         result = install_api.install(
             source_text, options, _callbacks(yes=yes, json_output=json_output)
         )
-        if not result.dry_run:
-            # The operator named what to install: a hold on that plugin is over.
+        if not result.dry_run and not result.was_already_present:
+            # The operator named what to install: a hold on that plugin is over. An install
+            # that found it in place changed nothing, the hold included (as a sync that
+            # leaves a plugin as it is).
             install_api.release_hold(options.dest, result.plan.plugin_id)
         return result
 

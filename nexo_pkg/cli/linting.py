@@ -223,7 +223,8 @@ def _fix(path: Path, result: FileResult, options: LintOptions, *, unsafe: bool) 
         write_file_atomically(path, content, mode=path.stat().st_mode & 0o7777)
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from error
-    sys.stderr.write(f"fixed {count} finding{'s' if count != 1 else ''} in {path}\n")
+    if not OUTPUT.quiet:  # a note: `-q` is silent on success, as `ruff check --fix -q`
+        sys.stderr.write(f"fixed {count} finding{'s' if count != 1 else ''} in {path}\n")
     return lint_bytes(content, path=str(path), options=options)
 
 

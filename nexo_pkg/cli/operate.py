@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nexo_pkg.cli.common import answer, guarded, painted, policy_path, result_line
+from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.install import _holding, _roots, notices, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
@@ -372,7 +373,9 @@ def info_command(
     def show(info: ReleaseInfo) -> None:
         document = info.to_json()
         signature = document["signature"]
-        signer = signature.get("identity") or signature.get("status")
+        identity, status = signature.get("identity"), signature.get("status")
+        # The identity with the verdict on it; without one the verdict alone ("unsigned").
+        signer = f"{identity} ({status})" if identity else str(status)
         rows = [
             ("Plugin", f"{document['id']} {document['version']}"),
             ("Release", document["tag"] or "-"),
@@ -380,7 +383,7 @@ def info_command(
             ("Asset", f"{document['asset']} ({document['host_target']})"),
             ("sha256", document["sha256"]),
             ("Checksums", ", ".join(document["checksums"]) or "-"),
-            ("Signer", f"{signer} ({signature.get('status')})"),
+            ("Signer", signer),
             ("min_nexo", document["min_nexo_version"] or "-"),
             ("Vendored", _vendored_text(document["vendored"])),
         ]
@@ -462,7 +465,12 @@ def doctor_command(
         nexo = {"version": version, "source": version_source}
         emit_json({**report.to_json(), "nexo_version": nexo})
     else:
-        say(f"daemon version: {version or '-'} ({version_source})")
+        # `0.2.1 (--nexo-version)`; without one, only why it is unknown.
+        say(
+            f"daemon version: {version} ({version_source})"
+            if version
+            else f"daemon version: {version_source}"
+        )
         for finding in report.findings:
             where = finding.plugin_id or (finding.path.name if finding.path else "")
             mark, colour = _MARKS[finding.severity]
@@ -481,7 +489,11 @@ def outdated_command(
     *,
     plugin_ids: Annotated[
         list[str] | None,
-        typer.Argument(metavar="[ID]...", help="Installed plugins (default: every one)."),
+        typer.Argument(
+            metavar="[ID]...",
+            help="Installed plugins (default: every one).",
+            autocompletion=installed_ids,
+        ),
     ] = None,
     dest: DestOption = None,
     config: ConfigOption = None,
@@ -524,6 +536,8 @@ def outdated_command(
         from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
 
         roots = _roots(dest, config)
+        for plugin_id in plugin_ids or ():
+            _holding(roots, plugin_id)  # a mistyped id gets the closest installed ones
         options = install_api.InstallOptions(
             dest=roots[0],
             nexo_home=nexo_home_from_env(),
@@ -534,7 +548,8 @@ def outdated_command(
             registry_mirrors=registry_mirrors(),
         )
 
-        held = {plugin for root in roots for plugin in install_api.holds(root)}
+        # A hold is its root's: the same id in another search path is not held by it.
+        held = {(root, plugin) for root in roots for plugin in install_api.holds(root)}
         with install_api.command_context(options, notices(json_output)) as context:
             lookups = _Lookups(context)
             found = lookups.settled(install_api.outdated(
@@ -543,9 +558,10 @@ def outdated_command(
             ))  # fmt: skip
         return [
             # A held plugin is left alone by `upgrade`: what its source offers is shown,
-            # not counted as outdated.
+            # not counted as outdated. A hold outranks a tag pin, as `upgrade` names it.
             replace(entry, status="held")
-            if entry.plugin_id in held and entry.status in {"outdated", "current", "ahead"}
+            if (entry.path.parent, entry.plugin_id) in held
+            and entry.status in {"outdated", "current", "ahead", "pinned"}
             else entry
             for entry in found
         ]

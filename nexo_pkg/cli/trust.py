@@ -286,8 +286,9 @@ def verify_command(
             bound_owner, _ = _split_target(owner, "--owner")
         if not file.is_file():
             raise UsageError(f"{file} is not a file")
-        if bundle is not None and not bundle.exists():
-            raise UsageError(f"--bundle {bundle} does not exist")
+        if bundle is not None and not bundle.is_file():
+            what = "is not a file" if bundle.exists() else "does not exist"
+            raise UsageError(f"--bundle {bundle} {what}")
         loaded = None
         if trusted_keys is not None or bound_owner is None:
             explicit = trusted_keys is not None

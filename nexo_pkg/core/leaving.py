@@ -162,8 +162,14 @@ def guard_left_readers() -> None:
             _point_at_devnull(descriptor)
         except (OSError, ValueError):
             continue
+        raw = _ReaderSafeWriter(descriptor)
+        # Unbuffered as it was (`python -u`, PYTHONUNBUFFERED: the text layer over the raw
+        # file, as CPython makes it), else buffered as it was: a note such as "waiting for …"
+        # reaches its reader when it is said, not when the command ends.
+        unbuffered = not isinstance(stream.buffer, io.BufferedIOBase)
         guarded = io.TextIOWrapper(
-            io.BufferedWriter(_ReaderSafeWriter(descriptor)),
+            # typeshed wants a buffered file under a text layer; CPython takes a raw one too.
+            raw if unbuffered else io.BufferedWriter(raw),  # type: ignore[type-var]
             encoding=stream.encoding,
             errors=stream.errors,
             newline="\n",

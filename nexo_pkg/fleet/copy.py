@@ -14,7 +14,8 @@ the way in). A source whose referrers only the OCI 1.1 API lists, copied to a re
 that API, gets a ``sha256-<hex>`` index written for it there (the only bytes that are new).
 
 Errors are the registry client's (``network``, ``registry_auth``, ``release_not_found``,
-``checksum_mismatch``, ``registry_invalid``); a destination with a digest is a usage error.
+``checksum_mismatch``, ``registry_invalid``); a destination with a digest is a usage error,
+one whose version tag names another version ``source_invalid`` (exit 2), as for ``push``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.fleet.publish import version_tagged
 from nexo_pkg.fleet.sources import FleetOptions, Session
 from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks
 from nexo_pkg.sources.api import (
@@ -201,6 +203,10 @@ def mirror_registry(
         chosen = source.reference or latest_tag(reading, source, None)
         root = reading.get_manifest(source.repository, chosen)
         plugin = plugin_of(root, source, chosen)
+        if destination.tag:
+            # As push: a version tag on the copy must name the version it holds (install
+            # refuses one that does not), refused before anything is written.
+            version_tagged(destination, plugin.version, verb="mirror")
         tags = [destination.tag] if destination.tag else _tags_of(reading, source, root, chosen)
         target = OciReference(destination.host, destination.repository, tags[0] if tags else None)
         result = CopyResult(

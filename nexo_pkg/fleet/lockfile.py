@@ -60,7 +60,7 @@ _TARGET = re.compile(r"^(?:noarch|[A-Za-z0-9_]+(?:-[A-Za-z0-9_.]+){1,3})$")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
 _TREE = re.compile(r"^n1:[0-9a-f]{64}$")
 _TARGET_KEYS = {"asset", "size", "sha256", "tree", "sbom", "manifest", "identity", "issuer"}
-_SBOM = re.compile(r"^sha256:[0-9a-f]{64}$")
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 HEADER = (
     "This file is written by `nexo plugin lock` from nexo-plugins.toml; do not edit it.",
     "`nexo plugin sync` installs exactly what it names, checking every byte and signer.",
@@ -132,8 +132,10 @@ class Lock:
 
 def _read_text(path: Path) -> str:
     """A fleet file's text: a regular file (a link to one followed) of at most
-    :data:`MAX_FILE_BYTES`, never a FIFO waited on; ``OSError``/``ValueError`` otherwise."""
-    return read_capped_bytes(path, MAX_FILE_BYTES).decode("utf-8")
+    :data:`MAX_FILE_BYTES`, never a FIFO waited on; ``OSError``/``ValueError`` otherwise. A
+    leading byte-order mark (Notepad's, PowerShell's ``-Encoding utf8``) is dropped, as cargo,
+    ``lint`` and the language server read TOML."""
+    return read_capped_bytes(path, MAX_FILE_BYTES).decode("utf-8").removeprefix("\ufeff")
 
 
 def _load_toml(path: Path, kind: str) -> dict[str, Any]:
@@ -293,10 +295,11 @@ def _tree(path: Path, where: str, table: dict[str, Any]) -> str | None:
     return value  # type: ignore[no-any-return]
 
 
-def _sbom(path: Path, where: str, table: dict[str, Any]) -> str | None:
-    value = _string(path, where, table, "sbom", optional=True)
-    if value is not None and not _SBOM.fullmatch(value):
-        raise _invalid(path, f"`{where}.sbom` is not sha256: followed by 64 hex digits")
+def _digest(path: Path, where: str, table: dict[str, Any], key: str) -> str | None:
+    """An optional ``sha256:<64 lowercase hex>`` (the OCI digest grammar, the schema's)."""
+    value = _string(path, where, table, key, optional=True)
+    if value is not None and not _DIGEST.fullmatch(value):
+        raise _invalid(path, f"`{where}.{key}` is not sha256: followed by 64 lowercase hex digits")
     return value  # type: ignore[no-any-return]
 
 
@@ -304,7 +307,9 @@ def read_lock(path: Path) -> Lock:
     """Parse a lock file; ``lock_invalid`` (exit 2) when it is not one nexo-pkg wrote."""
     document = _load_toml(path, "lock_invalid")
     _check_keys(path, "", document, {"lock_version", "plugins"})
-    if document.get("lock_version") != LOCK_VERSION:
+    version = document.get("lock_version")
+    # TOML's `true` and `1.0` equal 1 in Python: the schema's integer 1 only.
+    if type(version) is not int or version != LOCK_VERSION:
         raise _invalid(path, f"`lock_version` must be {LOCK_VERSION}")
     plugins = document.get("plugins", {})
     if not isinstance(plugins, dict):
@@ -335,18 +340,18 @@ def read_lock(path: Path) -> Lock:
             _check_keys(path, at, row, _TARGET_KEYS)
             size = row.get("size")
             sha256 = _string(path, at, row, "sha256")
-            if not isinstance(size, int) or size < 0 or not _HEX.fullmatch(sha256):
+            if type(size) is not int or size < 0 or not _HEX.fullmatch(sha256):
                 raise _invalid(path, f"`{at}` needs a size and a 64-digit hex sha256")
             targets[target] = LockedTarget(
                 target=target,
                 asset=_string(path, at, row, "asset"),
                 size=size,
                 sha256=sha256,
-                manifest=_string(path, at, row, "manifest", optional=True),
+                manifest=_digest(path, at, row, "manifest"),
                 identity=_string(path, at, row, "identity", optional=True),
                 issuer=_string(path, at, row, "issuer", optional=True),
                 tree=_tree(path, at, row),
-                sbom=_sbom(path, at, row),
+                sbom=_digest(path, at, row, "sbom"),
             )
         source = _string(path, where, entry, "source")
         validate_source(path, where, source)

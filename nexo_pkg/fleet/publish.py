@@ -5,6 +5,8 @@ OCI source's (``nexo_pkg.sources.oci_source``), as for any other source."""
 from __future__ import annotations
 
 import json
+import tarfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,7 @@ from nexo_pkg.sources.api import (
     release_material,
     release_sha256,
     release_tarballs,
+    source_date,
     tag_contradicts,
     tagged_release,
 )
@@ -104,7 +107,8 @@ def _check_material(signatures: Mapping[str, Path]) -> None:
 def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | None]:
     """Read what ``pack`` wrote: one version's tarballs with their sidecars and signatures.
 
-    Raises ``source_invalid`` for an empty directory or mixed ids/versions,
+    Raises ``source_invalid`` for an empty directory or mixed ids/versions, or a manifest
+    copy that is not the manifest inside every tarball,
     ``checksum_mismatch`` when a ``.sha256`` sidecar disagrees with its tarball, and
     ``signature_invalid`` for a bundle that is not JSON objects.
     """
@@ -137,18 +141,60 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
         )
     (plugin_id, version), targets = next(iter(found.items()))
     manifest = next((directory / n for n in MANIFEST_ASSETS if (directory / n).is_file()), None)
-    manifest_text = manifest.read_text(encoding="utf-8", errors="replace") if manifest else None
-    return plugin_id, version, targets, manifest_text
+    if manifest is None:
+        return plugin_id, version, targets, None
+    try:
+        manifest_bytes = manifest.read_bytes()
+    except OSError as exc:
+        raise NexoError(f"cannot read {manifest}: {exc.strerror or exc}", kind="io") from exc
+    for files in targets:
+        # The copy becomes the version's `dev.nexo.plugin.manifest` annotation, which `lock`
+        # decides daemon compatibility by: it must be the manifest the tarballs install.
+        if _packed_manifest(files.tarball, manifest.name) != manifest_bytes:
+            raise NexoError(
+                f"{manifest} is not the {manifest.name} inside {files.tarball.name} (a copy "
+                "left by another pack?): pack again into an empty --out directory",
+                kind="source_invalid",
+                details={"manifest": str(manifest), "tarball": str(files.tarball)},
+            )
+    return plugin_id, version, targets, manifest_bytes.decode("utf-8", errors="replace")
 
 
-def _version_tagged(reference: OciReference, version: str) -> OciReference:
-    """``reference`` with its tag, else ``version`` as the tag; ``source_invalid`` (exit 2)
-    when its tag is a version other than ``version`` (install would refuse it)."""
-    tag = reference.tag or version
+#: A manifest member larger than this is not read (install refuses one past the same cap).
+_MAX_PACKED_MANIFEST = 1024 * 1024
+
+
+def _packed_manifest(tarball: Path, name: str) -> bytes | None:
+    """The bytes of the member ``name`` at the root of ``tarball`` (``None`` when it has none
+    or it is too large to be a manifest); ``source_invalid`` when it is no gzip tar."""
+    try:
+        with tarfile.open(tarball, "r|gz") as archive:
+            for member in archive:
+                if member.name.removeprefix("./") != name:
+                    continue
+                if not member.isfile() or member.size > _MAX_PACKED_MANIFEST:
+                    return None
+                stream = archive.extractfile(member)
+                return stream.read() if stream is not None else None
+    except (OSError, EOFError, tarfile.TarError, zlib.error) as exc:
+        raise NexoError(
+            f"{tarball} is not a readable .tar.gz ({exc}); pack it again",
+            kind="source_invalid",
+        ) from exc
+    return None
+
+
+def version_tagged(reference: OciReference, version: str, *, verb: str = "push") -> OciReference:
+    """``reference`` with its tag, else ``version`` as the tag (without its build metadata:
+    an OCI tag cannot hold `+`, and a version tag is read build metadata aside);
+    ``source_invalid`` (exit 2) when its tag is a version other than ``version`` (install
+    would refuse it)."""
+    default = version.split("+", 1)[0]
+    tag = reference.tag or default
     if tag_contradicts(tag, version):
         raise NexoError(
-            f"cannot push version {version} under the tag {tag}: a version tag must name "
-            f"the version it holds (push to {reference.base}:{version})",
+            f"cannot {verb} version {version} under the tag {tag}: a version tag must name "
+            f"the version it holds ({verb} to {reference.base}:{default})",
             kind="source_invalid",
             exit_code=EXIT_USAGE,
             details={"tag": tag, "version": version},
@@ -188,8 +234,8 @@ def _push_version(
     created: str,
 ) -> PushResult:
     """Push one version's files under ``reference`` tagged by the version (see
-    :func:`_version_tagged`); what :func:`push` and :func:`mirror` report."""
-    tagged = _version_tagged(reference, version)
+    :func:`version_tagged`); what :func:`push` and :func:`mirror` report."""
+    tagged = version_tagged(reference, version)
     digest = push_version(
         session.registry(tagged),
         tagged,
@@ -253,5 +299,7 @@ def mirror(
         return _push_version(
             session, reference, plugin_id, version, targets=targets,
             manifest_text=manifest_text, origin=origin,
-            created=created_now(),
+            # The release's own time, not the clock's: mirroring it again (another site's
+            # registry) gives the same index, and locks and receipts its GitHub date.
+            created=source_date() or release.published_at or created_now(),
         )  # fmt: skip

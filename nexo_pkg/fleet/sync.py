@@ -28,6 +28,7 @@ from typing import Any
 from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
+from nexo_pkg.core.source_date import source_date_epoch
 from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.fleet.lockfile import (
     LockedPlugin,
@@ -291,6 +292,8 @@ def sync(
     step whatever it answers."""
     candidates = host_candidates(target)
     result = SyncResult(lock_path, dest)
+    # A malformed SOURCE_DATE_EPOCH (receipts may take it) fails the run, not one plugin.
+    source_date_epoch(os.environ)
     with Session(options, callbacks) as session:
         session.policy()  # a bad policy fails the whole run before anything is fetched
         # Each blob is extracted as soon as it is checked; the run syncs the blobs it

@@ -1,6 +1,6 @@
 """``nexo plugin install --link DIR``: a development install that points at a checkout.
 
-The plugin root gets ``<dest>/<id>`` as a symbolic link to the absolute path of the checkout
+The plugin root gets ``<dest>/<id>`` as a symbolic link to the real path of the checkout
 (as the reference's ``agent ext install --link`` makes ``<search path>/<id>``), so every edit
 in the checkout is what the daemon runs at its next start. There is no receipt and nothing
 to re-hash: ``list`` shows the install as ``linked``, ``verify`` refuses it (it vouches only
@@ -108,7 +108,9 @@ def link_install(source: Path, dest: Path, *, follow_symlinks: bool | None) -> L
     Raises ``usage`` for a ``source`` that is no plugin checkout, ``manifest_invalid`` for one
     whose manifest names no id and version, ``already_installed`` when the id is installed (or
     linked) in ``dest`` already, ``io``."""
-    target = source.expanduser().absolute()
+    # `..` and links on the way resolved now, as the kernel resolves them: a link to
+    # `<cwd>/../checkout` would break once <cwd> goes.
+    target = source.expanduser().resolve()
     if not target.is_dir():
         raise UsageError(f"--link {source}: not a directory")
     plugin_id, version = _identity(target)

@@ -40,7 +40,9 @@ class Listing:
     links: tuple[LinkedPlugin, ...]
     orphans: tuple[Installed, ...]
     states: DiscoveryState | None
-    held: frozenset[str]
+    #: ``(root, id)`` of every hold: a hold is its root's (``<root>/.nexo/holds``), so the same
+    #: id in another search path is not held by it.
+    held: frozenset[tuple[Path, str]]
 
     @property
     def unreadable(self) -> tuple[Installed, ...]:
@@ -85,7 +87,7 @@ class Listing:
                     "path": str(item.path),
                     "kept": item.kept,
                     "discovery": None if states is None else states.state(receipt.id),
-                    "held": not item.kept and receipt.id in held,
+                    "held": not item.kept and (item.path.parent, receipt.id) in held,
                     "vendored": vendored_summary(item),
                 }
                 for item, receipt in self.plugins
@@ -127,7 +129,7 @@ class Listing:
                 state = "kept"
             else:
                 state = "unknown" if states is None else states.state(receipt.id)
-                if receipt.id in held:
+                if (item.path.parent, receipt.id) in held:
                     state += ",held"
             rows.append(
                 ListingRow(receipt.id, receipt.version, origin, signature, state, item.path)
@@ -150,7 +152,7 @@ def build_listing(
     """The listing of ``roots`` from their scanned directories ``items`` (kept versions
     included: :func:`~nexo_pkg.install.receipts.scan_roots`), their holds and development
     links. Reads only; raises nothing for what a root holds."""
-    held = frozenset(plugin for root in roots for plugin in holds(root))
+    held = frozenset((root, plugin) for root in roots for plugin in holds(root))
     links = tuple(link for each in roots for link in linked_plugins(each))
     linked_paths = {link.path for link in links}
     return Listing(

@@ -136,7 +136,9 @@ def lint_source(
 ) -> FileResult:
     """Lint manifest ``text``; never raises for bad input. The file decides whose rules apply
     (:mod:`nexo_pkg.lint.microapp`); the result's ``parser`` says which. ``keep`` receives
-    the parsed manifest, for a caller that reads the document too."""
+    the parsed manifest, for a caller that reads the document too. A leading byte-order mark
+    is dropped, as :func:`lint_file` and the daemon's TOML parser (``toml_edit``) drop it."""
+    text = text.removeprefix("\ufeff")
     parsed = parse_manifest(text)
     if keep is not None:
         keep.append(parsed)

@@ -408,7 +408,8 @@ def manifest_from_text(text: str, *, max_bytes: int = MAX_MODEL_BYTES) -> Manife
             f"the manifest is larger than {max_bytes} bytes; nexo-pkg does not read it"
         )
     try:
-        data = tomllib.loads(text)
+        # A leading byte-order mark is no part of the TOML: lint and the daemon read past it.
+        data = tomllib.loads(text.removeprefix("\ufeff"))
     except (tomllib.TOMLDecodeError, RecursionError) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise ManifestModelError(f"the manifest is not TOML: {reason}") from error

@@ -5,6 +5,7 @@ failure never leaves a partial asset behind.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import tempfile
@@ -240,6 +241,14 @@ def _noarch_entries(
 ) -> tuple[list[ArchiveEntry], list[Distribution], Inventory, Any]:
     src = project / "src"
     main = src / "main.py"
+    if src.is_symlink() and not src.resolve().is_relative_to(project.resolve()):
+        # Every file below it would come from outside the project: the rule for a symlink
+        # inside src/ holds for src/ itself.
+        raise layout_error(
+            f"{src} is a symlink pointing outside {project} (to {src.resolve()}); "
+            "move the code into the project",
+            path=str(src),
+        )
     if not main.is_file():
         raise layout_error(
             f"{main} is missing; a noarch plugin runs src/main.py (or pack a compiled plugin "
@@ -370,6 +379,11 @@ def _write_assets(
             staged[3].write_bytes(sbom_bytes)
             for path in staged:
                 path.chmod(0o644)
+            for final in names:
+                # A directory in the way would stop the renames halfway, the tarball replaced
+                # and its SBOM not: refused before the first one.
+                if (out / final).is_dir() and not (out / final).is_symlink():
+                    raise IsADirectoryError(errno.EISDIR, "Is a directory", str(out / final))
             for path, final in zip(staged, names, strict=True):
                 path.replace(out / final)
     except OSError as exc:
@@ -448,8 +462,26 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             sbom_bytes=sbom.data or b"",
             epoch=epoch.value,
         )
-    notes = (*read.notes, *inventory.warnings, *_unhashed(inventory))
+    notes = (
+        *read.notes,
+        *_bom_note(read, options.target),
+        *inventory.warnings,
+        *_unhashed(inventory),
+    )
     return PackResult(plugin_id, version, options.target, epoch, assets, read.lint, notes, stats)
+
+
+def _bom_note(read: _ProjectManifest, target: str) -> list[str]:
+    """A note when a noarch plugin's manifest starts with a UTF-8 byte-order mark: the daemon
+    (``toml_edit``) and ``install`` read past it, Python's ``tomllib``, which the ``nexoai``
+    SDK reads the manifest with at start-up, refuses it."""
+    if target != NOARCH or not read.data.startswith(b"\xef\xbb\xbf"):
+        return []
+    return [
+        f"{read.path.name} starts with a byte-order mark: the daemon reads past it, but "
+        "Python's tomllib (the nexoai SDK's manifest reader) refuses it and the plugin would "
+        "fail at start-up; save the file as UTF-8 without BOM"
+    ]
 
 
 def _unhashed(inventory: Inventory) -> list[str]:

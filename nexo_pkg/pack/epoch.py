@@ -6,13 +6,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.git import git_output
+from nexo_pkg.core.source_date import LATEST_EPOCH, source_date_epoch
 from nexo_pkg.pack.errors import usage_error
 
 #: 1980-01-01T00:00:00Z: the oldest time a zip file can hold, the usual reproducible default.
 FALLBACK_EPOCH = 315532800
-#: 9999-12-31T23:59:59Z: the latest instant the SBOM's ISO 8601 timestamp can say.
-LATEST_EPOCH = 253402300799
 
 
 @dataclass(frozen=True)
@@ -43,14 +43,12 @@ def resolve_source_date_epoch(
                 f" (9999-12-31T23:59:59Z), got {flag}"
             )
         return SourceDateEpoch(flag, "flag")
-    configured = environ.get("SOURCE_DATE_EPOCH", "")
-    if configured.strip():
-        if not configured.strip().isdigit() or int(configured) > LATEST_EPOCH:
-            raise usage_error(
-                f"SOURCE_DATE_EPOCH must be an integer of seconds from 0 to {LATEST_EPOCH}"
-                f" (9999-12-31T23:59:59Z), got {configured!r}"
-            )
-        return SourceDateEpoch(int(configured), "env")
+    try:
+        configured = source_date_epoch(environ)
+    except NexoError as exc:
+        raise usage_error(exc.message) from exc
+    if configured is not None:
+        return SourceDateEpoch(configured, "env")
     committed = _git_commit_time(project)
     if committed is not None:
         return SourceDateEpoch(committed, "git")

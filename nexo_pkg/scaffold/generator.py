@@ -24,7 +24,7 @@ from urllib.parse import unquote, urlsplit
 from nexo_pkg import __version__
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
 from nexo_pkg.core.git import git_output
-from nexo_pkg.core.terminal import toml_string
+from nexo_pkg.core.terminal import CONTROL_CHARACTERS, printable, toml_string
 from nexo_pkg.manifest.microapp import MAX_DESCRIPTION_LENGTH, RESERVED_IDS
 from nexo_pkg.scaffold.slug import MAX_LENGTH, SLUG_PATTERN, slug_problem
 
@@ -261,6 +261,12 @@ def render(request: NewProject, pin: Pin | None = None) -> dict[str, str]:
         raise ScaffoldError(f"unsupported --kind {request.kind!r}; supported: {', '.join(KINDS)}")
     if request.description is not None and not request.description.strip():
         raise ScaffoldError("--description must not be blank")
+    if request.description is not None and CONTROL_CHARACTERS.search(request.description):
+        # Lint warns about it (NX191) and the README would carry it raw to a terminal.
+        raise ScaffoldError(
+            f"--description holds a control character ({printable(request.description)}); "
+            "the project must lint clean: remove it"
+        )
     if (
         request.kind == "microapp"
         and request.description is not None
@@ -320,6 +326,8 @@ def create_project(request: NewProject) -> CreatedProject:
             "overwrite the generated files",
             kind="destination_exists",
         )
+    if existing:
+        _check_namesakes(location, dest, files)
     try:
         location.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{location.name}.new-", dir=location.parent))
@@ -359,6 +367,30 @@ def create_project(request: NewProject) -> CreatedProject:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return CreatedProject(dest, tuple(files), (pin.warning,) if pin.warning else ())
+
+
+def _check_namesakes(location: Path, dest: Path, files: dict[str, str]) -> None:
+    """Refuse (``destination_exists``) a directory where a generated file goes, or a file
+    where one of its directories goes, before anything is moved: either would stop the moves
+    halfway and leave a half-written project."""
+    for relative in files:
+        parts = relative.split("/")
+        for depth in range(1, len(parts) + 1):
+            path = location.joinpath(*parts[:depth])
+            is_file_place = depth == len(parts)
+            if path.is_symlink() or not path.exists():
+                continue
+            if is_file_place and path.is_dir():
+                what = "is a directory where the generated file goes"
+            elif not is_file_place and not path.is_dir():
+                what = "is a file where a generated directory goes"
+            else:
+                continue
+            shown = dest.joinpath(*parts[:depth])
+            raise ScaffoldError(
+                f"{shown} {what}; --force replaces generated files only: move it away",
+                kind="destination_exists",
+            )
 
 
 def _umask() -> int:

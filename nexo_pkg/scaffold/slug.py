@@ -9,6 +9,10 @@ SLUG = re.compile(SLUG_PATTERN)
 MAX_LENGTH = 32
 
 
+def _id_char(char: str) -> bool:
+    return char == "_" or "0" <= char <= "9" or "a" <= char <= "z"
+
+
 def slug_problem(value: str) -> str | None:
     """Why ``value`` is not a valid id (``None`` when it is), in the linter's words."""
     if SLUG.fullmatch(value):
@@ -26,5 +30,7 @@ def slug_problem(value: str) -> str | None:
     hint = f"; use {suggestion!r}" if SLUG.fullmatch(suggestion) else ""
     if any(char.isupper() for char in value):
         return f"it contains uppercase letters{hint}"
-    bad = next(char for char in value if not (char in "_" or char.isdigit() or "a" <= char <= "z"))
+    # ASCII ranges: `isdigit` also holds for superscripts and other scripts' digits, which
+    # the rule refuses.
+    bad = next(char for char in value if not _id_char(char))
     return f"it contains {bad!r}; only lowercase letters, digits and `_` are allowed{hint}"

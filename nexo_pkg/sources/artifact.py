@@ -250,13 +250,24 @@ def _version(
     return PluginVersion(plugin_id, version, digest, targets, created, origin, annotations)
 
 
+def _tarball_layer(layers: object) -> dict[str, Any] | None:
+    """The layer carrying the tarball: the only one, or, among several (``oras push`` of a
+    whole ``dist/``, as Helm pushes a chart with its provenance file), the only one of
+    :data:`LAYER_MEDIA_TYPE`; ``None`` when there is no such single layer."""
+    if not isinstance(layers, list) or not all(isinstance(layer, dict) for layer in layers):
+        return None
+    if len(layers) == 1:
+        return layers[0]  # type: ignore[no-any-return]
+    typed = [layer for layer in layers if layer.get("mediaType") == LAYER_MEDIA_TYPE]
+    return typed[0] if len(typed) == 1 else None
+
+
 def parse_single_manifest(document: dict[str, Any], digest: str, where: str) -> PluginVersion:
     """A version made of one image manifest (``oras push``, Helm-style, or one target's
     manifest by digest): id and version from its annotations, the target from
     ``dev.nexo.plugin.target``, else from the tarball's name, else ``noarch``.
     ``registry_invalid`` when it is not a nexo plugin."""
-    layers = document.get("layers")
-    first = layers[0] if isinstance(layers, list) and layers else None
+    first = _tarball_layer(document.get("layers"))
     layer_type = first.get("mediaType") if isinstance(first, dict) else "none"
     annotations = _annotations(document)
     plugin_id, version = _plugin_identity(
@@ -283,11 +294,13 @@ def parse_target_manifest(
     document: dict[str, Any], entry: TargetEntry, plugin_id: str, version: str
 ) -> TargetAsset:
     """The tarball layer of one target's manifest, cross-checked with its annotations."""
-    layers = document.get("layers")
     where = f"the {entry.target} manifest {entry.manifest_digest}"
-    if not isinstance(layers, list) or len(layers) != 1 or not isinstance(layers[0], dict):
-        raise _invalid(f"{where} must have exactly one layer (the tarball)")
-    layer = layers[0]
+    layer = _tarball_layer(document.get("layers"))
+    if layer is None:
+        raise _invalid(
+            f"{where} must have exactly one tarball layer (one layer, or one of media type "
+            f"{LAYER_MEDIA_TYPE})"
+        )
     digest, size = layer.get("digest"), layer.get("size")
     name = _annotations(layer).get(TITLE) or _annotations(document).get(PLUGIN_ASSET)
     if not isinstance(size, int):

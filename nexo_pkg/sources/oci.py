@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.source_date import source_date_epoch
 from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.core.versionreq import VersionReq
 from nexo_pkg.sources import artifact
@@ -93,15 +94,28 @@ def version_tags(
 ) -> list[tuple[Version, str]]:
     """The semver tags of ``reference``'s repository that satisfy ``requirement`` (no
     prerelease unless it asks for one) with their versions, highest first."""
-    candidates = []
+    return _matching(_all_version_tags(client, reference), requirement)
+
+
+def _matching(
+    tags: list[tuple[Version, str]], requirement: VersionReq | None
+) -> list[tuple[Version, str]]:
+    """``tags`` that satisfy ``requirement`` (no prerelease unless it asks for one)."""
+    return [
+        (parsed, tag)
+        for parsed, tag in tags
+        if (requirement.matches(parsed) if requirement is not None else parsed.pre.is_empty)
+    ]
+
+
+def _all_version_tags(client: RegistryClient, reference: OciReference) -> list[tuple[Version, str]]:
+    """Every semver tag of ``reference``'s repository with its version, highest first."""
+    found = []
     for tag in client.list_tags(reference.repository):
         version = _tag_version(tag)
-        if version is None:
-            continue
-        parsed = parse_version(version)
-        if requirement.matches(parsed) if requirement is not None else parsed.pre.is_empty:
-            candidates.append((parsed, tag))
-    return sorted(candidates, key=lambda pair: pair[0], reverse=True)
+        if version is not None:
+            found.append((parse_version(version), tag))
+    return sorted(found, key=lambda pair: pair[0], reverse=True)
 
 
 def latest_tag(
@@ -109,11 +123,20 @@ def latest_tag(
 ) -> str:
     """The highest semver tag of ``reference``'s repository that satisfies ``requirement``
     (no prerelease unless it asks for one); ``release_not_found`` when there is none."""
-    candidates = version_tags(client, reference, requirement)
+    every = _all_version_tags(client, reference)
+    candidates = _matching(every, requirement)
     if not candidates:
         wanted = f" matching {requirement}" if requirement is not None else ""
+        # Say what is there: a repository of prereleases only is not an empty one.
+        there = (
+            f" (its version tags: {', '.join(tag for _, tag in every[:5])}"
+            f"{', …' if len(every) > 5 else ''}; name one as the tag, or ask for a "
+            "prerelease in the version requirement, e.g. `>=1.0.0-rc.1`)"
+            if every
+            else ""
+        )
         raise NexoError(
-            f"{reference} has no version tag{wanted}",
+            f"{reference} has no version tag{wanted}{there}",
             kind="release_not_found",
             details={"source": str(reference)},
         )
@@ -241,9 +264,10 @@ def _tarball_mtime(path: Path) -> int | None:
 
 
 def source_date() -> str | None:
-    """``SOURCE_DATE_EPOCH`` (reproducible pushes) as RFC 3339 UTC, when it is set."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    return _rfc3339(int(epoch)) if epoch.isdigit() else None
+    """``SOURCE_DATE_EPOCH`` (reproducible pushes) as RFC 3339 UTC, when it is set; ``usage``
+    when it is malformed, as ``pack`` says."""
+    epoch = source_date_epoch(os.environ)
+    return None if epoch is None else _rfc3339(epoch)
 
 
 def created_now() -> str:

@@ -20,6 +20,11 @@ if TYPE_CHECKING:
 MANIFEST_ASSETS = MANIFEST_NAMES
 TARBALL_SUFFIX = ".tar.gz"
 PLUGIN_ID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+# The CPU a target triple starts with (rustc's and GNU's names), or noarch.
+_ARCH = re.compile(
+    r"^(?:noarch$|(?:x86_64|aarch64|arm64|amd64|arm\w*|thumb\w*|i[3-6]86|riscv\w+|powerpc\w*"
+    r"|ppc\w*|s390x|mips\w*|loongarch\w+|sparc\w*|wasm\w+|x86)-)"
+)
 _TRAILING_SEMVER = re.compile(r"(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$")
 
 
@@ -200,6 +205,7 @@ def parse_tarball_name(file_name: str) -> tuple[str, str, str] | None:
     if not dash or not PLUGIN_ID.fullmatch(plugin_id):
         return None
     pieces = rest.split("-")
+    splits = []
     for target_parts in (4, 3, 1):
         if len(pieces) <= target_parts:
             continue
@@ -208,5 +214,7 @@ def parse_tarball_name(file_name: str) -> tuple[str, str, str] | None:
         if target_parts == 1 and target != NOARCH:
             continue
         if is_semver(version):
-            return plugin_id, version, target
-    return None
+            splits.append((plugin_id, version, target))
+    # `1.0.0-rc.1-aarch64-apple-darwin` also splits as version 1.0.0 with the "triple"
+    # `rc.1-aarch64-apple-darwin`: the split whose triple starts with a CPU wins.
+    return next((split for split in splits if _ARCH.match(split[2])), splits[0] if splits else None)

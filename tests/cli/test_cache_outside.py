@@ -178,11 +178,20 @@ def test_a_read_only_home_is_one_line_that_says_what_to_do(
 
 
 @pytest.mark.skipif(os.name != "posix", reason="the cache lock is flock")
-def test_prune_under_a_running_install_says_it_waits_then_prunes(home: Path) -> None:
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "PYTHONUNBUFFERED"])
+def test_prune_under_a_running_install_says_it_waits_then_prunes(
+    home: Path, unbuffered: bool
+) -> None:
     """A command using the cache (an install downloading, a sync) holds its lock shared; a
-    prune waits for it, and says so at once rather than seeming to hang."""
+    prune waits for it, and says so at once rather than seeming to hang: into a pipe, with
+    Python's standard streams buffered or not (PYTHONUNBUFFERED, as container images set
+    it), the note reaches its reader when it is said."""
     import fcntl
     import threading
+
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
 
     root = home / "cache" / "blobs"
     (root / "sha256").mkdir(parents=True)
@@ -192,14 +201,14 @@ def test_prune_under_a_running_install_says_it_waits_then_prunes(home: Path) -> 
     try:
         clean = subprocess.Popen(
             [sys.executable, "-m", "nexo_pkg", "plugin", "cache", "clean", "--json"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
             cwd=Path(__file__).resolve().parents[2],
         )  # fmt: skip
         assert clean.stderr is not None
         said: list[str] = []
         reader = threading.Thread(target=lambda: said.append(clean.stderr.readline()))  # type: ignore[union-attr]
         reader.start()
-        reader.join(timeout=60)
+        reader.join(timeout=30)
         assert said, "no line on stderr while waiting"
         assert said[0].startswith("waiting for the other nexo commands using"), said
         assert clean.poll() is None  # still waiting for the lock

@@ -141,6 +141,14 @@ def test_trust_verify_with_a_missing_bundle_is_a_usage_error(tmp_path: Path) -> 
     document = json.loads(result.stdout)
     assert document["kind"] == "usage"
     assert "nope.json does not exist" in document["error"]
+    # A directory is no bundle either: the same usage error, as FILE gets, not a refusal.
+    (tmp_path / "bundles").mkdir()
+    result = nexo(
+        "plugin", "trust", "verify", str(tarball), "--bundle", str(tmp_path / "bundles"),
+        "--repo", "acme/hello", "--json", cwd=tmp_path, env=base_env(tmp_path / "home"),
+    )  # fmt: skip
+    assert (result.code, result.document["kind"]) == (2, "usage"), result.stdout
+    assert "bundles is not a file" in result.document["error"]
 
 
 def test_check_on_a_tar_gz_that_is_not_gzip_is_a_usage_error(tmp_path: Path) -> None:
@@ -384,7 +392,10 @@ def test_bash_completes_option_values_and_installed_ids(tmp_path: Path) -> None:
     assert offered("nexo plugin list --color ''") == ["auto", "always", "never"]
     assert offered("nexo --color n") == ["never"]
     assert offered("nexo plugin new demo --lang ''") == ["python"]
-    for command in ("remove", "upgrade", "check", "verify", "rollback", "enable", "disable"):
+    for command in (
+        "remove", "upgrade", "check", "verify", "rollback", "enable", "disable", "hold",
+        "unhold", "sbom", "outdated",
+    ):  # fmt: skip
         assert offered(f"nexo plugin {command} ''") == ["hello", "weather"], command
     assert offered("nexo plugin remove w") == ["weather"]
     # Another root (--dest) holds other plugins: those are offered.

@@ -187,3 +187,23 @@ def test_commands_for_installed_copies_say_a_link_is_one_not_that_nothing_is_the
     assert "is not installed" not in error
     assert "nexo plugin remove hello" in error
     assert tree_snapshot(root) == before
+
+
+def test_a_link_named_through_dot_dot_outlives_the_directory_it_was_named_from(
+    env: Path,
+) -> None:
+    """``install --link ../src/hello`` from a directory removed later: the link names the
+    checkout itself, not a path through the directory that is gone."""
+    checkout = _checkout(env)
+    work = env / "work"
+    work.mkdir()
+    root = env / "plugins"
+    result = plugin("install", "--link", "../src/hello", "--dest", str(root), "--json", cwd=work)
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["linked_to"] == str(checkout)
+    work.rmdir()
+    assert (root / "hello").readlink() == checkout
+    assert (root / "hello" / "nexo-plugin.toml").is_file()
+    listed = plugin("list", "--dest", str(root), "--json")
+    (entry,) = json.loads(listed.stdout)["plugins"]
+    assert (entry["id"], entry["version"], entry["linked_to"]) == ("hello", "0.1.0", str(checkout))

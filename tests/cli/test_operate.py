@@ -275,6 +275,10 @@ def test_upgrade_keeps_one_previous_version_by_default(home: Path, server: GitHu
     assert _installed(home) == {"hello": [("1.0.0", True), ("2.0.0", False)]}
 
     server.publish("acme", "hello", "v3.0.0", release_assets("hello", "3.0.0"))
+    # A dry run says the same change first, then the screen of what it would install.
+    code, _, err = nexo("plugin", "upgrade", "hello", "--dry-run", in_process=True)
+    assert code == 0, err
+    assert err.index("hello 2.0.0 \u2192 3.0.0") < err.index("Plugin:") < err.index("Dry run")
     code, _, err = nexo("plugin", "upgrade", "hello", in_process=True)
     assert code == 0, err
     assert "Kept 2.0.0 out of the daemon's sight" in err

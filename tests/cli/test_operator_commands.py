@@ -136,3 +136,169 @@ def test_upgrade_with_flags_that_cannot_work_is_refused_at_once(
     assert (result.code, result.document["kind"]) == (2, kind), result.stdout
     assert says in result.document["error"]
     assert len(github_server.requests) == asked
+
+
+def test_outdated_of_a_mistyped_id_names_the_closest_installed_ones(tmp_path: Path) -> None:
+    """``outdated wether`` is ``not_installed`` with ``Did you mean 'weather'?`` (and
+    ``suggestions``), as every other command taking an installed id says it; a text that
+    can be no plugin's id is a usage error; nothing is asked of any source."""
+    from support.tarballs import write_plugin
+
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    root = tmp_path / "root"
+    tarball = write_plugin(tmp_path / "dist", "weather", "1.0.0")
+    installed = nexo(
+        "plugin", "install", tarball, "--dest", root, "--yes", env=env, in_process=True
+    )
+    assert installed.code == 0, installed.stderr
+    result = nexo(
+        "plugin", "outdated", "wether", "--dest", root, "--json", env=env, in_process=True
+    )
+    assert (result.code, result.document["kind"]) == (1, "not_installed"), result.stdout
+    assert result.document["suggestions"] == ["weather"]
+    said = nexo("plugin", "outdated", "weather", "wether", "--dest", root, env=env, in_process=True)
+    assert said.code == 1
+    assert said.error_line.endswith("Did you mean 'weather'?"), said.stderr
+    assert said.stdout == ""
+    bad = nexo("plugin", "outdated", "Bad Id", "--dest", root, "--json", env=env, in_process=True)
+    assert (bad.code, bad.document["kind"]) == (2, "usage"), bad.stdout
+
+
+def test_outdated_says_held_for_a_plugin_held_on_its_tag(
+    tmp_path: Path, github_server: GitHubServer
+) -> None:
+    """A plugin installed from a tag and then held (by ``hold`` or a ``rollback``) is
+    ``held`` in ``outdated``, as ``upgrade`` names it, not ``pinned``; its release of the
+    hold makes it ``pinned`` again. Neither counts for ``--exit-code``."""
+    github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    github_server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE=github_server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NO_PROXY="127.0.0.1",
+    )
+    root = tmp_path / "root"
+    installed = nexo(
+        "plugin", "install", "acme/hello@v1.0.0", "--dest", root, "--yes", env=env,
+        in_process=True,
+    )  # fmt: skip
+    assert installed.code == 0, installed.stderr
+
+    def status() -> tuple[int, str]:
+        shown = nexo(
+            "plugin", "outdated", "--exit-code", "--dest", root, "--json", env=env,
+            in_process=True,
+        )  # fmt: skip
+        (entry,) = shown.document["plugins"]
+        return shown.code, entry["status"]
+
+    assert status() == (0, "pinned")
+    assert nexo("plugin", "hold", "hello", "--dest", root, env=env, in_process=True).code == 0
+    assert status() == (0, "held")
+    table = nexo("plugin", "outdated", "--dest", root, env=env, in_process=True)
+    assert "held (see unhold)" in table.stdout, table.stdout
+    upgraded = nexo("plugin", "upgrade", "hello", "--dest", root, "--yes", env=env, in_process=True)
+    assert "held at 1.0.0" in upgraded.stderr  # what outdated now says too
+    assert nexo("plugin", "unhold", "hello", "--dest", root, env=env, in_process=True).code == 0
+    assert status() == (0, "pinned")
+
+
+def test_a_hold_is_its_roots_not_every_search_paths(
+    tmp_path: Path, github_server: GitHubServer
+) -> None:
+    """The daemon's configuration names two search paths, each with ``hello`` (the second
+    one shadowed). A hold lives in its root (``<root>/.nexo/holds``): ``list`` and
+    ``outdated`` show held only the copy in the root that holds it."""
+    github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE=github_server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NO_PROXY="127.0.0.1",
+    )
+    first, second = tmp_path / "first", tmp_path / "second"
+    config = tmp_path / "config"
+    (config / "plugins").mkdir(parents=True)
+    (config / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths:\n    - {first}\n    - {second}\n"
+    )
+    for root in (first, second):
+        installed = nexo(
+            "plugin", "install", "acme/hello", "--dest", root, "--yes", env=env,
+            in_process=True,
+        )  # fmt: skip
+        assert installed.code == 0, installed.stderr
+    held = nexo("plugin", "hold", "hello", "--dest", second, env=env, in_process=True)
+    assert held.code == 0, held.stderr
+    assert (second / ".nexo" / "holds" / "hello.json").is_file()
+    assert not (first / ".nexo" / "holds" / "hello.json").exists()
+
+    listed = nexo("plugin", "list", "--config", config, "--json", env=env, in_process=True)
+    shown = {entry["path"]: entry["held"] for entry in listed.document["plugins"]}
+    assert shown == {str(first / "hello-1.0.0"): False, str(second / "hello-1.0.0"): True}
+    rows = nexo("plugin", "list", "--config", config, env=env, in_process=True).stdout
+    states = {line.split()[-1]: line.split()[-2] for line in rows.splitlines()}
+    assert states == {
+        str(first / "hello-1.0.0"): "enabled",
+        str(second / "hello-1.0.0"): "enabled,held",
+    }
+
+    looked = nexo("plugin", "outdated", "--config", config, "--json", env=env, in_process=True)
+    statuses = {entry["path"]: entry["status"] for entry in looked.document["plugins"]}
+    assert statuses == {str(first / "hello-1.0.0"): "current", str(second / "hello-1.0.0"): "held"}
+
+
+def test_an_install_that_finds_the_plugin_in_place_keeps_its_hold(tmp_path: Path) -> None:
+    """A provisioning script that runs ``install`` again changes nothing, the hold included;
+    an install that brings in another version ends it (the operator named that version)."""
+    from support.tarballs import write_plugin
+
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    root = tmp_path / "root"
+    first = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    second = write_plugin(tmp_path / "dist", "hello", "1.1.0")
+
+    def install(tarball: Path) -> dict[str, object]:
+        done = nexo(
+            "plugin", "install", tarball, "--dest", root, "--yes", "--json", env=env,
+            in_process=True,
+        )  # fmt: skip
+        assert done.code == 0, done.stdout
+        return done.document
+
+    def held() -> list[tuple[str, bool]]:
+        listed = nexo("plugin", "list", "--dest", root, "--json", env=env, in_process=True)
+        return [(p["version"], p["held"]) for p in listed.document["plugins"] if not p["kept"]]
+
+    install(first)
+    assert nexo("plugin", "hold", "hello", "--dest", root, env=env, in_process=True).code == 0
+    again = install(first)
+    assert again["was_already_present"] is True
+    assert held() == [("1.0.0", True)]
+    install(second)
+    assert held() == [("1.1.0", False)]
+
+
+def test_check_of_a_mistyped_installed_id_names_the_closest_ones(tmp_path: Path) -> None:
+    """``check wether`` is a usage error naming the installed ids closest to it, as every
+    other command taking an installed id says it; an id close to none gets no guess."""
+    from support.tarballs import write_plugin
+
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    root = tmp_path / "root"
+    tarball = write_plugin(tmp_path / "dist", "weather", "1.0.0")
+    installed = nexo(
+        "plugin", "install", tarball, "--dest", root, "--yes", env=env, in_process=True
+    )
+    assert installed.code == 0, installed.stderr
+    # A receipt that is no JSON object (or no JSON) is passed over, not a crash.
+    for name, text in (("odd-1.0.0", "[]"), ("bad-1.0.0", "{")):
+        (root / name).mkdir()
+        (root / name / ".nexo-install.json").write_text(text)
+    said = nexo("plugin", "check", "wether", "--dest", root, env=env, cwd=tmp_path)
+    assert said.code == 2
+    assert said.error_line.endswith("(use --dest to look elsewhere). Did you mean 'weather'?")
+    far = nexo("plugin", "check", "zzz", "--dest", root, env=env, cwd=tmp_path)
+    assert far.code == 2
+    assert far.error_line.endswith("(use --dest to look elsewhere)")

@@ -251,3 +251,56 @@ def test_the_configuration_directory_is_named_only_where_it_changes_something(
     )  # fmt: skip
     assert pushed.code != 0
     assert "configuration directory" not in pushed.stderr
+
+
+def test_quiet_check_step_is_silent_when_it_passes(
+    tmp_path: Path, offline_pip_env: dict[str, str]
+) -> None:
+    """``pack --check -q`` and ``install --check -q --yes`` of a plugin that passes say
+    nothing (the report is not their result); a failing check still shows its report."""
+    env = {**_env(tmp_path), **offline_pip_env}
+    assert nexo("plugin", "new", "demo", "--lang", "python", cwd=tmp_path, env=env).code == 0
+    project = tmp_path / "demo"
+    packed = nexo("plugin", "pack", "--check", "-q", cwd=project, env=env, in_process=True)
+    assert (packed.code, packed.stdout) == (0, "")
+    assert "PASS" not in packed.stderr
+    assert packed.stderr == ""
+    installed = nexo(
+        "plugin", "install", str(project / "dist" / "demo-0.1.0-noarch.tar.gz"),
+        "--dest", str(tmp_path / "root"), "--check", "-q", "--yes",
+        cwd=tmp_path, env=env, in_process=True,
+    )  # fmt: skip
+    assert (installed.code, installed.stdout) == (0, "")
+    assert [line for line in installed.stderr.splitlines() if "NOT SIGNED" not in line] == []
+    assert (tmp_path / "root" / "demo-0.1.0" / ".nexo-install.json").is_file()
+
+    noisy = write_plugin(tmp_path / "noisy", "noisy", "0.1.0")  # prints instead of replying
+    failed = nexo(
+        "plugin", "install", str(noisy), "--dest", str(tmp_path / "root"), "--check", "-q",
+        "--yes", cwd=tmp_path, env=env, in_process=True,
+    )  # fmt: skip
+    assert failed.code == 1
+    assert "FAIL" in failed.stderr
+
+
+def test_quiet_fix_that_leaves_nothing_to_report_prints_nothing(tmp_path: Path) -> None:
+    """``lint --fix --unsafe-fixes -q`` fixing every finding is a clean run: nothing printed,
+    as ``ruff check --fix -q``; without ``-q`` the fix is said."""
+    env = _env(tmp_path)
+    assert nexo("plugin", "new", "demo", "--lang", "python", cwd=tmp_path, env=env).code == 0
+    manifest = tmp_path / "demo" / "plugin.toml"
+    good = manifest.read_text()
+    assert 'tools = ["demo_hello"]' in good
+    bad = good.replace('tools = ["demo_hello"]', 'tools = ["hello"]')
+    for quiet in (True, False):
+        manifest.write_text(bad)
+        fixed = nexo(
+            "plugin", "lint", "--fix", "--unsafe-fixes", *(["-q"] if quiet else []),
+            cwd=tmp_path / "demo", env=env, in_process=True,
+        )  # fmt: skip
+        assert fixed.code == 0, fixed.stdout
+        assert manifest.read_text() == good
+        if quiet:
+            assert (fixed.stdout, fixed.stderr) == ("", "")
+        else:
+            assert "fixed 1 finding in" in fixed.stderr

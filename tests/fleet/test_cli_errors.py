@@ -9,11 +9,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from support.cli import nexo
+from support.cli import CliResult, nexo
 from support.registry import Registry
 from support.stderr import without_notes
 
-from .conftest import LINUX, MakeDist
+from .conftest import LINUX, MakeDist, push_cli
 
 
 def _closed_port() -> int:
@@ -91,6 +91,25 @@ def test_a_fleet_file_that_is_a_directory_is_said_in_words(
     assert not (tmp_path / "root").exists()
 
 
+def _assert_refused(
+    result: CliResult, registry: Registry, kind: str, named: str, *, code: int = 1
+) -> None:
+    """One line naming ``named``, of ``kind``, and nothing pushed."""
+    assert result.code == code, result.stderr
+    assert result.document["kind"] == kind
+    assert named in result.document["error"]
+    assert without_notes(result.stderr).count("\n") == 1
+    _assert_nothing_pushed(registry)
+
+
+def _assert_nothing_pushed(registry: Registry) -> None:
+    """The repository was never created: no blob, no manifest, no tag."""
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"http://{registry.host}/v2/plugins/echo/tags/list")
+    refused.value.close()
+    assert refused.value.code == 404
+
+
 @pytest.mark.parametrize("bundle", [b"{not json", b"[]", b"", b'{"mediaType": "x"}\n[1]\n'])
 def test_push_refuses_a_bundle_no_host_could_read_and_pushes_nothing(
     tmp_path: Path,
@@ -104,16 +123,52 @@ def test_push_refuses_a_bundle_no_host_could_read_and_pushes_nothing(
     dist = make_dist()
     broken = dist / f"echo-1.2.3-{LINUX}.tar.gz.sigstore.json"
     broken.write_bytes(bundle)
+    _assert_refused(push_cli(dist, registry, fleet_env), registry, "signature_invalid", str(broken))
+
+
+@pytest.mark.parametrize("epoch", ["soon", "\u00b2", "99999999999999"])
+def test_push_refuses_a_malformed_source_date_epoch_and_pushes_nothing(
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    epoch: str,
+) -> None:
+    """``pack`` refuses the same values (usage): the index's created time is never a
+    traceback (``int("²")``, a year past 9999) nor silently another time."""
+    dist = make_dist()
+    result = push_cli(dist, registry, {**fleet_env, "SOURCE_DATE_EPOCH": epoch})
+    _assert_refused(result, registry, "usage", "SOURCE_DATE_EPOCH", code=2)
+
+
+def test_sync_refuses_a_malformed_source_date_epoch_before_anything_is_written(
+    tmp_path: Path, fleet_env: dict[str, str]
+) -> None:
+    """The receipts' time falls back to ``SOURCE_DATE_EPOCH``: a malformed one is the run's
+    usage error up front, never a traceback halfway through one plugin."""
+    lock = tmp_path / "nexo-plugins.lock"
+    lock.write_text("lock_version = 1\n", encoding="utf-8")
+    root = tmp_path / "root"
     result = nexo(
-        "plugin", "push", str(dist), registry.ref("plugins/echo"), "--plain-http", "--json",
-        env=fleet_env, in_process=True,
+        "plugin", "sync", "--lock", str(lock), "--dest", str(root), "--json",
+        env={**fleet_env, "SOURCE_DATE_EPOCH": "\u00b2"}, in_process=True,
     )  # fmt: skip
-    assert result.code == 1, result.stderr
-    assert result.document["kind"] == "signature_invalid"
-    assert str(broken) in result.document["error"]
-    assert without_notes(result.stderr).count("\n") == 1
-    # The repository was never created: no blob, no manifest, no tag.
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(f"http://{registry.host}/v2/plugins/echo/tags/list")
-    refused.value.close()
-    assert refused.value.code == 404
+    assert result.code == 2, result.stderr
+    assert result.document["kind"] == "usage"
+    assert "SOURCE_DATE_EPOCH" in result.document["error"]
+    assert not root.exists()
+    assert lock.read_text(encoding="utf-8") == "lock_version = 1\n"
+
+
+def test_push_refuses_a_manifest_copy_other_than_the_tarballs_and_pushes_nothing(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """A ``dist/`` holding the manifest copy of another pack would publish it as the version's
+    ``dev.nexo.plugin.manifest``, which ``lock --nexo-version`` decides by, while every host
+    installs the tarball's own manifest."""
+    from support.tarballs import manifest_text
+
+    dist = make_dist()
+    stale = dist / "nexo-plugin.toml"
+    stale.write_text(manifest_text("echo", "1.2.3").replace(">=0.1.0", ">=9.0.0"))
+    _assert_refused(push_cli(dist, registry, fleet_env), registry, "source_invalid", str(stale))

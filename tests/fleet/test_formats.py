@@ -81,6 +81,9 @@ def test_the_lock_text_is_sorted_stable_and_reads_back(tmp_path: Path) -> None:
         ("lock_version = 1\nplugin = 1\n", "unknown key `plugin`; did you mean `plugins`?"),
         ("lock_version = 1\n[plugins.echo]\nsource = 'acme/echo'\n", "targets"),
         ("lock_version = 1\n[plugins.echo\n", "not valid TOML"),
+        # TOML's `true` and `1.0` equal 1 in Python; the schema asks for the integer.
+        ("lock_version = true\n", "lock_version"),
+        ("lock_version = 1.0\n", "lock_version"),
     ],
 )
 def test_a_malformed_lock_is_lock_invalid(tmp_path: Path, text: str, needle: str) -> None:
@@ -326,3 +329,50 @@ def test_a_missing_wanted_set_or_lock_says_how_to_get_one(tmp_path: Path) -> Non
     assert "`nexo plugin lock`" in lock.value.message
     assert "--lock" in lock.value.message
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_byte_order_mark_or_crlf_line_ends_read_as_the_plain_files(tmp_path: Path) -> None:
+    """Windows editors save with a BOM (Notepad, PowerShell's ``-Encoding utf8``) and CRLF;
+    the wanted set and the lock read as the language server and cargo read them."""
+    wanted = tmp_path / "nexo-plugins.toml"
+    lock = tmp_path / "nexo-plugins.lock"
+    for prefix, newline in (("\ufeff", "\n"), ("", "\r\n"), ("\ufeff", "\r\n")):
+        wanted.write_bytes((prefix + WANTED_OK.replace("\n", newline)).encode("utf-8"))
+        assert read_wanted(wanted) == read_wanted_text(tmp_path, WANTED_OK)
+        assert read_registries(wanted) == {
+            "registry.example:5000": ("mirror.internal:5000", "cache.internal/registry.example")
+        }
+        lock.write_bytes((prefix + render_lock(_lock()).replace("\n", newline)).encode("utf-8"))
+        assert read_lock(lock).plugins == _lock().plugins
+
+
+def read_wanted_text(directory: Path, text: str) -> list[object]:
+    plain = directory / "plain" / "nexo-plugins.toml"
+    plain.parent.mkdir(exist_ok=True)
+    plain.write_text(text, encoding="utf-8")
+    return list(read_wanted(plain))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "needle"),
+    [
+        ("size = 10\n", "size = true\n", "needs a size"),
+        ("size = 10\n", "size = 10.0\n", "needs a size"),
+        (f'manifest = "sha256:{SHA}"', f'manifest = "sha256:{SHA.upper()}"', "manifest"),
+        (f'manifest = "sha256:{SHA}"', f'manifest = "{SHA}"', "manifest"),
+        (f'manifest = "sha256:{SHA}"', 'manifest = "sha256:abc"', "manifest"),
+    ],
+)
+def test_a_hand_edited_value_the_schema_refuses_is_lock_invalid(
+    tmp_path: Path, old: str, new: str, needle: str
+) -> None:
+    """What the lock's JSON Schema (and so the language server) refuses, sync refuses too:
+    a `true` size, a digest that is not ``sha256:`` and 64 lowercase hex digits."""
+    text = render_lock(_lock())
+    assert old in text
+    path = tmp_path / "nexo-plugins.lock"
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(NexoError) as caught:
+        read_lock(path)
+    assert (caught.value.kind, caught.value.exit_code) == ("lock_invalid", 2)
+    assert needle in caught.value.message

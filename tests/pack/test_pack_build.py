@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.source_date import LATEST_EPOCH
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.build import PackOptions, _write_assets, pack
-from nexo_pkg.pack.epoch import FALLBACK_EPOCH, LATEST_EPOCH, resolve_source_date_epoch
+from nexo_pkg.pack.epoch import FALLBACK_EPOCH, resolve_source_date_epoch
 from nexo_pkg.pack.layout import LAUNCHER
 from pack.pack_helpers import ProjectFactory, build_wheel, write_project
 
@@ -184,7 +185,11 @@ def test_source_date_epoch_precedence(tmp_path: Path, make_project: ProjectFacto
     assert {m.mtime for m in _members(result.tarball.path).values()} == {1_600_000_000}
 
 
-@pytest.mark.parametrize("value", ["soon", "-5", "1.5", str(LATEST_EPOCH + 1)])
+@pytest.mark.parametrize(
+    # A superscript and Arabic-Indic digits pass str.isdigit but are no ASCII integer.
+    "value",
+    ["soon", "-5", "1.5", str(LATEST_EPOCH + 1), "\u00b2", "\u0661\u0662", "1\u00b2"],
+)
 def test_bad_source_date_epoch_is_a_usage_error(make_project: ProjectFactory, value: str) -> None:
     project = make_project()
     error = _error(PackOptions(project=project), {"SOURCE_DATE_EPOCH": value})
@@ -517,6 +522,32 @@ def test_a_failed_write_leaves_no_partial_tarball(tmp_path: Path) -> None:
     assert (out / "demo-0.1.0-noarch.tar.gz").read_bytes() == b"previous release"
 
 
+@pytest.mark.parametrize(
+    "blocked", ["demo-0.1.0-noarch.tar.gz.sha256", "nexo-plugin.toml", "demo-0.1.0-noarch.cdx.json"]
+)
+def test_a_directory_in_the_way_of_one_asset_replaces_none(
+    make_project: ProjectFactory, blocked: str
+) -> None:
+    """The four assets are one release: a directory under the name of a later one must not
+    leave the new tarball beside the old sidecar or SBOM."""
+    project = make_project()
+    first = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    dist = project / "dist"
+    before = {path.name: path.read_bytes() for path in dist.iterdir()}
+    (dist / blocked).unlink()
+    del before[blocked]
+    (dist / blocked / "inside").mkdir(parents=True)
+    (project / "src" / "main.py").write_text("print('v2')\n")
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH), {})
+    assert (error.kind, error.exit_code) == ("io", 2)
+    assert str(dist / blocked) in error.message
+    assert ".nexo-pack-" not in error.message
+    after = {path.name: path.read_bytes() for path in dist.iterdir() if path.is_file()}
+    assert after == before
+    assert first.tarball.path.read_bytes() == before[first.tarball.path.name]
+    assert sorted(path.name for path in dist.iterdir()) == sorted([*before, blocked])
+
+
 def test_out_dir_that_is_a_file(make_project: ProjectFactory) -> None:
     project = make_project()
     out = project / "dist"
@@ -611,3 +642,28 @@ def test_a_shadowed_manifest_stays_out_and_is_named(make_project: ProjectFactory
     assert result.notes
     assert "plugin.toml is shadowed by nexo-plugin.toml" in result.notes[0]
     assert result.to_json()["warnings"] == list(result.notes)
+
+
+def test_a_src_linked_outside_the_project_is_refused(
+    tmp_path: Path, make_project: ProjectFactory
+) -> None:
+    """A symlinked ``src/`` would pack every file of wherever it points (a home directory, a
+    CI runner's secrets) into a release: refused as a link inside ``src/`` is."""
+    project = make_project()
+    elsewhere = tmp_path / "elsewhere"
+    (project / "src").rename(elsewhere)
+    (elsewhere / "secret.txt").write_text("secret\n")
+    (project / "src").symlink_to(elsewhere, target_is_directory=True)
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH))
+    assert (error.kind, error.exit_code) == ("layout_invalid", 1)
+    assert str(project / "src") in error.message
+    assert "outside" in error.message
+    assert not (project / "dist").exists()
+
+
+def test_a_src_linked_inside_the_project_packs(make_project: ProjectFactory) -> None:
+    project = make_project()
+    (project / "src").rename(project / "code")
+    (project / "src").symlink_to(project / "code", target_is_directory=True)
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    assert "lib/plugin/main.py" in _members(result.tarball.path)

@@ -133,7 +133,11 @@ def test_generated_tests_pass_with_the_real_sdk(tmp_path: Path) -> None:
     assert "Ran 4 tests" in completed.stderr
 
 
-@pytest.mark.parametrize("plugin_id", ["", "Demo", "2demo", "my-plugin", "a" * 33, "_x", "a b"])
+@pytest.mark.parametrize(
+    # The last two hold characters str.isdigit takes for digits (Arabic-Indic, superscript).
+    "plugin_id",
+    ["", "Demo", "2demo", "my-plugin", "a" * 33, "_x", "a b", "a\u0661", "a\u00b2b"],
+)
 def test_invalid_id_is_refused_and_nothing_written(tmp_path: Path, plugin_id: str) -> None:
     dest = tmp_path / "out"
     error = _error(NewProject(plugin_id, dest=dest))
@@ -458,3 +462,42 @@ def test_the_readme_trust_entry_matches_the_release_workflow_only(
     )
     assert pattern.fullmatch(genuine)
     assert not pattern.fullmatch(genuine.replace("github.com", "githubXcom", 1))
+
+
+@pytest.mark.parametrize("kind", ["plugin", "microapp"])
+@pytest.mark.parametrize("description", ["red \x1b[31mtext", "a\x00b", "bell\x07", "del\x7f"])
+def test_a_description_holding_a_control_character_is_refused_and_nothing_written(
+    tmp_path: Path, kind: str, description: str
+) -> None:
+    """The project must lint clean (NX191 warns about it), and the README would carry an
+    escape sequence raw to whoever cats it."""
+    dest = tmp_path / "out"
+    error = _error(NewProject("demo", kind=kind, dest=dest, description=description))
+    assert (error.kind, error.exit_code) == ("usage", 2)
+    assert "control character" in error.message
+    assert "\x1b" not in error.message
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("directory", "file"),
+    [("tests/test_handshake.py", None), ("README.md", None), (None, "src"), (None, "bin")],
+)
+def test_force_into_a_tree_in_the_way_is_refused_before_anything_is_written(
+    tmp_path: Path, directory: str | None, file: str | None
+) -> None:
+    """A directory where a generated file goes (or a file where a generated directory goes)
+    used to stop --force halfway, the project half written."""
+    dest = tmp_path / "out"
+    dest.mkdir()
+    (dest / "notes.txt").write_text("mine\n")
+    if directory is not None:
+        (dest / directory / "inside").mkdir(parents=True)
+    if file is not None:
+        (dest / file).write_text("in the way\n")
+    before = sorted(str(path.relative_to(dest)) for path in dest.rglob("*"))
+    error = _error(NewProject("demo", dest=dest, force=True))
+    assert (error.kind, error.exit_code) == ("destination_exists", 2)
+    assert str(dest / (directory or file or "")) in error.message
+    assert sorted(str(path.relative_to(dest)) for path in dest.rglob("*")) == before
+    assert [path.name for path in tmp_path.iterdir()] == ["out"]

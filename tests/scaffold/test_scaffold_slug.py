@@ -23,6 +23,8 @@ def test_valid_ids(value: str) -> None:
         ("my-plugin", "contains '-'"),
         ("my.plugin", "contains '.'"),
         ("café", "contains 'é'"),
+        ("a\u0661", "contains '\u0661'"),
+        ("a\u00b2b", "contains '\u00b2'"),
     ],
 )
 def test_invalid_ids_say_why(value: str, reason: str) -> None:

@@ -140,6 +140,14 @@ def push_dist(dist: Path, reference: str, home: Path, config: Path | None = None
     push(dist, reference, FleetOptions(choices))
 
 
+def push_cli(dist: Path, registry: Registry, env: Mapping[str, str]) -> CliResult:
+    """``nexo plugin push DIST oci://…/plugins/echo --plain-http --json`` in-process."""
+    return nexo(
+        "plugin", "push", str(dist), registry.ref("plugins/echo"), "--plain-http", "--json",
+        env=env, in_process=True,
+    )  # fmt: skip
+
+
 def fleet_run(
     command: str, flag: str, path: Path | str, *args: str, env: Mapping[str, str]
 ) -> CliResult:
