@@ -447,6 +447,7 @@ def install_command(
             help="Replace an installed newer version of the plugin with this older one.",
         ),
     ] = False,
+    allow_signer_change: AllowSignerChangeOption = False,
     yes: YesOption = False,
     dry_run: DryRunOption = False,
     json_output: JsonOption = False,
@@ -489,6 +490,10 @@ def install_command(
     discovery follows links (discovery.follow_symlinks: true). Nothing is verified;
     `nexo plugin remove ID` removes the link, never the checkout.
 
+    Another version of the plugin already installed is replaced, as an upgrade replaces
+    it: a newer one only with --allow-downgrade, and one whose signature was verified only by
+    a version its signer signed (signer_changed otherwise, unless --allow-signer-change).
+
     Exit codes: 0 installed (or already present, or --dry-run passed); 1 refused, or
     installed but --check failed; 2 usage or configuration error.
     """
@@ -515,6 +520,7 @@ def install_command(
             http_timeout=timeout,
             force=force,
             allow_downgrade=allow_downgrade,
+            allow_signer_change=allow_signer_change,
             dry_run=dry_run,
             limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
             daemon=install_api.daemon_version(nexo_version),
@@ -774,6 +780,7 @@ def remove_command(
 
     def run() -> list[str]:
         roots = _roots(dest, config)
+        kept: list[Any] = []
         try:
             holding = _holding(roots, plugin_id)
         except NexoError as missing:
@@ -794,7 +801,18 @@ def remove_command(
                     )
                     removed = install_api.unlink(root, plugin_id)
                     return [str(removed)] if removed is not None else []
-            raise
+            # Only versions kept for rollback are left (`list` shows them): they go.
+            kept = [
+                item
+                for root in roots
+                for item in install_api.scan_kept(root)
+                if item.plugin_id == plugin_id
+            ]
+            if not kept:
+                raise
+            holding = [
+                root for root in roots if any(item.path.is_relative_to(root) for item in kept)
+            ]
         matches = [
             *(item for root in holding for item in install_api.installed_versions(root, plugin_id)),
             *(
@@ -802,6 +820,7 @@ def remove_command(
                 for root in holding
                 for item in install_api.unreadable_installs(root, plugin_id)
             ),
+            *kept,
         ]
         _confirm_removal(
             plugin_id, yes, [f"Will remove {printable(item.path)}" for item in matches]

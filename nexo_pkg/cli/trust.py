@@ -153,6 +153,7 @@ def add_command(
             identity_regexp=identity_regexp,
             issuer=oidc_issuer,
             seen=seen,
+            allow_republish=allow_republish,
         )
         author = with_overrides(
             author,

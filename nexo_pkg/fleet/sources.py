@@ -137,7 +137,7 @@ class Session(SourceContext):
         through the source ``resolved`` (the lock's pinned reference) names, with its
         signature material unless the trust mode, resolved here once for its signing origin,
         is ``ignore``; returns the artifact and that mode."""
-        mode = self.trust_mode(candidate.origin.owner)
+        mode = self.trust_mode(candidate.origin.owner, candidate.origin.repo)
         fetcher = open_source(resolved, self, SourceRequest(None, manifest_asset_problem))
         return fetcher.fetch(candidate, material=mode != "ignore"), mode
 

@@ -111,7 +111,9 @@ class InstallStep:
     ``previous_signature`` (the receipt's) is the signer the new version must have
     (``signer_changed`` otherwise, unless the user allows a change). For ``sync``:
     ``locked_signer`` is the signer the lock recorded, which the artifact's verified
-    signature must name (``signer_untrusted`` otherwise, before anything is written).
+    signature must name (``signer_untrusted`` otherwise, before anything is written). For
+    ``install``: ``bind_installed`` makes every installed version of the plugin it replaces
+    bind the new one to its signer, as an upgrade's ``previous_signature`` does.
     """
 
     root: InstallRoot | None = None
@@ -120,7 +122,11 @@ class InstallStep:
     previous_signature: Mapping[str, Any] | None = None
     installed: tuple[Path, ...] | None = None
     locked_signer: LockedSigner | None = None
+    bind_installed: bool = False
 
 
 NO_CALLBACKS = InstallCallbacks()
 ONE_INSTALL = InstallStep()
+#: ``install SOURCE``: one install that replaces any other version of its plugin as an upgrade
+#: would, signer continuity included.
+PLAIN_INSTALL = InstallStep(bind_installed=True)

@@ -24,6 +24,7 @@ from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.options import (
     NO_CALLBACKS,
     ONE_INSTALL,
+    PLAIN_INSTALL,
     InstallCallbacks,
     InstallOptions,
     InstallStep,
@@ -187,11 +188,15 @@ def command_context(
 
 
 def install(
-    source_text: str, options: InstallOptions, callbacks: InstallCallbacks = NO_CALLBACKS
+    source_text: str,
+    options: InstallOptions,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
+    step: InstallStep = PLAIN_INSTALL,
 ) -> InstallResult:
     """Run the whole pipeline for SOURCE (``owner/repo[@tag]``, ``oci://…`` or a local
     tarball). Raises :class:`NexoError` with one of the kinds of SPEC §5; on any failure
-    ``dest`` is left as it was and the cache holds no blob of this run."""
+    ``dest`` is left as it was and the cache holds no blob of this run. Other versions of
+    the plugin it replaces bind it to their signer (``step``: :data:`PLAIN_INSTALL`)."""
     _check_flags(options)
     # This host's targets (or --target), and the check of a release's manifest asset.
     request = SourceRequest(host_candidates(options.target), manifest_asset_problem)
@@ -199,7 +204,7 @@ def install(
         source = open_source(source_text, context, request)
         if options.daemon is not None and not options.force:
             source = source.compatible(Admitting(options.daemon)) or source
-        return install_from(source, context, options, callbacks)
+        return install_from(source, context, options, callbacks, step)
 
 
 def install_from(
@@ -226,7 +231,7 @@ def install_from(
             options.daemon,
             where=f"{candidate.plugin_id} {candidate.version} ({release})",
         )
-    mode = context.trust_mode(origin.owner)
+    mode = context.trust_mode(origin.owner, origin.repo)
     artifact = source.fetch(candidate, material=mode != "ignore")
     return install_artifact(
         artifact, options, policy=context.policy(), mode=mode, callbacks=callbacks, step=step
@@ -274,8 +279,12 @@ def install_artifact(
     # A dry run (and `info`, which is one) installs nothing: its warning says what would.
     doing = "an install would take" if options.dry_run else "installing"
     outcome = verify_artifact(artifact, policy=policy, mode=mode, doing=doing)
-    if step.previous_signature is not None and not options.allow_signer_change:
-        check_signer_continuity(step.previous_signature, outcome, artifact.plugin_id)
+    previous = [step.previous_signature] if step.previous_signature is not None else []
+    if step.bind_installed:
+        previous = _installed_signatures(options.dest, artifact.plugin_id)
+    if not options.allow_signer_change:
+        for signature in previous:
+            check_signer_continuity(signature, outcome, artifact.plugin_id)
     if step.locked_signer is not None:
         check_locked_signer(step.locked_signer, outcome, artifact.plugin_id)
     final = options.dest / f"{artifact.plugin_id}-{artifact.version}"
@@ -468,6 +477,16 @@ def _replaced(
         )
     others = [path for path in installed if path != final]
     return tuple(path for path in dict.fromkeys((*step.replaces, *others)) if path.exists())
+
+
+def _installed_signatures(dest: Path, plugin_id: str) -> list[Mapping[str, Any]]:
+    """The signatures the receipts of ``plugin_id``'s installed versions record: an install
+    replaces those versions, so each binds it as the installed version binds an upgrade."""
+    return [
+        item.receipt.signature
+        for item in scan_installed(dest)
+        if item.plugin_id == plugin_id and item.receipt is not None and item.receipt.signature
+    ]
 
 
 def _refuse_downgrade(options: InstallOptions, plugin_id: str, version: str) -> None:
@@ -812,11 +831,15 @@ def remove(plugin_id: str, dest: Path) -> list[Installed]:
     """Remove every installed version of ``plugin_id`` (an install whose receipt is unreadable
     too), and the old versions ``upgrade`` kept; raises ``not_installed``/``io``."""
     unreadable = unreadable_installs(dest, plugin_id)
+    kept = [item for item in scan_kept(dest) if item.plugin_id == plugin_id]
     if unreadable:
         matches = installed_versions(dest, plugin_id) + unreadable
+    elif kept and not installed_versions(dest, plugin_id):
+        # Only versions kept for rollback are left (`list` shows them): they go too.
+        matches = []
     else:
         matches = require_installed(dest, plugin_id)
-    matches += [item for item in scan_kept(dest) if item.plugin_id == plugin_id]
+    matches += kept
     _remove_trees(dest, [item.path for item in matches])
     return matches
 
@@ -944,7 +967,8 @@ def release_info(
     and for this host's target the asset, its checksums, its verified signer and its
     manifest (downloaded into the blob cache and checked as ``install --dry-run`` does).
     Raises what ``install`` raises."""
-    result = install(source_text, replace(options, dry_run=True), callbacks)
+    # What the release is, whatever is installed: no installed signer binds the answer.
+    result = install(source_text, replace(options, dry_run=True), callbacks, ONE_INSTALL)
     targets: tuple[tuple[str, str], ...] = ((result.plan.target, result.plan.asset_name),)
     tag: str | None = None
     requirement: str | None = None

@@ -62,17 +62,24 @@ def _order_key(item: Installed) -> tuple[str, tuple[bool, Version]]:
 
 
 def rollback_target(
-    dest: Path, plugin_id: str, rolled_back_from: tuple[str, ...] = ()
+    dest: Path,
+    plugin_id: str,
+    rolled_back_from: tuple[str, ...] = (),
+    installed: frozenset[tuple[str, str]] = frozenset(),
 ) -> Installed:
     """The kept version a rollback of ``plugin_id`` would put back: the one replaced last
     (installed most recently) of those kept, past the versions earlier rollbacks set aside
-    (``rolled_back_from``): a rollback goes back, never forward. Raises ``not_installed``
-    when none is left."""
+    (``rolled_back_from``) and the very artifact installed now (``installed``: version and
+    sha256 of each installed tree; an install that released a hold can leave a kept copy of
+    what it put back): a rollback goes back, never forward. Raises ``not_installed`` when
+    none is left."""
     kept = [item for item in scan_kept(dest) if item.plugin_id == plugin_id]
     eligible = [
         item
         for item in kept
-        if item.receipt is not None and item.receipt.version not in rolled_back_from
+        if item.receipt is not None
+        and item.receipt.version not in rolled_back_from
+        and (item.receipt.version, item.receipt.sha256) not in installed
     ]
     if not eligible:
         past = (
@@ -111,7 +118,10 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
         current = [item for item in scan_installed(dest) if item.plugin_id == plugin_id]
         earlier = read_hold(dest, plugin_id)
         past = earlier.rolled_back_from if earlier is not None else ()
-        target = rollback_target(dest, plugin_id, past)
+        now = frozenset(
+            (item.receipt.version, item.receipt.sha256) for item in current if item.receipt
+        )
+        target = rollback_target(dest, plugin_id, past, now)
         assert target.receipt is not None  # noqa: S101 (scan_kept filtered by id)
         kept = target.receipt
         if kept.files is None:

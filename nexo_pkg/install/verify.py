@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 
 from nexo_pkg.core.files import sha256_file
 from nexo_pkg.install.receipts import RECEIPT_NAME, Installed
+from nexo_pkg.manifest.names import MANIFEST_NAMES
 
 
 def tree_modes(
@@ -139,4 +141,33 @@ def verify_installed(item: Installed) -> VerifyReport:
         extra = sorted({*extra, *(name for name in modes if name not in recorded)})
     else:
         changed = {name for name, mode in modes.items() if mode & _SUSPICIOUS_BITS}
-    return VerifyReport(item, tuple(modified), tuple(missing), tuple(extra), tuple(sorted(changed)))
+    unchanged = [name for name in MANIFEST_NAMES if name in present and name not in modified]
+    problem = _named_otherwise(item, unchanged[0]) if unchanged else None
+    return VerifyReport(
+        item, tuple(modified), tuple(missing), tuple(extra), tuple(sorted(changed)), problem
+    )
+
+
+def _named_otherwise(item: Installed, manifest_name: str) -> str | None:
+    """What is wrong when the receipt names another plugin or version than the manifest the
+    daemon loads (an edited receipt: `list`, `upgrade` and `remove` would act on what it
+    says), else ``None``. A manifest without ``[plugin]`` id and version (a microapp's
+    extension manifest) is not compared."""
+    receipt = item.receipt
+    assert receipt is not None  # noqa: S101 (verify_installed read it)
+    try:
+        with (item.path / manifest_name).open("rb") as handle:
+            plugin = tomllib.load(handle).get("plugin")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return None
+    if not isinstance(plugin, dict):
+        return None
+    found_id, found_version = plugin.get("id"), plugin.get("version")
+    if not isinstance(found_id, str) or not isinstance(found_version, str):
+        return None
+    if (found_id, found_version) == (receipt.id, receipt.version):
+        return None
+    return (
+        f"the receipt names {receipt.id} {receipt.version}, but its {manifest_name} is "
+        f"{found_id} {found_version} (the receipt was edited)"
+    )

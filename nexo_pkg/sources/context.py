@@ -156,14 +156,16 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
             self._policy = trust.load_policy(path, explicit=explicit is not None)
         return self._policy
 
-    def trust_mode(self, owner: str | None) -> trust.Mode:
-        """The trust mode for a release of ``owner`` (``None``: no GitHub author), under the
-        policy and the command's flags: resolved once per artifact, by the command."""
+    def trust_mode(self, owner: str | None, repo: str | None = None) -> trust.Mode:
+        """The trust mode for a release of ``owner/repo`` (``owner`` ``None``: no GitHub
+        author), under the policy and the command's flags: resolved once per artifact, by
+        the command."""
         return trust.resolve_mode(
             self.policy(),
             owner,
             require_signature=self.trust.require_signature,
             skip_verify=self.trust.skip_signature_verify,
+            repo=repo,
         )
 
     # -- clients --------------------------------------------------------------------------

@@ -42,7 +42,14 @@ from nexo_pkg.sources.select import (
     release_identity,
     tarball_names,
 )
-from nexo_pkg.sources.spec import GitHubSource, parse_source
+from nexo_pkg.sources.spec import (
+    MAX_OWNER_LENGTH,
+    MAX_REPO_LENGTH,
+    GitHubSource,
+    parse_source,
+    validate_name,
+    validate_tag,
+)
 from nexo_pkg.trust import api as trust
 from nexo_pkg.trust.api import release_signer
 
@@ -111,8 +118,33 @@ def reopen(
     if not owner or not repo:
         return None
     spec = GitHubSource(str(owner), str(repo), tag if follow else str(origin.get("tag")))
+    _check_recorded(spec)
     release = None if known is None else known.get((str(owner), str(repo)))
     return _opened(spec, context, request, release)
+
+
+def _check_recorded(spec: GitHubSource) -> None:
+    """Raise ``source_invalid`` for recorded coordinates (a receipt's, a plan's) that an
+    install source could not name: `..` as an owner would climb out of ``/repos/`` in the
+    API's URL."""
+    text = f"{spec.owner}/{spec.repo}" + (f"@{spec.tag}" if spec.tag else "")
+    hint = "the receipt or plan names no GitHub repository; reinstall from owner/repo"
+    for value, what, longest in (
+        (spec.owner, "owner", MAX_OWNER_LENGTH),
+        (spec.repo, "repo", MAX_REPO_LENGTH),
+    ):
+        validate_name(value, what=what, max_length=longest, text=text, label="recorded source",
+                      hint=hint)  # fmt: skip
+    if spec.tag:
+        validate_tag(spec.tag, text=text)
+
+
+def _nameable(owner: str, repo: str) -> bool:
+    try:
+        _check_recorded(GitHubSource(owner, repo, None))
+    except NexoError:
+        return False
+    return True
 
 
 GRAPHQL_BATCH = 50
@@ -130,6 +162,8 @@ def prefetch_newest(
     wanted = sorted(
         {(str(o["owner"]), str(o["repo"])) for o in origins if o.get("owner") and o.get("repo")}
     )
+    # Recorded coordinates no install source could name are left to `reopen`, which refuses.
+    wanted = [key for key in wanted if _nameable(*key)]
     if not wanted:
         return {}
     client = context.github()

@@ -135,16 +135,21 @@ def chosen_author(
     identity_regexp: str | None,
     issuer: str | None,
     seen: dict[str, Any] | None,
+    allow_republish: bool = False,
 ) -> AuthorPolicy:
     """The entry ``trust add`` proposes: derived from the signer ``seen`` on a release, else
-    the one the flags name. ``signer_untrusted`` when no entry can be derived."""
+    the one the flags name. ``signer_untrusted`` when no entry can be derived, or the one
+    derived could never trust that signer for ``owner/repo`` (built in another owner's
+    repository; in another repository of the owner without ``allow_republish``)."""
     if seen is not None:
+        # `repos` names where the signer built: for a republished file, the signing repository.
+        signed_in = _check_built_in(owner, repo, seen, allow_republish=allow_republish)
         suggestion = suggest_author(
             identity=seen["identity"],
             issuer=seen["issuer"],
             claims=seen["claims"],
             owner=owner,
-            repo=repo,
+            repo=signed_in or repo,
         )
         if suggestion is None:
             raise NexoError(f"cannot derive an author entry for {owner}", kind="signer_untrusted")
@@ -156,6 +161,37 @@ def chosen_author(
         oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
         repos=(repo,) if repo else None,
     )
+
+
+def _check_built_in(
+    owner: str, repo: str | None, seen: dict[str, Any], *, allow_republish: bool
+) -> str | None:
+    """``signer_untrusted`` when the release's signer was built where no entry written for
+    ``owner/repo`` would trust it: the owner is always bound. Returns the name of the owner's
+    other repository that signed a file ``allow_republish`` lets ``repo`` publish."""
+    built_in = (seen.get("claims") or {}).get("source_repository")
+    if not isinstance(built_in, str):
+        return None
+    release = f"release {seen.get('release')} of {owner}/{repo}"
+    signed = f"{release} is signed by {seen.get('identity')}, built in {built_in}"
+    details = {"identity": seen.get("identity"), "source_repository": built_in}
+    if built_in.partition("/")[0].casefold() != owner.casefold():
+        raise NexoError(
+            f"{signed}, outside {owner}: an entry for {owner} vouches only for what its "
+            "own repositories build, so none can trust this signer; nothing was written",
+            kind="signer_untrusted",
+            details=details,
+        )
+    if repo is not None and built_in.casefold() != f"{owner}/{repo}".casefold():
+        if not allow_republish:
+            raise NexoError(
+                f"{signed}, not in {owner}/{repo}: pass --allow-republish to trust files "
+                f"signed in {built_in} and published by {owner}/{repo}; nothing was written",
+                kind="signer_untrusted",
+                details=details,
+            )
+        return built_in.partition("/")[2]
+    return None
 
 
 def with_overrides(
@@ -230,12 +266,12 @@ def verification_policy(
     if owner is None:
         raise UsageError("--owner or --repo, or a trust policy, is needed to verify")
     # Any workflow of the repository (or of the owner) may have signed, in its own name or
-    # through a reusable workflow.
+    # through a reusable workflow. GitHub's names are case-insensitive, and so is gh's match.
     scope = escape_pattern(repo) if repo else "[^/]+"
     author = AuthorPolicy(
         owner=owner,
         identity_regexp=(
-            f"^https://github\\.com/{escape_pattern(owner)}/{scope}/\\.github/workflows/.+$"
+            f"(?i)^https://github\\.com/{escape_pattern(owner)}/{scope}/\\.github/workflows/.+$"
         ),
         oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
         repos=(repo,) if repo else None,

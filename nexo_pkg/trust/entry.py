@@ -272,10 +272,18 @@ def _verify_offer(
         from nexo_pkg.trust.verifiers import cosign_legacy  # noqa: PLC0415
 
         return cosign_legacy.verify_detached(offer.found)
-    if offer.kind == "bundle":
-        return _verify_signature_file(artifact, offer.name, offer.value, request)
-    if offer.kind == "attestations":
-        return _verify_any_bundle(artifact, offer.name, offer.value, request)
+    if offer.kind in {"bundle", "attestations"}:
+        try:
+            if offer.kind == "bundle":
+                return _verify_signature_file(artifact, offer.name, offer.value, request)
+            return _verify_any_bundle(artifact, offer.name, offer.value, request)
+        except SignatureInvalidError as error:
+            # The verifiers name the file they read: a download is a blob named by its hash.
+            error.message = error.message.replace(
+                f" not about {artifact.name} (", f" not about {asset_name} ("
+            )
+            error.args = (error.message,)
+            raise
     checksums_name = offer.checksums_name or ""
     raw = read_material(offer.checksums_value or b"", checksums_name, limit=MAX_CHECKSUMS_BYTES)
     with _scratch_copy(raw, checksums_name) as checksums_file:

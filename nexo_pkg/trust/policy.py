@@ -218,16 +218,28 @@ def default_policy_path(nexo_home: Path) -> Path:
 
 
 def resolve_mode(
-    policy: TrustPolicy, owner: str | None, *, require_signature: bool, skip_verify: bool
+    policy: TrustPolicy,
+    owner: str | None,
+    *,
+    require_signature: bool,
+    skip_verify: bool,
+    repo: str | None = None,
 ) -> Mode:
     """Flags win, then the ``mode`` of the first entry deciding for the owner that sets one
-    (:meth:`TrustPolicy.authors_for`), then the policy ``default``."""
+    (:meth:`TrustPolicy.authors_for`) and applies to ``repo`` (an entry limited by ``repos``
+    to other repositories of the owner sets theirs, not this one's), then the policy
+    ``default``."""
     if skip_verify:
         return "ignore"
     if require_signature:
         return "require"
     for author in policy.authors_for(owner):
-        if author.mode is not None:
+        elsewhere = (
+            repo is not None
+            and author.repos is not None
+            and repo.casefold() not in {name.casefold() for name in author.repos}
+        )
+        if author.mode is not None and not elsewhere:
             return author.mode
     return policy.default
 
@@ -332,7 +344,7 @@ def _policy_rules() -> dict[str, Rule]:
             "NXT008",
             "policy-trusted-root-missing",
             "error",
-            "`trusted_root` names a file that does not exist",
+            "`trusted_root` names a file that does not exist or is not a regular file",
             "Resolves `trusted_root` relative to the policy file and checks the file exists.",
             "Without the trusted root no signature of the private instance can verify.",
             'trusted_root = "missing.json"',
@@ -396,6 +408,14 @@ def _is_file(path: Path) -> bool:
     """``Path.is_file`` that answers ``False`` for names the OS rejects (too long, ...)."""
     try:
         return path.is_file()
+    except OSError:
+        return False
+
+
+def _exists(path: Path) -> bool:
+    """Whether anything (a directory, a FIFO, a device) is at ``path``."""
+    try:
+        return path.exists()
     except OSError:
         return False
 
@@ -526,9 +546,14 @@ class _Validator:
             if self.base_dir is not None:
                 trusted_root = self.base_dir / trusted_root
                 if not _is_file(trusted_root):
+                    problem = (
+                        f"is not a regular file ({trusted_root})"
+                        if _exists(trusted_root)
+                        else f"does not exist (looked for {trusted_root})"
+                    )
                     self.add(
                         "NXT008",
-                        f"trusted_root {root_text!r} does not exist (looked for {trusted_root})",
+                        f"trusted_root {root_text!r} {problem}",
                         "trusted_root",
                         self.top_span("trusted_root"),
                     )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.core.errors import ConfigError
+from nexo_pkg.core.errors import ConfigError, UsageError
 from nexo_pkg.core.files import read_config_file, write_config_file
 from nexo_pkg.trust.policy import (
     GITHUB_ACTIONS_ISSUER,
@@ -45,10 +45,10 @@ def _read_text(path: Path) -> str:
         raise ConfigError(f"{path}: the trust policy is not UTF-8", kind="policy_invalid") from exc
 
 
-def _entry_table(author: AuthorPolicy) -> Any:
+def _entry_table(author: AuthorPolicy, *, inline: bool = False) -> Any:
     import tomlkit  # noqa: PLC0415 - only editing commands pay for tomlkit
 
-    table = tomlkit.table()
+    table = tomlkit.inline_table() if inline else tomlkit.table()
     for key, value in author.entry_items():
         table.add(key, list(value) if isinstance(value, tuple) else value)
     return table
@@ -77,7 +77,7 @@ def add_author(path: Path, author: AuthorPolicy) -> EditResult:
     import tomlkit  # noqa: PLC0415 - only editing commands pay for tomlkit
 
     text = _read_text(path)
-    parse_policy(text, path=path)  # refuse to edit a policy that is already invalid
+    before = parse_policy(text, path=path)  # refuse to edit a policy that is already invalid
     document = tomlkit.parse(text)
     if not text.strip():
         document.add("schema_version", "1.0")
@@ -86,9 +86,39 @@ def add_author(path: Path, author: AuthorPolicy) -> EditResult:
         authors = tomlkit.aot()
         document.append("authors", authors)
     if any(_same_entry(existing, author) for existing in authors):
-        return EditResult(path, parse_policy(text, path=path), 0)
-    authors.append(_entry_table(author))
+        return EditResult(path, before, 0)
+    # `authors = [{...}]` is the same policy to every reader: an inline array gets an inline
+    # table (a `[[authors]]` table inside it would not be TOML).
+    inline = not isinstance(authors, tomlkit.items.AoT)
+    table = _entry_table(author, inline=inline)
+    hiding = _hiding_entry(before, author)
+    if hiding is None:
+        authors.append(table)
+    else:
+        # The first entry for an owner decides: appended after one that covers it, the new
+        # entry would be ignored. Limited to its repositories, it goes before it instead.
+        authors.insert(hiding, table)
     return EditResult(path, _write(path, tomlkit.dumps(document)), 1)
+
+
+def _hiding_entry(policy: TrustPolicy, author: AuthorPolicy) -> int | None:
+    """The index of the first entry of ``policy`` that would make ``author``, appended, one
+    that is never read (:meth:`AuthorPolicy.covers`); ``None`` when there is none. Raises
+    :class:`UsageError` when ``author``, put before that entry, would hide it in turn (it
+    covers the same repositories or more)."""
+    for index, existing in enumerate(policy.authors):
+        if not existing.covers(author):
+            continue
+        if author.covers(existing):
+            raise UsageError(
+                f"the [[authors]] entry for {existing.owner} at line {existing.line} of "
+                f"{policy.source} comes first and decides for the repositories of "
+                f"{author.owner} the new entry names, so the new one would be ignored: widen "
+                "that entry (one identity_regexp can list alternatives with |), or remove it "
+                f"first (nexo plugin trust remove {author.owner}); nothing was written"
+            )
+        return index
+    return None
 
 
 def remove_authors(path: Path, owner: str, repo: str | None = None) -> EditResult:

@@ -49,14 +49,21 @@ def suggest_author(
     repo: str | None,
 ) -> AuthorPolicy | None:
     """The narrowest author entry that trusts this signer for ``owner/repo`` (``None`` when
-    nothing names an owner): a GitHub Actions signer gets an anchored pattern for any tag of
-    its workflow, the repository in ``repos``, and, when a reusable workflow signed for the
-    repository, the starting workflow as identity and the reusable one as ``signer_workflow``.
+    nothing names an owner, or the signer was built outside ``owner``): a GitHub Actions
+    signer gets an anchored pattern for any tag of its workflow, the repository in ``repos``,
+    and, when a reusable workflow signed for the repository, the starting workflow as
+    identity and the reusable one as ``signer_workflow``.
     """
     if not identity:
         return None
     source = claims.get("source_repository")
     source = source if isinstance(source, str) else None
+    if (
+        owner is not None
+        and source is not None
+        and source.partition("/")[0].casefold() != owner.casefold()
+    ):
+        return None  # the owner is always bound: no entry of `owner` trusts this signer
     entry_owner = owner or (source.partition("/")[0] if source else None)
     if entry_owner is None:
         entry_owner = (_repository_of(identity) or "").partition("/")[0] or None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -190,6 +191,49 @@ def test_rollback_swaps_then_holds_and_never_rolls_forward(
     assert json.loads(out)["version"] == "2.0.0"
     assert "held" not in json.loads(out)
     assert nexo("plugin", "list", "--json", in_process=True).document["plugins"][0]["held"] is False
+
+
+def test_rollback_never_swaps_the_installed_artifact_for_its_own_copy(
+    home: Path, server: GitHubServer
+) -> None:
+    """An install of the release a rollback left ends the hold and replaces the version put
+    back; the copy of that release kept by the rollback is then the very artifact installed:
+    a rollback to it would change nothing but the hold, so there is nothing to go back to."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    assert nexo("plugin", "upgrade", "hello", in_process=True)[0] == 0
+    assert nexo("plugin", "rollback", "hello", "--yes", in_process=True)[0] == 0
+    code, _, err = nexo("plugin", "install", "acme/hello", "--yes", in_process=True)
+    assert code == 0, err
+    assert _installed(home) == {"hello": [("2.0.0", False), ("2.0.0", True)]}
+    before = tree_snapshot(home / "state/plugins")
+    code, out, _ = nexo("plugin", "rollback", "hello", "--yes", "--json", in_process=True)
+    assert (code, json.loads(out)["kind"]) == (1, "not_installed"), out
+    assert tree_snapshot(home / "state/plugins") == before
+    (listed,) = [p for p in nexo("plugin", "list", "--json", in_process=True).document["plugins"]
+                 if not p["kept"]]  # fmt: skip
+    assert (listed["version"], listed["held"]) == ("2.0.0", False)
+
+
+def test_remove_takes_the_kept_versions_left_alone(home: Path, server: GitHubServer) -> None:
+    """The installed version is gone (deleted by hand), the one kept for rollback is not:
+    `list` shows it, so `remove` removes it, rather than saying the plugin is not there."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    assert nexo("plugin", "upgrade", "hello", in_process=True)[0] == 0
+    shutil.rmtree(home / "state/plugins/hello-2.0.0")
+    assert _installed(home) == {"hello": [("1.0.0", True)]}
+    (kept,) = [p["path"] for p in nexo("plugin", "list", "--json", in_process=True).document[
+        "plugins"]]  # fmt: skip
+    code, out, err = nexo("plugin", "remove", "hello", "--yes", "--json", in_process=True)
+    assert code == 0, err
+    assert json.loads(out)["removed"] == [kept]
+    assert _installed(home) == {}
+    assert not Path(kept).exists()
+    code, out, _ = nexo("plugin", "remove", "hello", "--yes", "--json", in_process=True)
+    assert (code, json.loads(out)["kind"]) == (1, "not_installed")
 
 
 def test_hold_and_unhold_by_hand(home: Path, server: GitHubServer) -> None:

@@ -178,7 +178,10 @@ def test_trust_add_says_what_its_mode_means(tmp_path: Path) -> None:
         "Mode: warn (the policy's default; --mode sets one for this owner): an artifact of "
         "acme without a trusted signature is installed, with a warning." in added.stderr
     )
-    strict = nexo(*base, "--mode", "require", "--yes", env=env, cwd=tmp_path, in_process=True)
+    # Another policy: beside the entry above, a second one for acme would be ignored.
+    other = tmp_path / "strict_keys.toml"
+    strict = nexo(*base[:-1], str(other), "--mode", "require", "--yes", env=env, cwd=tmp_path,
+                  in_process=True)  # fmt: skip
     assert strict.code == 0, strict.stderr
     assert "Mode: require: an artifact of acme without a signature this policy trusts is " in (
         strict.stderr

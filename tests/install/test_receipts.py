@@ -151,6 +151,31 @@ def test_a_reference_install_is_listed_upgraded_and_removed(install_env: Install
     assert discovered_versions(install_env.dest) == {"hello": "1.1.0"}
 
 
+@pytest.mark.parametrize(
+    ("owner", "repo"), [("..", "hello"), (".", "hello"), ("acme", ".."), ("acme", "a/../../b")]
+)
+def test_a_receipt_naming_no_repository_is_never_asked_for(
+    install_env: InstallEnv, owner: str, repo: str
+) -> None:
+    # A receipt's owner `..` would turn `/repos/../hello/releases/latest` into another API
+    # path, sent with the token: recorded coordinates are held to the rules of a source.
+    directory = _write_reference_install(install_env.dest, "hello", "1.0.0", "latest")
+    receipt = json.loads((directory / RECEIPT_NAME).read_text())
+    receipt.update(owner=owner, repo=repo)
+    (directory / RECEIPT_NAME).write_text(json.dumps(receipt, indent=2))
+    before = tree_snapshot(install_env.dest)
+    upgraded = nexo("plugin", "upgrade", "hello", "--yes", "--json", *_dest(install_env),
+                    env=_env(install_env), in_process=True)  # fmt: skip
+    assert upgraded.exit_code == 2, upgraded.stdout
+    assert upgraded.document["kind"] == "source_invalid"
+    outdated = nexo("plugin", "outdated", "--json", *_dest(install_env), env=_env(install_env),
+                    in_process=True)  # fmt: skip
+    assert outdated.exit_code == 1, outdated.stdout
+    assert outdated.document["plugins"][0]["status"] == "failed"
+    assert install_env.server.requests == []
+    assert tree_snapshot(install_env.dest) == before
+
+
 def test_receipts_the_reference_cannot_read_are_orphans(
     install_env: InstallEnv, tmp_path: Path
 ) -> None:
@@ -255,6 +280,27 @@ def test_a_deleted_or_corrupted_receipt_fails_by_name(
     code, reports = _verify(install_env)
     assert code == 1
     assert reports[0]["problem"] == "no install receipt"
+
+
+@pytest.mark.parametrize(("key", "value"), [("id", "other"), ("version", "9.9.9")])
+def test_a_receipt_naming_another_plugin_than_its_manifest_fails(
+    install_env: InstallEnv, installed: Path, key: str, value: str
+) -> None:
+    # Every file still matches its hash, but the daemon loads the manifest's plugin, not the
+    # one the edited receipt names (which `list`, `upgrade` and `remove` would act on).
+    receipt = json.loads((installed / RECEIPT_NAME).read_text())
+    receipt[key] = value
+    (installed / RECEIPT_NAME).write_text(json.dumps(receipt))
+    code, reports = _verify(install_env)
+    assert code == 1
+    (report,) = reports
+    assert (report["ok"], report[key]) == (False, value)
+    assert (report["modified"], report["missing"], report["extra"]) == ([], [], [])
+    named = "other 1.0.0" if key == "id" else "hello 9.9.9"
+    assert report["problem"] == (
+        f"the receipt names {named}, but its nexo-plugin.toml is hello 1.0.0 "
+        "(the receipt was edited)"
+    )
 
 
 def test_a_plugin_directory_replaced_by_a_link_fails(

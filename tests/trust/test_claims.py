@@ -422,6 +422,14 @@ def test_signer_workflow() -> None:
         "signer workflow acme/echo/.github/workflows/release.yml is not "
         "acme/echo/.github/workflows/x.yml"
     )
+    # The path names a file of the repository: another case is another workflow.
+    reason = rejection_reason(
+        author(signer_workflow="acme/echo/.github/workflows/Release.yml"), signer(), ECHO
+    )
+    assert reason == (
+        "signer workflow acme/echo/.github/workflows/release.yml is not "
+        "acme/echo/.github/workflows/Release.yml"
+    )
     no_workflow = signer(build_signer_uri=None)
     assert rejection_reason(author(signer_workflow="a/b/c"), no_workflow, ECHO) == (
         "signer workflow none is not a/b/c"

@@ -53,6 +53,13 @@ TABLE = [
      CUSTOM_ISSUER, False),
     (CUSTOM, "--owner", "someone-else", None, CUSTOM_ISSUER, False),
     (GHES, "--owner", "sigstore", None, None, False),
+    # gh compares the owner and repository case-insensitively, as GitHub names them.
+    (CUSTOM, "--owner", "Too-Legit", None, CUSTOM_ISSUER, True),
+    (CUSTOM, "--repo", "TOO-LEGIT/Attest", None, CUSTOM_ISSUER, True),
+    (REUSABLE, "--owner", "Malancas", SIGNER, None, True),
+    (REUSABLE, "--repo", "malancas/Attest-Demo", SIGNER, None, True),
+    # The workflow's path names a file: compared exactly, as gh does.
+    (REUSABLE, "--owner", "malancas", SIGNER.replace("attest.yml", "Attest.yml"), None, False),
 ]  # fmt: skip
 
 

@@ -161,6 +161,30 @@ def test_a_flipped_byte_of_the_artifact_is_refused(tmp_path: Path) -> None:
 
 
 @skip_unless_present("github-attestations")
+def test_an_attestation_about_another_file_names_the_asset(tmp_path: Path) -> None:
+    # An install verifies the download, a cache blob named by its hash: the refusal names the
+    # asset being installed, not the blob.
+    artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
+    blob = tmp_path / "blob"
+    blob.mkdir()
+    stored = blob / ("ab" * 32)
+    stored.write_bytes(artifact.read_bytes() + b"another file")
+    bundle = artifact.with_name(f"{artifact.name}.sigstore.json")
+    with pytest.raises(SignatureInvalidError) as caught:
+        verify_asset_signature(
+            stored,
+            asset_name=artifact.name,
+            material={bundle.name: bundle},
+            owner="malancas",
+            repo="attest-demo",
+            policy=TrustPolicy(default="require", authors=(_malancas(),)),
+            mode="require",
+        )
+    assert f", not about {artifact.name} (sha256:" in caught.value.message
+    assert stored.name not in caught.value.message
+
+
+@skip_unless_present("github-attestations")
 def test_a_flipped_byte_of_the_envelope_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     bundle = artifact.with_name(f"{artifact.name}.sigstore.json")

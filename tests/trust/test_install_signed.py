@@ -165,6 +165,29 @@ def test_refusals_leave_the_plugin_root_unchanged(  # noqa: PLR0917 - pytest fix
     assert tree_snapshot(plugins) == before
 
 
+def test_a_mode_for_another_repository_of_the_owner_does_not_apply(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy_file: Path,
+) -> None:
+    # The operator relaxed one experimental repository; acme's release repository still
+    # gets the policy's default, here `require`.
+    policy_file.write_text(
+        POLICY.replace('default = "warn"', 'default = "require"')
+        + 'repos = ["nexo-plugin-echo"]\n\n[[authors]]\nowner = "acme"\n'
+        'identity = "https://github.com/acme/sandbox/.github/workflows/r.yml@refs/heads/main"\n'
+        'repos = ["sandbox"]\nmode = "ignore"\n',
+        encoding="utf-8",
+    )
+    _publish(github_server, private_sigstore, identity=None)
+    plugins = _plugins(tmp_path)
+    result = _install(tmp_path, github_server, "--trusted-keys", str(policy_file))
+    assert result.code == 1, result.stdout
+    assert json.loads(result.stdout)["kind"] == "signature_missing"
+    assert not plugins.exists() or tree_snapshot(plugins) == {}
+
+
 def test_invalid_policy_is_exit_2_with_its_line(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:

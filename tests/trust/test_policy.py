@@ -156,6 +156,26 @@ def test_resolve_mode(
     assert resolve_mode(policy, owner, require_signature=require, skip_verify=skip) == expected
 
 
+@pytest.mark.parametrize(
+    ("repo", "expected"),
+    [("sandbox", "ignore"), ("SandBox", "ignore"), ("echo", "require"), (None, "ignore")],
+)
+def test_a_mode_limited_by_repos_sets_only_those_repositories(
+    tmp_path: Path, repo: str | None, expected: str
+) -> None:
+    # `ignore` for one experimental repository must not switch signatures off for every
+    # repository of the owner: the entry that applies to the repository decides.
+    text = (
+        'schema_version = "1.0"\ndefault = "warn"\n'
+        '[[authors]]\nowner = "acme"\nidentity = "x@example.com"\nrepos = ["sandbox"]\n'
+        'mode = "ignore"\n'
+        '[[authors]]\nowner = "acme"\nidentity = "y@example.com"\nmode = "require"\n'
+    )
+    policy = load_policy(_write(tmp_path, text))
+    found = resolve_mode(policy, "acme", require_signature=False, skip_verify=False, repo=repo)
+    assert found == expected
+
+
 def test_identity_regexp_is_a_full_match(tmp_path: Path) -> None:
     policy = load_policy(_write(tmp_path, FULL))
     lordmacu = policy.authors[0]

@@ -430,3 +430,10 @@ def test_every_top_level_key_is_read(tmp_path: Path) -> None:
         f"{tmp_path / 'trusted_keys.toml'}:2:1: invalid trust policy: trusted_root 'none.json' "
         f"does not exist (looked for {tmp_path / 'none.json'})"
     )
+    (tmp_path / "none.json").mkdir()
+    with pytest.raises(ConfigError) as caught:
+        parse_policy(missing, path=tmp_path / "trusted_keys.toml")
+    assert caught.value.kind == "policy_invalid"
+    assert caught.value.message.endswith(
+        f"trusted_root 'none.json' is not a regular file ({tmp_path / 'none.json'})"
+    )

@@ -31,6 +31,14 @@ identity_regexp = 'https://github\.com/acme/[^/]+/\.github/workflows/[a-z]+\.yml
 """
 
 
+# Another workflow of the same repository, or no signature at all after a signed version.
+CHANGED_SIGNERS = pytest.mark.parametrize(
+    ("workflow", "named"),
+    [(OTHER_WORKFLOW, "sneaky.yml"), (None, "not signed")],
+    ids=["another-identity", "signed-then-unsigned"],
+)
+
+
 def _publish(
     server: GitHubServer, instance: PrivateSigstore, version: str, workflow: str | None
 ) -> None:
@@ -74,11 +82,7 @@ def test_same_workflow_on_a_new_tag_upgrades(
     assert json.loads(upgraded.stdout)["version"] == "1.1.0"
 
 
-@pytest.mark.parametrize(
-    ("workflow", "named"),
-    [(OTHER_WORKFLOW, "sneaky.yml"), (None, "not signed")],
-    ids=["another-identity", "signed-then-unsigned"],
-)
+@CHANGED_SIGNERS
 def test_changed_signer_is_refused_under_warn(  # noqa: PLR0917 (fixtures and parameters)
     tmp_path: Path,
     github_server: GitHubServer,
@@ -106,6 +110,47 @@ def test_changed_signer_is_refused_under_warn(  # noqa: PLR0917 (fixtures and pa
                    in_process=True)  # fmt: skip
     assert allowed.code == 0, allowed.stderr
     assert json.loads(allowed.stdout)["version"] == "1.1.0"
+
+
+@CHANGED_SIGNERS
+def test_an_install_over_a_signed_version_is_bound_as_an_upgrade(  # noqa: PLR0917
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy: Path,
+    workflow: str | None,
+    named: str,
+) -> None:
+    """``install owner/repo@tag`` replaces the installed version as ``upgrade`` would: a
+    nightly ``install --yes`` of the latest release must not take what ``upgrade`` refuses.
+    ``info`` of the same release still answers (it installs nothing)."""
+    root = _installed_root(tmp_path, github_server, private_sigstore, policy)
+    _publish(github_server, private_sigstore, "1.1.0", workflow)
+    before = tree_snapshot(root)
+    env = cli_env(tmp_path, api=github_server.url)
+    source = f"{OWNER}/{REPO}@v1.1.0"
+    refused = nexo("plugin", "install", source, "--yes", "--json", "--trusted-keys", str(policy),
+                   env=env, in_process=True)  # fmt: skip
+    assert refused.code == 1, refused.stdout
+    document = json.loads(refused.stdout)
+    assert document["kind"] == "signer_changed"
+    assert named in document["error"]
+    assert tree_snapshot(root) == before
+    dry = nexo("plugin", "install", source, "--dry-run", "--json", "--trusted-keys", str(policy),
+               env=env, in_process=True)  # fmt: skip
+    assert (dry.code, json.loads(dry.stdout)["kind"]) == (1, "signer_changed")
+    info = nexo("plugin", "info", source, "--json", "--trusted-keys", str(policy), env=env,
+                in_process=True)  # fmt: skip
+    assert info.code == 0, info.stderr
+    assert tree_snapshot(root) == before
+
+    allowed = nexo("plugin", "install", source, "--allow-signer-change", "--yes", "--json",
+                   "--trusted-keys", str(policy), env=env, in_process=True)  # fmt: skip
+    assert allowed.code == 0, allowed.stderr
+    assert json.loads(allowed.stdout)["version"] == "1.1.0"
+    assert sorted(path.name for path in root.iterdir() if not path.name.startswith(".")) == [
+        f"{PLUGIN}-1.1.0"
+    ]
 
 
 def test_unsigned_installed_version_binds_nothing(

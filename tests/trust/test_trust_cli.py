@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 
@@ -218,6 +219,34 @@ def test_add_list_remove_keep_comments(tmp_path: Path) -> None:
     assert json.loads(missing.stdout)["kind"] == "not_trusted"
 
 
+@pytest.mark.parametrize("authors", ["[]", '[{ owner = "lordmacu", identity = "x@example.com" }]'])
+def test_add_and_remove_in_a_policy_with_an_inline_authors_array(
+    tmp_path: Path, authors: str
+) -> None:
+    # `authors = [...]` is a valid policy (serde reads it as [[authors]]): trust add appends an
+    # inline table rather than refusing the operator's file as invalid TOML.
+    policy = tmp_path / "trusted_keys.toml"
+    text = f'schema_version = "1.0"\n# kept\nauthors = {authors}  # kept too\n'
+    policy.write_text(text)
+    identity = "https://github.com/acme/hello/.github/workflows/release.yml@refs/tags/v1"
+    added = nexo("plugin", "trust", "add", "acme/hello", "--identity", identity,
+                 "--trusted-keys", str(policy), "--yes", "--json", env=cli_env(tmp_path),
+                 in_process=True)  # fmt: skip
+    assert added.code == 0, added.stderr
+    assert json.loads(added.stdout)["added"] is True
+    assert "# kept\n" in policy.read_text()
+    assert "# kept too" in policy.read_text()
+    listed = json.loads(nexo("plugin", "trust", "list", "--trusted-keys", str(policy), "--json",
+                             env=cli_env(tmp_path), in_process=True).stdout)  # fmt: skip
+    assert listed["authors"][-1]["owner"] == "acme"
+    assert listed["authors"][-1]["identity"] == identity
+    assert listed["authors"][-1]["repos"] == ["hello"]
+    removed = nexo("plugin", "trust", "remove", "acme", "--trusted-keys", str(policy), "--yes",
+                   "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert removed.code == 0, removed.stderr
+    assert "acme" not in policy.read_text()
+
+
 def test_add_refuses_a_pattern_re2_rejects_and_leaves_the_file(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text(COMMENTED)
@@ -280,6 +309,90 @@ def test_refusal_then_trust_add_then_the_same_install_succeeds(
                      in_process=True)  # fmt: skip
     assert installed.code == 0, installed.stderr
     assert json.loads(installed.stdout)["signature"]["identity"] == identity
+
+
+@pytest.mark.parametrize(
+    ("signed_in", "flags", "written"),
+    [
+        ("evil/nexo-plugin-echo", (), None),
+        ("evil/nexo-plugin-echo", ("--allow-republish",), None),
+        ("acme/mirror", (), None),
+        ("acme/mirror", ("--allow-republish",), ["mirror"]),
+    ],
+)
+def test_trust_add_writes_only_an_entry_that_trusts_the_signer_it_saw(  # noqa: PLR0917
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    signed_in: str,
+    flags: tuple[str, ...],
+    written: list[str] | None,
+) -> None:
+    # The owner is always bound: a release signed in another owner's repository can be
+    # trusted by no entry for this owner, and one signed in another repository of the owner
+    # only with allow_republish, by an entry naming the signing repository.
+    private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    text = 'schema_version = "1.0"\ntrusted_root = "private_trusted_root.json"\n'
+    policy.write_text(text)
+    assets = release_assets("echo", "1.0.0")
+    name = asset_name("echo", "1.0.0")
+    identity = f"https://github.com/{signed_in}/.github/workflows/release.yml@refs/tags/v1.0.0"
+    assets[name + ".sigstore.json"] = json.dumps(
+        private_sigstore.sign(assets[name], identity=identity)
+    ).encode()
+    github_server.publish("acme", "nexo-plugin-echo", "v1.0.0", assets)
+    env = cli_env(tmp_path, api=github_server.url)
+    added = nexo("plugin", "trust", "add", "acme/nexo-plugin-echo", *flags, "--trusted-keys",
+                 str(policy), "--yes", "--json", env=env, in_process=True)  # fmt: skip
+    install = nexo("plugin", "install", "acme/nexo-plugin-echo@v1.0.0", "--yes", "--json",
+                   "--require-signature", "--dest", str(tmp_path / "plugins"), "--trusted-keys",
+                   str(policy), env=env, in_process=True)  # fmt: skip
+    if written is None:
+        assert added.code == 1, added.stdout
+        refused = json.loads(added.stdout)
+        assert refused["kind"] == "signer_untrusted"
+        assert f"built in {signed_in}" in refused["error"]
+        assert policy.read_text() == text
+        assert (install.code, json.loads(install.stdout)["kind"]) == (1, "signer_untrusted")
+    else:
+        assert added.code == 0, added.stdout
+        assert json.loads(added.stdout)["author"]["repos"] == written
+        assert install.code == 0, install.stdout
+        assert json.loads(install.stdout)["signature"]["identity"] == identity
+
+
+def test_trust_add_beside_an_entry_that_decides_for_the_owner(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    # The first entry for an owner decides: appended after acme's owner-wide entry, the
+    # entry a refusal proposes would be ignored and the same install refused again.
+    policy, identity = _signed_echo(tmp_path, github_server, private_sigstore)
+    older = (
+        '[[authors]]\nowner = "acme"\n'
+        'identity = "https://github.com/acme/old/.github/workflows/r.yml@refs/tags/v1"\n'
+    )
+    policy.write_text(policy.read_text() + older)
+    env = cli_env(tmp_path, api=github_server.url)
+    install = ("plugin", "install", "acme/nexo-plugin-echo@v1.0.0", "--yes", "--json",
+               "--dest", str(tmp_path / "plugins"), "--trusted-keys", str(policy))  # fmt: skip
+    refused = nexo(*install, env=env, in_process=True)
+    assert json.loads(refused.stdout)["kind"] == "signer_untrusted"
+    command = shlex.split(json.loads(refused.stdout)["trust_command"])
+    added = nexo(*command[1:], "--yes", "--json", env=env, in_process=True)
+    assert added.code == 0, added.stdout
+    installed = nexo(*install, env=env, in_process=True)
+    assert installed.code == 0, installed.stdout
+    assert json.loads(installed.stdout)["signature"]["identity"] == identity
+    assert older in policy.read_text()  # the owner's entry is kept, after the new one
+
+    text = policy.read_text()
+    hidden = nexo("plugin", "trust", "add", "acme", "--identity", "x@example.com",
+                  "--trusted-keys", str(policy), "--yes", "--json", env=env,
+                  in_process=True)  # fmt: skip
+    assert hidden.code == 2, hidden.stdout
+    assert "would be ignored" in json.loads(hidden.stdout)["error"]
+    assert policy.read_text() == text
 
 
 def _signed_echo(

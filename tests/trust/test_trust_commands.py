@@ -79,6 +79,23 @@ def test_a_seen_signer_becomes_an_anchored_entry() -> None:
     assert re.fullmatch(author.identity_regexp, identity)
 
 
+def test_no_entry_is_suggested_for_a_signer_built_outside_the_owner() -> None:
+    from nexo_pkg.trust.suggest import suggest_author
+
+    identity = "https://github.com/evil/echo/.github/workflows/release.yml@refs/tags/v1.0.0"
+    claims = {"source_repository": "evil/echo"}
+    for repo in ("echo", None):
+        suggested = suggest_author(
+            identity=identity, issuer=GITHUB_ACTIONS_ISSUER, claims=claims, owner="acme",
+            repo=repo,
+        )  # fmt: skip
+        assert suggested is None
+    own = suggest_author(identity=identity, issuer=GITHUB_ACTIONS_ISSUER, claims=claims,
+                         owner="Evil", repo=None)  # fmt: skip
+    assert own is not None
+    assert own.owner == "Evil"
+
+
 def test_record_then_remove(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     author = chosen_author(
@@ -100,7 +117,7 @@ def test_record_then_remove(tmp_path: Path) -> None:
 def test_verify_narrows_a_policy_or_scopes_an_owner() -> None:
     scoped = verification_policy(None, owner="acme", repo="echo", signer_workflow=None, issuer=None)
     (author,) = scoped.authors
-    assert author.identity_regexp == ("^https://github\\.com/acme/echo/\\.github/workflows/.+$")
+    assert author.identity_regexp == "(?i)^https://github\\.com/acme/echo/\\.github/workflows/.+$"
     assert scoped.default == "require"
     narrowed = verification_policy(
         TrustPolicy(authors=scoped.authors), owner=None, repo=None,

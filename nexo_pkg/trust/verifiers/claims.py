@@ -269,6 +269,16 @@ def _casefold_equal(left: str | None, right: str | None) -> bool:
     return left is not None and right is not None and left.casefold() == right.casefold()
 
 
+def _same_workflow(signed: str | None, named: str) -> bool:
+    """``owner/repo/path``: the owner and repository as GitHub compares them (in any case),
+    the path exactly, as gh does: it names a file, and `RELEASE.yml` is not `release.yml`."""
+    if signed is None:
+        return False
+    signed_repository, _, signed_path = signed.partition("/.github/")
+    named_repository, _, named_path = named.partition("/.github/")
+    return _casefold_equal(signed_repository, named_repository) and signed_path == named_path
+
+
 def binding_reason(signer: Signer, request: TrustRequest) -> str | None:
     """Why the signature is not bound to the tag being installed (``None`` when it is): a
     signature made for a tag (``refs/tags/X`` in the source-ref claim or the SAN) vouches for
@@ -355,7 +365,7 @@ def rejection_reason(
         repository = str(signer.repository)
         if repository.partition("/")[2].casefold() not in {n.casefold() for n in author.repos}:
             return f"repository {repository} is not one of {author.owner}/{list(author.repos)}"
-    if author.signer_workflow is not None and not _casefold_equal(
+    if author.signer_workflow is not None and not _same_workflow(
         signer.signer_workflow, author.signer_workflow
     ):
         return f"signer workflow {signer.signer_workflow or 'none'} is not {author.signer_workflow}"
