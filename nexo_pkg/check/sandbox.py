@@ -25,6 +25,7 @@ from nexo_pkg.manifest.model import Sandbox
 from nexo_pkg.manifest.names import find_manifest
 from nexo_pkg.manifest.rules_sandbox import HOST_NET_ENV, REQUIRE_ENV, env_flag
 from nexo_pkg.manifest.sandbox_paths import (
+    HOME_SECRET_SUBPATHS,
     STATE_DIR_TOKEN,
     daemon_denylist_hit,
     denylist_hit,
@@ -345,7 +346,7 @@ def _bind_danger(
             f"({exc.strerror or exc}: {exc.filename}); not started: check cannot tell what "
             "bwrap would bind there"
         )
-    hit = denylist_hit(real) or home_secret_hit(real)
+    hit = denylist_hit(real) or home_secret_hit(real) or _own_home_secret_hit(real)
     climbs = climbing and ".." in resolved.split("/")
     # /proc/self/cwd, /proc/self/root, /proc/<pid>/…: what they name is the view of the
     # process that resolves them (the daemon's bwrap, with the daemon's working directory
@@ -371,6 +372,25 @@ def _bind_danger(
         "it checks the path as written and bwrap follows links and `..`, so the plugin would "
         f"get {gets} {how}"
     )
+
+
+def _own_home_secret_hit(real: str) -> str | None:
+    """The secret of this user's own home (``$HOME``, wherever it is: a service user's
+    ``/var/lib/nexo``) that exists on this host and that the resolved path ``real`` is, lies
+    under or covers, if any."""
+    try:
+        home = os.path.realpath(Path.home())
+    except (OSError, RuntimeError):
+        return None
+    if home == "/":
+        return None  # `/` itself is denylisted already
+    for secret in HOME_SECRET_SUBPATHS:
+        path = f"{home}/{secret}"
+        reached = real == path or real.startswith(path + "/")
+        covered = real == "/" or path.startswith(real.rstrip("/") + "/")
+        if (reached or covered) and os.path.lexists(path):
+            return path
+    return None
 
 
 def _entry_lines(manifest: Path | None) -> dict[tuple[str, int], int]:

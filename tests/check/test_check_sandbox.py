@@ -507,3 +507,36 @@ def test_a_command_whose_directory_reaches_the_host_is_not_started(tmp_path: Pat
     write(f"{root}/bin/../run")
     cli_check(root)
     assert marker.exists()
+
+
+@needs_bwrap
+def test_a_read_path_exposing_the_own_home_s_secrets_is_not_started(tmp_path: Path) -> None:
+    """A service user's home is rarely under /home (`/var/lib/nexo`): binding it, or a
+    directory above it, hands the plugin its `.ssh`. check judges the path against this
+    user's own home too, wherever it is, when the secret exists; a sibling of the home is
+    bound as the daemon binds it."""
+    home = tmp_path / "service-home"
+    (home / ".ssh").mkdir(parents=True)
+    marker = tmp_path / "started"
+    for exposing in (home, tmp_path):
+        root = tmp_path / f"p-{exposing.name}"
+        _marking_plugin(root, marker, str(tmp_path / "out"))
+        manifest = root / "nexo-plugin.toml"
+        manifest.write_text(
+            manifest.read_text(encoding="utf-8").replace(
+                "fs_read_paths = [", f"fs_read_paths = [{toml_string(str(exposing))}, "
+            ),
+            encoding="utf-8",
+        )
+        code, document = cli_check(root, env={"HOME": str(home)})
+        assert code == 1, document
+        sandbox = check(document, "sandbox")
+        assert sandbox["status"] == "fail", sandbox
+        assert f"`{home / '.ssh'}`" in sandbox["detail"]
+        assert "THE DAEMON WOULD SPAWN IT" in sandbox["detail"]
+        assert not marker.exists()
+    (tmp_path / "out").mkdir()
+    sibling = tmp_path / "p-sibling"
+    _marking_plugin(sibling, tmp_path / "out" / "started", str(tmp_path / "out"))
+    code, document = cli_check(sibling, env={"HOME": str(home)})
+    assert (tmp_path / "out" / "started").exists(), document
