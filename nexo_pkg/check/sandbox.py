@@ -334,8 +334,9 @@ def _bind_danger(
     denylisted host path or a home secret, or the text still climbs with ``..``. The daemon
     judges the text alone, and ``bwrap`` follows links, so on this host the daemon would hand
     the plugin that path. ``where`` says where the path comes from when it is no allowlist
-    entry (the command's directory); without ``climbing``, ``..`` in the text is no danger
-    of its own (where it leads still is)."""
+    entry (the command's directory); without ``climbing`` (the command's directory), ``..``
+    in the text is no danger of its own (where it leads still is), nor is lying under
+    ``/root`` outside its secrets."""
     source = where or f"from manifest entry `{entry}`, plugin.sandbox.{key}"
     where = f"sandbox path `{resolved}` ({source})"
     try:
@@ -346,7 +347,12 @@ def _bind_danger(
             f"({exc.strerror or exc}: {exc.filename}); not started: check cannot tell what "
             "bwrap would bind there"
         )
-    hit = denylist_hit(real) or home_secret_hit(real) or _own_home_secret_hit(real)
+    denied = denylist_hit(real)
+    if not climbing and denied == "/root" and real.startswith("/root/"):
+        # A command under root's home (a pyenv interpreter): its directory, read-only, shows
+        # root's secrets only if it is one of them, which the home secrets below judge.
+        denied = None
+    hit = denied or home_secret_hit(real) or _own_home_secret_hit(real)
     climbs = climbing and ".." in resolved.split("/")
     # /proc/self/cwd, /proc/self/root, /proc/<pid>/…: what they name is the view of the
     # process that resolves them (the daemon's bwrap, with the daemon's working directory
