@@ -40,6 +40,9 @@ MAX_DEPTH = 128
 nested sequence or mapping and it refuses the file."""
 MAX_NODES = 100_000
 """Aliases can make a small file expand to a huge tree; beyond this many values, stop."""
+REPETITIONS_PER_EVENT = 100
+"""serde_yaml's alias budget (0.9.34 ``src/de.rs`` ``jump``): it refuses the file once it has
+followed more than this many aliases per parse event of the document."""
 
 
 @dataclass(frozen=True)
@@ -203,12 +206,20 @@ def _kind(value: Any) -> str:
 
 def _loader_class() -> Any:
     """PyYAML's ``SafeLoader``, composing only, that keeps each scalar's explicit tag (as
-    ``explicit_tag``; PyYAML resolves an untagged scalar's tag in place, libyaml does not)."""
+    ``explicit_tag``; PyYAML resolves an untagged scalar's tag in place, libyaml does not),
+    takes an anchor defined again as serde_yaml does (its ``src/loader.rs`` maps the name to
+    the newest definition; PyYAML refuses the file), and records for the builder which
+    children are aliases and how many parse events the document has."""
     global _LOADER  # noqa: PLW0603 - built once, on first use
     if _LOADER is None:
         import yaml  # noqa: PLC0415 - only config files pay for it
 
         class _TagKeepingLoader(yaml.SafeLoader):
+            def __init__(self, stream: str) -> None:
+                super().__init__(stream)
+                self.event_count = 0
+                self.alias_children: dict[int, list[Any]] = {}
+
             def process_directives(self) -> Any:
                 # libyaml (unsafe-libyaml 0.2.11 src/parser.rs) takes `%YAML 1.1` and `1.2`
                 # only; PyYAML any 1.x, with a warning.
@@ -233,6 +244,19 @@ def _loader_class() -> Any:
                             None, None, "found incompatible YAML document", token.start_mark
                         )
                 return result
+
+            def compose_node(self, parent: Any, index: Any) -> Any:
+                untyped: Any = self  # PyYAML's stubs leave the composer untyped
+                event = untyped.peek_event()
+                alias = isinstance(event, yaml.AliasEvent)
+                if parent is not None:
+                    self.alias_children.setdefault(id(parent), []).append(event if alias else None)
+                scalar = alias or isinstance(event, yaml.ScalarEvent)
+                self.event_count += 1 if scalar else 2  # a collection's start and end
+                if not alias and event.anchor is not None:
+                    # Defined again: later aliases name this node, earlier ones keep theirs.
+                    untyped.anchors.pop(event.anchor, None)
+                return super().compose_node(parent, index)
 
             def compose_scalar_node(self, anchor: Any) -> Any:
                 untyped: Any = self  # PyYAML's stubs leave `peek_event` untyped
@@ -293,10 +317,45 @@ def _refused_by_tag(node: Any) -> bool:
 
 
 class _Builder:
-    def __init__(self, document: YamlDocument) -> None:
+    def __init__(
+        self,
+        document: YamlDocument,
+        aliases: dict[int, list[Any]] | None = None,
+        events: int = 0,
+    ) -> None:
         self.document = document
         self.count = 0
         self.stopped = False
+        self.aliases = aliases or {}
+        """Per collection node (by ``id``), the alias event of each child written as an alias
+        (``None`` for the others; keys and values in turn for a mapping)."""
+        self.jumps = 0
+        self.budget = events * REPETITIONS_PER_EVENT
+        self.outermost: Any = None
+        """The alias written in the file whose value is being built, if any: where a problem
+        found while repeating it is reported."""
+
+    def follow(self, path: KeyPath, alias: Any) -> bool:
+        """Count one alias followed (``alias``: its event, or ``None`` for a child written out),
+        as serde_yaml's ``jump`` does; ``False`` (and a problem) once the file has used up its
+        budget."""
+        if alias is None:
+            return True
+        self.jumps += 1
+        if self.jumps <= self.budget:
+            return True
+        if not self.stopped:
+            self.stopped = True
+            self.document.problems.append(
+                YamlProblem(
+                    f"aliases are followed more than {REPETITIONS_PER_EVENT} times per value "
+                    "written (the daemon's YAML reader stops there: repetition limit exceeded)",
+                    _span(self.outermost or alias),
+                    path,
+                    "depth",
+                )
+            )
+        return False
 
     def scalar(self, node: Any, path: KeyPath) -> Any:
         """A scalar node as serde_yaml 0.9.34 reads it into a ``Value`` (``src/de.rs``
@@ -362,12 +421,19 @@ class _Builder:
                 # value and the style only: a tagged one (`!!null`, `!!str`) is empty too.
                 self.document.empty.add(path)
             return self.scalar(node, path)
+        flags = self.aliases.get(id(node), [])
         if isinstance(node, yaml.SequenceNode):
-            return [
-                self.build(item, (*path, index), depth + 1) for index, item in enumerate(node.value)
-            ]
+            items: list[Any] = []
+            for index, item in enumerate(node.value):
+                alias = flags[index] if index < len(flags) else None
+                followed = self.follow((*path, index), alias)
+                items.append(self.child(item, (*path, index), depth, alias) if followed else None)
+            return items
         result: dict[str, Any] = {}
-        for key_node, value_node in node.value:
+        for position, (key_node, value_node) in enumerate(node.value):
+            key_alias, value_alias = [*flags[2 * position : 2 * position + 2], None, None][:2]
+            if not self.follow(path, key_alias):
+                return result
             if isinstance(key_node, yaml.ScalarNode):
                 key = str(key_node.value)
                 resolved = self.scalar(key_node, (*path, key))
@@ -408,8 +474,20 @@ class _Builder:
                 )
                 continue
             self.document.keys[child] = _span(key_node)
-            result[key] = self.build(value_node, child, depth + 1)
+            if not self.follow(child, value_alias):
+                return result
+            result[key] = self.child(value_node, child, depth, value_alias)
         return result
+
+    def child(self, node: Any, path: KeyPath, depth: int, alias: Any) -> Any:
+        """:meth:`build` of a child, remembering the outermost alias it was reached through."""
+        if alias is None or self.outermost is not None:
+            return self.build(node, path, depth + 1)
+        self.outermost = alias
+        try:
+            return self.build(node, path, depth + 1)
+        finally:
+            self.outermost = None
 
 
 def parse_yaml(text: str) -> YamlDocument:
@@ -445,7 +523,8 @@ def parse_yaml(text: str) -> YamlDocument:
             loader.dispose()
     if node is not None:
         try:
-            document.data = _Builder(document).build(node, ())
+            builder = _Builder(document, loader.alias_children, loader.event_count)
+            document.data = builder.build(node, ())
         except RecursionError:
             start = Position(1, 1)
             document.problems.append(

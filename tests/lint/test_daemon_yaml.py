@@ -152,6 +152,49 @@ def test_the_nesting_limit_is_128_containers(tmp_path: Path, levels: int, accept
         assert ("NX222", 3, "error") in found
 
 
+def test_an_anchor_defined_again_names_its_newest_node(tmp_path: Path) -> None:
+    """serde_yaml 0.9.34 src/loader.rs `next_document`: an anchor is `anchors.insert(anchor,
+    id)`, so a name defined again maps to the newer node and the file loads (PyYAML's composer
+    refuses it: "found duplicate anchor"). `enabled: *n` is then `false`, a boolean; the first
+    definition, `3`, would be `NX221` (reported where that value is written)."""
+    _plain(tmp_path)
+    text = "extensions:\n  max_depth: &n 3\n  follow_links: &n false\n  enabled: *n\n"
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [])
+    text = "extensions:\n  follow_links: &n false\n  max_depth: &n 3\n  enabled: *n\n"
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == (1, [("NX221", 3, "error")])
+
+
+def _repeated(levels: int) -> str:
+    """Anchors ten wide, ``levels`` deep, under an opaque ``extensions_config`` value."""
+    lines = ["        s: &s x", "        l0: &l0 [" + ", ".join(["*s"] * 10) + "]"]
+    lines += [
+        f"        l{level}: &l{level} [" + ", ".join([f"*l{level - 1}"] * 10) + "]"
+        for level in range(1, levels)
+    ]
+    return "agents:\n  - id: a\n    extensions_config:\n      agent_creator:\n" + "\n".join(
+        [*lines, ""]
+    )
+
+
+@pytest.mark.parametrize(("levels", "accepted"), [(3, True), (4, False)])
+def test_aliases_followed_past_serde_yamls_budget_are_refused(
+    tmp_path: Path, levels: int, accepted: bool
+) -> None:
+    """serde_yaml 0.9.34 src/de.rs `jump`: every alias followed (inside a repeated one too)
+    counts, and past 100 per parse event of the document (src/loader.rs: scalars, aliases,
+    collection starts and ends) it refuses the file, "repetition limit exceeded". Three levels:
+    1,230 aliases followed for 56 events; four: 12,340 for 69, far below the 100,000 values
+    nexo-pkg's own expansion cap stops at."""
+    _plain(tmp_path)
+    code, found = lint_yaml(tmp_path, "agents.yaml", _repeated(levels))
+    if accepted:
+        assert code == 0
+        assert [item for item in found if item[0] == "NX222"] == []
+    else:
+        assert code == 1
+        assert [item for item in found if item[0] == "NX222"] == [("NX222", 9, "error")]
+
+
 # -- 3. durations need a unit; ${VAR} is substituted before parsing --------------------------
 @pytest.mark.parametrize(
     ("value", "accepted"),
