@@ -39,7 +39,8 @@ MAX_DEPTH = 128
 """serde_yaml's recursion limit (``remaining_depth: 128`` in 0.9.34 ``src/de.rs``): one more
 nested sequence or mapping and it refuses the file."""
 MAX_NODES = 100_000
-"""Aliases can make a small file expand to a huge tree; beyond this many values, stop."""
+"""Aliases can make a small file expand to a huge tree; beyond this many values more than the
+file writes out, stop (the values written are bounded by the size cap)."""
 REPETITIONS_PER_EVENT = 100
 """serde_yaml's alias budget (0.9.34 ``src/de.rs`` ``jump``): it refuses the file once it has
 followed more than this many aliases per parse event of the document."""
@@ -331,6 +332,7 @@ class _Builder:
         (``None`` for the others; keys and values in turn for a mapping)."""
         self.jumps = 0
         self.budget = events * REPETITIONS_PER_EVENT
+        self.most = MAX_NODES + events
         self.outermost: Any = None
         """The alias written in the file whose value is being built, if any: where a problem
         found while repeating it is reported."""
@@ -401,16 +403,18 @@ class _Builder:
 
         self.count += 1
         container = not isinstance(node, yaml.ScalarNode)
-        if self.count > MAX_NODES or (container and depth >= MAX_DEPTH):
+        if self.count > self.most or (container and depth >= MAX_DEPTH):
             if not self.stopped:
                 self.stopped = True
                 reason = (
-                    "values expand too far"
-                    if self.count > MAX_NODES
+                    f"aliases expand to more than {MAX_NODES:,} values beyond those written: "
+                    "nexo-pkg stops reading the file there"
+                    if self.count > self.most
                     else f"values are nested more than {MAX_DEPTH} levels deep (the daemon's "
                     "YAML reader stops there: recursion limit exceeded)"
                 )
-                self.document.problems.append(YamlProblem(reason, _span(node), path, "depth"))
+                where = _span(self.outermost or node)
+                self.document.problems.append(YamlProblem(reason, where, path, "depth"))
             return None
         self.document.values[path] = _span(node)
         if isinstance(node, yaml.ScalarNode):

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from nexo_pkg.lint import yaml_source
+
 from .test_microapp_config import GRANTED, MICROAPP, Finding, lint_yaml, project
 
 
@@ -193,6 +195,32 @@ def test_aliases_followed_past_serde_yamls_budget_are_refused(
     else:
         assert code == 1
         assert [item for item in found if item[0] == "NX222"] == [("NX222", 9, "error")]
+
+
+def test_a_long_file_without_aliases_is_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nexo-pkg's own expansion cap (`MAX_NODES`, lowered here to keep the file small) bounds
+    what aliases add, not the values a file writes out: serde_yaml has no such limit, so a
+    list longer than the cap is read whole, every item checked, none of them taken for null."""
+    monkeypatch.setattr(yaml_source, "MAX_NODES", 1_000)
+    _plain(tmp_path)
+    items = "".join(f"    - agent_creator{index}\n" for index in range(1_500))
+    text = f"extensions:\n  enabled: false\n  disabled:\n{items}"
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [])
+
+
+def test_a_file_nexo_stops_reading_gets_no_findings_on_what_it_did_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where aliases expand past the cap, reading stops there: one `NX222` at the alias being
+    expanded, and no type finding on the values never read (they are not null)."""
+    monkeypatch.setattr(yaml_source, "MAX_NODES", 1_000)
+    _plain(tmp_path)
+    grants = ", ".join(f"g{index}" for index in range(100))
+    aliases = "".join(f"    id{index}: *e\n" for index in range(20))
+    text = f"extensions:\n  entries:\n    first: &e {{capabilities_grant: [{grants}]}}\n{aliases}"
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == (1, [("NX222", 14, "error")])
 
 
 # -- 3. durations need a unit; ${VAR} is substituted before parsing --------------------------
