@@ -28,6 +28,7 @@ _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": Fals
 # are refused afterwards as not finite).
 _FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _RUST_INFINITE = re.compile(r"[-+]?(?:inf|infinity|nan)", re.IGNORECASE)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _RADIX_DIGITS = {16: "0123456789abcdefABCDEF", 8: "01234567", 2: "01", 10: "0123456789"}
 _I128 = 2**127
 _U128 = 2**128
@@ -245,6 +246,21 @@ def _loader_class() -> Any:
                             None, None, "found incompatible YAML document", token.start_mark
                         )
                 return result
+
+            def scan_flow_scalar_non_spaces(self, double: bool, start_mark: Any) -> Any:
+                # libyaml (unsafe-libyaml 0.2.11 src/scanner.rs) refuses an escape naming a
+                # surrogate or a code point past U+10FFFF; PyYAML keeps the first and fails
+                # on the second inside `chr`.
+                parent: Any = yaml.SafeLoader
+                try:
+                    chunks = parent.scan_flow_scalar_non_spaces(self, double, start_mark)
+                except ValueError:
+                    chunks = None
+                if chunks is None or any(_SURROGATE.search(chunk) for chunk in chunks):
+                    raise yaml.scanner.ScannerError(
+                        None, None, "found invalid Unicode character escape code", start_mark
+                    )
+                return chunks
 
             def compose_node(self, parent: Any, index: Any) -> Any:
                 untyped: Any = self  # PyYAML's stubs leave the composer untyped

@@ -223,6 +223,32 @@ def test_a_file_nexo_stops_reading_gets_no_findings_on_what_it_did_not_read(
     assert lint_yaml(tmp_path, "extensions.yaml", text) == (1, [("NX222", 14, "error")])
 
 
+@pytest.mark.parametrize(
+    ("escape", "accepted"),
+    [
+        ("\\ud800", False),
+        ("\\udfff", False),
+        ("\\ud83d\\ude00", False),
+        ("\\U00110000", False),
+        ("\\U0010FFFF", True),
+        ("\\U0001F600", True),
+        ("\\u00e9", True),
+    ],
+)
+def test_an_escape_naming_no_unicode_character_is_refused(
+    tmp_path: Path, escape: str, accepted: bool
+) -> None:
+    """unsafe-libyaml 0.2.11 src/scanner.rs (`yaml_parser_scan_flow_scalar`): `value >= 0xD800
+    && value <= 0xDFFF || value > 0x10FFFF` is "found invalid Unicode character escape code";
+    a surrogate pair is two such escapes, not one character. A syntax error of the file, never
+    a crash."""
+    _plain(tmp_path)
+    text = f'extensions:\n  enabled: false\n  disabled: ["{escape}"]\n'
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == (
+        (0, []) if accepted else (1, [("NX222", 3, "error")])
+    )
+
+
 # -- 3. durations need a unit; ${VAR} is substituted before parsing --------------------------
 @pytest.mark.parametrize(
     ("value", "accepted"),
