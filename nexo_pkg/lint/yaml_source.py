@@ -28,6 +28,9 @@ _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": Fals
 # are refused afterwards as not finite).
 _FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _RUST_INFINITE = re.compile(r"[-+]?(?:inf|infinity|nan)", re.IGNORECASE)
+_BREAKS = "\r\n\x85\u2028\u2029"
+_BREAKZ = "\0" + _BREAKS
+_BLANKZ = " \t" + _BREAKZ
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _RADIX_DIGITS = {16: "0123456789abcdefABCDEF", 8: "01234567", 2: "01", 10: "0123456789"}
 _I128 = 2**127
@@ -247,20 +250,13 @@ def _loader_class() -> Any:
                         )
                 return result
 
-            def scan_flow_scalar_non_spaces(self, double: bool, start_mark: Any) -> Any:
-                # libyaml (unsafe-libyaml 0.2.11 src/scanner.rs) refuses an escape naming a
-                # surrogate or a code point past U+10FFFF; PyYAML keeps the first and fails
-                # on the second inside `chr`.
-                parent: Any = yaml.SafeLoader
-                try:
-                    chunks = parent.scan_flow_scalar_non_spaces(self, double, start_mark)
-                except ValueError:
-                    chunks = None
-                if chunks is None or any(_SURROGATE.search(chunk) for chunk in chunks):
-                    raise yaml.scanner.ScannerError(
-                        None, None, "found invalid Unicode character escape code", start_mark
-                    )
-                return chunks
+            scan_to_next_token = _scan_to_next_token
+
+            scan_plain = _scan_plain
+
+            scan_plain_spaces = _scan_plain_spaces
+
+            scan_flow_scalar_non_spaces = _scan_flow_scalar_non_spaces
 
             def compose_node(self, parent: Any, index: Any) -> Any:
                 untyped: Any = self  # PyYAML's stubs leave the composer untyped
@@ -287,6 +283,126 @@ def _loader_class() -> Any:
 
 
 _LOADER: Any = None
+
+
+def _scan_to_next_token(untyped: Any) -> None:
+    """unsafe-libyaml 0.2.11 ``src/scanner.rs`` ``yaml_parser_scan_to_next_token``: a byte-order
+    mark at the start of any line is skipped, and a tab separates tokens in flow context and
+    where no simple key may start (after a quoted scalar, or `key:`); PyYAML skips spaces
+    only."""
+    while True:
+        if untyped.column == 0 and untyped.peek() == "\ufeff":
+            first = untyped.index == 0  # the reader drops a leading one before any column
+            untyped.forward()
+            # Elsewhere libyaml's `SKIP` counts it as a column, PyYAML does not.
+            untyped.column = 0 if first else 1
+        while untyped.peek() == " " or (
+            untyped.peek() == "\t" and (untyped.flow_level or not untyped.allow_simple_key)
+        ):
+            untyped.forward()
+        if untyped.peek() == "#":
+            while untyped.peek() not in _BREAKZ:
+                untyped.forward()
+        if not untyped.scan_line_break():
+            return
+        if not untyped.flow_level:
+            untyped.allow_simple_key = True
+
+
+def _scan_plain(untyped: Any) -> Any:
+    """``yaml_parser_scan_plain_scalar``: in flow context only ``,[]{}`` and ``: `` end a plain
+    scalar (``[x?]`` is "x?"), and a ``:`` before one of ``,?[]{}`` is an error there."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    chunks: list[str] = []
+    start_mark = untyped.get_mark()
+    end_mark = start_mark
+    indent = untyped.indent + 1
+    spaces: list[str] | None = []
+    while untyped.peek() != "#":
+        length = 0
+        while (char := untyped.peek(length)) not in _BLANKZ:
+            after = untyped.peek(length + 1)
+            if untyped.flow_level and char == ":" and after in ",?[]{}":
+                raise yaml.scanner.ScannerError(
+                    "while scanning a plain scalar",
+                    start_mark,
+                    "found unexpected ':'",
+                    untyped.get_mark(),
+                )
+            if (char == ":" and after in _BLANKZ) or (untyped.flow_level and char in ",[]{}"):
+                break
+            length += 1
+        if length == 0:
+            break
+        untyped.allow_simple_key = False
+        chunks.extend(spaces or [])
+        chunks.append(untyped.prefix(length))
+        untyped.forward(length)
+        end_mark = untyped.get_mark()
+        spaces = untyped.scan_plain_spaces(indent, start_mark)
+        if (
+            not spaces
+            or untyped.peek() == "#"
+            or (not untyped.flow_level and untyped.column < indent)
+        ):
+            break
+    return yaml.tokens.ScalarToken("".join(chunks), True, start_mark, end_mark)
+
+
+def _scan_plain_spaces(untyped: Any, indent: int, start_mark: Any) -> Any:
+    """The blanks inside and after a plain scalar, as ``yaml_parser_scan_plain_scalar`` takes
+    them: spaces and tabs alike (PyYAML: spaces only); a tab left of the indentation on a
+    continuation line is an error; a document marker at the start of a line ends it."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    length = 0
+    while untyped.peek(length) in " \t":
+        length += 1
+    whitespaces = untyped.prefix(length)
+    untyped.forward(length)
+    if untyped.peek() not in _BREAKS:
+        return [whitespaces] if whitespaces else []
+    line_break = untyped.scan_line_break()
+    untyped.allow_simple_key = True
+    breaks: list[str] = []
+    while True:
+        at_start = untyped.column == 0
+        if at_start and untyped.prefix(3) in ("---", "...") and untyped.peek(3) in _BLANKZ:
+            return None
+        char = untyped.peek()
+        if char == "\t" and untyped.column < indent:
+            raise yaml.scanner.ScannerError(
+                "while scanning a plain scalar",
+                start_mark,
+                "found a tab character that violates indentation",
+                untyped.get_mark(),
+            )
+        if char in " \t":
+            untyped.forward()
+        elif char in _BREAKS:
+            breaks.append(untyped.scan_line_break())
+        else:
+            break
+    chunks = [line_break] if line_break != "\n" else [] if breaks else [" "]
+    return chunks + breaks
+
+
+def _scan_flow_scalar_non_spaces(untyped: Any, double: bool, start_mark: Any) -> Any:
+    """libyaml (unsafe-libyaml 0.2.11 ``src/scanner.rs``) refuses an escape naming a surrogate
+    or a code point past U+10FFFF; PyYAML keeps the first and fails on the second in ``chr``."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    parent: Any = yaml.SafeLoader
+    try:
+        chunks = parent.scan_flow_scalar_non_spaces(untyped, double, start_mark)
+    except ValueError:
+        chunks = None
+    if chunks is None or any(_SURROGATE.search(chunk) for chunk in chunks):
+        raise yaml.scanner.ScannerError(
+            None, None, "found invalid Unicode character escape code", start_mark
+        )
+    return chunks
 
 
 def _explicit_tag(node: Any) -> str | None:

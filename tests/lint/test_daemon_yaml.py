@@ -249,6 +249,44 @@ def test_an_escape_naming_no_unicode_character_is_refused(
     )
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "extensions:\n  enabled: false\t# off until the grants are reviewed\n",
+        "extensions:\n  enabled: false\t\n",
+        "extensions:\n  enabled:\tfalse\n",
+        "extensions:\n  enabled: false\n  disabled: ['a'\t, \"b\"\t, c\t]\n",
+        "extensions:\n  enabled: false\n  disabled: [x?, y?z]\n",
+        "extensions:\n  enabled: false\n  disabled:\n    - two\twords\n",
+    ],
+)
+def test_tabs_and_flow_scalars_as_libyaml_scans_them(tmp_path: Path, text: str) -> None:
+    """unsafe-libyaml 0.2.11 src/scanner.rs: `yaml_parser_scan_to_next_token` skips a tab
+    where no simple key may start (after `key:` or a quoted scalar, and in flow context);
+    `yaml_parser_scan_plain_scalar` takes spaces and tabs alike as the blanks inside and after
+    a plain scalar, and ends one in flow context only at `,[]{}` or `: ` (`x?` is a scalar).
+    PyYAML refuses each of these."""
+    _plain(tmp_path)
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "extensions:\n\tenabled: false\n",
+        "extensions:\n  enabled: false\n  disabled: [a:]\n",
+        "extensions:\n  enabled: false\n  disabled:\n  -\ta\n",
+    ],
+)
+def test_tabs_and_colons_libyaml_refuses(tmp_path: Path, text: str) -> None:
+    """A tab that indents, a `:` before a flow indicator ("found unexpected ':'"), a tab right
+    after `-`: refused by the daemon's YAML reader, so `NX222`."""
+    _plain(tmp_path)
+    code, found = lint_yaml(tmp_path, "extensions.yaml", text)
+    assert code == 1
+    assert [item[0] for item in found] == ["NX222"]
+
+
 # -- 3. durations need a unit; ${VAR} is substituted before parsing --------------------------
 @pytest.mark.parametrize(
     ("value", "accepted"),
