@@ -258,6 +258,14 @@ def _loader_class() -> Any:
 
             scan_flow_scalar_non_spaces = _scan_flow_scalar_non_spaces
 
+            scan_block_scalar_indicators = _scan_block_scalar_indicators
+
+            scan_block_scalar_ignored_line = _scan_block_scalar_ignored_line
+
+            scan_block_scalar_indentation = _scan_block_scalar_indentation
+
+            scan_block_scalar_breaks = _scan_block_scalar_breaks
+
             def compose_node(self, parent: Any, index: Any) -> Any:
                 untyped: Any = self  # PyYAML's stubs leave the composer untyped
                 event = untyped.peek_event()
@@ -403,6 +411,99 @@ def _scan_flow_scalar_non_spaces(untyped: Any, double: bool, start_mark: Any) ->
             None, None, "found invalid Unicode character escape code", start_mark
         )
     return chunks
+
+
+def _scan_block_scalar_indicators(untyped: Any, start_mark: Any) -> tuple[bool | None, int | None]:
+    """A block scalar's header as ``yaml_parser_scan_block_scalar`` reads it: a chomping and an
+    indentation indicator in either order, then blanks (tabs too) or a comment right away
+    (``|#`` is a comment; PyYAML wants a space)."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    chomping: bool | None = None
+    increment: int | None = None
+    for _ in range(2):
+        char = untyped.peek()
+        if char in "+-" and chomping is None:
+            chomping = char == "+"
+        elif char in "0123456789" and increment is None:
+            if char == "0":
+                raise yaml.scanner.ScannerError(
+                    "while scanning a block scalar",
+                    start_mark,
+                    "found an indentation indicator equal to 0",
+                    untyped.get_mark(),
+                )
+            increment = int(char)
+        else:
+            break
+        untyped.forward()
+    if untyped.peek() not in _BLANKZ and untyped.peek() != "#":
+        raise yaml.scanner.ScannerError(
+            "while scanning a block scalar",
+            start_mark,
+            "did not find expected comment or line break",
+            untyped.get_mark(),
+        )
+    return chomping, increment
+
+
+def _scan_block_scalar_ignored_line(untyped: Any, start_mark: Any) -> None:
+    """The rest of a block scalar's header line: blanks (tabs too), a comment, a break."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    while untyped.peek() in " \t":
+        untyped.forward()
+    if untyped.peek() == "#":
+        while untyped.peek() not in _BREAKZ:
+            untyped.forward()
+    if untyped.peek() not in _BREAKZ:
+        raise yaml.scanner.ScannerError(
+            "while scanning a block scalar",
+            start_mark,
+            "did not find expected comment or line break",
+            untyped.get_mark(),
+        )
+    untyped.scan_line_break()
+
+
+def _indentation_tab(untyped: Any, indent: int | None) -> None:
+    """``yaml_parser_scan_block_scalar_breaks``: a tab where an indentation space is expected
+    (before the indentation is known, or left of it) refuses the file."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    if untyped.peek() == "\t" and (indent is None or untyped.column < indent):
+        raise yaml.scanner.ScannerError(
+            "while scanning a block scalar",
+            None,
+            "found a tab character where an indentation space is expected",
+            untyped.get_mark(),
+        )
+
+
+def _scan_block_scalar_indentation(untyped: Any) -> Any:
+    """PyYAML's scan of a block scalar's leading lines, with libyaml's tab check."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    parent: Any = yaml.SafeLoader
+    found = parent.scan_block_scalar_indentation(untyped)
+    _indentation_tab(untyped, None)
+    return found
+
+
+def _scan_block_scalar_breaks(untyped: Any, indent: int) -> Any:
+    """PyYAML's scan of the line breaks inside a block scalar, with libyaml's tab check."""
+    chunks: list[str] = []
+    end_mark = untyped.get_mark()
+    while untyped.column < indent and untyped.peek() == " ":
+        untyped.forward()
+    _indentation_tab(untyped, indent)
+    while untyped.peek() in _BREAKS:
+        chunks.append(untyped.scan_line_break())
+        end_mark = untyped.get_mark()
+        while untyped.column < indent and untyped.peek() == " ":
+            untyped.forward()
+        _indentation_tab(untyped, indent)
+    return chunks, end_mark
 
 
 def _explicit_tag(node: Any) -> str | None:

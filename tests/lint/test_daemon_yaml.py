@@ -258,29 +258,37 @@ def test_an_escape_naming_no_unicode_character_is_refused(
         "extensions:\n  enabled: false\n  disabled: ['a'\t, \"b\"\t, c\t]\n",
         "extensions:\n  enabled: false\n  disabled: [x?, y?z]\n",
         "extensions:\n  enabled: false\n  disabled:\n    - two\twords\n",
+        "agents:\n  - id: a\n    extensions_config:\n      agent_creator: |#raw\n        x\n",
+        "agents:\n  - id: a\n    extensions_config:\n      agent_creator: >-\t# c\n        x\n",
     ],
 )
 def test_tabs_and_flow_scalars_as_libyaml_scans_them(tmp_path: Path, text: str) -> None:
     """unsafe-libyaml 0.2.11 src/scanner.rs: `yaml_parser_scan_to_next_token` skips a tab
     where no simple key may start (after `key:` or a quoted scalar, and in flow context);
     `yaml_parser_scan_plain_scalar` takes spaces and tabs alike as the blanks inside and after
-    a plain scalar, and ends one in flow context only at `,[]{}` or `: ` (`x?` is a scalar).
-    PyYAML refuses each of these."""
+    a plain scalar, and ends one in flow context only at `,[]{}` or `: ` (`x?` is a scalar);
+    `yaml_parser_scan_block_scalar` takes blanks or a comment right after a block scalar's
+    indicators (`|#raw`). PyYAML refuses each of these."""
     _plain(tmp_path)
-    assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [])
+    name = "agents.yaml" if text.startswith("agents") else "extensions.yaml"
+    code, found = lint_yaml(tmp_path, name, text)
+    assert code == 0
+    assert [item for item in found if item[0] == "NX222"] == []
 
 
 @pytest.mark.parametrize(
     "text",
     [
         "extensions:\n\tenabled: false\n",
+        "agents:\n  - id: a\n    extensions_config:\n      agent_creator: |\n       \tx\n",
         "extensions:\n  enabled: false\n  disabled: [a:]\n",
         "extensions:\n  enabled: false\n  disabled:\n  -\ta\n",
     ],
 )
 def test_tabs_and_colons_libyaml_refuses(tmp_path: Path, text: str) -> None:
-    """A tab that indents, a `:` before a flow indicator ("found unexpected ':'"), a tab right
-    after `-`: refused by the daemon's YAML reader, so `NX222`."""
+    """A tab that indents a line or a block scalar ("found a tab character where an indentation
+    space is expected", `yaml_parser_scan_block_scalar_breaks`), a `:` before a flow indicator
+    ("found unexpected ':'"), a tab right after `-`: refused by the daemon's YAML reader."""
     _plain(tmp_path)
     code, found = lint_yaml(tmp_path, "extensions.yaml", text)
     assert code == 1
