@@ -90,6 +90,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("posix"):
                 item.add_marker(posix)
+        host = pytest.mark.skip(reason="a daemon host's step: Windows refuses or cannot run it")
+        for item in items:
+            if item.get_closest_marker("daemon_host"):
+                item.add_marker(host)
     if os.environ.get("NEXO_SLOW") == "1" or "slow" in (config.getoption("markexpr") or ""):
         return
     skip = pytest.mark.skip(reason="slow test: run with -m slow or NEXO_SLOW=1")

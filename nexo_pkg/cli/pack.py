@@ -98,7 +98,7 @@ def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
         ),
     ] = False,
 ) -> None:
-    """Build a reproducible release tarball, its .sha256 and a manifest copy.
+    """Build a reproducible release tarball, its .sha256, a manifest copy and its SBOM.
 
     Exit codes: 0 packed; 1 lint errors, bad layout, native code in a noarch tree,
     requirements that do not install, or a failed --check; 2 bad flags or unreadable input.

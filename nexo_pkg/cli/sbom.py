@@ -125,10 +125,10 @@ def sbom_command(
 
     The SBOM a plugin's tarball carried is printed as it is (non-ASCII escaped, as pack
     writes it), once the plugin's files match its install receipt (`nexo plugin verify`)
-    and the SBOM describes exactly those files; a plugin installed before tarballs
-    carried one gets an SBOM derived from its lib/*.dist-info, marked
-    nexo:sbom-origin=derived (a warning says so). Several ids, or --all, give one merged
-    CycloneDX document.
+    and the SBOM describes exactly those files and the packages of their
+    lib/*.dist-info; a plugin installed before tarballs carried one gets an SBOM
+    derived from its lib/*.dist-info, marked nexo:sbom-origin=derived (a warning says
+    so). Several ids, or --all, give one merged CycloneDX document.
 
     With --json a failure is a JSON document on stdout too ({ok: false, kind, error}), and
     --output prints {ok: true, path}.

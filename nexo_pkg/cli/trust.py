@@ -229,7 +229,7 @@ def remove_command(
     json_output: JsonOption = False,
 ) -> None:
     """Stop trusting OWNER's signers (with REPO: the entries limited to that repository)."""
-    from nexo_pkg.trust.api import remove_entries  # noqa: PLC0415
+    from nexo_pkg.trust.api import missing_named_policy, remove_entries  # noqa: PLC0415
 
     def run() -> dict[str, Any]:
         owner, repo = _split_target(target)
@@ -238,7 +238,12 @@ def remove_command(
             f"Remove the entries for {printable(target)}?",
             no_terminal="not a terminal: pass --yes to remove entries",
         )
-        return remove_entries(policy_path(config, trusted_keys), owner, repo, target)
+        path = policy_path(config, trusted_keys)
+        if trusted_keys is not None and not path.exists() and not path.is_symlink():
+            # As `trust list`: a file named with --trusted-keys that is not there is a
+            # configuration error (a typo), not a policy without that owner.
+            raise missing_named_policy(path)
+        return remove_entries(path, owner, repo, target)
 
     def show(document: dict[str, Any]) -> None:
         say(f"Removed {document['removed']} entr{'y' if document['removed'] == 1 else 'ies'}.")

@@ -79,6 +79,14 @@ def check_sbom(listing: ArchiveListing, plugin_id: str, version: str) -> None:
     the cap, is not a CycloneDX 1.6 JSON document, or describes another plugin: an installed
     tree must never hold an inventory that ``nexo plugin sbom`` would report wrongly."""
     if SBOM_MEMBER not in listing.files:
+        if SBOM_MEMBER in listing.directories:
+            # A directory under the SBOM's name: `sbom` would derive a document and call the
+            # tarball one that carried none.
+            raise NexoError(
+                f"the archive's {SBOM_MEMBER} is not a regular file; an SBOM is one",
+                kind="archive_invalid",
+                details={"member": SBOM_MEMBER},
+            )
         return
     try:
         if listing.sbom is None:

@@ -10,6 +10,7 @@ another installer) gets one derived from its ``lib/*.dist-info``, marked
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -19,7 +20,7 @@ from nexo_pkg.core.files import read_capped_bytes
 from nexo_pkg.install.receipts import RECEIPT_NAME, Installed
 from nexo_pkg.install.verify import verify_installed
 from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER, SbomError, quick_check, vendored_packages
-from nexo_pkg.sbom.inventory import InventoryError, files_digest, read_tree
+from nexo_pkg.sbom.inventory import InventoryError, Package, files_digest, read_tree
 
 if TYPE_CHECKING:
     from nexo_pkg.sbom.cyclonedx import PluginSbom
@@ -98,18 +99,47 @@ def installed_sbom(item: Installed) -> InstalledSbom:
         ) from exc
     others = {name: digest for name, digest in receipt.files.items() if name != SBOM_MEMBER}
     expected = files_digest(others)
+    problem: str | None
     if (sbom.plugin_id, sbom.version) != (receipt.id, receipt.version):
         problem = f"it describes {sbom.plugin_id} {sbom.version}"
     elif sbom.files_sha256 != expected:
         problem = (
             f"its files digest is {sbom.files_sha256}, but the installed files hash to {expected}"
         )
-    else:
+    elif (problem := _unlisted(item, sbom)) is None:
         return InstalledSbom(sbom, data, tuple(warnings))
     raise NexoError(
         f"{path}: {problem}; it does not describe this tree", kind="sbom_invalid",
         details={"path": str(path)},
     )  # fmt: skip
+
+
+def _named(packages: Iterable[Package]) -> set[str]:
+    return {f"{package.key} {package.version}" for package in packages}
+
+
+def _unlisted(item: Installed, sbom: PluginSbom) -> str | None:
+    """What the SBOM's packages and the tree's ``lib/*.dist-info`` disagree on (by name and
+    version), or ``None``: the files digest binds the SBOM to the tree's files, not its list
+    to what those files hold, and a list claiming packages the tree lacks (or hiding one it
+    holds) is never printed as verified."""
+    try:
+        held = _named(read_tree(item.path / "lib").packages)
+    except InventoryError as exc:
+        return f"the packages it lists cannot be compared with the tree ({exc})"
+    listed = _named(sbom.packages)
+    if listed == held:
+        return None
+    lib = item.path / "lib"
+    differences = [
+        f"{what} {', '.join(sorted(names)[:3])}{' …' if len(names) > 3 else ''}{where}"
+        for what, names, where in (
+            ("it lists", listed - held, f", which {lib} holds no *.dist-info of"),
+            ("it leaves out", held - listed, f", vendored in {lib}"),
+        )
+        if names
+    ]
+    return "; ".join(differences)
 
 
 def _epoch(installed_at: str) -> int:

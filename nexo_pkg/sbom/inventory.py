@@ -67,10 +67,12 @@ class Package:
 
     @property
     def purl(self) -> str:
-        """``pkg:pypi/<normalised name>@<version>``."""
+        """``pkg:pypi/<normalised name>@<version>``, percent-encoded as packageurl-python
+        writes it (``1!2.0`` is ``1%212.0``, ``1.0+local`` is ``1.0%2Blocal``): the SBOM's
+        ``purl``, its ``bom-ref`` and ``list --json`` say the same."""
         from urllib.parse import quote  # noqa: PLC0415
 
-        return f"pkg:pypi/{quote(self.key)}@{quote(self.version, safe='+!')}"
+        return f"pkg:pypi/{quote(self.key)}@{quote(self.version, safe=':')}"
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -74,6 +74,10 @@ def host_candidates(override: str | None = None) -> tuple[str, ...]:
 
     Raises :class:`UsageError` (exit 2) for an override that is not shaped like a triple.
     """
+    if override is not None and not override.strip():
+        # `--target "$TARGET"` with the variable unset: not a request for this host's.
+        raise UsageError("--target is empty; name a target triple such as "
+                         "x86_64-unknown-linux-gnu, or noarch")  # fmt: skip
     chosen = override or os.environ.get(TARGET_ENV) or None
     if chosen is None:
         return detect_host_candidates()

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         default_policy_path,
         lint_policy_source,
         load_policy,
+        missing_named_policy,
         resolve_mode,
     )
     from nexo_pkg.trust.suggest import (
@@ -69,7 +70,7 @@ _HOMES = homes(
         "material": "local_material material_names release_attestations",
         "policy": (
             "GITHUB_ACTIONS_ISSUER AuthorPolicy Mode TrustPolicy default_policy_path "
-            "lint_policy_source load_policy resolve_mode"
+            "lint_policy_source load_policy missing_named_policy resolve_mode"
         ),
         "suggest": "author_entry_toml",
     }
@@ -92,6 +93,7 @@ __all__ = [
     "load_policy",
     "local_material",
     "material_names",
+    "missing_named_policy",
     "needs_release_signer",
     "record_author",
     "release_attestations",

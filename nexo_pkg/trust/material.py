@@ -91,13 +91,24 @@ def material_names(asset_name: str, available: Iterable[str]) -> tuple[str, ...]
 
 
 def local_material(tarball: Path) -> dict[str, Path | bytes]:
-    """The signature material beside a local ``tarball`` (see :func:`material_names`)."""
+    """The signature material beside a local ``tarball`` (see :func:`material_names`).
+
+    A name of its material that is no regular file (a directory, a FIFO, a dangling link)
+    is ``signature_invalid``, never taken for no signature: under ``warn`` that would
+    install the tarball unsigned without a word about what is there."""
     try:
         with os.scandir(tarball.parent) as entries:
-            available = [entry.name for entry in entries if entry.is_file()]
+            regular = {entry.name: entry.is_file() for entry in entries}
     except OSError:
         return {}
-    return {name: tarball.with_name(name) for name in material_names(tarball.name, available)}
+    names = material_names(tarball.name, regular)
+    for name in names:
+        if not regular[name]:
+            raise SignatureInvalidError(
+                f"{tarball.with_name(name)} is not a regular file; signature material beside "
+                f"{tarball.name} must be one (remove it, or put the file there)"
+            )
+    return {name: tarball.with_name(name) for name in names}
 
 
 def has_own_bundle(asset_name: str, material: Material) -> bool:

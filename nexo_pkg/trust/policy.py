@@ -840,6 +840,16 @@ def _read_policy_text(path: Path, what: str) -> str:
         ) from exc
 
 
+def missing_named_policy(path: Path) -> ConfigError:
+    """``policy_invalid`` (exit 2) for a policy named by ``--trusted-keys`` that does not
+    exist: a typo, never read as the default policy or as one without entries."""
+    return ConfigError(
+        f"{path}: trust policy does not exist (named by --trusted-keys)",
+        kind="policy_invalid",
+        details={"path": str(path)},
+    )
+
+
 def load_policy(path: Path, *, explicit: bool = False) -> TrustPolicy:
     """Read and parse the policy at ``path``, with :func:`file_warnings`. A missing file gives
     the built-in default (``warn``, no authors) unless ``explicit`` (named by
@@ -849,11 +859,7 @@ def load_policy(path: Path, *, explicit: bool = False) -> TrustPolicy:
         text = _read_policy_text(path, "trust policy")
     except FileNotFoundError as exc:
         if explicit:
-            raise ConfigError(
-                f"{path}: trust policy does not exist (named by --trusted-keys)",
-                kind="policy_invalid",
-                details={"path": str(path)},
-            ) from exc
+            raise missing_named_policy(path) from exc
         return with_registry_bindings(TrustPolicy(location=path))
     policy = parse_policy(text, path=path)
     return with_registry_bindings(

@@ -43,6 +43,7 @@ def test_limit_warnings_name_each_limit_and_its_flag() -> None:
     assert [flag for flag in flags if any(flag in line for line in found)] == flags
 
 
+@pytest.mark.daemon_host
 def test_pack_over_the_entry_limit_warns_and_install_agrees(tmp_path: Path) -> None:
     root = project(tmp_path)
     many = root / "src" / "data"

@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import tarfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -31,10 +32,31 @@ def _valid(text: str) -> bool:
     return JsonStrictValidator(SchemaVersion.V1_6).validate_str(text) is None
 
 
-def _tarball(directory: Path, packages: tuple[Package, ...], *, ascii_only: bool) -> Path:
-    """hello 1.0.0 carrying an SBOM made for exactly its files (as pack would make it),
-    written with raw non-ASCII characters unless ``ascii_only``."""
-    members: list[Member] = plugin_members("hello", "1.0.0")
+def _dist_info(packages: tuple[Package, ...]) -> list[Member]:
+    """A ``lib/<name>-<version>.dist-info/METADATA`` per package, as pip leaves them."""
+    return [
+        file(
+            f"lib/{p.name}-{p.version}.dist-info/METADATA",
+            f"Metadata-Version: 2.4\nName: {p.name}\nVersion: {p.version}\n",
+        )
+        for p in packages
+    ]
+
+
+def _tarball(
+    directory: Path,
+    packages: tuple[Package, ...],
+    *,
+    ascii_only: bool,
+    vendored: tuple[Package, ...] | None = None,
+) -> Path:
+    """hello 1.0.0 vendoring ``vendored`` (by default ``packages``) and carrying an SBOM that
+    lists ``packages``, made for exactly its files (as pack would make it), written with raw
+    non-ASCII characters unless ``ascii_only``."""
+    members: list[Member] = [
+        *plugin_members("hello", "1.0.0"),
+        *_dist_info(packages if vendored is None else vendored),
+    ]
     digests = {
         m.name: hashlib.sha256(m.data).hexdigest() for m in members if m.kind == tarfile.REGTYPE
     }
@@ -250,3 +272,108 @@ def test_a_plugin_whose_receipt_cannot_be_read_is_never_an_empty_document(
     assert _valid(every.stdout)
     assert f"{root / 'hello-1.0.0'}: receipt unreadable" in every.stderr
     assert f"{root / 'orphan-1.0.0'}: no install receipt; not described" in every.stderr
+
+
+URLLIB3 = Package("urllib3", "2.2.1", "", ("MIT",), True)
+REQUESTS = Package("requests", "2.32.3", "", ("Apache-2.0",), True)
+
+
+@pytest.mark.parametrize(
+    ("listed", "vendored", "said"),
+    [
+        # It claims a package the tree does not hold (the one the tree holds left out).
+        ((URLLIB3,), (REQUESTS,), "it lists urllib3 2.2.1, which"),
+        # It hides a package the tree holds.
+        ((URLLIB3,), (URLLIB3, REQUESTS), "it leaves out requests 2.32.3, vendored in"),
+        # The same name at another version.
+        ((URLLIB3,), (replace(URLLIB3, version="1.26.0"),), "it lists urllib3 2.2.1, which"),
+    ],
+)
+def test_a_carried_sbom_whose_packages_are_not_the_trees_is_never_vouched_for(
+    env: dict[str, str],
+    tmp_path: Path,
+    listed: tuple[Package, ...],
+    vendored: tuple[Package, ...],
+    said: str,
+) -> None:
+    """The files digest binds the SBOM to the tree's files, not its list to what they hold:
+    a list that disagrees with ``lib/*.dist-info`` is ``sbom_invalid``, nothing printed, for
+    one id and for ``--all``."""
+    root = tmp_path / "root"
+    _install(env, _tarball(tmp_path / "dist", listed, ascii_only=True, vendored=vendored), root)
+    carried = root / "hello-1.0.0" / "sbom.cdx.json"
+    before = carried.read_bytes()
+    for args in (("hello",), ("--all",)):
+        done = nexo("plugin", "sbom", *args, "--dest", root, "--json", env=env, in_process=True)
+        assert done.code == 1, (args, done.stderr)
+        assert done.document["kind"] == "sbom_invalid"
+        assert done.document["path"] == str(carried)
+        assert said in done.document["error"]
+        assert str(root / "hello-1.0.0" / "lib") in done.document["error"]
+        plain = nexo("plugin", "sbom", *args, "--dest", root, env=env, in_process=True)
+        assert plain.code == 1
+        assert plain.stdout == ""
+        assert plain.error_line.startswith(f"error: {carried}: it ")
+    assert carried.read_bytes() == before
+
+
+def test_a_carried_sbom_listing_the_trees_packages_in_another_spelling_is_vouched_for(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Names compare in their PEP 503 form: ``Typing_Extensions`` in METADATA is the SBOM's
+    ``typing-extensions``."""
+    listed = (Package("typing-extensions", "4.12.2", "", ("PSF-2.0",), True),)
+    vendored = (Package("Typing_Extensions", "4.12.2", "", (), True),)
+    root = tmp_path / "root"
+    _install(env, _tarball(tmp_path / "dist", listed, ascii_only=True, vendored=vendored), root)
+    done = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
+    assert done.code == 0, done.stderr
+    assert done.stdout.encode() == (root / "hello-1.0.0" / "sbom.cdx.json").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("version", "encoded"), [("1!2.0", "1%212.0"), ("2.0+acme.1", "2.0%2Bacme.1")]
+)
+def test_a_purl_is_written_the_same_in_every_place(
+    env: dict[str, str], tmp_path: Path, version: str, encoded: str
+) -> None:
+    """An epoch or local version: the SBOM's purl (packageurl-python encodes ``!`` and ``+``),
+    its bom-ref, its dependency refs and ``list --json`` name the package the same way,
+    derived or carried."""
+    purl = f"pkg:pypi/demo-lib@{encoded}"
+    package = Package("Demo_Lib", version, "", ("MIT",), True)
+    derived_root, carried_root = tmp_path / "derived", tmp_path / "carried"
+    members = [*plugin_members("hello", "1.0.0"), *_dist_info((package,))]
+    _install(
+        env, write_plugin(tmp_path / "plain", "hello", "1.0.0", data=targz(members)), derived_root
+    )
+    _install(env, _tarball(tmp_path / "dist", (package,), ascii_only=True), carried_root)
+    for root in (derived_root, carried_root):
+        done = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
+        assert done.code == 0, done.stderr
+        assert _valid(done.stdout)
+        document = json.loads(done.stdout)
+        (component,) = document["components"]
+        assert (component["purl"], component["bom-ref"]) == (purl, purl)
+        refs = {d["ref"] for d in document["dependencies"]}
+        refs |= {r for d in document["dependencies"] for r in d.get("dependsOn", [])}
+        assert purl in refs
+        listed = nexo("plugin", "list", "--json", "--dest", root, env=env, in_process=True)
+        assert listed.code == 0, listed.stderr
+        (plugin,) = listed.document["plugins"]
+        assert plugin["vendored"]["packages"] == [
+            {"name": "Demo_Lib", "version": version, "purl": purl}
+        ]
+
+
+def test_pack_says_it_writes_the_sbom_in_help_and_readme() -> None:
+    """The SBOM is one of pack's four outputs: its help and the README's command table say
+    so, as docs/pack.md does."""
+    helped = nexo("plugin", "pack", "--help", in_process=True)
+    assert helped.code == 0
+    summary = helped.stdout.split("Exit codes")[0]
+    assert "SBOM" in summary
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    (row,) = [line for line in readme.splitlines() if line.startswith("| `nexo plugin pack [DIR]`")]
+    assert "SBOM" in row
+    assert ".cdx.json" in row

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support.tarballs import file, plugin_members, targz, write_plugin
+from support.tarballs import directory, file, plugin_members, targz, write_plugin
 
 from nexo_pkg.install.pipeline import install
 from nexo_pkg.sbom import MAX_SBOM_BYTES
@@ -56,4 +56,17 @@ def test_a_bad_sbom_member_is_refused_naming_it(
     error = assert_refused(install_env, str(tarball_with(tmp_path, data)), "archive_invalid")
     assert "sbom.cdx.json" in error.message
     assert reason in error.message
+    assert error.details["member"] == "sbom.cdx.json"
+
+
+@pytest.mark.parametrize("implied", [False, True], ids=["explicit", "implied-by-a-member"])
+def test_a_directory_under_the_sbom_s_name_is_refused(
+    install_env: InstallEnv, tmp_path: Path, implied: bool
+) -> None:
+    """Installed, it would make ``sbom`` derive a document and say the tarball carried none."""
+    extra = file("sbom.cdx.json/x.json", b"{}") if implied else directory("sbom.cdx.json")
+    members = [*plugin_members("hello", "1.0.0"), extra]
+    tarball = write_plugin(tmp_path, "hello", "1.0.0", data=targz(members))
+    error = assert_refused(install_env, str(tarball), "archive_invalid")
+    assert "sbom.cdx.json is not a regular file" in error.message
     assert error.details["member"] == "sbom.cdx.json"

@@ -116,6 +116,7 @@ _NAME = st.lists(_PIECES, min_size=1, max_size=3).map("".join)
 _TREE = st.lists(st.tuples(st.one_of(st.none(), _NAME), _NAME), min_size=1, max_size=5)
 
 
+@pytest.mark.daemon_host
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

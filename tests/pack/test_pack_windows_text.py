@@ -26,6 +26,7 @@ def _windows_project(root: Path) -> bytes:
     return saved
 
 
+@pytest.mark.daemon_host
 @pytest.mark.parametrize("target", ["noarch", "x86_64-unknown-linux-gnu"])
 def test_a_manifest_with_a_byte_order_mark_and_crlf_packs_installs_and_checks(
     tmp_path: Path, target: str

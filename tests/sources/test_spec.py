@@ -218,6 +218,21 @@ def test_bad_target_is_a_usage_error() -> None:
     assert caught.value.exit_code == 2
 
 
+@pytest.mark.parametrize("text", ["", "  "])
+def test_an_empty_target_is_a_usage_error_not_this_host(
+    monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """``--target "$T"`` with ``T`` unset asks for no target: a usage error, never this host's
+    detected one in its place. An empty ``NEXO_INSTALL_TARGET`` stays "unset"."""
+    monkeypatch.delenv("NEXO_INSTALL_TARGET", raising=False)
+    with pytest.raises(NexoError) as caught:
+        host_candidates(text)
+    assert (caught.value.kind, caught.value.exit_code) == ("usage", 2)
+    assert "--target is empty" in caught.value.message
+    monkeypatch.setenv("NEXO_INSTALL_TARGET", "")
+    assert host_candidates(None)
+
+
 def _release(tag: str, *names: str) -> Release:
     return Release(tag, tuple(ReleaseAsset(name, f"u/{name}", "", 1) for name in names))
 

@@ -82,6 +82,29 @@ def test_install_of_a_local_tarball_with_a_nested_bundle_prints_one_document(
     assert tree_snapshot(plugins) == before
 
 
+@pytest.mark.parametrize("kind", ["directory", "fifo", "dangling-link"])
+def test_signature_material_that_is_no_regular_file_is_signature_invalid(
+    tmp_path: Path, kind: str
+) -> None:
+    """Under the default ``warn``, a bundle name holding a directory, a FIFO or a dangling
+    link is not "no signature" (the tarball would go in unsigned): one line, nothing
+    installed."""
+    if kind == "fifo" and not hasattr(os, "mkfifo"):
+        pytest.skip("FIFOs are POSIX")
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.0.0")
+    bundle = tarball.with_name(tarball.name + ".sigstore.json")
+    if kind == "directory":
+        bundle.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(bundle)
+    else:
+        bundle.symlink_to(tmp_path / "nowhere.json")
+    code, document, stderr = _install_local(tmp_path, tarball)
+    assert code == 1, stderr
+    assert document["kind"] == "signature_invalid"
+    assert f"{bundle} is not a regular file" in str(document["error"])
+
+
 def _install_local(
     tmp_path: Path, tarball: Path, *flags: str
 ) -> tuple[int, dict[str, object], str]:

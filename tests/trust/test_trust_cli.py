@@ -219,6 +219,23 @@ def test_add_list_remove_keep_comments(tmp_path: Path) -> None:
     assert json.loads(missing.stdout)["kind"] == "not_trusted"
 
 
+@pytest.mark.parametrize("command", ["list", "remove"])
+def test_a_named_policy_that_is_not_there_is_a_configuration_error(
+    tmp_path: Path, command: str
+) -> None:
+    """``--trusted-keys`` naming no file (a typo) is ``policy_invalid``, exit 2, for ``list``
+    and ``remove`` alike; ``remove`` does not answer that the owner is not trusted there."""
+    policy = tmp_path / "trusted_kyes.toml"
+    args = ["acme", "--yes"] if command == "remove" else []
+    result = nexo("plugin", "trust", command, *args, "--trusted-keys", str(policy), "--json",
+                  env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert result.code == 2, result.stdout
+    document = json.loads(result.stdout)
+    assert document["kind"] == "policy_invalid"
+    assert document["error"] == f"{policy}: trust policy does not exist (named by --trusted-keys)"
+    assert not policy.exists()
+
+
 @pytest.mark.parametrize("authors", ["[]", '[{ owner = "lordmacu", identity = "x@example.com" }]'])
 def test_add_and_remove_in_a_policy_with_an_inline_authors_array(
     tmp_path: Path, authors: str
