@@ -708,7 +708,7 @@ def lint_config_text(
     return findings.found
 
 
-_UNREADABLE = ("syntax", "tag", "empty-tag", "wide-int")
+_UNREADABLE = ("syntax", "tag", "empty-tag", "wide-int", "depth")
 """Problems that stop the daemon's YAML reader before any type is checked."""
 
 

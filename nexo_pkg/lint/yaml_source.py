@@ -28,6 +28,10 @@ _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": Fals
 # are refused afterwards as not finite).
 _FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _RUST_INFINITE = re.compile(r"[-+]?(?:inf|infinity|nan)", re.IGNORECASE)
+_BREAKS = "\r\n\x85\u2028\u2029"
+_BREAKZ = "\0" + _BREAKS
+_BLANKZ = " \t" + _BREAKZ
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _RADIX_DIGITS = {16: "0123456789abcdefABCDEF", 8: "01234567", 2: "01", 10: "0123456789"}
 _I128 = 2**127
 _U128 = 2**128
@@ -39,7 +43,11 @@ MAX_DEPTH = 128
 """serde_yaml's recursion limit (``remaining_depth: 128`` in 0.9.34 ``src/de.rs``): one more
 nested sequence or mapping and it refuses the file."""
 MAX_NODES = 100_000
-"""Aliases can make a small file expand to a huge tree; beyond this many values, stop."""
+"""Aliases can make a small file expand to a huge tree; beyond this many values more than the
+file writes out, stop (the values written are bounded by the size cap)."""
+REPETITIONS_PER_EVENT = 100
+"""serde_yaml's alias budget (0.9.34 ``src/de.rs`` ``jump``): it refuses the file once it has
+followed more than this many aliases per parse event of the document."""
 
 
 @dataclass(frozen=True)
@@ -203,12 +211,20 @@ def _kind(value: Any) -> str:
 
 def _loader_class() -> Any:
     """PyYAML's ``SafeLoader``, composing only, that keeps each scalar's explicit tag (as
-    ``explicit_tag``; PyYAML resolves an untagged scalar's tag in place, libyaml does not)."""
+    ``explicit_tag``; PyYAML resolves an untagged scalar's tag in place, libyaml does not),
+    takes an anchor defined again as serde_yaml does (its ``src/loader.rs`` maps the name to
+    the newest definition; PyYAML refuses the file), and records for the builder which
+    children are aliases and how many parse events the document has."""
     global _LOADER  # noqa: PLW0603 - built once, on first use
     if _LOADER is None:
         import yaml  # noqa: PLC0415 - only config files pay for it
 
         class _TagKeepingLoader(yaml.SafeLoader):
+            def __init__(self, stream: str) -> None:
+                super().__init__(stream)
+                self.event_count = 0
+                self.alias_children: dict[int, list[Any]] = {}
+
             def process_directives(self) -> Any:
                 # libyaml (unsafe-libyaml 0.2.11 src/parser.rs) takes `%YAML 1.1` and `1.2`
                 # only; PyYAML any 1.x, with a warning.
@@ -234,6 +250,35 @@ def _loader_class() -> Any:
                         )
                 return result
 
+            scan_to_next_token = _scan_to_next_token
+
+            scan_plain = _scan_plain
+
+            scan_plain_spaces = _scan_plain_spaces
+
+            scan_flow_scalar_non_spaces = _scan_flow_scalar_non_spaces
+
+            scan_block_scalar_indicators = _scan_block_scalar_indicators
+
+            scan_block_scalar_ignored_line = _scan_block_scalar_ignored_line
+
+            scan_block_scalar_indentation = _scan_block_scalar_indentation
+
+            scan_block_scalar_breaks = _scan_block_scalar_breaks
+
+            def compose_node(self, parent: Any, index: Any) -> Any:
+                untyped: Any = self  # PyYAML's stubs leave the composer untyped
+                event = untyped.peek_event()
+                alias = isinstance(event, yaml.AliasEvent)
+                if parent is not None:
+                    self.alias_children.setdefault(id(parent), []).append(event if alias else None)
+                scalar = alias or isinstance(event, yaml.ScalarEvent)
+                self.event_count += 1 if scalar else 2  # a collection's start and end
+                if not alias and event.anchor is not None:
+                    # Defined again: later aliases name this node, earlier ones keep theirs.
+                    untyped.anchors.pop(event.anchor, None)
+                return super().compose_node(parent, index)
+
             def compose_scalar_node(self, anchor: Any) -> Any:
                 untyped: Any = self  # PyYAML's stubs leave `peek_event` untyped
                 explicit = untyped.peek_event().tag
@@ -246,6 +291,219 @@ def _loader_class() -> Any:
 
 
 _LOADER: Any = None
+
+
+def _scan_to_next_token(untyped: Any) -> None:
+    """unsafe-libyaml 0.2.11 ``src/scanner.rs`` ``yaml_parser_scan_to_next_token``: a byte-order
+    mark at the start of any line is skipped, and a tab separates tokens in flow context and
+    where no simple key may start (after a quoted scalar, or `key:`); PyYAML skips spaces
+    only."""
+    while True:
+        if untyped.column == 0 and untyped.peek() == "\ufeff":
+            first = untyped.index == 0  # the reader drops a leading one before any column
+            untyped.forward()
+            # Elsewhere libyaml's `SKIP` counts it as a column, PyYAML does not.
+            untyped.column = 0 if first else 1
+        while untyped.peek() == " " or (
+            untyped.peek() == "\t" and (untyped.flow_level or not untyped.allow_simple_key)
+        ):
+            untyped.forward()
+        if untyped.peek() == "#":
+            while untyped.peek() not in _BREAKZ:
+                untyped.forward()
+        if not untyped.scan_line_break():
+            return
+        if not untyped.flow_level:
+            untyped.allow_simple_key = True
+
+
+def _scan_plain(untyped: Any) -> Any:
+    """``yaml_parser_scan_plain_scalar``: in flow context only ``,[]{}`` and ``: `` end a plain
+    scalar (``[x?]`` is "x?"), and a ``:`` before one of ``,?[]{}`` is an error there."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    chunks: list[str] = []
+    start_mark = untyped.get_mark()
+    end_mark = start_mark
+    indent = untyped.indent + 1
+    spaces: list[str] | None = []
+    while untyped.peek() != "#":
+        length = 0
+        while (char := untyped.peek(length)) not in _BLANKZ:
+            after = untyped.peek(length + 1)
+            if untyped.flow_level and char == ":" and after in ",?[]{}":
+                raise yaml.scanner.ScannerError(
+                    "while scanning a plain scalar",
+                    start_mark,
+                    "found unexpected ':'",
+                    untyped.get_mark(),
+                )
+            if (char == ":" and after in _BLANKZ) or (untyped.flow_level and char in ",[]{}"):
+                break
+            length += 1
+        if length == 0:
+            break
+        untyped.allow_simple_key = False
+        chunks.extend(spaces or [])
+        chunks.append(untyped.prefix(length))
+        untyped.forward(length)
+        end_mark = untyped.get_mark()
+        spaces = untyped.scan_plain_spaces(indent, start_mark)
+        if (
+            not spaces
+            or untyped.peek() == "#"
+            or (not untyped.flow_level and untyped.column < indent)
+        ):
+            break
+    return yaml.tokens.ScalarToken("".join(chunks), True, start_mark, end_mark)
+
+
+def _scan_plain_spaces(untyped: Any, indent: int, start_mark: Any) -> Any:
+    """The blanks inside and after a plain scalar, as ``yaml_parser_scan_plain_scalar`` takes
+    them: spaces and tabs alike (PyYAML: spaces only); a tab left of the indentation on a
+    continuation line is an error; a document marker at the start of a line ends it."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    length = 0
+    while untyped.peek(length) in " \t":
+        length += 1
+    whitespaces = untyped.prefix(length)
+    untyped.forward(length)
+    if untyped.peek() not in _BREAKS:
+        return [whitespaces] if whitespaces else []
+    line_break = untyped.scan_line_break()
+    untyped.allow_simple_key = True
+    breaks: list[str] = []
+    while True:
+        at_start = untyped.column == 0
+        if at_start and untyped.prefix(3) in ("---", "...") and untyped.peek(3) in _BLANKZ:
+            return None
+        char = untyped.peek()
+        if char == "\t" and untyped.column < indent:
+            raise yaml.scanner.ScannerError(
+                "while scanning a plain scalar",
+                start_mark,
+                "found a tab character that violates indentation",
+                untyped.get_mark(),
+            )
+        if char in " \t":
+            untyped.forward()
+        elif char in _BREAKS:
+            breaks.append(untyped.scan_line_break())
+        else:
+            break
+    chunks = [line_break] if line_break != "\n" else [] if breaks else [" "]
+    return chunks + breaks
+
+
+def _scan_flow_scalar_non_spaces(untyped: Any, double: bool, start_mark: Any) -> Any:
+    """libyaml (unsafe-libyaml 0.2.11 ``src/scanner.rs``) refuses an escape naming a surrogate
+    or a code point past U+10FFFF; PyYAML keeps the first and fails on the second in ``chr``."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    parent: Any = yaml.SafeLoader
+    try:
+        chunks = parent.scan_flow_scalar_non_spaces(untyped, double, start_mark)
+    except ValueError:
+        chunks = None
+    if chunks is None or any(_SURROGATE.search(chunk) for chunk in chunks):
+        raise yaml.scanner.ScannerError(
+            None, None, "found invalid Unicode character escape code", start_mark
+        )
+    return chunks
+
+
+def _scan_block_scalar_indicators(untyped: Any, start_mark: Any) -> tuple[bool | None, int | None]:
+    """A block scalar's header as ``yaml_parser_scan_block_scalar`` reads it: a chomping and an
+    indentation indicator in either order, then blanks (tabs too) or a comment right away
+    (``|#`` is a comment; PyYAML wants a space)."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    chomping: bool | None = None
+    increment: int | None = None
+    for _ in range(2):
+        char = untyped.peek()
+        if char in "+-" and chomping is None:
+            chomping = char == "+"
+        elif char in "0123456789" and increment is None:
+            if char == "0":
+                raise yaml.scanner.ScannerError(
+                    "while scanning a block scalar",
+                    start_mark,
+                    "found an indentation indicator equal to 0",
+                    untyped.get_mark(),
+                )
+            increment = int(char)
+        else:
+            break
+        untyped.forward()
+    if untyped.peek() not in _BLANKZ and untyped.peek() != "#":
+        raise yaml.scanner.ScannerError(
+            "while scanning a block scalar",
+            start_mark,
+            "did not find expected comment or line break",
+            untyped.get_mark(),
+        )
+    return chomping, increment
+
+
+def _scan_block_scalar_ignored_line(untyped: Any, start_mark: Any) -> None:
+    """The rest of a block scalar's header line: blanks (tabs too), a comment, a break."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    while untyped.peek() in " \t":
+        untyped.forward()
+    if untyped.peek() == "#":
+        while untyped.peek() not in _BREAKZ:
+            untyped.forward()
+    if untyped.peek() not in _BREAKZ:
+        raise yaml.scanner.ScannerError(
+            "while scanning a block scalar",
+            start_mark,
+            "did not find expected comment or line break",
+            untyped.get_mark(),
+        )
+    untyped.scan_line_break()
+
+
+def _indentation_tab(untyped: Any, indent: int | None) -> None:
+    """``yaml_parser_scan_block_scalar_breaks``: a tab where an indentation space is expected
+    (before the indentation is known, or left of it) refuses the file."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    if untyped.peek() == "\t" and (indent is None or untyped.column < indent):
+        raise yaml.scanner.ScannerError(
+            "while scanning a block scalar",
+            None,
+            "found a tab character where an indentation space is expected",
+            untyped.get_mark(),
+        )
+
+
+def _scan_block_scalar_indentation(untyped: Any) -> Any:
+    """PyYAML's scan of a block scalar's leading lines, with libyaml's tab check."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    parent: Any = yaml.SafeLoader
+    found = parent.scan_block_scalar_indentation(untyped)
+    _indentation_tab(untyped, None)
+    return found
+
+
+def _scan_block_scalar_breaks(untyped: Any, indent: int) -> Any:
+    """PyYAML's scan of the line breaks inside a block scalar, with libyaml's tab check."""
+    chunks: list[str] = []
+    end_mark = untyped.get_mark()
+    while untyped.column < indent and untyped.peek() == " ":
+        untyped.forward()
+    _indentation_tab(untyped, indent)
+    while untyped.peek() in _BREAKS:
+        chunks.append(untyped.scan_line_break())
+        end_mark = untyped.get_mark()
+        while untyped.column < indent and untyped.peek() == " ":
+            untyped.forward()
+        _indentation_tab(untyped, indent)
+    return chunks, end_mark
 
 
 def _explicit_tag(node: Any) -> str | None:
@@ -293,10 +551,46 @@ def _refused_by_tag(node: Any) -> bool:
 
 
 class _Builder:
-    def __init__(self, document: YamlDocument) -> None:
+    def __init__(
+        self,
+        document: YamlDocument,
+        aliases: dict[int, list[Any]] | None = None,
+        events: int = 0,
+    ) -> None:
         self.document = document
         self.count = 0
         self.stopped = False
+        self.aliases = aliases or {}
+        """Per collection node (by ``id``), the alias event of each child written as an alias
+        (``None`` for the others; keys and values in turn for a mapping)."""
+        self.jumps = 0
+        self.budget = events * REPETITIONS_PER_EVENT
+        self.most = MAX_NODES + events
+        self.outermost: Any = None
+        """The alias written in the file whose value is being built, if any: where a problem
+        found while repeating it is reported."""
+
+    def follow(self, path: KeyPath, alias: Any) -> bool:
+        """Count one alias followed (``alias``: its event, or ``None`` for a child written out),
+        as serde_yaml's ``jump`` does; ``False`` (and a problem) once the file has used up its
+        budget."""
+        if alias is None:
+            return True
+        self.jumps += 1
+        if self.jumps <= self.budget:
+            return True
+        if not self.stopped:
+            self.stopped = True
+            self.document.problems.append(
+                YamlProblem(
+                    f"aliases are followed more than {REPETITIONS_PER_EVENT} times per value "
+                    "written (the daemon's YAML reader stops there: repetition limit exceeded)",
+                    _span(self.outermost or alias),
+                    path,
+                    "depth",
+                )
+            )
+        return False
 
     def scalar(self, node: Any, path: KeyPath) -> Any:
         """A scalar node as serde_yaml 0.9.34 reads it into a ``Value`` (``src/de.rs``
@@ -342,16 +636,18 @@ class _Builder:
 
         self.count += 1
         container = not isinstance(node, yaml.ScalarNode)
-        if self.count > MAX_NODES or (container and depth >= MAX_DEPTH):
+        if self.count > self.most or (container and depth >= MAX_DEPTH):
             if not self.stopped:
                 self.stopped = True
                 reason = (
-                    "values expand too far"
-                    if self.count > MAX_NODES
+                    f"aliases expand to more than {MAX_NODES:,} values beyond those written: "
+                    "nexo-pkg stops reading the file there"
+                    if self.count > self.most
                     else f"values are nested more than {MAX_DEPTH} levels deep (the daemon's "
                     "YAML reader stops there: recursion limit exceeded)"
                 )
-                self.document.problems.append(YamlProblem(reason, _span(node), path, "depth"))
+                where = _span(self.outermost or node)
+                self.document.problems.append(YamlProblem(reason, where, path, "depth"))
             return None
         self.document.values[path] = _span(node)
         if isinstance(node, yaml.ScalarNode):
@@ -362,12 +658,19 @@ class _Builder:
                 # value and the style only: a tagged one (`!!null`, `!!str`) is empty too.
                 self.document.empty.add(path)
             return self.scalar(node, path)
+        flags = self.aliases.get(id(node), [])
         if isinstance(node, yaml.SequenceNode):
-            return [
-                self.build(item, (*path, index), depth + 1) for index, item in enumerate(node.value)
-            ]
+            items: list[Any] = []
+            for index, item in enumerate(node.value):
+                alias = flags[index] if index < len(flags) else None
+                followed = self.follow((*path, index), alias)
+                items.append(self.child(item, (*path, index), depth, alias) if followed else None)
+            return items
         result: dict[str, Any] = {}
-        for key_node, value_node in node.value:
+        for position, (key_node, value_node) in enumerate(node.value):
+            key_alias, value_alias = [*flags[2 * position : 2 * position + 2], None, None][:2]
+            if not self.follow(path, key_alias):
+                return result
             if isinstance(key_node, yaml.ScalarNode):
                 key = str(key_node.value)
                 resolved = self.scalar(key_node, (*path, key))
@@ -408,8 +711,20 @@ class _Builder:
                 )
                 continue
             self.document.keys[child] = _span(key_node)
-            result[key] = self.build(value_node, child, depth + 1)
+            if not self.follow(child, value_alias):
+                return result
+            result[key] = self.child(value_node, child, depth, value_alias)
         return result
+
+    def child(self, node: Any, path: KeyPath, depth: int, alias: Any) -> Any:
+        """:meth:`build` of a child, remembering the outermost alias it was reached through."""
+        if alias is None or self.outermost is not None:
+            return self.build(node, path, depth + 1)
+        self.outermost = alias
+        try:
+            return self.build(node, path, depth + 1)
+        finally:
+            self.outermost = None
 
 
 def parse_yaml(text: str) -> YamlDocument:
@@ -445,7 +760,8 @@ def parse_yaml(text: str) -> YamlDocument:
             loader.dispose()
     if node is not None:
         try:
-            document.data = _Builder(document).build(node, ())
+            builder = _Builder(document, loader.alias_children, loader.event_count)
+            document.data = builder.build(node, ())
         except RecursionError:
             start = Position(1, 1)
             document.problems.append(

@@ -98,6 +98,8 @@ def test_yaml_1_1_words_are_plugin_ids_as_for_the_daemon(tmp_path: Path) -> None
         ),
         # `<<` is an ordinary (unknown) key to serde_yaml, not a merge.
         ("discovery:\n  search_paths: [/one]\n  <<: {follow_symlinks: true}\n", "unknown key"),
+        # libyaml refuses an escape naming a surrogate (unsafe-libyaml src/scanner.rs).
+        ('discovery:\n  search_paths: ["/one\\ud800"]\n', "invalid Unicode character escape"),
     ],
 )
 def test_what_the_daemon_refuses_is_a_configuration_error(

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from nexo_pkg.lint import yaml_source
+
 from .test_microapp_config import GRANTED, MICROAPP, Finding, lint_yaml, project
 
 
@@ -150,6 +152,147 @@ def test_the_nesting_limit_is_128_containers(tmp_path: Path, levels: int, accept
     else:
         assert code == 1
         assert ("NX222", 3, "error") in found
+
+
+def test_an_anchor_defined_again_names_its_newest_node(tmp_path: Path) -> None:
+    """serde_yaml 0.9.34 src/loader.rs `next_document`: an anchor is `anchors.insert(anchor,
+    id)`, so a name defined again maps to the newer node and the file loads (PyYAML's composer
+    refuses it: "found duplicate anchor"). `enabled: *n` is then `false`, a boolean; the first
+    definition, `3`, would be `NX221` (reported where that value is written)."""
+    _plain(tmp_path)
+    text = "extensions:\n  max_depth: &n 3\n  follow_links: &n false\n  enabled: *n\n"
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [])
+    text = "extensions:\n  follow_links: &n false\n  max_depth: &n 3\n  enabled: *n\n"
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == (1, [("NX221", 3, "error")])
+
+
+def _repeated(levels: int) -> str:
+    """Anchors ten wide, ``levels`` deep, under an opaque ``extensions_config`` value."""
+    lines = ["        s: &s x", "        l0: &l0 [" + ", ".join(["*s"] * 10) + "]"]
+    lines += [
+        f"        l{level}: &l{level} [" + ", ".join([f"*l{level - 1}"] * 10) + "]"
+        for level in range(1, levels)
+    ]
+    return "agents:\n  - id: a\n    extensions_config:\n      agent_creator:\n" + "\n".join(
+        [*lines, ""]
+    )
+
+
+@pytest.mark.parametrize(("levels", "accepted"), [(3, True), (4, False)])
+def test_aliases_followed_past_serde_yamls_budget_are_refused(
+    tmp_path: Path, levels: int, accepted: bool
+) -> None:
+    """serde_yaml 0.9.34 src/de.rs `jump`: every alias followed (inside a repeated one too)
+    counts, and past 100 per parse event of the document (src/loader.rs: scalars, aliases,
+    collection starts and ends) it refuses the file, "repetition limit exceeded". Three levels:
+    1,230 aliases followed for 56 events; four: 12,340 for 69, far below the 100,000 values
+    nexo-pkg's own expansion cap stops at."""
+    _plain(tmp_path)
+    code, found = lint_yaml(tmp_path, "agents.yaml", _repeated(levels))
+    if accepted:
+        assert code == 0
+        assert [item for item in found if item[0] == "NX222"] == []
+    else:
+        assert code == 1
+        assert [item for item in found if item[0] == "NX222"] == [("NX222", 9, "error")]
+
+
+def test_a_long_file_without_aliases_is_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nexo-pkg's own expansion cap (`MAX_NODES`, lowered here to keep the file small) bounds
+    what aliases add, not the values a file writes out: serde_yaml has no such limit, so a
+    list longer than the cap is read whole, every item checked, none of them taken for null."""
+    monkeypatch.setattr(yaml_source, "MAX_NODES", 1_000)
+    _plain(tmp_path)
+    items = "".join(f"    - agent_creator{index}\n" for index in range(1_500))
+    text = f"extensions:\n  enabled: false\n  disabled:\n{items}"
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [])
+
+
+def test_a_file_nexo_stops_reading_gets_no_findings_on_what_it_did_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where aliases expand past the cap, reading stops there: one `NX222` at the alias being
+    expanded, and no type finding on the values never read (they are not null)."""
+    monkeypatch.setattr(yaml_source, "MAX_NODES", 1_000)
+    _plain(tmp_path)
+    grants = ", ".join(f"g{index}" for index in range(100))
+    aliases = "".join(f"    id{index}: *e\n" for index in range(20))
+    text = f"extensions:\n  entries:\n    first: &e {{capabilities_grant: [{grants}]}}\n{aliases}"
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == (1, [("NX222", 14, "error")])
+
+
+@pytest.mark.parametrize(
+    ("escape", "accepted"),
+    [
+        ("\\ud800", False),
+        ("\\udfff", False),
+        ("\\ud83d\\ude00", False),
+        ("\\U00110000", False),
+        ("\\U0010FFFF", True),
+        ("\\U0001F600", True),
+        ("\\u00e9", True),
+    ],
+)
+def test_an_escape_naming_no_unicode_character_is_refused(
+    tmp_path: Path, escape: str, accepted: bool
+) -> None:
+    """unsafe-libyaml 0.2.11 src/scanner.rs (`yaml_parser_scan_flow_scalar`): `value >= 0xD800
+    && value <= 0xDFFF || value > 0x10FFFF` is "found invalid Unicode character escape code";
+    a surrogate pair is two such escapes, not one character. A syntax error of the file, never
+    a crash."""
+    _plain(tmp_path)
+    text = f'extensions:\n  enabled: false\n  disabled: ["{escape}"]\n'
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == (
+        (0, []) if accepted else (1, [("NX222", 3, "error")])
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "extensions:\n  enabled: false\t# off until the grants are reviewed\n",
+        "extensions:\n  enabled: false\t\n",
+        "extensions:\n  enabled:\tfalse\n",
+        "extensions:\n  enabled: false\n  disabled: ['a'\t, \"b\"\t, c\t]\n",
+        "extensions:\n  enabled: false\n  disabled: [x?, y?z]\n",
+        "extensions:\n  enabled: false\n  disabled:\n    - two\twords\n",
+        "agents:\n  - id: a\n    extensions_config:\n      agent_creator: |#raw\n        x\n",
+        "agents:\n  - id: a\n    extensions_config:\n      agent_creator: >-\t# c\n        x\n",
+    ],
+)
+def test_tabs_and_flow_scalars_as_libyaml_scans_them(tmp_path: Path, text: str) -> None:
+    """unsafe-libyaml 0.2.11 src/scanner.rs: `yaml_parser_scan_to_next_token` skips a tab
+    where no simple key may start (after `key:` or a quoted scalar, and in flow context);
+    `yaml_parser_scan_plain_scalar` takes spaces and tabs alike as the blanks inside and after
+    a plain scalar, and ends one in flow context only at `,[]{}` or `: ` (`x?` is a scalar);
+    `yaml_parser_scan_block_scalar` takes blanks or a comment right after a block scalar's
+    indicators (`|#raw`). PyYAML refuses each of these."""
+    _plain(tmp_path)
+    name = "agents.yaml" if text.startswith("agents") else "extensions.yaml"
+    code, found = lint_yaml(tmp_path, name, text)
+    assert code == 0
+    assert [item for item in found if item[0] == "NX222"] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "extensions:\n\tenabled: false\n",
+        "agents:\n  - id: a\n    extensions_config:\n      agent_creator: |\n       \tx\n",
+        "extensions:\n  enabled: false\n  disabled: [a:]\n",
+        "extensions:\n  enabled: false\n  disabled:\n  -\ta\n",
+    ],
+)
+def test_tabs_and_colons_libyaml_refuses(tmp_path: Path, text: str) -> None:
+    """A tab that indents a line or a block scalar ("found a tab character where an indentation
+    space is expected", `yaml_parser_scan_block_scalar_breaks`), a `:` before a flow indicator
+    ("found unexpected ':'"), a tab right after `-`: refused by the daemon's YAML reader."""
+    _plain(tmp_path)
+    code, found = lint_yaml(tmp_path, "extensions.yaml", text)
+    assert code == 1
+    assert [item[0] for item in found] == ["NX222"]
 
 
 # -- 3. durations need a unit; ${VAR} is substituted before parsing --------------------------
