@@ -25,11 +25,13 @@ from nexo_pkg.manifest.model import Sandbox
 from nexo_pkg.manifest.names import find_manifest
 from nexo_pkg.manifest.rules_sandbox import HOST_NET_ENV, REQUIRE_ENV, env_flag
 from nexo_pkg.manifest.sandbox_paths import (
+    HOME_SECRET_SUBPATHS,
     STATE_DIR_TOKEN,
     daemon_denylist_hit,
     denylist_hit,
     home_secret_hit,
     host_path_exists,
+    normalise,
 )
 
 # `nobody:nogroup`, what the daemon maps the plugin to with `drop_user = true`.
@@ -238,6 +240,26 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
     # Rust's `Path::parent`: nothing for a bare program name, `/` for `/prog`.
     parent = command[0].rpartition("/")[0] or ("/" if command[0].startswith("/") else "")
     if parent and Path(parent).exists():
+        # A command at `/x` (or in a home, or under /proc) has the daemon bind that whole
+        # directory, read-only: judged as every bind source is.
+        danger = _bind_danger(
+            plugin_id,
+            command[0],
+            parent,
+            "",
+            where=f"the directory of the command `{command[0]}`",
+            climbing=False,  # `./bin/../run`: the plugin's own directory, as bwrap binds it
+        )
+        if danger is not None:
+            return SandboxPlan(
+                None,
+                "refused",
+                manifest_name,
+                wrapped=True,
+                refusal=danger,
+                state_dir=str(state_dir),
+                daemon_spawns=True,
+            )
         args += ["--ro-bind-try", parent, parent]
     spans = _entry_lines(manifest)
     problems: list[MountProblem] = []
@@ -298,30 +320,83 @@ def _resolved_path_refusal(plugin_id: str, entry: str, resolved: str) -> str | N
     return None
 
 
-def _bind_danger(plugin_id: str, entry: str, resolved: str, key: str) -> str | None:
+def _bind_danger(
+    plugin_id: str,
+    entry: str,
+    resolved: str,
+    key: str,
+    *,
+    where: str | None = None,
+    climbing: bool = True,
+) -> str | None:
     """Why ``check`` does not bind ``resolved`` although the daemon would: the path as
     ``bwrap`` reaches it (symlinks followed, ``..`` gone) is, lies under or covers a
     denylisted host path or a home secret, or the text still climbs with ``..``. The daemon
     judges the text alone, and ``bwrap`` follows links, so on this host the daemon would hand
-    the plugin that path."""
-    real = os.path.realpath(resolved)
-    hit = denylist_hit(real) or home_secret_hit(real)
-    climbs = ".." in resolved.split("/")
-    if hit is None and not climbs:
+    the plugin that path. ``where`` says where the path comes from when it is no allowlist
+    entry (the command's directory); without ``climbing`` (the command's directory), ``..``
+    in the text is no danger of its own (where it leads still is), nor is lying under
+    ``/root`` outside its secrets."""
+    source = where or f"from manifest entry `{entry}`, plugin.sandbox.{key}"
+    where = f"sandbox path `{resolved}` ({source})"
+    try:
+        real = os.path.realpath(resolved)
+    except OSError as exc:
+        return (
+            f"plugin `{plugin_id}`: {where} cannot be resolved on this host "
+            f"({exc.strerror or exc}: {exc.filename}); not started: check cannot tell what "
+            "bwrap would bind there"
+        )
+    denied = denylist_hit(real)
+    if not climbing and denied == "/root" and real.startswith("/root/"):
+        # A command under root's home (a pyenv interpreter): its directory, read-only, shows
+        # root's secrets only if it is one of them, which the home secrets below judge.
+        denied = None
+    hit = denied or home_secret_hit(real) or _own_home_secret_hit(real)
+    climbs = climbing and ".." in resolved.split("/")
+    # /proc/self/cwd, /proc/self/root, /proc/<pid>/…: what they name is the view of the
+    # process that resolves them (the daemon's bwrap, with the daemon's working directory
+    # and root), not this one's; the sandbox has a /proc of its own anyway.
+    in_proc = "proc" in (normalise(resolved).split("/")[1], real.split("/")[1])
+    if hit is None and not climbs and not in_proc:
         return None
     how = "writable" if key == "fs_write_paths" else "read-only"
     via = "" if real == resolved else f", which resolves to `{real}` on this host"
-    why = (
-        f"is, lies under or covers denylisted host path `{hit}`"
-        if hit is not None
-        else "still has `..` components after expansion, which check never passes to bwrap"
-    )
+    gets = f"`{real}`"
+    if hit is not None:
+        why = f"is, lies under or covers denylisted host path `{hit}`"
+    elif climbs:
+        why = "still has `..` components after expansion, which check never passes to bwrap"
+    else:
+        why = (
+            "lies under the host's /proc, whose entries name the view of the process that "
+            "binds them (the daemon's working directory, root or files), not this one's"
+        )
+        gets = f"what `{resolved}` names in the daemon's own process (for nexo, `{real}`)"
     return (
-        f"plugin `{plugin_id}`: sandbox path `{resolved}` (from manifest entry `{entry}`, "
-        f"plugin.sandbox.{key}){via}, {why}; not started. THE DAEMON WOULD SPAWN IT: it checks "
-        f"the path as written and bwrap follows links and `..`, so the plugin would get "
-        f"`{real}` {how}"
+        f"plugin `{plugin_id}`: {where}{via}, {why}; not started. THE DAEMON WOULD SPAWN IT: "
+        "it checks the path as written and bwrap follows links and `..`, so the plugin would "
+        f"get {gets} {how}"
     )
+
+
+def _own_home_secret_hit(real: str) -> str | None:
+    """The secret of this user's own home (``$HOME``, wherever it is: a service user's
+    ``/var/lib/nexo``) that exists on this host and that the resolved path ``real`` is, lies
+    under or covers, if any."""
+    try:
+        home = os.path.realpath(Path.home())
+    except (OSError, RuntimeError):
+        return None
+    if home == "/":
+        return None  # `/` itself is denylisted already
+    for secret in HOME_SECRET_SUBPATHS:
+        path = f"{home}/{secret}"
+        reached = real == path or real.startswith(path + "/")
+        covered = real == "/" or path.startswith(real.rstrip("/") + "/")
+        if (reached or covered) and os.path.lexists(path):
+            return path
+    return None
 
 
 def _entry_lines(manifest: Path | None) -> dict[tuple[str, int], int]:

@@ -3,9 +3,10 @@ scaffold's pin of nexo-pkg). git is optional: a failure of any kind is no answer
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
+
+from nexo_pkg.core.programs import find_program
 
 __all__ = ["git_output"]
 
@@ -13,7 +14,7 @@ __all__ = ["git_output"]
 def git_output(directory: Path, *arguments: str) -> str | None:
     """The stripped standard output of ``git ARGUMENTS`` run in ``directory``; ``None`` when
     git is missing, fails, times out, or ``directory`` is no repository git will read."""
-    git = shutil.which("git")
+    git = find_program("git")
     if git is None:
         return None
     try:

@@ -61,11 +61,20 @@ def _path(dest: Path, plugin_id: str) -> Path:
     return dest / BOOKKEEPING_DIR / HOLDS_AREA / f"{plugin_id}.json"
 
 
+def _linked_area(dest: Path) -> bool:
+    """Whether ``<dest>/.nexo`` or its ``holds`` is a symbolic link (planted: nexo-pkg makes
+    directories there): holds are neither read through it nor written out of the root."""
+    bookkeeping = dest / BOOKKEEPING_DIR
+    return bookkeeping.is_symlink() or (bookkeeping / HOLDS_AREA).is_symlink()
+
+
 def read_hold(dest: Path, plugin_id: str) -> Hold | None:
     """The hold on ``plugin_id`` in the root ``dest``, or ``None``. A hold file that cannot
     be read as one counts as a hold on no particular version (``?``): the operator asked for
     one, and ``unhold`` removes it."""
     path = _path(dest, plugin_id)
+    if _linked_area(dest):
+        return None
     try:
         # A regular file only, never a link followed out of the root, a FIFO or a device.
         raw = read_regular_bytes(path, MAX_HOLD_BYTES, follow_links=False)
@@ -95,6 +104,8 @@ def read_hold(dest: Path, plugin_id: str) -> Hold | None:
 def holds(dest: Path) -> dict[str, Hold]:
     """Every hold in the root ``dest``, by plugin id."""
     area = dest / BOOKKEEPING_DIR / HOLDS_AREA
+    if _linked_area(dest):
+        return {}
     try:
         names = sorted(child.name for child in area.iterdir() if child.name.endswith(".json"))
     except OSError:
@@ -122,6 +133,11 @@ def set_hold(
     hold = Hold(plugin_id, version, utc_now(), reason, rolled_back_from)
     path = _path(dest, plugin_id)
     try:
+        # A link planted as `.nexo` or `.nexo/holds` goes (never what it points to): the
+        # hold is written inside the root, as every bookkeeping area is.
+        for planted in (dest / BOOKKEEPING_DIR, path.parent):
+            if planted.is_symlink():
+                planted.unlink()
         make_dirs(path.parent)
         data = json.dumps(hold.to_json(), indent=2) + "\n"
         write_file_atomically(path, data.encode("utf-8"), mode=0o644)

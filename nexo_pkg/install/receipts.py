@@ -385,7 +385,8 @@ def scan_kept(dest: Path) -> list[Installed]:
     """Old versions ``upgrade`` kept under ``.nexo/kept``, sorted by name."""
     area = dest / BOOKKEEPING_DIR / KEPT_AREA
     try:
-        holders = sorted(area.iterdir()) if area.is_dir() and not area.is_symlink() else []
+        linked = area.is_symlink() or area.parent.is_symlink()
+        holders = sorted(area.iterdir()) if area.is_dir() and not linked else []
     except OSError as exc:
         raise io_error(f"list {area}", exc) from exc
     return [

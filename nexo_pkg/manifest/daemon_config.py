@@ -113,10 +113,11 @@ def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: b
 
 
 # The files of the daemon's configuration nexo-pkg reads: the plugin roots, the trust
-# policy, the microapps' grants.
+# policy and its registry bindings (nexo-pkg's own file, beside it), the microapps' grants.
 READ_FILES = (
     Path("plugins") / "discovery.yaml",
     Path("extensions") / "trusted_keys.toml",
+    Path("extensions") / "registry_owners.toml",
     Path("extensions.yaml"),
 )
 

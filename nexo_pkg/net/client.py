@@ -285,6 +285,8 @@ def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
             context = tls_context()
         name = names.get(pattern.removesuffix("://"), "the proxy variable")
         try:
+            if not _port_in_range(httpx.URL(proxy)):
+                raise httpx.InvalidURL("the port is not a number from 1 to 65535")
             transports[pattern] = ProxyTransport(proxy, name, verify=context)
         except ImportError as exc:
             raise ConfigError(
@@ -368,16 +370,23 @@ def proxy_mounts(
         pattern = _no_proxy_pattern(host)
         try:
             valid = pattern is not None and bool(httpx.URL(pattern).host)
+            valid = valid and _port_in_range(httpx.URL(str(pattern)))
         except httpx.InvalidURL:
             valid = False
         if not valid:
             raise ConfigError(
                 f"{variable} lists {printable(host)!r}, which is no host name, address or "
                 "URL (an IPv6 address goes in brackets, [::1] or [::1]:8080; a port is a "
-                "number)"
+                "number from 1 to 65535)"
             )
         mounts[str(pattern)] = None
     return mounts
+
+
+def _port_in_range(url: httpx.URL) -> bool:
+    """Whether ``url`` names no port or one a connection can be made to (httpx keeps any
+    integer: ``-1``, ``65536`` or twenty digits)."""
+    return url.port is None or 0 < url.port < 65536
 
 
 def _no_proxy_pattern(host: str) -> str | None:

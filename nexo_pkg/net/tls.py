@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import ssl
+import stat
+from pathlib import Path
 
 from nexo_pkg.core.errors import ConfigError
 
@@ -22,6 +24,18 @@ def tls_context() -> ssl.SSLContext:
     certificates."""
     cafile = os.environ.get("SSL_CERT_FILE") or None
     capath = os.environ.get("SSL_CERT_DIR") or None
+    if cafile is not None:
+        # OpenSSL opens and reads it as it is: a FIFO would hang the command, a device
+        # (/dev/zero) be read without end.
+        try:
+            regular = stat.S_ISREG(Path(cafile).stat().st_mode)
+        except (OSError, ValueError):
+            regular = True  # OpenSSL says why it cannot open it, below
+        if not regular:
+            raise ConfigError(
+                f"SSL_CERT_FILE={cafile} is not a regular file of CA certificates; fix it, "
+                "or unset SSL_CERT_FILE"
+            )
     if capath is not None and cafile is None:
         # OpenSSL takes a directory it cannot read for one without certificates, silently:
         # every https request would then fail to verify, a network error instead of this.

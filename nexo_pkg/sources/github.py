@@ -19,7 +19,6 @@ import json
 import logging
 import os
 import re
-import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.programs import find_program
 from nexo_pkg.core.terminal import shown
 from nexo_pkg.net.api import (
     DEFAULT_READ_TIMEOUT_SECONDS,
@@ -207,7 +207,7 @@ def resolve_token(api_base: str) -> str | None:
 
 def _gh_auth_token(host: str) -> str | None:
     """gh's stored token for ``host``, or ``None`` (gh missing, not logged in, slow, odd)."""
-    gh = shutil.which("gh")
+    gh = find_program("gh")
     if gh is None:
         return None
     try:

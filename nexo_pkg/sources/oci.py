@@ -38,7 +38,9 @@ _SEMVER_TAG = re.compile(r"^[vV]?\d+\.\d+\.\d+")
 def _tag_version(tag: str) -> str | None:
     if not _SEMVER_TAG.match(tag):
         return None
-    text = tag[1:] if tag[:1] in {"v", "V"} else tag
+    # A tag cannot hold `+`: Helm and ORAS write a version's build metadata with `_`
+    # (`1.2.3_linux` is 1.2.3+linux).
+    text = (tag[1:] if tag[:1] in {"v", "V"} else tag).replace("_", "+")
     try:
         parse_version(text)
     except VersionError:
@@ -47,17 +49,20 @@ def _tag_version(tag: str) -> str | None:
 
 
 def tag_contradicts(tag: str, version: str) -> bool:
-    """Whether ``tag`` is semver-shaped (``1.2.3``, ``v1.2.3-rc.1``) and names another version
-    than ``version`` (build metadata aside, which a tag cannot carry). A tag that is not a
-    version (``latest``, ``stable``) contradicts nothing."""
+    """Whether ``tag`` is semver-shaped (``1.2.3``, ``v1.2.3-rc.1``, ``1.2.3_build``) and names
+    another version than ``version`` (build metadata aside, which a tag spells with ``_`` if at
+    all). A tag that starts as a version but is none (``02.0.0``, ``2.0.0.1``) contradicts
+    every version; one that is not a version at all (``latest``, ``stable``, ``2``) nothing."""
     named = _tag_version(tag)
     if named is None:
-        return False
+        return _SEMVER_TAG.match(tag) is not None
     try:
         carried = parse_version(version)
     except VersionError:
         return True
-    return parse_version(named) != carried.without_build()
+    tagged = parse_version(named)
+    # A tag without build metadata names every build of its version; one with it, that build.
+    return tagged != (carried if tagged.build else carried.without_build())
 
 
 def resolve(

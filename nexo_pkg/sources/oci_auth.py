@@ -11,7 +11,6 @@ import binascii
 import json
 import os
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.programs import find_program
 
 AUTH_FILE_ENV = "REGISTRY_AUTH_FILE"
 HELPER_TIMEOUT = 30.0
@@ -139,11 +139,12 @@ def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:
             "(letters, digits, '.', '_', '-'); helpers are looked up on PATH only",
             kind="registry_config",
         )
-    program = shutil.which(f"docker-credential-{helper}")
+    program = find_program(f"docker-credential-{helper}")
     if program is None:
         raise ConfigError(
             f"{path} names the credential helper {helper!r}, but docker-credential-{helper} "
-            "is not on PATH",
+            "is not in PATH's absolute directories (relative or empty entries, which name "
+            "the working directory, are not searched)",
             kind="registry_config",
         )
     try:

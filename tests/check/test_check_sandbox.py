@@ -442,3 +442,101 @@ def test_a_write_path_that_still_climbs_after_expansion_is_not_started(tmp_path:
     assert "THE DAEMON WOULD SPAWN IT" in sandbox["detail"]
     assert check(document, "spawn")["status"] == "fail"
     assert not marker.exists()
+
+
+@needs_bwrap
+@pytest.mark.parametrize(
+    "entry", ["/proc/self/cwd", "/proc/thread-self/cwd/data", "/proc/1/root/etc"]
+)
+def test_a_path_under_the_host_proc_is_not_started(tmp_path: Path, entry: str) -> None:
+    """`/proc/self/cwd` lints clean and the daemon binds it as written; what it names is the
+    working directory of the process that binds it (a daemon started in `/` would hand the
+    plugin the host's root, writable), whatever it resolves to for check. `/proc/1/root` may
+    not even be resolvable here (permission denied): that is a failed check too, never an
+    `io` error ending the run."""
+    marker = tmp_path / "started"
+    root = _marking_plugin(tmp_path / "p", marker, entry)
+    code, document = cli_check(root)
+    assert code == 1, document
+    assert "checks" in document, document
+    sandbox = check(document, "sandbox")
+    assert sandbox["status"] == "fail"
+    assert f"`{entry}`" in sandbox["detail"]
+    assert "not started" in sandbox["detail"]
+    assert check(document, "spawn")["status"] == "fail"
+    assert not marker.exists()
+
+
+@needs_bwrap
+def test_a_command_whose_directory_reaches_the_host_is_not_started(tmp_path: Path) -> None:
+    """The daemon binds the directory of the command read-only (its `Path::parent`): a command
+    at `/x` would hand the plugin the whole host to read, and one under `/proc/self/root`
+    whatever the daemon's root is. check judges that directory as every bind source, starts
+    nothing, and says the daemon would; `./bin/../run` is the plugin's own directory."""
+    root = tmp_path / "p"
+    root.mkdir()
+    marker = tmp_path / "started"
+    launcher = root / "run"
+    launcher.write_text(f"#!/bin/sh\n: > {marker}\nexit 0\n", encoding="utf-8")
+    launcher.chmod(0o755)
+    (root / "bin").mkdir()
+    command = f"/proc/self/root{launcher}"
+    manifest = root / "nexo-plugin.toml"
+
+    def write(command: str) -> None:
+        manifest.write_text(
+            '[plugin]\nid = "reach"\nversion = "0.1.0"\nname = "r"\ndescription = "r"\n'
+            'min_nexo_version = ">=0.1.0"\n[plugin.entrypoint]\n'
+            f"command = {toml_string(command)}\n[plugin.sandbox]\nenabled = true\n"
+            f"fs_read_paths = [{toml_string(str(root))}, {toml_string(str(tmp_path))}]\n"
+            f"fs_write_paths = [{toml_string(str(tmp_path))}]\n",
+            encoding="utf-8",
+        )
+
+    write(command)
+    code, document = cli_check(root)
+    assert code == 1, document
+    sandbox = check(document, "sandbox")
+    assert sandbox["status"] == "fail", sandbox
+    assert f"the directory of the command `{command}`" in sandbox["detail"]
+    assert "THE DAEMON WOULD SPAWN IT" in sandbox["detail"]
+    assert "read-only" in sandbox["detail"]
+    assert document["sandbox"]["daemon_spawns"] is True
+    assert check(document, "spawn")["status"] == "fail"
+    assert not marker.exists()
+    write(f"{root}/bin/../run")
+    cli_check(root)
+    assert marker.exists()
+
+
+@needs_bwrap
+def test_a_read_path_exposing_the_own_home_s_secrets_is_not_started(tmp_path: Path) -> None:
+    """A service user's home is rarely under /home (`/var/lib/nexo`): binding it, or a
+    directory above it, hands the plugin its `.ssh`. check judges the path against this
+    user's own home too, wherever it is, when the secret exists; a sibling of the home is
+    bound as the daemon binds it."""
+    home = tmp_path / "service-home"
+    (home / ".ssh").mkdir(parents=True)
+    marker = tmp_path / "started"
+    for exposing in (home, tmp_path):
+        root = tmp_path / f"p-{exposing.name}"
+        _marking_plugin(root, marker, str(tmp_path / "out"))
+        manifest = root / "nexo-plugin.toml"
+        manifest.write_text(
+            manifest.read_text(encoding="utf-8").replace(
+                "fs_read_paths = [", f"fs_read_paths = [{toml_string(str(exposing))}, "
+            ),
+            encoding="utf-8",
+        )
+        code, document = cli_check(root, env={"HOME": str(home)})
+        assert code == 1, document
+        sandbox = check(document, "sandbox")
+        assert sandbox["status"] == "fail", sandbox
+        assert f"`{home / '.ssh'}`" in sandbox["detail"]
+        assert "THE DAEMON WOULD SPAWN IT" in sandbox["detail"]
+        assert not marker.exists()
+    (tmp_path / "out").mkdir()
+    sibling = tmp_path / "p-sibling"
+    _marking_plugin(sibling, tmp_path / "out" / "started", str(tmp_path / "out"))
+    code, document = cli_check(sibling, env={"HOME": str(home)})
+    assert (tmp_path / "out" / "started").exists(), document

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -189,3 +190,59 @@ def test_a_link_planted_as_a_lock_file_creates_nothing_outside(
     assert "symbolic link" in result.document["error"]
     assert not target.exists()
     assert sorted(p.name for p in root.iterdir()) == [lock_name]
+
+
+def _operate(root: Path, tmp_path: Path, *args: str) -> CliResult:
+    return nexo(
+        "plugin", *args, "--dest", str(root), "--json", "--config", str(tmp_path / "no-config"),
+        env=_env(tmp_path), cwd=tmp_path, in_process=True,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("planted", [".nexo", ".nexo/holds"])
+def test_a_hold_through_a_planted_link_is_written_inside_the_root(
+    tmp_path: Path, planted: str
+) -> None:
+    """``hold`` through a link planted as the bookkeeping directory or its ``holds`` area
+    would create a file wherever the link points; the link goes, the hold stays in the root."""
+    root = _installed_root(tmp_path)
+    outside = tmp_path / "elsewhere"
+    (outside / "holds").mkdir(parents=True)
+    link = root / planted
+    if link.exists():
+        shutil.rmtree(link)
+    link.parent.mkdir(exist_ok=True)
+    link.symlink_to(outside if planted == ".nexo" else outside / "holds")
+    held = _operate(root, tmp_path, "hold", "hello")
+    assert held.exit_code == 0, held.stderr
+    assert sorted(outside.rglob("*")) == [outside / "holds"]
+    assert not (root / planted).is_symlink()
+    assert (root / ".nexo" / "holds" / "hello.json").is_file()
+    listed = _listed(root, tmp_path)
+    assert [plugin["held"] for plugin in listed.document["plugins"]] == [True], listed.stdout
+
+
+def test_holds_and_kept_versions_behind_a_planted_link_are_not_read(tmp_path: Path) -> None:
+    """A ``.nexo`` link to a tree elsewhere holding a hold and a kept version: ``list`` shows
+    neither, and ``rollback`` finds nothing to pull into the root from there."""
+    root = _installed_root(tmp_path)
+    outside = tmp_path / "elsewhere"
+    (outside / "holds").mkdir(parents=True)
+    (outside / "holds" / "hello.json").write_text(
+        json.dumps({"id": "hello", "version": "1.0.0", "since": "", "reason": "hold"}),
+        encoding="utf-8",
+    )
+    shutil.copytree(root / "hello-1.0.0", outside / "kept" / "hello-1.0.0-0123456789ab" / "tree")
+    shutil.rmtree(root / ".nexo", ignore_errors=True)
+    (root / ".nexo").symlink_to(outside)
+    listed = _listed(root, tmp_path)
+    assert listed.exit_code == 0, listed.stderr
+    assert [(p["version"], p["held"]) for p in listed.document["plugins"]] == [("1.0.0", False)]
+    rolled = _operate(root, tmp_path, "rollback", "hello", "--yes")
+    assert rolled.exit_code == 1, rolled.stdout
+    assert "no earlier version" in rolled.document["error"]
+    assert (outside / "kept" / "hello-1.0.0-0123456789ab" / "tree").is_dir()
+    assert sorted(p.name for p in root.iterdir() if p.name != ".nexo") == [
+        ".nexo-install.lock",
+        "hello-1.0.0",
+    ]

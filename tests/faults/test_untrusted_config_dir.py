@@ -50,6 +50,8 @@ def _install(tmp_path: Path, work: Path) -> CliResult:
         "a subdirectory writable by others",
         "a policy file writable by others",
         "a policy file of another user",
+        # It binds registry repositories to owners: which owner's entry judges a copy.
+        "a registry binding file writable by others",
     ],
 )
 def test_an_untrusted_working_directory_config_does_not_replace_the_policy(
@@ -72,6 +74,13 @@ def test_an_untrusted_working_directory_config_does_not_replace_the_policy(
         (work / "config" / "extensions").chmod(0o777)
     elif planted == "a policy file writable by others":
         (work / "config" / "extensions" / "trusted_keys.toml").chmod(0o666)
+    elif planted == "a registry binding file writable by others":
+        bindings = work / "config" / "extensions" / "registry_owners.toml"
+        bindings.write_text(
+            '[[registries]]\nrepository = "r.example/plugins/hello"\nowner = "acme"\n',
+            encoding="utf-8",
+        )
+        bindings.chmod(0o666)
     else:
         os.chown(work / "config" / "extensions" / "trusted_keys.toml", NOBODY, NOBODY)
     result = _install(tmp_path, work)

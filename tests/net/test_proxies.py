@@ -127,6 +127,12 @@ _UNUSABLE = [
     ({"https_proxy": "ftp://user:s3cret@127.0.0.1:21"}, "https_proxy"),
     ({"HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": "[127.0.0.1]"}, "NO_PROXY"),
     ({"HTTP_PROXY": "http://127.0.0.1:9", "no_proxy": "localhost,127.0.0.1:*"}, "no_proxy"),
+    # httpx keeps any integer as a port: the socket layer overflows or wraps it later.
+    ({"HTTPS_PROXY": "http://user:s3cret@127.0.0.1:99999999999999999999"}, "HTTPS_PROXY"),
+    ({"HTTP_PROXY": "http://user:s3cret@[::1]:65536"}, "HTTP_PROXY"),
+    ({"HTTP_PROXY": "http://127.0.0.1:-1"}, "HTTP_PROXY"),
+    ({"HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": "[::1]:99999"}, "NO_PROXY"),
+    ({"HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": "h:99999999999999999999"}, "NO_PROXY"),
 ]
 
 

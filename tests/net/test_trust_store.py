@@ -3,6 +3,7 @@ vendors; ``SSL_CERT_FILE``/``SSL_CERT_DIR`` still name the CAs when set."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import ssl
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 import truststore
+from support.cli import clean_env, nexo
 from support.http_kit import Certificate, LoopbackServer, make_certificate
 
 from nexo_pkg.core.errors import ConfigError, NexoError
@@ -114,3 +116,28 @@ def test_ca_settings_naming_no_certificates_are_a_config_error(
         tls_context()
     assert raised.value.kind == "config"
     assert "SSL_CERT_FILE" in str(raised.value)
+
+
+@pytest.mark.parametrize("planted", ["fifo", "device", "directory"])
+def test_a_ca_file_that_is_no_regular_file_is_a_config_error_at_once(
+    tmp_path: Path, planted: str
+) -> None:
+    """OpenSSL opens ``SSL_CERT_FILE`` as it is: a FIFO would hang the command until killed,
+    a device be read without end. Each is one ``config`` line naming the variable (exit 2),
+    in a subprocess whose timeout fails the test instead of hanging it."""
+    if planted == "fifo":
+        target = tmp_path / "ca.pem"
+        os.mkfifo(target)
+    else:
+        target = Path("/dev/zero") if planted == "device" else tmp_path
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE="https://127.0.0.1:9",
+        SSL_CERT_FILE=str(target),
+    )
+    for command in (("info",), ("install", "--yes")):
+        result = nexo("plugin", *command, "acme/hello", "--json", env=env, timeout=60)
+        assert result.code == 2, result.stderr
+        assert result.document["kind"] == "config"
+        assert f"SSL_CERT_FILE={target}" in result.document["error"]
+    assert not (tmp_path / "home" / "state").exists()

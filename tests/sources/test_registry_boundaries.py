@@ -83,6 +83,41 @@ def test_push_refuses_a_version_tag_that_names_another_version(
     del tmp_path
 
 
+# A tag cannot hold `+`: Helm and ORAS spell build metadata `_` (`2.0.0_x` is 2.0.0+x). A tag
+# that starts as a version but is none (`02.0.0`, `2.0.0.1`) names no version it could hold.
+_OTHER_VERSION_TAGS = ["2.0.0_x", "0.1.0_build", "02.0.0", "2.0.0.1"]
+
+
+def test_a_version_tag_in_the_oci_spelling_or_not_quite_semver_is_held_to_its_version(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    dist = make_dist("echo", "0.1.0")
+    for tag in _OTHER_VERSION_TAGS:
+        pushed = nexo("plugin", "push", str(dist), registry.ref(f"plugins/echo:{tag}"),
+                      "--plain-http", "--json", env=fleet_env, in_process=True)  # fmt: skip
+        assert (pushed.code, pushed.document["kind"]) == (2, "source_invalid"), tag
+    assert _tags(registry, "plugins/echo") == []
+    dest = tmp_path / "plugins"
+    for tag in _OTHER_VERSION_TAGS:
+        _push_under(dist, registry, "plugins/echo", tag)
+        installed = nexo("plugin", "install", registry.ref(f"plugins/echo:{tag}"), "--dest",
+                         str(dest), "--plain-http", "--yes", "--json", env=fleet_env,
+                         in_process=True)  # fmt: skip
+        assert installed.code == 1, (tag, installed.stderr)
+        assert installed.document["kind"] == "registry_invalid", tag
+        assert f"plugins/echo:{tag} holds echo 0.1.0" in installed.document["error"]
+    assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
+    # The tag naming the version, and one naming its build, are that version.
+    for tag in ("0.1.0", "v0.1.0"):
+        pushed = nexo("plugin", "push", str(dist), registry.ref(f"plugins/echo:{tag}"),
+                      "--plain-http", "--json", env=fleet_env, in_process=True)  # fmt: skip
+        assert pushed.code == 0, pushed.stderr
+    built = make_dist("built", "0.1.0+b.7")
+    pushed = nexo("plugin", "push", str(built), registry.ref("plugins/built:0.1.0_b.7"),
+                  "--plain-http", "--json", env=fleet_env, in_process=True)  # fmt: skip
+    assert pushed.code == 0, pushed.stderr
+
+
 def test_install_lock_and_sync_refuse_a_tag_that_holds_another_version(
     tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
 ) -> None:
@@ -423,6 +458,36 @@ def test_a_credential_helper_with_a_slash_runs_nothing(
                   "--json", cwd=work, env=fleet_env, in_process=True)  # fmt: skip
     assert result.code == 2, result.stderr
     assert json.loads(result.stdout)["kind"] == "registry_config"
+    assert not marker.exists()
+    assert not (tmp_path / "root").exists()
+
+
+@pytest.mark.parametrize("search", [":{path}", ".:{path}", "bin:{path}", "{path}:"])
+def test_a_credential_helper_is_never_found_through_a_relative_path_entry(
+    tmp_path: Path, fleet_env: dict[str, str], search: str
+) -> None:
+    """An empty, ``.`` or relative PATH entry names the working directory (a cloned
+    repository): a ``docker-credential-x`` planted there is not run, as Go's ``exec.LookPath``
+    (docker's helpers) refuses it since Go 1.19; the helper is not found, nothing else."""
+    work = tmp_path / "work"
+    marker = tmp_path / "helper-ran"
+    for where in (work, work / "bin"):
+        where.mkdir(parents=True, exist_ok=True)
+        program = where / "docker-credential-planted"
+        program.write_text(
+            f'#!/bin/sh\ntouch {marker}\necho \'{{"Username": "u", "Secret": "s"}}\'\n'
+        )
+        program.chmod(0o755)
+    host = "127.0.0.1:9"
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"credHelpers": {host: "planted"}}), encoding="utf-8")
+    env = {**fleet_env, "PATH": search.format(path="/usr/bin:/bin")}
+    result = nexo("plugin", "install", f"oci://{host}/plugins/echo:1.0.0", "--plain-http",
+                  "--registry-config", str(config), "--dest", str(tmp_path / "root"), "--yes",
+                  "--json", cwd=work, env=env)  # fmt: skip
+    assert result.code == 2, result.stderr
+    assert json.loads(result.stdout)["kind"] == "registry_config"
+    assert "docker-credential-planted" in json.loads(result.stdout)["error"]
     assert not marker.exists()
     assert not (tmp_path / "root").exists()
 
