@@ -85,7 +85,7 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
         if fixed is not None:
             request.fixed_stdin = _encoded(fixed[0], like=raw)
             result = lint_bytes(request.fixed_stdin, path=name, options=options)
-        return [result]
+        return [_noted_shadowed(result, request.stdin_filename, options)]
     if request.stdin_filename is not None:
         raise UsageError("--stdin-filename only applies with --stdin")
     daemon_files = _daemon_config_files(request)
@@ -100,6 +100,18 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
             *_unreadable_config(request),
             *_lint_found(request, settings, found_manifests, named),
         ]
+
+
+def _noted_shadowed(
+    result: FileResult, stdin_filename: str | None, options: LintOptions | None
+) -> FileResult:
+    """``result`` for standard input, plus the warning the file it is named after would get
+    (``NX006``) when the daemon reads another manifest beside it."""
+    from nexo_pkg.lint.discovery import shadowing_manifest  # noqa: PLC0415
+    from nexo_pkg.lint.engine import note_shadowed  # noqa: PLC0415
+
+    used = None if stdin_filename is None else shadowing_manifest(Path(stdin_filename))
+    return result if used is None else note_shadowed(result, used, options)
 
 
 def _lint_found(

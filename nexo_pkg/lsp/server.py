@@ -39,11 +39,12 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from nexo_pkg import __version__
-from nexo_pkg.core.diagnostics import Diagnostic, Position
+from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.lint.config import LintSettings
 from nexo_pkg.lint.daemon_files import config_kind
-from nexo_pkg.lint.engine import lint_bytes, lint_config_source, lint_source
+from nexo_pkg.lint.discovery import shadowing_manifest
+from nexo_pkg.lint.engine import lint_bytes, lint_config_source, lint_source, note_shadowed
 from nexo_pkg.lint.fixes import FIXABLE, rule_of, subject_at
 from nexo_pkg.lsp import code_actions, completion, hover, yaml_help
 from nexo_pkg.lsp.positions import (
@@ -128,6 +129,18 @@ def manifest_options(path: str) -> LintOptions | None:
 
 
 def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...]:
+    """Lint ``text`` with the linter for ``kind``, as ``nexo plugin lint`` lints the file at
+    ``path``: a manifest the daemon ignores for another one beside it gets its warning too."""
+    found = _lint_text(kind, text, path)
+    used = (
+        shadowing_manifest(Path(path)) if kind == "manifest" and Path(path).is_absolute() else None
+    )
+    if used is None:
+        return found
+    return note_shadowed(FileResult(path, found, text), used, manifest_options(path)).diagnostics
+
+
+def _lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...]:
     """Lint ``text`` with the linter for ``kind``; the linters never raise for bad input.
 
     As ``nexo plugin lint`` reads a file: a leading byte-order mark is not part of the TOML
@@ -136,7 +149,7 @@ def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...
     finding about that.
     """
     if text.startswith(BYTE_ORDER_MARK):
-        return tuple(_after_mark(item) for item in lint_text(kind, text[1:], path))
+        return tuple(_after_mark(item) for item in _lint_text(kind, text[1:], path))
     if kind in ("manifest", "policy"):
         # The command names a trust policy by its file name too, and applies the settings.
         raw = text.encode("utf-8", "surrogatepass")

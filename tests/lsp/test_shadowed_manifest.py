@@ -1,0 +1,69 @@
+"""A ``plugin.toml`` beside a ``nexo-plugin.toml`` is ignored by the daemon: ``nexo plugin lint``
+warns about it (``NX006``), and so do ``lint --stdin --stdin-filename`` and the language server,
+which lint the same file from an editor's buffer."""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+
+from support import cli
+
+from .client import LspSession
+from .conftest import SharedServer
+from .test_server import GOOD
+
+nexo = partial(cli.nexo, in_process=True)
+
+SHADOWED = '[plugin]\nid = "demo"\nversion = "0.1.0"\n'
+USED = GOOD  # a clean manifest
+
+
+def _codes(report: str) -> list[str]:
+    return [item["code"] for item in json.loads(report)["files"][0]["diagnostics"]]
+
+
+def test_stdin_named_after_a_shadowed_manifest_warns_as_the_file_does(tmp_path: Path) -> None:
+    (tmp_path / "nexo-plugin.toml").write_text(USED, "utf-8")
+    (tmp_path / "plugin.toml").write_text(SHADOWED, "utf-8")
+    args = ("plugin", "lint", "--format", "json")
+    from_file = nexo(*args, "plugin.toml", cwd=tmp_path)
+    from_stdin = nexo(
+        *args, "--stdin", "--stdin-filename", "plugin.toml", cwd=tmp_path, stdin=SHADOWED.encode()
+    )
+    assert "NX006" in _codes(from_file.stdout)
+    assert from_stdin.stdout == from_file.stdout
+    assert from_stdin.code == from_file.code == 1
+    # Without the manifest that shadows it, or unnamed, the buffer gets no such warning.
+    unnamed = nexo(*args, "--stdin", cwd=tmp_path, stdin=SHADOWED.encode())
+    assert "NX006" not in _codes(unnamed.stdout)
+    (tmp_path / "nexo-plugin.toml").unlink()
+    alone = nexo(
+        *args, "--stdin", "--stdin-filename", "plugin.toml", cwd=tmp_path, stdin=SHADOWED.encode()
+    )
+    assert "NX006" not in _codes(alone.stdout)
+    assert alone.code == 1
+
+
+def test_language_server_warns_about_a_shadowed_manifest(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    (tmp_path / "nexo-plugin.toml").write_text(USED, "utf-8")
+    shadowed = tmp_path / "plugin.toml"
+    shadowed.write_text(SHADOWED, "utf-8")
+    expected = json.loads(nexo("plugin", "lint", "--format", "json", str(shadowed)).stdout)
+    warning = next(item for item in expected["files"][0]["diagnostics"] if item["code"] == "NX006")
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(shadowed, SHADOWED)
+        published = await session.diagnostics(uri, version=1)
+        found = [item for item in published.diagnostics if item.code == "NX006"]
+        assert [item.message for item in found] == [warning["message"]]
+        assert found[0].range.start.line == found[0].range.start.character == 0
+        assert len(published.diagnostics) == len(expected["files"][0]["diagnostics"])
+        # The manifest the daemon does read gets no such warning.
+        used = session.open(tmp_path / "nexo-plugin.toml", USED)
+        assert [item.code for item in (await session.diagnostics(used)).diagnostics] == []
+
+    shared_server.run(scenario)
