@@ -18,6 +18,7 @@ import os
 import posixpath
 import re
 import sys
+import tomllib
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -55,6 +56,7 @@ from nexo_pkg.lsp.positions import (
     normalise_encoding,
 )
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
+from nexo_pkg.manifest.microapp import COMPANION_MANIFEST_NAME, is_extension_shape
 from nexo_pkg.manifest.names import CANONICAL_MANIFEST_NAME, is_manifest_name
 from nexo_pkg.manifest.options import LintOptions
 
@@ -532,6 +534,27 @@ class NexoLanguageServer(LanguageServer):
         self._lint_pool.submit(work).add_done_callback(report)
 
 
+MICROAPP_SCHEMA = "microapp-manifest.schema.json"
+# A microapp manifest's marks, read from text that does not parse (half-typed): a root
+# `[transport]` or `[capabilities]` table, and neither mark of a unified plugin manifest.
+_MICROAPP_TABLE = re.compile(r"^[ \t]*\[[ \t]*(?:transport|capabilities)[ \t]*\]", re.MULTILINE)
+_UNIFIED_MARK = re.compile(
+    r"^[ \t]*(?:manifest_version[ \t]*=|\[[ \t]*plugin[ \t]*\.[ \t]*entrypoint\b)", re.MULTILINE
+)
+
+
+def _is_microapp(text: str, path: str) -> bool:
+    """Whether lint reads the manifest ``text`` at ``path`` with the daemon's extension
+    manifest parser (a microapp's ``plugin.toml``), so its help comes from that schema."""
+    if Path(path).name == COMPANION_MANIFEST_NAME:
+        return False
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return bool(_MICROAPP_TABLE.search(text)) and not _UNIFIED_MARK.search(text)
+    return is_extension_shape(data)
+
+
 def _schema_position(
     ls: NexoLanguageServer, params: types.HoverParams | types.CompletionParams
 ) -> tuple[SchemaNavigator, str, LineIndex, int, bool] | None:
@@ -545,6 +568,10 @@ def _schema_position(
     if is_yaml:
         yaml_kind = config_kind(_document_path(snapshot.uri), snapshot.text)
         navigator = None if yaml_kind is None else yaml_help.yaml_navigator(yaml_kind)
+    elif snapshot.kind == "manifest" and _is_microapp(
+        _mark_as_space(snapshot.text), _document_path(snapshot.uri)
+    ):
+        navigator = packaged_navigator(MICROAPP_SCHEMA)
     else:
         navigator = navigator_for(snapshot.kind)
     if navigator is None:
