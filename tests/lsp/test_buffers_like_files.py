@@ -1,6 +1,7 @@
-"""A ``plugin.toml`` beside a ``nexo-plugin.toml`` is ignored by the daemon: ``nexo plugin lint``
-warns about it (``NX006``), and so do ``lint --stdin --stdin-filename`` and the language server,
-which lint the same file from an editor's buffer."""
+"""An editor's buffer, piped to ``lint --stdin --stdin-filename`` or opened in the language
+server, is linted as ``nexo plugin lint`` lints the file: a ``plugin.toml`` beside a
+``nexo-plugin.toml`` is ignored by the daemon and warned about (``NX006``), and standard input
+over the size cap is reported without a made-up size."""
 
 from __future__ import annotations
 
@@ -67,3 +68,15 @@ def test_language_server_warns_about_a_shadowed_manifest(
         assert [item.code for item in (await session.diagnostics(used)).diagnostics] == []
 
     shared_server.run(scenario)
+
+
+def test_stdin_over_the_cap_is_not_given_the_size_read(tmp_path: Path) -> None:
+    """Standard input is read one byte past the 4 MiB cap: the finding does not pass that
+    count off as the size of what was piped, here 5,000,000 bytes."""
+    piped = b"a" * 5_000_000
+    report = nexo("plugin", "lint", "--format", "json", "--stdin", cwd=tmp_path, stdin=piped)
+    [finding] = json.loads(report.stdout)["files"][0]["diagnostics"]
+    assert finding["code"] == "NX004"
+    assert "4,194,305" not in finding["message"]
+    assert finding["message"].startswith("file is larger than 4,194,304 bytes")
+    assert report.code == 1
