@@ -84,6 +84,7 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
         fixed = _fixed_text(result, unsafe=request.unsafe_fixes) if request.fix else None
         if fixed is not None:
             request.fixed_stdin = _encoded(fixed[0], like=raw)
+            _note_fixed(fixed[1], name)
             result = lint_bytes(request.fixed_stdin, path=name, options=options)
         return [_noted_shadowed(result, request.stdin_filename, options)]
     if request.stdin_filename is not None:
@@ -235,9 +236,14 @@ def _fix(path: Path, result: FileResult, options: LintOptions, *, unsafe: bool) 
         write_file_atomically(path, content, mode=path.stat().st_mode & 0o7777)
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from error
-    if not OUTPUT.quiet:  # a note: `-q` is silent on success, as `ruff check --fix -q`
-        sys.stderr.write(f"fixed {count} finding{'s' if count != 1 else ''} in {path}\n")
+    _note_fixed(count, str(path))
     return lint_bytes(content, path=str(path), options=options)
+
+
+def _note_fixed(count: int, name: str) -> None:
+    """Say on stderr how many findings were fixed in ``name`` (a file, or standard input)."""
+    if not OUTPUT.quiet:  # a note: `-q` is silent on success, as `ruff check --fix -q`
+        sys.stderr.write(f"fixed {count} finding{'s' if count != 1 else ''} in {name}\n")
 
 
 def run_lint(request: LintRequest) -> int:

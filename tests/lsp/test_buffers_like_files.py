@@ -80,3 +80,24 @@ def test_stdin_over_the_cap_is_not_given_the_size_read(tmp_path: Path) -> None:
     assert "4,194,305" not in finding["message"]
     assert finding["message"].startswith("file is larger than 4,194,304 bytes")
     assert report.code == 1
+
+
+def test_stdin_fix_says_what_it_fixed_as_for_a_file(tmp_path: Path) -> None:
+    """`--fix` on standard input prints the fixed source on stdout and, on stderr, the same
+    note as for a file: how many findings it fixed."""
+    source = GOOD + '\n[plugin.extends]\ntools = ["forecast"]\n'
+    manifest = tmp_path / "nexo-plugin.toml"
+    manifest.write_text(source, "utf-8")
+    fix = ("plugin", "lint", "--fix", "--unsafe-fixes")
+    from_file = nexo(*fix, "nexo-plugin.toml", cwd=tmp_path)
+    from_stdin = nexo(
+        *fix, "--stdin", "--stdin-filename", "nexo-plugin.toml", cwd=tmp_path, stdin=source.encode()
+    )
+    assert "fixed 1 finding in nexo-plugin.toml" in from_file.stderr
+    assert "fixed 1 finding in nexo-plugin.toml" in from_stdin.stderr
+    assert from_stdin.stdout == manifest.read_text("utf-8")
+    assert '"demo_forecast"' in from_stdin.stdout
+    assert from_stdin.code == from_file.code == 0
+    quiet = nexo(*fix, "-q", "--stdin", cwd=tmp_path, stdin=source.encode())
+    assert quiet.stderr == ""
+    assert quiet.stdout == from_stdin.stdout
