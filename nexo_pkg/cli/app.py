@@ -27,7 +27,7 @@ from typer.core import TyperGroup
 from nexo_pkg import __version__
 from nexo_pkg.cli.common import fail, set_color, set_verbosity
 from nexo_pkg.cli.completion import attach_choice_completion
-from nexo_pkg.cli.examples import epilog
+from nexo_pkg.cli.examples import HELP, ROOT, epilog
 from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.output import emit_json, report_error
@@ -340,6 +340,7 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
         context_settings=CONTEXT_SETTINGS,
+        epilog=epilog(ROOT),
     )
     plugin_app = typer.Typer(
         cls=LazyPluginGroup,
@@ -352,6 +353,7 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
         no_args_is_help=True,
         rich_markup_mode=None,
         context_settings=CONTEXT_SETTINGS,
+        epilog=epilog(""),
     )
     app.add_typer(plugin_app, name="plugin")
 
@@ -406,7 +408,7 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
 
     del root
 
-    @app.command("help")
+    @app.command("help", epilog=epilog(HELP))
     def help_command(
         ctx: typer.Context,
         command: list[str] = typer.Argument(  # noqa: B008 - Typer's declaration style
