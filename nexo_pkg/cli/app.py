@@ -27,7 +27,7 @@ from typer.core import TyperGroup
 from nexo_pkg import __version__
 from nexo_pkg.cli.common import fail, set_color, set_verbosity
 from nexo_pkg.cli.completion import attach_choice_completion
-from nexo_pkg.cli.examples import epilog
+from nexo_pkg.cli.examples import HELP, ROOT, epilog
 from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.output import emit_json, report_error
@@ -340,6 +340,7 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
         context_settings=CONTEXT_SETTINGS,
+        epilog=epilog(ROOT),
     )
     plugin_app = typer.Typer(
         cls=LazyPluginGroup,
@@ -352,6 +353,7 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
         no_args_is_help=True,
         rich_markup_mode=None,
         context_settings=CONTEXT_SETTINGS,
+        epilog=epilog(""),
     )
     app.add_typer(plugin_app, name="plugin")
 
@@ -406,7 +408,7 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
 
     del root
 
-    @app.command("help")
+    @app.command("help", epilog=epilog(HELP))
     def help_command(
         ctx: typer.Context,
         command: list[str] = typer.Argument(  # noqa: B008 - Typer's declaration style
@@ -469,7 +471,7 @@ def run(arguments: list[str]) -> int:
         # naming the help to read instead of click's usage block.
         if json_output:
             emit_json(UsageError(error.format_message()).to_json())
-        sys.stderr.write(f"error: {_usage_line(error)}\n")
+        sys.stderr.write(f"error: {_usage_line(error, _command_path(command, arguments))}\n")
         return error.exit_code
     except typer.Abort:
         cancelled = NexoError("cancelled; nothing was changed", kind="cancelled")
@@ -479,16 +481,38 @@ def run(arguments: list[str]) -> int:
     return outcome if isinstance(outcome, int) else 0
 
 
-def _usage_line(error: typer.TyperException) -> str:
+def _usage_line(error: typer.TyperException, command_path: str) -> str:
     """A click error's message on one line; a usage error also names the help of the
-    command it is about (``Run 'nexo plugin lint -h' for help.``)."""
+    command it is about (``Run 'nexo plugin lint -h' for help.``): its context's, or
+    ``command_path`` for the parser's errors that carry none (an option missing its value)."""
     message = " ".join(error.format_message().split())
     context = getattr(error, "ctx", None)
-    if isinstance(error, TyperUsageError) and context is not None:
+    if isinstance(error, TyperUsageError):
         if not message.endswith((".", "?", "!")):
             message += "."
-        message = f"{message} Run '{context.command_path} -h' for help."
+        path = context.command_path if context is not None else command_path
+        message = f"{message} Run '{path} -h' for help."
     return message
+
+
+def _command_path(command: click.Command, arguments: list[str]) -> str:
+    """The command ``arguments`` name (``nexo plugin lint``): their subcommand names, down
+    to a command that is no group. The groups' own options take no value that is a
+    command's name (``--color auto``), so the other words are skipped."""
+    names = ["nexo"]
+    for argument in arguments:
+        if argument == "--":
+            break
+        if not isinstance(command, TyperGroup):
+            break
+        context = typer.Context(command)
+        if argument in command.list_commands(context):
+            found = command.get_command(context, argument)
+            if found is None:
+                break
+            command = found
+            names.append(argument)
+    return " ".join(names)
 
 
 def _asks_for_json(arguments: list[str]) -> bool:

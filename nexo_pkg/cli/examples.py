@@ -1,14 +1,33 @@
 """The ``Examples:`` that close each command's ``--help``: the common invocations, as
 ``gh`` and ``uv`` show theirs, so the help teaches by showing as well as by listing options.
 
-Keys are command paths below ``nexo plugin`` (``"trust add"``); each example is a command line
-and what it does. The test suite runs ``--help`` of every command and checks each one it
-shows parses (tests/cli/test_help_examples.py).
+Keys are command paths below ``nexo plugin`` (``"trust add"``; ``""`` is ``nexo plugin``
+itself, :data:`ROOT` is ``nexo``, :data:`HELP` ``nexo help``); each example is a command line
+and what it does. The test suite runs ``--help`` of every command and checks each one it shows
+parses (tests/cli/test_help_examples.py).
 """
 
 from __future__ import annotations
 
+# The keys of ``nexo`` itself and of ``nexo help`` (no command path below ``nexo plugin`` has
+# a space in front).
+ROOT = " nexo"
+HELP = " nexo help"
+
 EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
+    ROOT: (
+        ("nexo plugin lint", "lint every manifest under the current directory"),
+        ("nexo help plugin install", "the help of one command"),
+    ),
+    HELP: (
+        ("nexo help plugin install", "the same text as nexo plugin install -h"),
+        ("nexo help plugin trust", "a group's commands"),
+    ),
+    "": (
+        ("nexo plugin lint", "lint every manifest under the current directory"),
+        ("nexo plugin install acme/nexo-plugin-weather", "install a plugin's newest release"),
+        ("nexo plugin list", "what is installed"),
+    ),
     "lint": (
         ("nexo plugin lint", "every manifest under the current directory"),
         ("nexo plugin lint nexo-plugin.toml --format json", "one file, as JSON"),

@@ -39,11 +39,11 @@ def lint_command(  # noqa: PLR0917  # typer maps each flag to one parameter
         "Default: the current directory.",
         show_default=False,
     ),
-    output_format: str = typer.Option(
-        "text",
+    output_format: str | None = typer.Option(
+        None,
         "--format",
         metavar=f"[{'|'.join(FORMATS)}]",
-        help=f"Report format: {', '.join(FORMATS)}. The report goes to stdout.",
+        help=f"Report format: {', '.join(FORMATS)} (default text). The report goes to stdout.",
     ),
     stdin: bool = typer.Option(False, "--stdin", help="Lint one manifest read from stdin."),
     stdin_filename: str | None = typer.Option(

@@ -34,7 +34,8 @@ class LintRequest:
     """The parsed options of one ``nexo plugin lint`` run."""
 
     paths: list[str] = field(default_factory=list)
-    output_format: str = "text"
+    # None: not given (text); an explicit `--format text` with `--json` is a usage error.
+    output_format: str | None = None
     stdin: bool = False
     stdin_filename: str | None = None
     strict: bool = False
@@ -249,6 +250,12 @@ def _note_fixed(count: int, name: str) -> None:
 def run_lint(request: LintRequest) -> int:
     """Run one lint, write the report and return the exit code (0 clean, 1 findings); raises
     :class:`NexoError` (exit 2) for bad options and unreadable paths."""
+    if request.json_output:
+        if request.output_format not in {None, "json"}:
+            raise UsageError(
+                f"--json is --format json; it cannot go with --format {request.output_format}"
+            )
+        request.output_format = "json"
     if request.explain is not None:
         from nexo_pkg.lint.explain import explain_document, explain_text  # noqa: PLC0415
         from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
@@ -258,19 +265,15 @@ def run_lint(request: LintRequest) -> int:
             raise UsageError(
                 f"unknown rule `{request.explain}`; `nexo plugin rule --all` lists every code"
             )
-        if request.json_output or request.output_format == "json":
+        if request.output_format == "json":
             from nexo_pkg.core.output import emit_json  # noqa: PLC0415
 
             emit_json({"ok": True, "rules": [explain_document(rule)]})
         else:
             sys.stdout.write(explain_text(rule))
         return EXIT_OK
-    if request.json_output:
-        if request.output_format not in {"text", "json"}:
-            raise UsageError(
-                f"--json is --format json; it cannot go with --format {request.output_format}"
-            )
-        request.output_format = "json"
+    if request.output_format is None:
+        request.output_format = "text"
     if request.output_format not in FORMATS:
         raise UsageError(
             f"unknown --format {request.output_format!r}; choose one of {', '.join(FORMATS)}"

@@ -345,6 +345,40 @@ def test_a_mistyped_command_or_option_gets_the_closest(
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["plugin", "list", "--dest"],
+            "error: Option '--dest' requires an argument. Run 'nexo plugin list -h' for help.",
+        ),
+        (
+            ["plugin", "lint", "--select"],
+            "error: Option '--select' requires an argument. Run 'nexo plugin lint -h' for help.",
+        ),
+        (
+            ["plugin", "lint", "--strict=yes", "x.toml"],
+            "error: Option '--strict' does not take a value. Run 'nexo plugin lint -h' for help.",
+        ),
+        (
+            ["plugin", "-q", "trust", "--color", "never", "add", "--trusted-keys"],
+            "error: Option '--trusted-keys' requires an argument. "
+            "Run 'nexo plugin trust add -h' for help.",
+        ),
+        (["--color"], "error: Option '--color' requires an argument. Run 'nexo -h' for help."),
+    ],
+)
+def test_an_option_missing_its_value_names_the_help_to_read(
+    tmp_path: Path, args: list[str], line: str
+) -> None:
+    # docs/cli.md: a usage error is one line on stderr that ends with the help to read; the
+    # parser's own errors (a value missing, a flag given one) carry no command of their own.
+    result = nexo(*args, cwd=tmp_path, env=base_env(tmp_path / "home"))
+    assert result.code == 2
+    assert result.stderr.splitlines() == [line]
+    assert result.stdout == ""
+
+
 def _bash_complete(words: str, cwd: Path, env: Mapping[str, str]) -> list[str]:
     """What bash offers after ``words``: the script of ``--show-completion bash`` is sourced
     and its completion function is called as bash calls it on Tab."""

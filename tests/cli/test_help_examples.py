@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -27,6 +28,16 @@ def _examples(help_text: str) -> list[str]:
     return [line.strip() for line in section.splitlines() if line.strip().startswith("nexo ")]
 
 
+def _command_named(command: Any, words: list[str], example: str) -> tuple[Any, list[str]]:
+    """The command the leading names of ``words`` reach from ``command``, and the words left."""
+    args = words
+    while hasattr(command, "get_command") and args and not args[0].startswith("-"):
+        command = command.get_command(None, args[0])
+        assert command is not None, example
+        args = args[1:]
+    return command, args
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_every_help_ends_with_examples_the_command_accepts(path: str) -> None:
     shown = nexo("plugin", *path.split(), "--help", env=clean_env(), in_process=True)
@@ -37,16 +48,36 @@ def test_every_help_ends_with_examples_the_command_accepts(path: str) -> None:
     for example in examples:
         words = shlex.split(example.partition(" > ")[0])  # a shell redirection is no argument
         assert words[:2] == ["nexo", "plugin"], example
-        command = plugin_group
-        args = words[2:]
-        while hasattr(command, "get_command") and args and not args[0].startswith("-"):
-            command = command.get_command(None, args[0])
-            assert command is not None, example
-            args = args[1:]
+        command, args = _command_named(plugin_group, words[2:], example)
         named = " ".join(words[2 : len(words) - len(args)])
         assert named == path or named.startswith(f"{path} "), example
         # Parsing only: options and arguments as the command declares them.
         command.make_context(named, args, resilient_parsing=False)
+
+
+@pytest.mark.parametrize("words", [[], ["plugin"], ["help"]])
+def test_nexo_its_plugin_group_and_help_end_with_examples_that_run(
+    tmp_path: Path, words: list[str]
+) -> None:
+    """docs/cli.md: each command's help ends with `Examples:`, `nexo -h` and `nexo plugin -h`
+    and `nexo help -h` too; each example they show parses (a `nexo help …` one prints the
+    help it names)."""
+    shown = nexo(*words, "-h", env=clean_env(), in_process=True)
+    assert shown.code == 0, shown.stderr
+    examples = _examples(shown.stdout)
+    assert examples, shown.stdout
+    assert shown.stdout.rstrip("\n").endswith(examples[-1])
+    root = typer.main.get_command(build_app()[0])
+    for example in examples:
+        words_shown = shlex.split(example)
+        assert words_shown[0] == "nexo", example
+        if words_shown[1] == "help":
+            helped = nexo(*words_shown[1:], env=clean_env(), cwd=tmp_path, in_process=True)
+            assert helped.code == 0, helped.stderr
+            assert helped.stdout.startswith(f"Usage: nexo {' '.join(words_shown[2:])} ")
+            continue
+        command, args = _command_named(root, words_shown[1:], example)
+        command.make_context(" ".join(words_shown), args, resilient_parsing=False)
 
 
 @pytest.mark.parametrize("words", [[], ["plugin"], ["plugin", "trust"], ["plugin", "cache"]])

@@ -116,6 +116,39 @@ def test_usage_errors_exit_2_with_one_line(args: tuple[str, ...]) -> None:
     assert result.stderr.strip()
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--format", "text", "--json", str(INVALID)),
+        ("--json", "--format=text", str(INVALID)),
+        ("--format", "github", "--json", "--explain", "NX100"),
+    ],
+)
+def test_json_with_another_named_format_is_a_usage_error(args: tuple[str, ...]) -> None:
+    # docs/cli.md: `lint --json` is `lint --format json`; with another --format (text named
+    # on the command line too, and with --explain) it is a usage error, one JSON document.
+    from nexo_pkg.cli.app import build_app
+
+    for in_process in (True, False):
+        result = nexo("plugin", "lint", *args, in_process=in_process)
+        assert result.code == 2, result.stdout
+        assert result.document["kind"] == "usage"
+        assert "cannot go with --format" in result.document["error"]
+    through_typer = CliRunner().invoke(build_app()[0], ["plugin", "lint", *args])
+    assert through_typer.exit_code == 2, through_typer.stdout
+    assert json.loads(through_typer.stdout)["kind"] == "usage"
+
+
+def test_json_alone_and_text_alone_keep_their_formats() -> None:
+    as_json = nexo("plugin", "lint", "--json", str(INVALID))
+    assert (as_json.code, json.loads(as_json.stdout)["schema_version"]) == (1, 1)
+    as_text = nexo("plugin", "lint", "--format", "text", str(INVALID))
+    assert as_text.code == 1
+    assert as_text.stdout.startswith(f"{INVALID}:"), as_text.stdout
+    explained = nexo("plugin", "lint", "--explain", "NX100", "--json")
+    assert json.loads(explained.stdout)["rules"][0]["code"] == "NX100"
+
+
 def test_explain_prints_the_rule_page() -> None:
     for code in ("NX011", "unknown-key", "NX100", "legacy-v1-manifest"):
         result = nexo("plugin", "lint", "--explain", code)
