@@ -85,8 +85,9 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
         fixed = _fixed_text(result, unsafe=request.unsafe_fixes) if request.fix else None
         if fixed is not None:
             request.fixed_stdin = _encoded(fixed[0], like=raw)
+            _note_fixed(fixed[1], name)
             result = lint_bytes(request.fixed_stdin, path=name, options=options)
-        return [result]
+        return [_noted_shadowed(result, request.stdin_filename, options)]
     if request.stdin_filename is not None:
         raise UsageError("--stdin-filename only applies with --stdin")
     daemon_files = _daemon_config_files(request)
@@ -101,6 +102,18 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
             *_unreadable_config(request),
             *_lint_found(request, settings, found_manifests, named),
         ]
+
+
+def _noted_shadowed(
+    result: FileResult, stdin_filename: str | None, options: LintOptions | None
+) -> FileResult:
+    """``result`` for standard input, plus the warning the file it is named after would get
+    (``NX006``) when the daemon reads another manifest beside it."""
+    from nexo_pkg.lint.discovery import shadowing_manifest  # noqa: PLC0415
+    from nexo_pkg.lint.engine import note_shadowed  # noqa: PLC0415
+
+    used = None if stdin_filename is None else shadowing_manifest(Path(stdin_filename))
+    return result if used is None else note_shadowed(result, used, options)
 
 
 def _lint_found(
@@ -224,9 +237,14 @@ def _fix(path: Path, result: FileResult, options: LintOptions, *, unsafe: bool) 
         write_file_atomically(path, content, mode=path.stat().st_mode & 0o7777)
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from error
-    if not OUTPUT.quiet:  # a note: `-q` is silent on success, as `ruff check --fix -q`
-        sys.stderr.write(f"fixed {count} finding{'s' if count != 1 else ''} in {path}\n")
+    _note_fixed(count, str(path))
     return lint_bytes(content, path=str(path), options=options)
+
+
+def _note_fixed(count: int, name: str) -> None:
+    """Say on stderr how many findings were fixed in ``name`` (a file, or standard input)."""
+    if not OUTPUT.quiet:  # a note: `-q` is silent on success, as `ruff check --fix -q`
+        sys.stderr.write(f"fixed {count} finding{'s' if count != 1 else ''} in {name}\n")
 
 
 def run_lint(request: LintRequest) -> int:

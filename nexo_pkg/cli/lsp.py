@@ -72,7 +72,9 @@ def lsp_command(
 ) -> None:
     """Run the language server for plugin manifests (diagnostics, hover, completion).
 
-    It serves plugin.toml and nexo-plugin.toml (and trusted_keys.toml) over stdio.
+    It serves plugin.toml and nexo-plugin.toml (microapp manifests too), trusted_keys.toml,
+    nexo-plugins.toml and nexo-plugins.lock, and the daemon's extensions.yaml, agents.yaml
+    and agents.d/*.yaml over stdio; other files are left alone.
     --verbose logs debug detail to stderr, which editors keep as the server's log.
     Ctrl-C stops it (exit 130).
     """

@@ -18,7 +18,7 @@ from nexo_pkg.manifest.names import (
     listed_names,
 )
 
-__all__ = ["FoundManifest", "Walked", "discover_manifests"]
+__all__ = ["FoundManifest", "Walked", "discover_manifests", "shadowing_manifest"]
 SKIPPED_DIRECTORIES = frozenset(
     {
         ".git",
@@ -112,7 +112,10 @@ class FoundManifest:
     resolved: Path | None = field(default=None, compare=False)
 
 
-def _shadowing(path: Path) -> Path | None:
+def shadowing_manifest(path: Path) -> Path | None:
+    """The manifest beside ``path`` that the daemon reads instead of it (``nexo-plugin.toml``
+    beside a ``plugin.toml``), or ``None``: lint warns about it (``NX006``) wherever the text
+    comes from, a file, standard input under ``--stdin-filename`` or an editor's buffer."""
     if not is_manifest_name(path.name):
         return None
     listed = listed_names(path.parent)
@@ -155,5 +158,5 @@ def discover_manifests(paths: Iterable[str], walked: Walked | None = None) -> li
             key = _resolved(candidate, walked)
             if key not in seen:
                 seen.add(key)
-                files.append(FoundManifest(candidate, _shadowing(candidate), key))
+                files.append(FoundManifest(candidate, shadowing_manifest(candidate), key))
     return files

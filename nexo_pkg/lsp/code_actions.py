@@ -12,9 +12,15 @@ from nexo_pkg.lint.fixes import UNSAFE_REASON, TextFix, fixes_for, rule_of
 __all__ = ["TextFix", "fixes_for", "titled"]
 
 
+#: Why removing a reserved variable is unsafe: there is no new name for the code to read.
+REMOVAL_REASON = "the plugin's code must do without it"
+
+
 def titled(fix: TextFix, code: str, name: str) -> str:
     """The title an editor shows: an unsafe fix says that it is and why."""
     if fix.applicability == "safe":
         return fix.title
+    if all(new_text == "" for _, _, new_text in fix.edits):
+        return f"{fix.title} (unsafe: {REMOVAL_REASON})"
     reason = UNSAFE_REASON.get(rule_of(code, name), "it changes what the plugin does")
     return f"{fix.title} (unsafe: {reason})"

@@ -18,6 +18,7 @@ import os
 import posixpath
 import re
 import sys
+import tomllib
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -39,11 +40,12 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from nexo_pkg import __version__
-from nexo_pkg.core.diagnostics import Diagnostic, Position
+from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.lint.config import LintSettings
 from nexo_pkg.lint.daemon_files import config_kind
-from nexo_pkg.lint.engine import lint_bytes, lint_config_source, lint_source
+from nexo_pkg.lint.discovery import shadowing_manifest
+from nexo_pkg.lint.engine import lint_bytes, lint_config_source, lint_source, note_shadowed
 from nexo_pkg.lint.fixes import FIXABLE, rule_of, subject_at
 from nexo_pkg.lsp import code_actions, completion, hover, yaml_help
 from nexo_pkg.lsp.positions import (
@@ -54,6 +56,7 @@ from nexo_pkg.lsp.positions import (
     normalise_encoding,
 )
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
+from nexo_pkg.manifest.microapp import COMPANION_MANIFEST_NAME, is_extension_shape
 from nexo_pkg.manifest.names import CANONICAL_MANIFEST_NAME, is_manifest_name
 from nexo_pkg.manifest.options import LintOptions
 
@@ -128,6 +131,18 @@ def manifest_options(path: str) -> LintOptions | None:
 
 
 def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...]:
+    """Lint ``text`` with the linter for ``kind``, as ``nexo plugin lint`` lints the file at
+    ``path``: a manifest the daemon ignores for another one beside it gets its warning too."""
+    found = _lint_text(kind, text, path)
+    used = (
+        shadowing_manifest(Path(path)) if kind == "manifest" and Path(path).is_absolute() else None
+    )
+    if used is None:
+        return found
+    return note_shadowed(FileResult(path, found, text), used, manifest_options(path)).diagnostics
+
+
+def _lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...]:
     """Lint ``text`` with the linter for ``kind``; the linters never raise for bad input.
 
     As ``nexo plugin lint`` reads a file: a leading byte-order mark is not part of the TOML
@@ -136,7 +151,7 @@ def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...
     finding about that.
     """
     if text.startswith(BYTE_ORDER_MARK):
-        return tuple(_after_mark(item) for item in lint_text(kind, text[1:], path))
+        return tuple(_after_mark(item) for item in _lint_text(kind, text[1:], path))
     if kind in ("manifest", "policy"):
         # The command names a trust policy by its file name too, and applies the settings.
         raw = text.encode("utf-8", "surrogatepass")
@@ -519,6 +534,27 @@ class NexoLanguageServer(LanguageServer):
         self._lint_pool.submit(work).add_done_callback(report)
 
 
+MICROAPP_SCHEMA = "microapp-manifest.schema.json"
+# A microapp manifest's marks, read from text that does not parse (half-typed): a root
+# `[transport]` or `[capabilities]` table, and neither mark of a unified plugin manifest.
+_MICROAPP_TABLE = re.compile(r"^[ \t]*\[[ \t]*(?:transport|capabilities)[ \t]*\]", re.MULTILINE)
+_UNIFIED_MARK = re.compile(
+    r"^[ \t]*(?:manifest_version[ \t]*=|\[[ \t]*plugin[ \t]*\.[ \t]*entrypoint\b)", re.MULTILINE
+)
+
+
+def _is_microapp(text: str, path: str) -> bool:
+    """Whether lint reads the manifest ``text`` at ``path`` with the daemon's extension
+    manifest parser (a microapp's ``plugin.toml``), so its help comes from that schema."""
+    if Path(path).name == COMPANION_MANIFEST_NAME:
+        return False
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return bool(_MICROAPP_TABLE.search(text)) and not _UNIFIED_MARK.search(text)
+    return is_extension_shape(data)
+
+
 def _schema_position(
     ls: NexoLanguageServer, params: types.HoverParams | types.CompletionParams
 ) -> tuple[SchemaNavigator, str, LineIndex, int, bool] | None:
@@ -532,6 +568,10 @@ def _schema_position(
     if is_yaml:
         yaml_kind = config_kind(_document_path(snapshot.uri), snapshot.text)
         navigator = None if yaml_kind is None else yaml_help.yaml_navigator(yaml_kind)
+    elif snapshot.kind == "manifest" and _is_microapp(
+        _mark_as_space(snapshot.text), _document_path(snapshot.uri)
+    ):
+        navigator = packaged_navigator(MICROAPP_SCHEMA)
     else:
         navigator = navigator_for(snapshot.kind)
     if navigator is None:

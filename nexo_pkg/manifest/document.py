@@ -362,8 +362,10 @@ def decode_manifest(raw: bytes) -> tuple[str, list[Diagnostic]]:
     if len(raw) > MAX_MANIFEST_BYTES:
         return "", [
             core_rules.FILE_TOO_LARGE.diagnostic(
-                f"file is {len(raw):,} bytes; nexo-pkg reads manifests of up to "
-                f"{MAX_MANIFEST_BYTES:,} bytes",
+                # Callers read at most one byte past the cap (standard input may be endless):
+                # the length of ``raw`` is not the file's size.
+                f"file is larger than {MAX_MANIFEST_BYTES:,} bytes; nexo-pkg reads manifests "
+                f"of up to {MAX_MANIFEST_BYTES:,} bytes",
                 "",
                 here,
                 "lint the plugin's nexo-plugin.toml, not a generated or binary file",

@@ -20,6 +20,11 @@ def test_help_lists_the_options() -> None:
     assert done.returncode == 0
     assert "--debounce-ms" in done.stdout
     assert "--stdio" in done.stdout
+    # Every kind of file it serves is named (docs/editors.md, "Which files").
+    served = " ".join(done.stdout.split())
+    for name in ("trusted_keys.toml", "nexo-plugins.toml", "nexo-plugins.lock", "extensions.yaml"):
+        assert name in served
+    assert "agents.d/*.yaml" in served
 
 
 @pytest.mark.parametrize("args", [["--debounce-ms", "-5"], ["--debounce-ms", "x"], ["--bogus"]])

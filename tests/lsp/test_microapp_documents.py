@@ -155,3 +155,36 @@ def test_agents_yaml_gets_hover_and_completion_for_the_microapp_keys(
         assert "id" not in labels
 
     shared_server.run(scenario)
+
+
+def test_microapp_manifests_get_hover_and_completion_from_their_schema(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    """A microapp's plugin.toml is read by the extension manifest parser, so its help comes
+    from `microapp-manifest.schema.json`, not from the plugin manifest's schema; a half-typed
+    one (that does not parse) too."""
+    lines = MICROAPP.split("\n")
+    transport = lines.index("[transport]")
+    kind = lines.index('kind = "stdio"')
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "plugin.toml", MICROAPP)
+        await session.diagnostics(uri, version=1)
+        assert "transport.kind" in _markdown(await session.hover(uri, kind, 1))
+        assert '`"stdio"`' in _markdown(await session.hover(uri, kind, 1))
+        assert "`transport`" in _markdown(await session.hover(uri, transport, 3))
+        # A new key in [transport]: the keys of its table not written yet.
+        session.edit(uri, [((kind + 2, 0), (kind + 2, 0), "\n")])
+        labels = [item.label for item in await session.complete(uri, kind + 2, 0)]
+        assert "args" in labels
+        assert "kind" not in labels
+        assert "command" not in labels
+        # A half-typed header: the microapp's tables, none of a plugin manifest's.
+        end = len(lines) - 1
+        session.edit(uri, [((end, 0), (end, 0), "[")])
+        tables = [item.label for item in await session.complete(uri, end, 1)]
+        assert "meta" in tables
+        assert "plugin.sandbox" not in tables
+        assert "plugin.entrypoint" not in tables
+
+    shared_server.run(scenario)

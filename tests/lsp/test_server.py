@@ -203,7 +203,8 @@ def test_quick_fixes_repair_findings_after_emoji(
             "new name too)"
         )
         unsafe_variable = "(unsafe: the plugin's code must read the new name too)"
-        remove = f"Remove `NEXO_TOKEN` {unsafe_variable}"
+        # A removal leaves no new name to read: it says what it asks of the code instead.
+        remove = "Remove `NEXO_TOKEN` (unsafe: the plugin's code must do without it)"
         assert sorted(titles) == sorted(
             [rename_tool, f"Rename `NEXO_TOKEN` to `DEMO_TOKEN` {unsafe_variable}", remove]
         )
