@@ -225,6 +225,12 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
     manifest_name: str,
 ) -> SandboxPlan:
     """``build_bwrap_args``: the argv after ``bwrap``, its refusals and missing sources."""
+
+    def refused(reason: str, *, daemon_spawns: bool) -> SandboxPlan:
+        # Nothing starts; ``daemon_spawns``: the daemon would spawn the plugin all the same.
+        return SandboxPlan(None, "refused", manifest_name, wrapped=True, refusal=reason,
+                           state_dir=str(state_dir), daemon_spawns=daemon_spawns)  # fmt: skip
+
     args = ["--die-with-parent", "--unshare-pid", "--unshare-uts", "--unshare-ipc", "--new-session"]
     # The sandbox's own fresh /proc, /dev and /tmp.
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # noqa: S108
@@ -251,15 +257,7 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
             climbing=False,  # `./bin/../run`: the plugin's own directory, as bwrap binds it
         )
         if danger is not None:
-            return SandboxPlan(
-                None,
-                "refused",
-                manifest_name,
-                wrapped=True,
-                refusal=danger,
-                state_dir=str(state_dir),
-                daemon_spawns=True,
-            )
+            return refused(danger, daemon_spawns=True)
         args += ["--ro-bind-try", parent, parent]
     spans = _entry_lines(manifest)
     problems: list[MountProblem] = []
@@ -271,25 +269,10 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
             resolved = entry.replace(STATE_DIR_TOKEN, str(state_dir))
             refusal = _resolved_path_refusal(plugin_id, entry, resolved)
             if refusal is not None:
-                return SandboxPlan(
-                    None,
-                    "refused",
-                    manifest_name,
-                    wrapped=True,
-                    refusal=refusal,
-                    state_dir=str(state_dir),
-                )
+                return refused(refusal, daemon_spawns=False)
             danger = _bind_danger(plugin_id, entry, resolved, key)
             if danger is not None:
-                return SandboxPlan(
-                    None,
-                    "refused",
-                    manifest_name,
-                    wrapped=True,
-                    refusal=danger,
-                    state_dir=str(state_dir),
-                    daemon_spawns=True,
-                )
+                return refused(danger, daemon_spawns=True)
             args += [flag, resolved, resolved]
             if not host_path_exists(resolved):
                 problems.append(MountProblem(resolved, entry, key, spans.get((key, index))))

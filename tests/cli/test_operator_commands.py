@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support.cli import clean_env, nexo
+from support.cli import clean_env, nexo, stand_in_env
 from support.github_server import GitHubServer, github_server
 from support.tarballs import release_assets
 
@@ -113,12 +113,7 @@ def test_upgrade_with_flags_that_cannot_work_is_refused_at_once(
     configuration error (exit 2) for ``upgrade`` too, before any plugin is looked at: not a
     "held, nothing to do" success for one plugin, nor one failure per plugin for ``--all``."""
     github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    env = clean_env(
-        NEXO_HOME=str(tmp_path / "home"),
-        NEXO_GITHUB_API_BASE=github_server.url,
-        NEXO_HTTP_RETRY_BASE_MS="1",
-        NO_PROXY="127.0.0.1",
-    )
+    env = stand_in_env(tmp_path / "home", github_server.url)
     root = tmp_path / "root"
     installed = nexo(
         "plugin", "install", "acme/hello", "--dest", root, "--yes", env=env, in_process=True
@@ -172,12 +167,7 @@ def test_outdated_says_held_for_a_plugin_held_on_its_tag(
     hold makes it ``pinned`` again. Neither counts for ``--exit-code``."""
     github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     github_server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
-    env = clean_env(
-        NEXO_HOME=str(tmp_path / "home"),
-        NEXO_GITHUB_API_BASE=github_server.url,
-        NEXO_HTTP_RETRY_BASE_MS="1",
-        NO_PROXY="127.0.0.1",
-    )
+    env = stand_in_env(tmp_path / "home", github_server.url)
     root = tmp_path / "root"
     installed = nexo(
         "plugin", "install", "acme/hello@v1.0.0", "--dest", root, "--yes", env=env,
@@ -211,12 +201,7 @@ def test_a_hold_is_its_roots_not_every_search_paths(
     one shadowed). A hold lives in its root (``<root>/.nexo/holds``): ``list`` and
     ``outdated`` show held only the copy in the root that holds it."""
     github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    env = clean_env(
-        NEXO_HOME=str(tmp_path / "home"),
-        NEXO_GITHUB_API_BASE=github_server.url,
-        NEXO_HTTP_RETRY_BASE_MS="1",
-        NO_PROXY="127.0.0.1",
-    )
+    env = stand_in_env(tmp_path / "home", github_server.url)
     first, second = tmp_path / "first", tmp_path / "second"
     config = tmp_path / "config"
     (config / "plugins").mkdir(parents=True)

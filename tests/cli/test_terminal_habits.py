@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.cli import clean_env, nexo
+from support.cli import clean_env, nexo, stand_in_env
 from support.github_server import GitHubServer, github_server
 from support.tarballs import release_assets, write_plugin
 
@@ -99,12 +99,7 @@ def test_install_draws_a_download_bar_on_a_terminal_only(
     assets = release_assets("hello", "1.0.0")
     size = len(assets["hello-1.0.0-noarch.tar.gz"])
     github_server.publish("acme", "nexo-plugin-hello", "v1.0.0", assets)
-    env = clean_env(
-        NEXO_HOME=str(tmp_path / "home"),
-        NEXO_GITHUB_API_BASE=github_server.url,
-        NEXO_HTTP_RETRY_BASE_MS="1",
-        NO_PROXY="127.0.0.1,localhost",
-    )
+    env = stand_in_env(tmp_path / "home", github_server.url)
     env.pop("NEXO_CONFIG_DIR", None)
     args = ("plugin", "install", "acme/nexo-plugin-hello@v1.0.0", "--yes", "--dest")
     code, shown = _on_terminal(*args, str(tmp_path / "tty"), env=env, cwd=tmp_path)
@@ -138,13 +133,7 @@ def test_no_colour_setting_paints_the_download_bar_or_a_report(
     """``--color never``, ``NO_COLOR``, ``CLICOLOR=0`` and a ``dumb`` terminal leave every
     output of a terminal uncoloured: the download bar as well as the reports."""
     github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    env = clean_env(
-        NEXO_HOME=str(tmp_path / "home"),
-        NEXO_GITHUB_API_BASE=github_server.url,
-        NEXO_HTTP_RETRY_BASE_MS="1",
-        NO_PROXY="127.0.0.1,localhost",
-        TERM="xterm-256color",
-    )
+    env = stand_in_env(tmp_path / "home", github_server.url, TERM="xterm-256color")
     for name in ("NO_COLOR", "NEXO_CONFIG_DIR", "FORCE_COLOR", "CLICOLOR_FORCE"):
         env.pop(name, None)
     args = ("plugin", "install", "acme/hello@v1.0.0", "--yes", "--dest", str(tmp_path / "p"))

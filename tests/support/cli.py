@@ -97,6 +97,14 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def stand_in_env(home: Path, api_url: str, **extra: str) -> dict[str, str]:
+    """:func:`clean_env` for commands that talk to the loopback GitHub stand-in at
+    ``api_url``, with ``NEXO_HOME`` at ``home``: no proxy for loopback, retries at once."""
+    return clean_env(NEXO_HOME=str(home), NEXO_GITHUB_API_BASE=api_url,
+                     NEXO_HTTP_RETRY_BASE_MS="1", NO_PROXY="127.0.0.1,localhost",
+                     **extra)  # fmt: skip
+
+
 def nexo(
     *args: str | Path,
     env: Mapping[str, str] | None = None,
