@@ -333,7 +333,11 @@ def verify_command(
     for key, value in outcome.claims.items():
         if value:
             result_line(f"  {printable(key)}: {printable(value)}")
-    scope = f"{bound_owner}/{bound_repo}" if bound_repo else (bound_owner or "any owner")
+    scope = f"{bound_owner}/{bound_repo}" if bound_repo else bound_owner
+    if scope is None:
+        # No --owner/--repo: the entry that trusted it bound the certificate's source owner.
+        built_in = outcome.claims.get("source_repository")
+        scope = f"{built_in} (its source repository)" if built_in else "its signer"
     source = policy.source or "the flags"
     result_line(printable(f"Policy ({source}): trusted for {scope}"))
 

@@ -176,6 +176,8 @@ def verify_asset_signature(
             raise remedied from None
         command = remedied.details.get("trust_command")
         how = f"run: {command}" if command else "add an author entry for it"
+        # A local file has no owner: no entry at all could vouch for its signer.
+        whose = f" for {owner!r}" if owner is not None else ""
         return SignatureOutcome(
             status="unsigned",
             bundle_sha256=_material_sha256(offer),
@@ -183,8 +185,7 @@ def verify_asset_signature(
                 *warnings,
                 f"WARNING: {asset_name} carries a valid signature by {untrusted.identity} "
                 f"(issuer {untrusted.issuer}), but {_policy_name(policy)} has no [[authors]] "
-                f"entry for {owner!r}; installing it as UNVERIFIED. To trust this signer, "
-                f"{how}",
+                f"entry{whose}; installing it as UNVERIFIED. To trust this signer, {how}",
             ),
         )
     return SignatureOutcome(

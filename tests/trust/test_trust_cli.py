@@ -513,3 +513,22 @@ def test_trust_commands_use_the_policy_install_reads(tmp_path: Path) -> None:
     assert document["policy"] == str(other / "extensions" / "trusted_keys.toml")
     assert document["authors"] == []
     assert not (other / "extensions").exists()
+
+
+@skip_unless_present("github-attestations")
+def test_verify_by_the_policy_alone_names_the_owner_it_bound(tmp_path: Path) -> None:
+    """Without --owner/--repo the entry's owner is bound to the certificate's source
+    repository: the verdict says which, never that any owner would do."""
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        '[[authors]]\nowner = "malancas"\n'
+        "identity_regexp = 'https://github\\.com/malancas/attest-demo/.+'\n"
+        f'signer_workflow = "{REUSABLE_SIGNER}"\n',
+        encoding="utf-8",
+    )
+    result = _verify(tmp_path, "--trusted-keys", str(policy))
+    assert result.code == 0, result.stderr
+    assert "any owner" not in result.stdout
+    assert result.stdout.splitlines()[-1] == (
+        f"Policy ({policy}): trusted for malancas/attest-demo (its source repository)"
+    )

@@ -314,3 +314,28 @@ def test_trust_verify_takes_a_checksums_files_bundle(
                    in_process=True)  # fmt: skip
     assert changed.code == 1
     assert json.loads(changed.stdout)["kind"] == "signature_invalid"
+
+
+def test_a_local_tarball_signed_by_a_stranger_under_warn_names_no_owner(
+    tmp_path: Path, private_sigstore: PrivateSigstore
+) -> None:
+    """A local tarball has no owner: the warning says the policy has no entry for its signer,
+    not an entry for ``None``."""
+    policy = _policy(tmp_path, private_sigstore)
+    policy.write_text(policy.read_text().replace('"require"', '"warn"'))
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    name = asset_name(PLUGIN, "1.0.0")
+    for file_name, content in release_assets(PLUGIN, "1.0.0").items():
+        (dist / file_name).write_bytes(content)
+    bundle = private_sigstore.sign((dist / name).read_bytes(), identity=RELEASE_IDENTITY)
+    (dist / (name + ".sigstore.json")).write_text(json.dumps(bundle), encoding="utf-8")
+    result = nexo("plugin", "install", str(dist / name), "--yes", "--json", "--dry-run",
+                  "--trusted-keys", str(policy), env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert result.code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["signature"]["status"] == "unsigned"
+    (warning,) = [w for w in document["warnings"] if "UNVERIFIED" in w]
+    assert "None" not in warning
+    assert f"{policy} has no [[authors]] entry; installing it as UNVERIFIED" in warning
