@@ -104,7 +104,10 @@ def add_command(
         bool,
         typer.Option(
             "--allow-republish",
-            help="Trust copies of the signer's artifacts published by other repositories.",
+            help=(
+                "Trust copies of the signer's artifacts published by other repositories of "
+                "the same owner (never of another owner)."
+            ),
         ),
     ] = False,
     tag: Annotated[
