@@ -16,6 +16,7 @@ from typing import Any
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.trust import entry as trust
 from nexo_pkg.trust.base import SignatureMissingError, SignatureOutcome, SignerUntrustedError
+from nexo_pkg.trust.identity_pattern import compile_identity_pattern
 from nexo_pkg.trust.material import (
     ATTESTATION_SUFFIX,
     BUNDLE_SUFFIXES,
@@ -54,6 +55,15 @@ def needs_release_signer(
     neither without a repository whose release could be read."""
     if identity is not None and identity_regexp is not None:
         raise UsageError("--identity and --identity-regexp exclude each other")
+    if identity_regexp is not None:
+        try:
+            compile_identity_pattern(identity_regexp)
+        except ValueError as exc:
+            # Said of the flag, before any entry is shown: the policy file is not at fault.
+            raise NexoError(
+                f"--identity-regexp does not compile (RE2 syntax): {exc}; nothing was written",
+                kind="policy_invalid",
+            ) from None
     if identity is None and identity_regexp is None:
         if repo is None:
             raise UsageError(

@@ -275,6 +275,23 @@ def test_add_refuses_a_pattern_re2_rejects_and_leaves_the_file(tmp_path: Path) -
     assert policy.read_text() == COMMENTED
 
 
+def test_add_names_the_flag_whose_pattern_re2_rejects_before_showing_an_entry(
+    tmp_path: Path,
+) -> None:
+    """The pattern is the command line's fault, not the policy file's: no line of the file
+    is named and no entry is shown as if it were about to be written."""
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(COMMENTED)
+    result = nexo("plugin", "trust", "add", "acme", "--identity-regexp", "(?=x)",
+                  "--trusted-keys", str(policy), "--yes", env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert result.code == 2
+    assert result.stderr.startswith("error: --identity-regexp does not compile (RE2 syntax): ")
+    assert "Entry for" not in result.stdout + result.stderr
+    assert f"{policy}:" not in result.stderr
+    assert policy.read_text() == COMMENTED
+
+
 def test_add_without_a_terminal_needs_yes(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     result = nexo("plugin", "trust", "add", "acme", "--identity", "x@example.com", "--trusted-keys",
