@@ -30,7 +30,10 @@ SignerWorkflowOption = Annotated[
     str | None,
     typer.Option(
         "--signer-workflow",
-        help="Workflow that must have signed: OWNER/REPO/.github/workflows/FILE.",
+        help=(
+            "Workflow that must have signed: OWNER/REPO/.github/workflows/FILE "
+            "(gh's github.com/OWNER/REPO/… too)."
+        ),
     ),
 ]
 IssuerOption = Annotated[
@@ -127,12 +130,14 @@ def add_command(
         load_policy,
         needs_release_signer,
         record_author,
+        signer_workflow_flag,
         with_overrides,
     )
 
     def run() -> dict[str, Any]:
         path = policy_path(config, trusted_keys)
         owner, repo = _split_target(target)
+        workflow = signer_workflow_flag(signer_workflow)
         policy = load_policy(path, explicit=False)
         seen: dict[str, Any] | None = None
         if needs_release_signer(repo, identity, identity_regexp) and repo is not None:
@@ -161,7 +166,7 @@ def add_command(
         author = with_overrides(
             author,
             issuer=oidc_issuer,
-            signer_workflow=signer_workflow,
+            signer_workflow=workflow,
             mode=mode,
             allow_republish=allow_republish,
         )
@@ -279,6 +284,7 @@ def verify_command(
     """Check FILE against its signature material exactly as install would."""
     from nexo_pkg.trust.api import (  # noqa: PLC0415
         load_policy,
+        signer_workflow_flag,
         verification_policy,
         verify_file,
     )
@@ -306,7 +312,7 @@ def verify_command(
             loaded,
             owner=bound_owner,
             repo=bound_repo,
-            signer_workflow=signer_workflow,
+            signer_workflow=signer_workflow_flag(signer_workflow),
             issuer=oidc_issuer,
         )
         outcome = verify_file(

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         record_author,
         release_signer,
         remove_entries,
+        signer_workflow_flag,
         verification_policy,
         verify_file,
         with_overrides,
@@ -64,7 +65,7 @@ _HOMES = homes(
         ),
         "commands": (
             "author_json chosen_author needs_release_signer record_author release_signer "
-            "remove_entries verification_policy verify_file with_overrides"
+            "remove_entries signer_workflow_flag verification_policy verify_file with_overrides"
         ),
         "entry": "verify_asset_signature",
         "material": "local_material material_names release_attestations",
@@ -100,6 +101,7 @@ __all__ = [
     "release_signer",
     "remove_entries",
     "resolve_mode",
+    "signer_workflow_flag",
     "verification_policy",
     "verify_asset_signature",
     "verify_file",

@@ -24,7 +24,13 @@ from nexo_pkg.trust.material import (
     is_checksums_file,
     local_material,
 )
-from nexo_pkg.trust.policy import GITHUB_ACTIONS_ISSUER, MODES, AuthorPolicy, TrustPolicy
+from nexo_pkg.trust.policy import (
+    GITHUB_ACTIONS_ISSUER,
+    MODES,
+    AuthorPolicy,
+    TrustPolicy,
+    is_workflow_path,
+)
 from nexo_pkg.trust.policy_edit import add_author, remove_authors
 from nexo_pkg.trust.suggest import author_entry_toml, escape_pattern, suggest_author
 
@@ -248,6 +254,28 @@ def remove_entries(policy_path: Path, owner: str, repo: str | None, target: str)
     if not result.changed:
         raise NexoError(f"{result.path} has no [[authors]] entry for {target}", kind="not_trusted")
     return {"ok": True, "policy": str(result.path), "removed": result.changed}
+
+
+def signer_workflow_flag(value: str | None) -> str | None:
+    """``--signer-workflow`` as a policy's ``signer_workflow``: ``OWNER/REPO/.github/
+    workflows/FILE``, or gh's form of it with a leading ``github.com/`` host. A usage error
+    for any other shape, which no certificate could match."""
+    if value is None:
+        return None
+    path = value.removeprefix("https://")
+    host, _, rest = path.partition("/")
+    if "." in host:  # gh's `[HOST/]OWNER/REPO/…`: an owner never has a dot, a host has
+        if host.casefold() != "github.com":
+            raise UsageError(
+                f"--signer-workflow {value!r}: only workflows on github.com can be named"
+            )
+        path = rest
+    if not is_workflow_path(path):
+        raise UsageError(
+            f"--signer-workflow {value!r} is not OWNER/REPO/.github/workflows/FILE "
+            "(a workflow file, without @ref)"
+        )
+    return path
 
 
 def verification_policy(

@@ -78,6 +78,47 @@ def test_verify_refuses_another_repository_or_workflow(
 
 
 @skip_unless_present("github-attestations")
+@pytest.mark.parametrize(
+    "workflow", [f"github.com/{REUSABLE_SIGNER}", f"https://github.com/{REUSABLE_SIGNER}"]
+)
+def test_verify_takes_ghs_host_form_of_the_signer_workflow(tmp_path: Path, workflow: str) -> None:
+    """gh's `--signer-workflow [HOST/]OWNER/REPO/PATH`: the github.com host may be written."""
+    result = _verify(tmp_path, "--repo", "malancas/attest-demo", "--signer-workflow", workflow)
+    assert result.code == 0, result.stderr
+    assert f"signer_workflow: {REUSABLE_SIGNER}" in result.stdout
+
+
+@skip_unless_present("github-attestations")
+@pytest.mark.parametrize(
+    "workflow",
+    [
+        "github/artifact-attestations-workflows",
+        f"{REUSABLE_SIGNER}@09b495c3f12c7881b3cc17209a327792065c1a1d",
+        f"ghe.example.com/{REUSABLE_SIGNER}",
+        "attest.yml",
+    ],
+)
+def test_a_signer_workflow_no_certificate_could_name_is_a_usage_error(
+    tmp_path: Path, workflow: str
+) -> None:
+    """Not a verdict on the file (exit 1) but a mistake on the command line (exit 2), for
+    verify and for add, which writes nothing."""
+    result = _verify(tmp_path, "--repo", "malancas/attest-demo", "--signer-workflow", workflow,
+                     "--json")  # fmt: skip
+    assert result.code == 2, result.stdout
+    document = json.loads(result.stdout)
+    assert document["kind"] == "usage"
+    assert document["error"].startswith(f"--signer-workflow {workflow!r}")
+    policy = tmp_path / "trusted_keys.toml"
+    added = nexo("plugin", "trust", "add", "malancas", "--identity", "x@example.com",
+                 "--signer-workflow", workflow, "--trusted-keys", str(policy), "--yes",
+                 env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert added.code == 2
+    assert added.stderr.startswith(f"error: --signer-workflow {workflow!r}")
+    assert not policy.exists()
+
+
+@skip_unless_present("github-attestations")
 def test_verify_refuses_a_flipped_byte(tmp_path: Path) -> None:
     artifact = tmp_path / "reusable-workflow-artifact"
     data = bytearray((ATTESTATIONS / artifact.name).read_bytes())
