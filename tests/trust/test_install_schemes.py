@@ -241,6 +241,26 @@ def test_attestations_from_the_api_verify_across_pages(
     assert receipt["signature"]["scheme"] == "github-attestation"
 
 
+def test_the_confirmation_screen_shows_where_a_reusable_workflow_signed_for(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """The screen shows the signer (the SAN: the reusable workflow) and, beside it, the
+    repository it built and the workflow that started the run, as the receipt records."""
+    repo = _attested_release(github_server, private_sigstore)
+    policy = scheme_policy(tmp_path, private_sigstore, REUSABLE_SIGNER)
+    result = nexo("plugin", "install", f"{OWNER}/{repo}@v1.0.0", "--dry-run", "--dest",
+                  str(tmp_path / "plugins"), "--trusted-keys", str(policy),
+                  env=cli_env(tmp_path, api=github_server.url), in_process=True)  # fmt: skip
+    assert result.code == 0, result.stderr
+    lines = result.stderr.splitlines()  # the screen is a note, on stderr
+    signer = next(i for i, line in enumerate(lines) if line.startswith("Signer:"))
+    assert "/reusable/.github/workflows/attest.yml@refs/tags/v1 " in lines[signer]
+    assert lines[signer + 1] == (
+        f"Built in:     {OWNER}/{repo}, run by https://github.com/{OWNER}/{repo}"
+        "/.github/workflows/release.yml@refs/tags/v1.0.0"
+    )
+
+
 def test_an_attestation_made_for_another_repository_is_refused(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:
