@@ -264,7 +264,13 @@ def verify_command(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="The file to check.")],
     bundle: Annotated[
         Path | None,
-        typer.Option("--bundle", help="Sigstore bundle or attestations (.jsonl) for FILE."),
+        typer.Option(
+            "--bundle",
+            help=(
+                "Signature material for FILE: a Sigstore bundle, attestations (.jsonl), the "
+                "bundle of a checksums file beside it, or a cosign .sig (its .cert beside it)."
+            ),
+        ),
     ] = None,
     repo: Annotated[
         str | None, typer.Option("--repo", help="OWNER/REPO the file must have been built in.")

@@ -318,14 +318,24 @@ def verification_policy(
     return TrustPolicy(default="require", authors=(author,))
 
 
-def _signed_checksums_file(bundle: Path) -> Path | None:
+def _signed_checksums_file(bundle: Path, file: Path) -> Path | None:
     """The checksums file beside ``bundle`` that it signs (``checksums.txt`` for
-    ``checksums.txt.sigstore.json``), or ``None``."""
+    ``checksums.txt.sigstore.json``), or ``None`` when it is not a checksums file's bundle.
+    ``None`` too when ``file`` is the checksums file itself: its bundle is checked over it.
+    A usage error when it is one and the file it signs is not beside it: verified over FILE
+    instead, it could only fail with a digest mismatch that says nothing of the cause."""
     for suffix in (*BUNDLE_SUFFIXES, ATTESTATION_SUFFIX):
         stem = bundle.name.removesuffix(suffix)
         if stem != bundle.name and is_checksums_file(stem):
             signed = bundle.with_name(stem)
-            return signed if signed.is_file() else None
+            if file.name == stem and (not signed.is_file() or signed.samefile(file)):
+                return None
+            if not signed.is_file():
+                raise UsageError(
+                    f"--bundle {bundle} signs {stem}, which is not beside it: put {stem} "
+                    "next to its bundle"
+                )
+            return signed
     return None
 
 
@@ -343,12 +353,20 @@ def verify_file(
     the material found beside ``file``. Raises the verifier's error (its message naming
     ``bundle`` by its own name)."""
     offered_as: str | None = None
-    checksums = _signed_checksums_file(bundle) if bundle is not None else None
+    checksums = _signed_checksums_file(bundle, file) if bundle is not None else None
     material: dict[str, Path | bytes]
     if checksums is not None and bundle is not None:
         # The bundle of a checksums file (checksums.txt.sigstore.json) with the file beside
         # it: verified as install would, the file's signature then the line for FILE.
         material = {checksums.name: checksums, bundle.name: bundle}
+    elif bundle is not None and bundle.name.endswith(".sig"):
+        # A detached cosign signature: with the certificate beside it, as install reads it.
+        offered_as = file.name + ".sig"
+        material = {offered_as: bundle}
+        for suffix in (".cert", ".pem"):
+            certificate = bundle.with_name(bundle.name.removesuffix(".sig") + suffix)
+            if certificate.is_file():
+                material[file.name + suffix] = certificate
     elif bundle is not None:
         suffix = ".intoto.jsonl" if bundle.name.endswith(".jsonl") else ".sigstore.json"
         offered_as = file.name + suffix
