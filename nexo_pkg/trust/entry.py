@@ -155,13 +155,18 @@ def verify_asset_signature(
                 f"({why})",
                 details={"asset": asset_name, "policy": _policy_name(policy)},
             )
+        remedy = 'set `default = "require"` in trusted_keys.toml or pass'
+        if policy.default != "warn" and any(a.mode == "warn" for a in authors):
+            # No flag says warn: the owner's author entry did, and the default would refuse.
+            remedy = (
+                f'the author entry for {owner!r} says `mode = "warn"`; set it to "require" or pass'
+            )
         return SignatureOutcome(
             status="unsigned",
             warnings=(
                 *warnings,
                 f"WARNING: {asset_name} is NOT SIGNED; {doing} it unverified "
-                '(set `default = "require"` in trusted_keys.toml or pass '
-                "--require-signature to refuse unsigned plugins)",
+                f"({remedy} --require-signature to refuse unsigned plugins)",
             ),
         )
     request = TrustRequest(

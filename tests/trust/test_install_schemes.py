@@ -261,6 +261,25 @@ def test_the_confirmation_screen_shows_where_a_reusable_workflow_signed_for(
     )
 
 
+def test_unsigned_under_an_authors_warn_names_the_entry_not_the_default(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """`default = "require"` with the owner's entry saying `mode = "warn"`: the NOT SIGNED
+    warning names what made it warn (the entry), not a default that already refuses."""
+    github_server.publish(OWNER, "nexo-plugin-echo", "v1.0.0", release_assets(PLUGIN, "1.0.0"))
+    policy = scheme_policy(tmp_path, private_sigstore, 'mode = "warn"\n')
+    result = run_install(tmp_path, github_server, f"{OWNER}/nexo-plugin-echo@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    assert result.code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["signature"]["status"] == "unsigned"
+    (warning,) = [w for w in document["warnings"] if "NOT SIGNED" in w]
+    assert warning.endswith(
+        "installing it unverified (the author entry for 'acme' says `mode = \"warn\"`; set it "
+        'to "require" or pass --require-signature to refuse unsigned plugins)'
+    )
+
+
 def test_an_attestation_made_for_another_repository_is_refused(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:
