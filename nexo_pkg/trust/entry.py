@@ -336,8 +336,22 @@ def _verify_any_bundle(
     """Attestations: the first bundle that verifies and is trusted wins; otherwise the most
     telling refusal (an untrusted but valid signer before an invalid bundle)."""
     raw = read_material(value, name, limit=limit)
+    bundles = split_bundles(raw, name)
+    if len(bundles) > 1:
+        # As gh reads attestations: a line that is no JSON document spoils the whole file,
+        # even beside one that would verify.
+        for bundle_name, bundle_raw in bundles:
+            try:
+                parse_json_document(bundle_raw, bundle_name)
+            except SignatureInvalidError as error:
+                error.message = (
+                    f"{error.message}; a file of attestations with a line that is not JSON "
+                    "is refused as a whole, as gh refuses it"
+                )
+                error.args = (error.message,)
+                raise
     failures: list[SignatureError] = []
-    for bundle_name, bundle_raw in split_bundles(raw, name):
+    for bundle_name, bundle_raw in bundles:
         try:
             return _verify_document(artifact, bundle_name, bundle_raw, request)
         except SignatureError as error:

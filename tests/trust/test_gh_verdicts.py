@@ -155,3 +155,41 @@ def test_trust_verify_gives_the_verdict_of_gh(
     else:
         assert nexo.code == 1
         assert document["kind"] in {"signer_untrusted", "signature_invalid"}
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        (["{bundle}", "not json"], False),
+        (["{{oops", "{bundle}"], False),
+        (["", "{bundle}", "", ""], True),
+        (["{bundle}", "{bundle}"], True),
+    ],
+    ids=["garbage-after", "garbage-before", "blank-lines", "twice"],
+)
+def test_a_file_of_attestations_is_read_as_gh_reads_it(
+    tmp_path: Path, trusted_roots: Path, lines: list[str], expected: bool
+) -> None:
+    """JSON lines as gh reads them: blank lines are skipped, and a line that is not JSON
+    refuses the whole file even beside a bundle that verifies."""
+    artifact, bundle = (ATTESTATIONS / name for name in REUSABLE)
+    compact = json.dumps(json.loads(bundle.read_text(encoding="utf-8")), separators=(",", ":"))
+    attestations = tmp_path / "attestations.jsonl"
+    text = "\n".join(line.format(bundle=compact) for line in lines) + "\n"
+    attestations.write_text(text, encoding="utf-8")
+    flags = ["--repo", "malancas/attest-demo", "--signer-workflow", SIGNER]
+    env = _offline_env(tmp_path)
+    gh = subprocess.run(
+        [gh_binary(), "attestation", "verify", str(artifact), "--bundle", str(attestations),
+         "--custom-trusted-root", str(trusted_roots), *flags],
+        capture_output=True, text=True, check=False, env=env, timeout=120,
+    )  # fmt: skip
+    nexo = cli.nexo("plugin", "trust", "verify", str(artifact), "--bundle", str(attestations),
+                    *flags, "--json", env=env, in_process=True)  # fmt: skip
+    assert (gh.returncode == 0) == expected, gh.stderr
+    assert (nexo.code == 0) == expected, nexo.stdout
+    if not expected:
+        document = json.loads(nexo.stdout)
+        assert nexo.code == 1
+        assert document["kind"] == "signature_invalid"
+        assert "is refused as a whole, as gh refuses it" in document["error"]
