@@ -290,7 +290,7 @@ def verify_command(
     """Check FILE against its signature material exactly as install would."""
     from nexo_pkg.trust.api import (  # noqa: PLC0415
         load_policy,
-        signer_workflow_flag,
+        signer_workflow_pin,
         verification_policy,
         verify_file,
     )
@@ -305,6 +305,7 @@ def verify_command(
                 raise UsageError("--repo takes OWNER/REPO")
         elif owner is not None:
             bound_owner, _ = _split_target(owner, "--owner")
+        workflow, ref = signer_workflow_pin(signer_workflow)
         if not file.is_file():
             raise UsageError(f"{file} is not a file")
         if bundle is not None and not bundle.is_file():
@@ -318,8 +319,9 @@ def verify_command(
             loaded,
             owner=bound_owner,
             repo=bound_repo,
-            signer_workflow=signer_workflow_flag(signer_workflow),
+            signer_workflow=workflow,
             issuer=oidc_issuer,
+            signer_ref=ref,
         )
         outcome = verify_file(
             file, bundle=bundle, policy=policy, owner=bound_owner, repo=bound_repo, tag=tag

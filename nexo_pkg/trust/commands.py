@@ -9,6 +9,7 @@ of an entry. Every refusal is a :class:`~nexo_pkg.core.errors.NexoError` with it
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -259,9 +260,29 @@ def remove_entries(policy_path: Path, owner: str, repo: str | None, target: str)
 def signer_workflow_flag(value: str | None) -> str | None:
     """``--signer-workflow`` as a policy's ``signer_workflow``: ``OWNER/REPO/.github/
     workflows/FILE``, or gh's form of it with a leading ``github.com/`` host. A usage error
-    for any other shape, which no certificate could match."""
+    for any other shape, which no certificate could match (a ref pin included: an entry of
+    the policy cannot hold one)."""
+    path, ref = signer_workflow_pin(value)
+    if ref is not None:
+        raise UsageError(
+            f"--signer-workflow {value!r}: a pinned ref (@{ref}) cannot be written into the "
+            "policy; name the workflow file alone"
+        )
+    return path
+
+
+# gh's `--signer-workflow FILE@REF`: a ref is a `refs/…` path or a bare object id, and the
+# workflow file before it ends in .yml or .yaml (gh's signerWorkflowRefPattern, cli/cli).
+_PINNED_WORKFLOW = re.compile(r"(?P<path>.+?\.ya?ml)@(?P<ref>refs/.+|[0-9a-fA-F]+)")
+
+
+def signer_workflow_pin(value: str | None) -> tuple[str | None, str | None]:
+    """``--signer-workflow`` of ``trust verify``, read as gh reads it: ``[github.com/]OWNER/
+    REPO/.github/workflows/FILE``, optionally pinned to the ref the signer ran at
+    (``FILE@refs/…`` or ``FILE@<sha>``); the workflow path and the ref. A usage error for any
+    other shape, which no certificate could match."""
     if value is None:
-        return None
+        return None, None
     path = value.removeprefix("https://")
     host, _, rest = path.partition("/")
     if "." in host:  # gh's `[HOST/]OWNER/REPO/…`: an owner never has a dot, a host has
@@ -270,12 +291,16 @@ def signer_workflow_flag(value: str | None) -> str | None:
                 f"--signer-workflow {value!r}: only workflows on github.com can be named"
             )
         path = rest
+    ref = None
+    pinned = _PINNED_WORKFLOW.fullmatch(path)
+    if pinned is not None:
+        path, ref = pinned["path"], pinned["ref"]
     if not is_workflow_path(path):
         raise UsageError(
             f"--signer-workflow {value!r} is not OWNER/REPO/.github/workflows/FILE "
-            "(a workflow file, without @ref)"
+            "(optionally @refs/… or @<commit>)"
         )
-    return path
+    return path, ref
 
 
 def verification_policy(
@@ -285,10 +310,18 @@ def verification_policy(
     repo: str | None,
     signer_workflow: str | None,
     issuer: str | None,
+    signer_ref: str | None = None,
 ) -> TrustPolicy:
     """The policy ``trust verify`` checks against: the loaded ``policy`` narrowed by the
     flags, or, without one, an entry trusting any workflow of ``owner`` (``repo``), as
-    ``gh attestation verify --owner/--repo`` does."""
+    ``gh attestation verify --owner/--repo`` does. ``signer_ref`` (gh's
+    ``--signer-workflow FILE@REF``) pins the signer's identity, its SAN, to that workflow at
+    that ref; it narrows the flags' entry only (a policy's entries keep their identity)."""
+    if signer_ref is not None and (policy is not None or signer_workflow is None):
+        raise UsageError(
+            "--signer-workflow with @REF pins the signer of a --owner/--repo check; "
+            "it cannot narrow a trust policy's entries (pass no --trusted-keys)"
+        )
     if policy is not None:
         if signer_workflow is None and issuer is None:
             return policy
@@ -306,11 +339,13 @@ def verification_policy(
     # Any workflow of the repository (or of the owner) may have signed, in its own name or
     # through a reusable workflow. GitHub's names are case-insensitive, and so is gh's match.
     scope = escape_pattern(repo) if repo else "[^/]+"
+    pinned = f"https://github.com/{signer_workflow}@{signer_ref}" if signer_ref else None
     author = AuthorPolicy(
         owner=owner,
-        identity_regexp=(
-            f"(?i)^https://github\\.com/{escape_pattern(owner)}/{scope}/\\.github/workflows/.+$"
-        ),
+        identity=pinned,
+        identity_regexp=None
+        if pinned
+        else (f"(?i)^https://github\\.com/{escape_pattern(owner)}/{scope}/\\.github/workflows/.+$"),
         oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
         repos=(repo,) if repo else None,
         signer_workflow=signer_workflow,

@@ -29,6 +29,7 @@ GHES = (
     "github_provenance_demo-0.0.12-py3-none-any-bundle.jsonl",
 )
 SIGNER = "github/artifact-attestations-workflows/.github/workflows/attest.yml"
+SIGNER_SHA = "09b495c3f12c7881b3cc17209a327792065c1a1d"  # the ref the reusable workflow ran at
 CUSTOM_ISSUER = "https://token.actions.githubusercontent.com/hammer-time"
 CUSTOM_WORKFLOW = "too-legit/attest/.github/workflows/integration.yml"
 
@@ -60,6 +61,14 @@ TABLE = [
     (REUSABLE, "--repo", "malancas/Attest-Demo", SIGNER, None, True),
     # The workflow's path names a file: compared exactly, as gh does.
     (REUSABLE, "--owner", "malancas", SIGNER.replace("attest.yml", "Attest.yml"), None, False),
+    # gh's host form, and a pin of the ref the signer ran at: the whole SAN, exactly.
+    (REUSABLE, "--repo", "malancas/attest-demo", f"github.com/{SIGNER}", None, True),
+    (REUSABLE, "--repo", "malancas/attest-demo", f"{SIGNER}@{SIGNER_SHA}", None, True),
+    (REUSABLE, "--owner", "malancas", f"github.com/{SIGNER}@{SIGNER_SHA}", None, True),
+    (REUSABLE, "--repo", "malancas/other", f"{SIGNER}@{SIGNER_SHA}", None, False),
+    (REUSABLE, "--owner", "malancas", f"{SIGNER}@{SIGNER_SHA[:8]}", None, False),
+    (REUSABLE, "--owner", "malancas", f"{SIGNER}@{SIGNER_SHA.upper()}", None, False),
+    (REUSABLE, "--owner", "malancas", f"{SIGNER}@refs/heads/main", None, False),
 ]  # fmt: skip
 
 
@@ -109,7 +118,7 @@ def _offline_env(tmp_path: Path) -> dict[str, str]:
     TABLE,
     ids=[
         f"{row[0][0][:14]}-{row[1][2:]}={row[2]}"
-        + (f"-signer={row[3].split('/')[-1]}" if row[3] else "")
+        + (f"-signer={row[3].split('/', 1)[0]}...{row[3].split('/')[-1]}" if row[3] else "")
         + ("-issuer" if row[4] else "")
         for row in TABLE
     ],

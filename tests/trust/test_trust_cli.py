@@ -93,7 +93,7 @@ def test_verify_takes_ghs_host_form_of_the_signer_workflow(tmp_path: Path, workf
     "workflow",
     [
         "github/artifact-attestations-workflows",
-        f"{REUSABLE_SIGNER}@09b495c3f12c7881b3cc17209a327792065c1a1d",
+        f"{REUSABLE_SIGNER}@not-a-ref",
         f"ghe.example.com/{REUSABLE_SIGNER}",
         "attest.yml",
     ],
@@ -116,6 +116,28 @@ def test_a_signer_workflow_no_certificate_could_name_is_a_usage_error(
     assert added.code == 2
     assert added.stderr.startswith(f"error: --signer-workflow {workflow!r}")
     assert not policy.exists()
+
+
+@skip_unless_present("github-attestations")
+def test_a_pinned_signer_workflow_narrows_the_flags_only(tmp_path: Path) -> None:
+    """gh's `--signer-workflow FILE@REF` pins the SAN for a --repo/--owner check; a policy's
+    entries cannot hold a pin, so with --trusted-keys, and for `trust add`, it is a usage
+    error and nothing is written."""
+    pinned = f"{REUSABLE_SIGNER}@09b495c3f12c7881b3cc17209a327792065c1a1d"
+    accepted = _verify(tmp_path, "--repo", "malancas/attest-demo", "--signer-workflow", pinned)
+    assert accepted.code == 0, accepted.stderr
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(COMMENTED)
+    with_policy = _verify(tmp_path, "--signer-workflow", pinned, "--trusted-keys", str(policy),
+                          "--json")  # fmt: skip
+    assert with_policy.code == 2, with_policy.stdout
+    assert json.loads(with_policy.stdout)["kind"] == "usage"
+    added = nexo("plugin", "trust", "add", "malancas", "--identity", "x@example.com",
+                 "--signer-workflow", pinned, "--trusted-keys", str(policy), "--yes",
+                 env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert added.code == 2
+    assert added.stderr.startswith(f"error: --signer-workflow {pinned!r}: a pinned ref")
+    assert policy.read_text() == COMMENTED
 
 
 @skip_unless_present("github-attestations")
