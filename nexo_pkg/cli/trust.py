@@ -32,7 +32,7 @@ SignerWorkflowOption = Annotated[
         "--signer-workflow",
         help=(
             "Workflow that must have signed: OWNER/REPO/.github/workflows/FILE "
-            "(gh's github.com/OWNER/REPO/… too)."
+            "(gh's github.com/OWNER/REPO/… too; verify also takes gh's FILE@REF pin)."
         ),
     ),
 ]
