@@ -120,6 +120,22 @@ def test_a_hang_in_initialize_fails_and_leaves_nothing_running(tmp_path: Path) -
     assert_reaped(pid)
 
 
+def test_initialize_gets_the_hosts_ten_seconds_unless_timeout_ms_is_given(
+    tmp_path: Path,
+) -> None:
+    """The extension host waits `handshake_timeout` (10 s, stdio.rs:72) for `initialize`,
+    not the plugin host's 5 s: a microapp answering after 5.5 s loads in the daemon, so it
+    passes; an explicit --timeout-ms still bounds the wait."""
+    root = scripted_microapp(tmp_path / "slow", "slow", "5.5")
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 0, document["checks"]
+    assert statuses(document)["initialize"] == "pass"
+    assert document["timings_ms"]["initialize_ms"] >= 5500
+    code, document = nexo_check(str(root), "--timeout-ms", "5000", cwd=tmp_path)
+    assert code == 1
+    assert "no reply within 5000 ms; the daemon waits 10 s" in detail(document, "initialize")
+
+
 def test_nothing_the_microapp_started_is_left_running(tmp_path: Path) -> None:
     pid_file = tmp_path / "pids"
     root = scripted_microapp(tmp_path / "child", "child")
