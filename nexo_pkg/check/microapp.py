@@ -63,6 +63,7 @@ from nexo_pkg.check.microapp_wire import (
 from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.check.report import CheckReport, Status
 from nexo_pkg.check.rpc import DEFAULT_TIMEOUT_MS, FrameLoop, NoReply, Pending, Reply
+from nexo_pkg.check.sandbox import SandboxPlan
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.manifest.microapp import HOOK_NAMES, env_is_blocked
 
@@ -122,8 +123,14 @@ def run_microapp(
 
     grants = load_grants(target, config_dir(config))
     argv = [_program(target), *target.args]
+    # The extension host never wraps the command: a plugin report's section, unwrapped.
+    unwrapped = SandboxPlan(argv, NOT_SANDBOXED, target.manifest_path.name, enabled=False)
     report = MicroappReport(
-        plugin_id=target.extension_id, root=str(target.root), argv=argv, strict=strict
+        plugin_id=target.extension_id,
+        root=str(target.root),
+        argv=argv,
+        strict=strict,
+        sandbox=unwrapped.to_json(),
     )
     for note in target.notes:
         report.add("manifest", "warn", note)

@@ -84,6 +84,10 @@ def test_golden_daemon_shaped_microapp_passes(tmp_path: Path) -> None:
     microapp = document["microapp"]
     assert microapp["sandboxed"] is False
     assert "not sandboxed" in detail(document, "spawn")
+    # The same `sandbox` section as a plugin's report: no wrapper, the command as it runs.
+    assert document["sandbox"]["wrapped"] is False
+    assert document["sandbox"]["argv"] == document["plugin"]["command"]
+    assert document["sandbox"]["reason"].startswith("not sandboxed: the daemon's extension host")
     assert microapp["tools"] == [{"name": "echo", "llm_name": "ext_echo_echo"}]
     assert microapp["hooks"] == {
         "registered": ["before_message", "before_tool_call"],
