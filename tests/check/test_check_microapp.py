@@ -401,6 +401,24 @@ def test_a_companion_with_another_id_gets_no_router(tmp_path: Path) -> None:
     assert document["microapp"]["admin"]["router"] is False
 
 
+def test_a_companion_the_daemon_cannot_parse_gets_no_router(tmp_path: Path) -> None:
+    """admin_capability_collect.rs:38-65 parses nexo-plugin.toml with PluginManifest, whose
+    `version` is a semver::Version: `0.1` fails the parse, the daemon warns and skips the file,
+    so the admin capabilities it declares are never collected and no router is wired (lint
+    says the same with NX216)."""
+    text = companion("scripted", required=("agents_crud",)).replace(
+        'version = "0.1.0"', 'version = "0.1"'
+    )
+    root = scripted_microapp(tmp_path / "admin", "ok", companion=text)
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 0
+    assert statuses(document)["manifest"] == "warn"
+    assert "the daemon cannot parse" in detail(document, "manifest")
+    assert "no admin router" in detail(document, "manifest")
+    assert document["microapp"]["admin"]["router"] is False
+    assert document["microapp"]["admin"]["required"] == []
+
+
 def test_long_and_colliding_tool_names_are_warnings(tmp_path: Path) -> None:
     """fit_name hashes past 64 characters (crates/llm/src/types.rs:317-341) and
     register_if_absent skips a second tool of the same name (src/main.rs:4364-4379)."""
