@@ -371,13 +371,16 @@ class _Session(FrameLoop):
                 "fails the handshake (StartError::Handshake) and the microapp does not load",
             )
             return False
-        self.report.add(
-            "initialize",
-            "pass",
-            f"id 0 with {{agent_version, extension_id}} replied in {answer.elapsed_ms:.0f} ms",
-        )
         decoded = decode_handshake(answer.result)
+        replied = f"id 0 with {{agent_version, extension_id}} replied in {answer.elapsed_ms:.0f} ms"
         if isinstance(decoded, str):
+            # The daemon's initialize itself fails (stdio.rs:829-830): say so on both lines.
+            self.report.add(
+                "initialize",
+                "fail",
+                f"{replied}, but the daemon cannot decode the result (see `handshake`): "
+                "StartError::DecodeHandshake, the microapp does not load",
+            )
             self.report.add(
                 "handshake",
                 "fail",
@@ -387,6 +390,7 @@ class _Session(FrameLoop):
                 '"hooks": ["before_message", ...]}',
             )
             return False
+        self.report.add("initialize", "pass", replied)
         self.advertised = [tool.name for tool in decoded.tools]
         self._check_handshake(answer.result, decoded)
         self._check_tools(decoded)

@@ -107,6 +107,9 @@ def test_sdk_string_tools_fail_initialize_with_the_daemons_reason(tmp_path: Path
     assert 'tools[0]: invalid type: string "greet", expected struct ToolDescriptor' in detail(
         document, "handshake"
     )
+    # The daemon's initialize is what fails (stdio.rs:829-830): the step says so too.
+    assert statuses(document)["initialize"] == "fail"
+    assert "StartError::DecodeHandshake" in detail(document, "initialize")
 
 
 def test_a_hang_in_initialize_fails_and_leaves_nothing_running(tmp_path: Path) -> None:
