@@ -38,6 +38,8 @@ def _closed_port() -> int:
             "lock_stale",
         ),
         (["lock", "-f", "{tmp}/missing.toml", "--check"], 2, "wanted_invalid"),
+        (["lock", "-f", "{tmp}/missing.toml", "--check", "--upgrade"], 2, "usage"),
+        (["lock", "-f", "{tmp}/missing.toml", "--check", "echo"], 2, "usage"),
         (["install", "oci://127.0.0.1:{port}/a/b:1", "--plain-http", "--yes"], 1, "network"),
         (
             [
