@@ -10,9 +10,10 @@ Library entry point for ``pack --check`` and ``install --check``::
 
 from __future__ import annotations
 
-from nexo_pkg.check.checks import DEFAULT_TIMEOUT_MS, check_plugin, run_check
+from nexo_pkg.check.checks import check_plugin, run_check
 from nexo_pkg.check.microapp_target import TargetError
 from nexo_pkg.check.report import CheckReport, CheckResult, render_report
+from nexo_pkg.check.rpc import DEFAULT_TIMEOUT_MS
 from nexo_pkg.check.target import ResolvedPlugin, resolve_target
 
 __all__ = [

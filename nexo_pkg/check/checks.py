@@ -36,7 +36,7 @@ from nexo_pkg.check.host_calls import (
 )
 from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.check.report import CheckReport, CheckResult, Status
-from nexo_pkg.check.rpc import FrameLoop, NoReply, Pending, Reply
+from nexo_pkg.check.rpc import DEFAULT_TIMEOUT_MS, FrameLoop, NoReply, Pending, Reply
 from nexo_pkg.check.sandbox import (
     SandboxPlan,
     current_platform,
@@ -52,9 +52,6 @@ from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.model import Sandbox
 from nexo_pkg.manifest.names import find_manifest
 from nexo_pkg.manifest.rust_text import rust_trim
-
-#: Per-step reply deadline, like the daemon's ``NEXO_PLUGIN_INIT_TIMEOUT_MS`` default.
-DEFAULT_TIMEOUT_MS = 5000
 
 #: After replying to ``shutdown`` the daemon closes stdin and waits this long before SIGKILL
 #: (contract §4.2).
@@ -95,7 +92,7 @@ _EVENT_QUIET_SECONDS = 0.4
 def run_check(
     target: Path | str,
     *,
-    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    timeout_ms: int | None = None,
     nexo_version: str | None = None,
     invoke: tuple[str, dict[str, Any]] | None = None,
     dest: Path | None = None,
@@ -108,7 +105,9 @@ def run_check(
     """Spawn the plugin at ``target`` and run the handshake conformance checks.
 
     ``target`` is resolved by :func:`~nexo_pkg.check.target.resolve_target` (``dest``, else
-    ``installed_root()``, holds installed ids); ``nexo_version`` defaults to the newest daemon
+    ``installed_root()``, holds installed ids); ``timeout_ms`` bounds each reply (default
+    :data:`DEFAULT_TIMEOUT_MS`, and a microapp's ``initialize`` the extension host's 10 s);
+    ``nexo_version`` defaults to the newest daemon
     release nexo-pkg knows; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
     ``strict`` implies ``host_calls`` (see :mod:`nexo_pkg.check.host_calls`). A microapp is
     checked by :func:`nexo_pkg.check.microapp.run_microapp` (with the grants of ``config``'s
@@ -117,7 +116,7 @@ def run_check(
     :class:`CheckReport`, never raised. Raises :class:`UsageError` for bad arguments and
     ``TargetError`` (exit 2) or the archive errors when the target names nothing runnable.
     """
-    if timeout_ms <= 0:
+    if timeout_ms is not None and timeout_ms <= 0:
         raise UsageError("--timeout-ms must be a positive number of milliseconds")
     version = nexo_version or NEWEST_DAEMON_VERSION
     if not SEMVER_2.match(version):
@@ -139,7 +138,7 @@ def run_check(
             )
         return check_plugin(
             plugin,
-            timeout_ms=timeout_ms,
+            timeout_ms=DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms,
             nexo_version=version,
             invoke=invoke,
             strict=strict,

@@ -12,8 +12,8 @@ subprocess.rs``: ``handle_child_request``, ``handle_memory_recall``, ``handle_ll
   notifications first; any other method gets ``-32601``.
 * While events are delivered, successive calls of a method are answered with a result, then
   an error (``-32603``, as a failing backend), then not at all (a backend that hangs: the
-  call stays in flight, up to the ``shutdown``). Calls made inside ``tool.invoke`` always get
-  a result.
+  call stays in flight, up to the ``shutdown``); a streamed or refused call takes no turn.
+  Calls made inside ``tool.invoke`` always get a result.
 * A ``broker.publish`` is forwarded by the daemon only when its topic matches the plugin's
   inbound allowlist (``plugin.inbound.<kind>`` and ``plugin.inbound.<kind>.>``) and its
   ``event`` is a broker ``Event``; otherwise it drops it with a warning, and so does the report.
@@ -140,8 +140,11 @@ class HostCalls:
             return [*_deltas(request_id), _result(request_id, _llm_result(stream=True))]
         outcome: Outcome = "result"
         if self.phase == "events":
+            # Only the plain calls answered before take turns (a stream or refusal does not).
             earlier = sum(
-                1 for call in self.calls if call.method == name and call.phase == "events"
+                1
+                for call in self.calls
+                if call.method == name and call.phase == "events" and call.outcome in _EVENT_ANSWERS
             )
             outcome = _EVENT_ANSWERS[min(earlier, len(_EVENT_ANSWERS) - 1)]
         self.calls.append(_Call(name, request_id, self.phase, outcome))

@@ -27,6 +27,7 @@ the contract page asks for something the daemon does not do. ``strict`` fails on
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import shutil
@@ -61,7 +62,8 @@ from nexo_pkg.check.microapp_wire import (
 )
 from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.check.report import CheckReport, Status
-from nexo_pkg.check.rpc import FrameLoop, NoReply, Pending, Reply
+from nexo_pkg.check.rpc import DEFAULT_TIMEOUT_MS, FrameLoop, NoReply, Pending, Reply
+from nexo_pkg.check.sandbox import SandboxPlan
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.manifest.microapp import HOOK_NAMES, env_is_blocked
 
@@ -101,7 +103,7 @@ class MicroappReport(CheckReport):
 def run_microapp(
     target: MicroappTarget,
     *,
-    timeout_ms: int,
+    timeout_ms: int | None,
     agent_version: str,
     invoke: tuple[str, dict[str, Any]] | None,
     strict: bool,
@@ -110,18 +112,25 @@ def run_microapp(
     """Run the extension host's session against ``target`` and report every check.
 
     ``timeout_ms`` bounds each reply (and never beyond the daemon's 10 s for ``initialize``,
-    30 s for a call); the mock admin router allows the grants of the daemon's configuration
-    directory (``config``, else ``NEXO_CONFIG_DIR``, ``./config``, ``$NEXO_HOME/config``).
-    Misbehaviour is reported, never raised; the child and everything it started are killed and
-    reaped on every path. Raises :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) for an
-    unreadable ``extensions.yaml``.
+    30 s for a call); without it, ``initialize`` gets the host's 10 s and every other reply
+    :data:`~nexo_pkg.check.rpc.DEFAULT_TIMEOUT_MS`. The mock admin router allows the grants
+    of the daemon's configuration directory (``config``, else ``NEXO_CONFIG_DIR``,
+    ``./config``, ``$NEXO_HOME/config``). Misbehaviour is reported, never raised; the child
+    and everything it started are killed and reaped on every path. Raises
+    :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) for an unreadable ``extensions.yaml``.
     """
     from nexo_pkg.manifest.daemon_config import config_dir  # noqa: PLC0415 - only for microapps
 
     grants = load_grants(target, config_dir(config))
     argv = [_program(target), *target.args]
+    # The extension host never wraps the command: a plugin report's section, unwrapped.
+    unwrapped = SandboxPlan(argv, NOT_SANDBOXED, target.manifest_path.name, enabled=False)
     report = MicroappReport(
-        plugin_id=target.extension_id, root=str(target.root), argv=argv, strict=strict
+        plugin_id=target.extension_id,
+        root=str(target.root),
+        argv=argv,
+        strict=strict,
+        sandbox=unwrapped.to_json(),
     )
     for note in target.notes:
         report.add("manifest", "warn", note)
@@ -155,7 +164,7 @@ def run_microapp(
                 + NOT_SANDBOXED,
             )
             report.add("environment", "pass", _environment_detail(removed, state_dir))
-            session = _Session(process, target, report, timeout_ms / 1000, grants)
+            session = _Session(process, target, report, timeout_ms, grants)
             try:
                 session.run(agent_version, invoke)
             finally:
@@ -314,10 +323,14 @@ class _Session(FrameLoop):
         process: PluginProcess,
         target: MicroappTarget,
         report: MicroappReport,
-        timeout_seconds: float,
+        timeout_ms: int | None,
         grants: AdminGrants,
     ) -> None:
-        super().__init__(process, timeout_seconds)
+        super().__init__(process, (DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms) / 1000)
+        # The host's own handshake deadline, unless --timeout-ms asks for less.
+        self.handshake_seconds = min(
+            HANDSHAKE_TIMEOUT_SECONDS, math.inf if timeout_ms is None else timeout_ms / 1000
+        )
         self.target = target
         self.report = report
         self.grants = grants
@@ -339,7 +352,8 @@ class _Session(FrameLoop):
 
     def _initialize(self, agent_version: str) -> bool:
         params = {"agent_version": agent_version, "extension_id": self.target.extension_id}
-        answer = self.call("initialize", params, request_id=0, timeout=HANDSHAKE_TIMEOUT_SECONDS)
+        frame = {"jsonrpc": "2.0", "method": "initialize", "params": params, "id": 0}
+        answer = self.exchange(frame, timeout=self.handshake_seconds)
         self.report.timings["initialize_ms"] = (time.monotonic() - self.process.started_at) * 1000
         if isinstance(answer, NoReply):
             self.report.add(
@@ -357,13 +371,16 @@ class _Session(FrameLoop):
                 "fails the handshake (StartError::Handshake) and the microapp does not load",
             )
             return False
-        self.report.add(
-            "initialize",
-            "pass",
-            f"id 0 with {{agent_version, extension_id}} replied in {answer.elapsed_ms:.0f} ms",
-        )
         decoded = decode_handshake(answer.result)
+        replied = f"id 0 with {{agent_version, extension_id}} replied in {answer.elapsed_ms:.0f} ms"
         if isinstance(decoded, str):
+            # The daemon's initialize itself fails (stdio.rs:829-830): say so on both lines.
+            self.report.add(
+                "initialize",
+                "fail",
+                f"{replied}, but the daemon cannot decode the result (see `handshake`): "
+                "StartError::DecodeHandshake, the microapp does not load",
+            )
             self.report.add(
                 "handshake",
                 "fail",
@@ -373,6 +390,7 @@ class _Session(FrameLoop):
                 '"hooks": ["before_message", ...]}',
             )
             return False
+        self.report.add("initialize", "pass", replied)
         self.advertised = [tool.name for tool in decoded.tools]
         self._check_handshake(answer.result, decoded)
         self._check_tools(decoded)

@@ -30,6 +30,7 @@ from nexo_pkg.manifest.microapp import (
     is_extension_shape,
 )
 from nexo_pkg.manifest.microapp_model import companion_from_data, microapp_from_data
+from nexo_pkg.manifest.rules_microapp import companion_refused
 
 #: The daemon's configuration file holding ``entries.<id>.capabilities_grant``.
 EXTENSIONS_CONFIG = "extensions.yaml"
@@ -139,6 +140,14 @@ def _companion(
         note = (
             f"{COMPANION_MANIFEST_NAME} cannot be read ({error}); the daemon skips it, so "
             "this microapp gets no admin router"
+        )
+        return (), (), False, (note,)
+    if companion_refused(document):
+        # A bad `version`, `min_nexo_version` or unknown key fails the daemon's parse: it
+        # logs a warning and skips the file, its admin capabilities never collected.
+        note = (
+            f"the daemon cannot parse {COMPANION_MANIFEST_NAME} (`nexo plugin lint` says why: "
+            "NX216) and skips it, so this microapp gets no admin router and no HTTP server"
         )
         return (), (), False, (note,)
     companion = companion_from_data(document)

@@ -19,6 +19,9 @@ from nexo_pkg.check.host import PluginProcess
 from nexo_pkg.check.report import ProblemTally
 from nexo_pkg.check.text import encode_frame
 
+#: Per-step reply deadline, like the daemon's ``NEXO_PLUGIN_INIT_TIMEOUT_MS`` default.
+DEFAULT_TIMEOUT_MS = 5000
+
 
 @dataclass(frozen=True)
 class NoReply:

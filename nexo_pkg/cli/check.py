@@ -88,9 +88,14 @@ def check_command(  # noqa: PLR0917  # typer maps each flag to one parameter
         ),
     ] = ".",
     timeout_ms: Annotated[
-        int,
-        typer.Option("--timeout-ms", min=1, help="Deadline for each reply, in milliseconds."),
-    ] = 5000,
+        int | None,
+        typer.Option(
+            "--timeout-ms",
+            min=1,
+            help="Deadline for each reply, in milliseconds.",
+            show_default="5000; a microapp's initialize: 10000, as the extension host waits",
+        ),
+    ] = None,
     nexo_version: Annotated[
         str | None,
         typer.Option(

@@ -6,13 +6,16 @@ line per plugin (:meth:`Listing.rows`)."""
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nexo_pkg.core.files import read_regular_bytes
 from nexo_pkg.install.hold import holds
 from nexo_pkg.install.link import LinkedPlugin, linked_plugins
 from nexo_pkg.install.receipts import RECEIPT_UNREADABLE, Installed, Receipt
+from nexo_pkg.manifest.names import MANIFEST_NAMES
 
 if TYPE_CHECKING:
     from nexo_pkg.install.discovery_edit import DiscoveryState
@@ -108,7 +111,9 @@ class Listing:
         }
         if include_orphan:
             document["orphans"] = [
-                {"path": str(item.path), "problem": item.problem} for item in self.orphans
+                {"id": plugin, "version": version, "path": str(item.path), "problem": item.problem}
+                for item in self.orphans
+                for plugin, version in [manifest_identity(item.path)]
             ]
         return document
 
@@ -142,8 +147,40 @@ class Listing:
                 )
             )
         for item in self.orphans if include_orphan else self.unreadable:
-            rows.append(ListingRow("(orphan)", "", item.problem or "", "", "", item.path))
+            plugin, version = manifest_identity(item.path)
+            # The id and version its manifest gives, which the daemon loads it as.
+            label = "(orphan)" if plugin is None else f"(orphan) {plugin}"
+            rows.append(ListingRow(label, version or "", item.problem or "", "", "", item.path))
         return rows
+
+
+# A manifest longer than this is no plugin's (the daemon's own limit is far below).
+_MANIFEST_READ_LIMIT = 1 << 20
+
+
+def manifest_identity(directory: Path) -> tuple[str | None, str | None]:
+    """``[plugin]`` id and version of the manifest the daemon would load from ``directory``
+    (``nexo-plugin.toml``, then ``plugin.toml``), each ``None`` when it does not say: only a
+    regular file is read, never through a link, at most 1 MiB."""
+    for name in MANIFEST_NAMES:
+        try:
+            raw = read_regular_bytes(directory / name, _MANIFEST_READ_LIMIT)
+        except OSError:
+            continue
+        if len(raw) > _MANIFEST_READ_LIMIT:
+            return None, None
+        try:
+            plugin = tomllib.loads(raw.decode("utf-8-sig")).get("plugin")
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+            return None, None
+        if not isinstance(plugin, dict):
+            return None, None
+        found_id, version = plugin.get("id"), plugin.get("version")
+        return (
+            found_id if isinstance(found_id, str) else None,
+            version if isinstance(version, str) else None,
+        )
+    return None, None
 
 
 def build_listing(

@@ -10,6 +10,7 @@ the last step, under its lock.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,6 +21,7 @@ from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.version import VersionError, compare_versions, parse_version
 from nexo_pkg.install.compat import Admitting, check_compatible, min_nexo_version
 from nexo_pkg.install.link import LinkedPlugin, linked_plugins
+from nexo_pkg.install.listing import manifest_identity
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.options import (
     NO_CALLBACKS,
@@ -32,6 +34,7 @@ from nexo_pkg.install.options import (
 )
 from nexo_pkg.install.payload import check_payload
 from nexo_pkg.install.receipts import (
+    RECEIPT_NAME,
     Installed,
     Receipt,
     installed_versions,
@@ -44,7 +47,15 @@ from nexo_pkg.install.receipts import (
     version_order,
     write_receipt,
 )
-from nexo_pkg.install.root import InstallRoot, discard, locked_root, publish, remove_tree
+from nexo_pkg.install.root import (
+    BOOKKEEPING_DIR,
+    LEGACY_PREFIXES,
+    InstallRoot,
+    discard,
+    locked_root,
+    publish,
+    remove_tree,
+)
 from nexo_pkg.install.summary import InstallPlan
 from nexo_pkg.install.verify import tree_modes
 from nexo_pkg.sbom import quick_check, vendored_packages
@@ -433,7 +444,29 @@ def _plan(
         signature=outcome,
         destination=str(final),
         vendored=vendored,
+        shadowing=_orphans_of(fetched.plugin_id, final),
     )
+
+
+def _orphans_of(plugin_id: str, final: Path) -> tuple[str, ...]:
+    """The directories beside ``final`` without a receipt whose manifest is plugin
+    ``plugin_id``: the daemon discovers them as that plugin too, and no install replaces
+    them. One ``lstat`` per directory; only a directory without a receipt is read."""
+    found: list[str] = []
+    try:
+        with os.scandir(final.parent) as entries:
+            names = sorted(entry.name for entry in entries if entry.is_dir(follow_symlinks=False))
+    except OSError:
+        return ()
+    for name in names:
+        path = final.parent / name
+        if path == final or name == BOOKKEEPING_DIR or name.startswith(LEGACY_PREFIXES):
+            continue
+        if os.path.lexists(path / RECEIPT_NAME):
+            continue
+        if manifest_identity(path)[0] == plugin_id:
+            found.append(str(path))
+    return tuple(found)
 
 
 def _is_empty_dir(path: Path) -> bool:

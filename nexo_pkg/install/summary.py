@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.terminal import printable
@@ -125,6 +126,9 @@ class InstallPlan:
     destination: str
     #: The vendored packages the tarball's SBOM lists (``None``: it carries no SBOM).
     vendored: tuple[dict[str, Any], ...] | None = None
+    #: Directories of the install root without a receipt whose manifest is the same plugin:
+    #: the daemon would find the id twice (no install, so nothing replaces them).
+    shadowing: tuple[str, ...] = ()
 
     @property
     def plugin_id(self) -> str:
@@ -138,7 +142,21 @@ class InstallPlan:
     def warnings(self) -> tuple[str, ...]:
         """What the operator must know before saying yes: the signature's warnings and the
         daemon settings the plugin needs."""
-        return (*self.signature.warnings, *self.summary.operator_warnings)
+        return (*self.signature.warnings, *self.summary.operator_warnings, *self._shadow_warnings)
+
+    @property
+    def _shadow_warnings(self) -> tuple[str, ...]:
+        if not self.shadowing:
+            return ()
+        others = ", ".join(self.shadowing)
+        # The daemon keeps the first directory by file name that holds an id.
+        first = min((*self.shadowing, self.destination), key=lambda path: Path(path).name)
+        loaded = "this install" if first == self.destination else first
+        return (
+            f"{others} (no install receipt) also holds plugin {self.plugin_id}: the daemon "
+            f"loads one directory per id, the first by file name ({loaded}); remove or move "
+            "the other one out of the plugin root",
+        )
 
 
 def signer_text(outcome: SignatureOutcome) -> str:

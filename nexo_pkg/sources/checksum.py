@@ -39,8 +39,13 @@ def parse_sidecar(raw: bytes, asset_name: str) -> str:
     must be 64 hex digits. What follows it (a file name, other lines) is not read, so a wrong
     first digest is a mismatch whatever later lines say; a first token that is no digest is a
     ``checksum_mismatch`` too, since a sidecar that cannot be read cannot vouch for the file.
+
+    Beyond the daemon, as ``sha256sum -c`` reads the file: a later line for the asset (a bare
+    digest, or ``<hex>  <name>`` naming it) that gives another digest makes the sidecar
+    contradict itself, and it vouches for nothing (``checksum_mismatch``).
     """
-    first = _TOKEN.search(sidecar_text(raw))
+    text = sidecar_text(raw)
+    first = _TOKEN.search(text)
     token = first.group().lower() if first is not None else ""
     if not _HEX.fullmatch(token):
         shown = printable(token[:80]) if token else "nothing"
@@ -50,7 +55,29 @@ def parse_sidecar(raw: bytes, asset_name: str) -> str:
             kind="checksum_mismatch",
             details={"sidecar_token": token[:80]},
         )
+    others = sorted({digest for digest in _digests_for(text, asset_name) if digest != token})
+    if others:
+        listed = ", ".join([token, *others])
+        raise NexoError(
+            f"{asset_name}.sha256 holds checksums for {asset_name} that disagree ({listed}); "
+            "it cannot vouch for the download",
+            kind="checksum_mismatch",
+            details={"sidecar_digests": [token, *others], "checked_against": "sidecar"},
+        )
     return token
+
+
+def _digests_for(text: str, asset_name: str) -> list[str]:
+    """The digests the lines of ``text`` give for ``asset_name`` as ``sha256sum -c`` reads
+    them: split at ``\n`` only (a ``\r`` before it dropped); a line is a bare digest or
+    ``<hex>  <name>`` / ``<hex> *<name>``, and counts when it names no file or the asset."""
+    found: list[str] = []
+    for line in text.split("\n"):
+        digest, _, name = line.removesuffix("\r").strip(" \t").partition(" ")
+        name = name.strip(" \t").removeprefix("*")
+        if _HEX.fullmatch(digest) and (not name or name.rsplit("/", 1)[-1] == asset_name):
+            found.append(digest.lower())
+    return found
 
 
 def parse_digest(digest: str | None) -> str | None:

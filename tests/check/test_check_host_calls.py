@@ -55,6 +55,26 @@ def test_events_calls_answers_a_stream_and_a_call_in_flight_at_shutdown(tmp_path
     assert '"id": 200, "result": {"finish_reason": "stop", "usage"' in answers
 
 
+def test_streamed_calls_do_not_use_up_the_result_error_and_in_flight_answers(
+    tmp_path: Path,
+) -> None:
+    """A plugin streaming one llm.complete and making a plain one on every event still gets
+    each answer the host plays for a plain call: a result, an error, none (in flight)."""
+    code, document = cli_check(channel_plugin(tmp_path / "p", "host_calls_mixed"), "--host-calls")
+    checks = by_name(document)
+    assert code == 0, document["checks"]
+    stream = "a stream of 3 llm.complete.delta and a final reply"
+    assert checks["host.llm.complete"] == (
+        "pass",
+        f"6 call(s) answered with {stream}, a result, {stream}, an error (-32603), {stream}, "
+        "no answer (in flight)",
+    )
+    answers = "\n".join(document["stderr_tail"])
+    assert '"id": 401, "result": {"content": ' in answers
+    assert '"id": 402, "error": {"code": -32603' in answers
+    assert '"id": 403' not in answers
+
+
 def test_calls_the_daemon_refuses_warn_with_its_codes(tmp_path: Path) -> None:
     code, document = cli_check(channel_plugin(tmp_path / "p", "host_calls_bad"), "--host-calls")
     checks = by_name(document)

@@ -84,6 +84,10 @@ def test_golden_daemon_shaped_microapp_passes(tmp_path: Path) -> None:
     microapp = document["microapp"]
     assert microapp["sandboxed"] is False
     assert "not sandboxed" in detail(document, "spawn")
+    # The same `sandbox` section as a plugin's report: no wrapper, the command as it runs.
+    assert document["sandbox"]["wrapped"] is False
+    assert document["sandbox"]["argv"] == document["plugin"]["command"]
+    assert document["sandbox"]["reason"].startswith("not sandboxed: the daemon's extension host")
     assert microapp["tools"] == [{"name": "echo", "llm_name": "ext_echo_echo"}]
     assert microapp["hooks"] == {
         "registered": ["before_message", "before_tool_call"],
@@ -103,6 +107,9 @@ def test_sdk_string_tools_fail_initialize_with_the_daemons_reason(tmp_path: Path
     assert 'tools[0]: invalid type: string "greet", expected struct ToolDescriptor' in detail(
         document, "handshake"
     )
+    # The daemon's initialize is what fails (stdio.rs:829-830): the step says so too.
+    assert statuses(document)["initialize"] == "fail"
+    assert "StartError::DecodeHandshake" in detail(document, "initialize")
 
 
 def test_a_hang_in_initialize_fails_and_leaves_nothing_running(tmp_path: Path) -> None:
@@ -118,6 +125,22 @@ def test_a_hang_in_initialize_fails_and_leaves_nothing_running(tmp_path: Path) -
     assert "no reply within 400 ms" in detail(document, "initialize")
     (pid,) = recorded_pids(pid_file)
     assert_reaped(pid)
+
+
+def test_initialize_gets_the_hosts_ten_seconds_unless_timeout_ms_is_given(
+    tmp_path: Path,
+) -> None:
+    """The extension host waits `handshake_timeout` (10 s, stdio.rs:72) for `initialize`,
+    not the plugin host's 5 s: a microapp answering after 5.5 s loads in the daemon, so it
+    passes; an explicit --timeout-ms still bounds the wait."""
+    root = scripted_microapp(tmp_path / "slow", "slow", "5.5")
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 0, document["checks"]
+    assert statuses(document)["initialize"] == "pass"
+    assert document["timings_ms"]["initialize_ms"] >= 5500
+    code, document = nexo_check(str(root), "--timeout-ms", "5000", cwd=tmp_path)
+    assert code == 1
+    assert "no reply within 5000 ms; the daemon waits 10 s" in detail(document, "initialize")
 
 
 def test_nothing_the_microapp_started_is_left_running(tmp_path: Path) -> None:
@@ -379,6 +402,24 @@ def test_a_companion_with_another_id_gets_no_router(tmp_path: Path) -> None:
     assert statuses(document)["manifest"] == "warn"
     assert "no admin router" in detail(document, "manifest")
     assert document["microapp"]["admin"]["router"] is False
+
+
+def test_a_companion_the_daemon_cannot_parse_gets_no_router(tmp_path: Path) -> None:
+    """admin_capability_collect.rs:38-65 parses nexo-plugin.toml with PluginManifest, whose
+    `version` is a semver::Version: `0.1` fails the parse, the daemon warns and skips the file,
+    so the admin capabilities it declares are never collected and no router is wired (lint
+    says the same with NX216)."""
+    text = companion("scripted", required=("agents_crud",)).replace(
+        'version = "0.1.0"', 'version = "0.1"'
+    )
+    root = scripted_microapp(tmp_path / "admin", "ok", companion=text)
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 0
+    assert statuses(document)["manifest"] == "warn"
+    assert "the daemon cannot parse" in detail(document, "manifest")
+    assert "no admin router" in detail(document, "manifest")
+    assert document["microapp"]["admin"]["router"] is False
+    assert document["microapp"]["admin"]["required"] == []
 
 
 def test_long_and_colliding_tool_names_are_warnings(tmp_path: Path) -> None:

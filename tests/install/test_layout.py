@@ -16,8 +16,14 @@ from typing import Any
 
 import pytest
 from support.cli import clean_env, nexo
-from support.daemon_walk import assert_one_per_id, discovered_versions
-from support.tarballs import plugin_tarball, release_assets, write_plugin
+from support.daemon_walk import assert_one_per_id, discoverable, discovered_versions
+from support.tarballs import (
+    manifest_text,
+    plugin_tarball,
+    release_assets,
+    tree_snapshot,
+    write_plugin,
+)
 
 from nexo_pkg.cli import Interrupted
 from nexo_pkg.core import dirs
@@ -291,3 +297,36 @@ def test_an_interrupted_replacement_whose_new_tree_is_gone_restores_the_old(
     assert [p["version"] for p in listing.document["plugins"]] == ["1.0.0"]
     assert (dest / "x-1.0.0" / ".nexo-install.json").read_bytes() == before
     assert discovered_versions(dest) == {"x": "1.0.0"}
+
+
+def test_a_directory_without_a_receipt_holding_the_id_is_named_before_installing(
+    tmp_path: Path,
+) -> None:
+    # An install never replaces a directory it did not write; when one (without a receipt)
+    # holds the same plugin, the daemon finds the id twice and loads whichever sorts first,
+    # so the confirmation screen and the document say which, and that directory stays.
+    dest = tmp_path / "plugins"
+    for name, plugin in (("hello-0.9.0", "hello"), ("other-1.0.0", "other")):
+        (dest / name / "bin").mkdir(parents=True)
+        (dest / name / "nexo-plugin.toml").write_text(
+            manifest_text(plugin, name.rpartition("-")[2])
+        )
+    before = tree_snapshot(dest / "hello-0.9.0")
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    result = nexo("plugin", "install", tarball, "--dest", dest, "--yes", "--json", env=env)
+    assert result.code == 0, result.stderr
+    shadow = [w for w in result.document["warnings"] if "no install receipt" in w]
+    orphan = dest / "hello-0.9.0"
+    assert shadow == [
+        f"{orphan} (no install receipt) also holds plugin hello: the daemon loads one "
+        f"directory per id, the first by file name ({orphan}); remove or move the other one "
+        "out of the plugin root"
+    ]
+    assert f"warning: {shadow[0]}" in result.stderr
+    assert tree_snapshot(orphan) == before
+    assert [found.parent for found in discoverable(dest)["hello"]] == [orphan, dest / "hello-1.0.0"]
+    # Installed beside no such directory, nothing is said.
+    shutil.rmtree(orphan)
+    again = nexo("plugin", "install", tarball, "--dest", tmp_path / "b", "--yes", "--json", env=env)
+    assert not [w for w in again.document["warnings"] if "no install receipt" in w]

@@ -5,6 +5,7 @@ its rows and its document."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -188,3 +189,32 @@ def test_only_the_document_reads_vendored_distributions(root: Path) -> None:
         timeout=60,
     )
     assert ran.stdout.split() == ["6", "False", "True"]
+
+
+def test_an_orphan_is_listed_with_the_id_and_version_its_manifest_gives(tmp_path: Path) -> None:
+    # The daemon loads a plugin directory without a receipt all the same (the reference's
+    # `list --include-orphan` names it by its manifest); one whose manifest is no regular
+    # file, or says nothing, is listed without them, and nothing blocks on a FIFO.
+    root = tmp_path / "plugins"
+    (root / "weather-1.0.0").mkdir(parents=True)
+    (root / "weather-1.0.0" / "nexo-plugin.toml").write_text(manifest_text("weather", "1.0.0"))
+    (root / "fifo").mkdir()
+    os.mkfifo(root / "fifo" / "nexo-plugin.toml")
+    (root / "linked").mkdir()
+    (root / "linked" / "nexo-plugin.toml").symlink_to(root / "weather-1.0.0" / "nexo-plugin.toml")
+    (root / "stray").mkdir()
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    document = nexo("plugin", "list", "--dest", root, "--include-orphan", "--json", env=env)
+    assert document.code == 0, document.stderr
+    orphans = document.document["orphans"]
+    assert [(o["id"], o["version"], Path(o["path"]).name) for o in orphans] == [
+        (None, None, "fifo"),
+        (None, None, "linked"),
+        (None, None, "stray"),
+        ("weather", "1.0.0", "weather-1.0.0"),
+    ]
+    text = nexo("plugin", "list", "--dest", root, "--include-orphan", env=env)
+    assert text.code == 0, text.stderr
+    rows = {line.split("  ")[0].strip(): line for line in text.stdout.splitlines()}
+    assert "1.0.0" in rows["(orphan) weather"]
+    assert rows["(orphan) weather"].endswith(str(root / "weather-1.0.0"))

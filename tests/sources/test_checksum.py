@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 import pytest
+from support.cli import clean_env, nexo
 from support.tarballs import asset_name, release_assets, sha256_hex, write_plugin
 
 from nexo_pkg.core.errors import NexoError
@@ -54,8 +55,8 @@ def test_a_wrong_first_digest_is_a_mismatch_whatever_follows(install_env: Instal
 def test_the_right_first_digest_is_what_counts(install_env: InstallEnv) -> None:
     assets = release_assets("hello", "1.0.0")
     real = sha256_hex(assets[NAME])
-    # A UTF-8 BOM, a tab and a no-break space around it, a later line saying otherwise.
-    sidecar = f"\ufeff\t{real}\u00a0{NAME}\r\n{OTHER}  {NAME}\r\n"
+    # A UTF-8 BOM, a tab and a no-break space around it, a later line for another file.
+    sidecar = f"\ufeff\t{real}\u00a0{NAME}\r\n{OTHER}  other.tar.gz\r\n"
     assets[NAME + ".sha256"] = sidecar.encode()
     install_env.server.publish("acme", "hello", "v1.0.0", assets)
     result = install("acme/hello", install_env.make_options())
@@ -68,9 +69,9 @@ def test_beside_a_local_tarball_the_same_rule(
 ) -> None:
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     real = sha256_hex(tarball.read_bytes())
-    lines = [f"{real}  {NAME}", f"{OTHER}  {NAME}"]
+    lines = [f"{real}  {NAME}", f"{OTHER}  other.tar.gz"]
     if first == "wrong":
-        lines.reverse()
+        lines = [f"{OTHER}  {NAME}", f"{real}  other.tar.gz"]
     tarball.with_name(NAME + ".sha256").write_text("\n".join(lines) + "\n")
     if first == "wrong":
         error = _refused(install_env, str(tarball))
@@ -87,7 +88,8 @@ def test_beside_a_local_tarball_the_same_rule(
         (f"{DIGEST}  {NAME}\n".encode(), DIGEST),
         (f"{DIGEST} *{NAME}".encode(), DIGEST),
         (f"{DIGEST}  dist/{NAME}".encode(), DIGEST),  # the name is never read
-        (f"{DIGEST}  other.tar.gz\n{OTHER}  {NAME}\n".encode(), DIGEST),
+        (f"{DIGEST}  other.tar.gz\n{OTHER}  another.tar.gz\n".encode(), DIGEST),
+        (f"{DIGEST}  {NAME}\n{DIGEST.upper()} *dist/{NAME}\n\n".encode(), DIGEST),  # agree
         (f"{DIGEST}\r\n".encode(), DIGEST),  # CRLF
         (f"\n\n  \t{DIGEST}".encode(), DIGEST),  # leading whitespace and blank lines
         (f"{DIGEST}\t{NAME}".encode(), DIGEST),  # tab
@@ -130,6 +132,53 @@ def test_a_first_word_that_is_no_digest_is_a_mismatch(raw: bytes, shown: str) ->
     assert caught.value.kind == "checksum_mismatch"
     assert caught.value.message.startswith(f"{NAME}.sha256 does not start with a sha256 checksum")
     assert f"its first word is {shown}" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        f"{OTHER}  {NAME}",  # a sha256sum line naming the asset
+        f"{OTHER} *{NAME}",  # binary mode
+        f"{OTHER}  dist/{NAME}",  # the asset under a directory
+        OTHER,  # a bare digest
+        f"{OTHER.upper()}  {NAME}\r",  # upper case, CRLF
+    ],
+)
+def test_lines_for_the_asset_that_disagree_are_a_mismatch(
+    install_env: InstallEnv, later: str
+) -> None:
+    # The first digest is the download's own, so the daemon's first-word reading alone would
+    # accept it; `sha256sum -c` fails the file, and a sidecar that contradicts itself vouches
+    # for nothing.
+    assets = release_assets("hello", "1.0.0")
+    real = sha256_hex(assets[NAME])
+    assets[NAME + ".sha256"] = f"{real}  {NAME}\n{later}\n".encode()
+    install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    error = _refused(install_env, "acme/hello")
+    assert "disagree" in error.message
+    assert error.details["sidecar_digests"] == [real, OTHER]
+
+
+def test_disagreeing_lines_beside_a_local_tarball_are_refused_by_the_cli(
+    tmp_path: Path,
+) -> None:
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    real = sha256_hex(tarball.read_bytes())
+    tarball.with_name(NAME + ".sha256").write_text(f"{real}  {NAME}\n{OTHER}  {NAME}\n")
+    dest = tmp_path / "plugins"
+    result = nexo(
+        "plugin", "install", tarball, "--dest", dest, "--yes", "--json",
+        env=clean_env(NEXO_HOME=str(tmp_path / "home")),
+    )  # fmt: skip
+    assert result.code == 1, result.stderr
+    assert result.document["kind"] == "checksum_mismatch"
+    assert result.error_line.startswith(f"error: {NAME}.sha256 holds checksums for {NAME}")
+    assert not dest.exists()
+
+
+def test_lines_for_other_files_or_that_agree_are_not_a_contradiction() -> None:
+    raw = f"{DIGEST}  {NAME}\n{OTHER}  other.tar.gz\n{DIGEST}\nnot a line\n{OTHER}x  {NAME}\n"
+    assert parse_sidecar(raw.encode(), NAME) == DIGEST
 
 
 def test_a_long_first_word_is_shown_cut() -> None:

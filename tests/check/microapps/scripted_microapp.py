@@ -86,6 +86,8 @@ def main() -> None:
             INITIALIZE.update(id=request_id, params=params)
             if MODE == "hang":
                 time.sleep(600)
+            if MODE == "slow":
+                time.sleep(float(EXTRA))
             if MODE == "badutf8":
                 sys.stdout.buffer.write(b"\xff\xfe not utf-8\n")
                 sys.stdout.flush()
