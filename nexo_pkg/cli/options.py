@@ -95,8 +95,8 @@ GitHubApiOption = Annotated[
         help=(
             "GitHub API base (GitHub Enterprise). Default: NEXO_GITHUB_API_BASE, else GH_HOST "
             "(as gh), else GITHUB_API_URL, else https://api.github.com. Token: "
-            "NEXO_GITHUB_TOKEN; then GITHUB_TOKEN, GH_TOKEN for github.com, or "
-            "GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN for other hosts; then `gh auth token` "
+            "NEXO_GITHUB_TOKEN; then, on a host other than github.com, GH_ENTERPRISE_TOKEN, "
+            "GITHUB_ENTERPRISE_TOKEN; then GITHUB_TOKEN, GH_TOKEN; then `gh auth token` "
             "(https only). It is sent to the API host alone."
         ),
     ),

@@ -66,9 +66,9 @@ API_BASE_ENV = "NEXO_GITHUB_API_BASE"
 ACTIONS_API_BASE_ENV = "GITHUB_API_URL"
 GH_HOST_ENV = "GH_HOST"
 NEXO_TOKEN_ENV = "NEXO_GITHUB_TOKEN"  # noqa: S105 (the name of a variable, not a secret)
-# gh's conventions: these tokens belong to github.com (and its *.ghe.com tenants) ...
+# The tokens for the chosen API base (SPEC: NEXO_GITHUB_TOKEN, then these two) ...
 GITHUB_TOKEN_ENV = ("GITHUB_TOKEN", "GH_TOKEN")
-# ... and these to GitHub Enterprise Server, i.e. any other API host.
+# ... with gh's GitHub Enterprise Server tokens before them on any other API host.
 ENTERPRISE_TOKEN_ENV = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
 API_VERSION = "2022-11-28"
 GH_AUTH_TIMEOUT_SECONDS = 5.0
@@ -178,17 +178,20 @@ def gh_host_of(api_base: str) -> str:
 
 def token_variables(api_base: str) -> tuple[str, ...]:
     """The variables read for ``api_base``, in order of precedence."""
-    hosted = GITHUB_TOKEN_ENV if is_github_cloud(api_base) else ENTERPRISE_TOKEN_ENV
-    return (NEXO_TOKEN_ENV, *hosted)
+    if is_github_cloud(api_base):
+        return (NEXO_TOKEN_ENV, *GITHUB_TOKEN_ENV)
+    return (NEXO_TOKEN_ENV, *ENTERPRISE_TOKEN_ENV, *GITHUB_TOKEN_ENV)
 
 
 def resolve_token(api_base: str) -> str | None:
     """The token for ``api_base``, as the gh CLI would choose it.
 
-    ``NEXO_GITHUB_TOKEN`` first (any host); then ``GITHUB_TOKEN``, ``GH_TOKEN`` for github.com
-    and ``*.ghe.com``, or ``GH_ENTERPRISE_TOKEN``, ``GITHUB_ENTERPRISE_TOKEN`` for any other host
-    (a github.com token is never offered to another host); then, for an https API only, what
+    ``NEXO_GITHUB_TOKEN`` first; on a host other than github.com and ``*.ghe.com`` (GitHub
+    Enterprise Server), gh's ``GH_ENTERPRISE_TOKEN``, ``GITHUB_ENTERPRISE_TOKEN`` next; then
+    ``GITHUB_TOKEN``, ``GH_TOKEN``, the tokens of whichever API base was chosen (a GitHub Actions
+    job sets ``GITHUB_TOKEN`` for its own ``GITHUB_API_URL``); then, for an https API only, what
     ``gh auth token --hostname HOST`` prints when gh is installed and logged in to that host.
+    Whichever is chosen goes to the API's origin only.
     """
     for name in token_variables(api_base):
         value = os.environ.get(name, "").strip()

@@ -131,8 +131,10 @@ def test_a_search_on_an_api_base_without_search_says_so(home: Path, server: GitH
         ({"NEXO_GITHUB_TOKEN": "ghp_nexo", "GH_ENTERPRISE_TOKEN": "ghp_ent"}, "ghp_nexo"),
         ({"GH_ENTERPRISE_TOKEN": "ghp_ent", "GITHUB_ENTERPRISE_TOKEN": "ghp_ent2"}, "ghp_ent"),
         ({"GITHUB_ENTERPRISE_TOKEN": "ghp_ent2"}, "ghp_ent2"),
-        # A github.com token is never offered to another API host (docs/install.md).
-        ({"GITHUB_TOKEN": "ghp_dotcom", "GH_TOKEN": "ghp_dotcom2"}, None),
+        # GITHUB_TOKEN, then GH_TOKEN, for the chosen API base; gh's enterprise ones first.
+        ({"GITHUB_TOKEN": "ghp_dotcom", "GH_TOKEN": "ghp_dotcom2"}, "ghp_dotcom"),
+        ({"GH_TOKEN": "ghp_dotcom2", "GITHUB_ENTERPRISE_TOKEN": "ghp_ent2"}, "ghp_ent2"),
+        ({}, None),
     ],
 )
 def test_search_sends_the_token_install_would_send(

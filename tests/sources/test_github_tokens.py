@@ -141,8 +141,44 @@ def test_enterprise_tokens_reach_an_enterprise_api_base(
 
 
 @pytest.mark.parametrize("variable", ["GITHUB_TOKEN", "GH_TOKEN"])
-def test_github_com_tokens_never_reach_another_host(
+def test_github_tokens_reach_the_chosen_api_base(
     install_env: InstallEnv, tmp_path: Path, variable: str
+) -> None:
+    """SPEC §1: NEXO_GITHUB_TOKEN, then GITHUB_TOKEN, then GH_TOKEN are the token for the
+    configured GitHub API, whatever its host (a GitHub Actions job on GitHub Enterprise Server
+    sets GITHUB_TOKEN for its own GITHUB_API_URL)."""
+    server = install_env.server
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    server.require_token(GITHUB_COM_TOKEN)
+    result, home = _install(
+        tmp_path, NEXO_GITHUB_API_BASE=server.url, **{variable: GITHUB_COM_TOKEN}
+    )
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert (home / "state" / "plugins" / "hello-1.0.0").is_dir()
+    assert _authorizations(server) == {f"Bearer {GITHUB_COM_TOKEN}"}
+
+
+def test_enterprise_tokens_come_before_github_tokens_on_another_host(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    """A github.com GITHUB_TOKEN kept in the environment is not what an enterprise host gets
+    when gh's GH_ENTERPRISE_TOKEN names one for it."""
+    server = install_env.server
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    server.require_token(ENTERPRISE_TOKEN)
+    result, _ = _install(
+        tmp_path,
+        NEXO_GITHUB_API_BASE=server.url,
+        GITHUB_TOKEN=GITHUB_COM_TOKEN,
+        GH_TOKEN=GITHUB_COM_TOKEN,
+        GH_ENTERPRISE_TOKEN=ENTERPRISE_TOKEN,
+    )
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert _authorizations(server) == {f"Bearer {ENTERPRISE_TOKEN}"}
+
+
+def test_no_token_on_another_host_is_asked_for_by_every_name(
+    install_env: InstallEnv, tmp_path: Path
 ) -> None:
     server = install_env.server
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
@@ -150,11 +186,11 @@ def test_github_com_tokens_never_reach_another_host(
     home = tmp_path / "home"
     home.mkdir()
     before = snapshot(home)
-    result, _ = _install(tmp_path, NEXO_GITHUB_API_BASE=server.url, **{variable: GITHUB_COM_TOKEN})
+    result, _ = _install(tmp_path, NEXO_GITHUB_API_BASE=server.url)
     assert result.exit_code == 1, (result.stdout, result.stderr)
     assert result.document["kind"] == "release_not_found"
-    assert "GH_ENTERPRISE_TOKEN" in result.document["error"]
-    assert server.requests
+    for name in ("NEXO_GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_TOKEN", "GH_TOKEN"):
+        assert name in result.document["error"]
     assert _authorizations(server) == {None}
     assert snapshot(home) == before
 
@@ -181,6 +217,8 @@ def test_token_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     monkeypatch.delenv("GH_ENTERPRISE_TOKEN")
     assert resolve_token(github) == "g2"
     assert resolve_token(enterprise) == "e2"
+    monkeypatch.delenv("GITHUB_ENTERPRISE_TOKEN")
+    assert resolve_token(enterprise) == "g2"
     monkeypatch.setenv("NEXO_GITHUB_TOKEN", "n")
     assert resolve_token(github) == resolve_token(enterprise) == "n"
     for name in values:
