@@ -17,6 +17,7 @@ __all__ = [
     "CANONICAL_MANIFEST_NAME",
     "MANIFEST_NAMES",
     "MAX_MANIFEST_BYTES",
+    "RELEASE_MANIFEST_NAME",
     "ManifestChoice",
     "ManifestLookup",
     "choose_manifest",
@@ -34,6 +35,11 @@ MANIFEST_NAMES: tuple[str, ...] = ("nexo-plugin.toml", "plugin.toml")
 
 CANONICAL_MANIFEST_NAME = "plugin.toml"
 """The name the daemon calls canonical; ``nexo plugin new`` writes this one."""
+
+RELEASE_MANIFEST_NAME = "nexo-plugin.toml"
+"""The name a plugin's manifest has in a release (the tarball's root and the asset beside it):
+the one name every daemon's plugin discovery reads (releases before the rename read no other)
+and the reference installer requires, both as a release asset and inside the tarball."""
 
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 """Files above this size are refused unparsed (``NX004``): more than nexo-pkg reads safely.

@@ -26,7 +26,7 @@ from nexo_pkg.manifest.microapp import (
     is_extension_shape,
 )
 from nexo_pkg.manifest.model import ManifestModelError, manifest_from_text
-from nexo_pkg.manifest.names import find_manifest, shadowed_message
+from nexo_pkg.manifest.names import RELEASE_MANIFEST_NAME, find_manifest, shadowed_message
 from nexo_pkg.pack.archive import ArchiveEntry, complete_entries, write_tar_gz
 from nexo_pkg.pack.audit import Distribution, audit_noarch, find_distributions
 from nexo_pkg.pack.epoch import SourceDateEpoch, resolve_source_date_epoch
@@ -165,6 +165,9 @@ class _ProjectManifest:
     lint: FileResult
     notes: tuple[str, ...] = ()
     companions: tuple[tuple[str, bytes], ...] = ()
+    shipped_name: str = RELEASE_MANIFEST_NAME
+    """The manifest's name in the tarball and in DIST: ``nexo-plugin.toml`` for a plugin,
+    whatever the project calls it; a microapp's extension manifest keeps ``plugin.toml``."""
 
 
 def _read_project_manifest(project: Path) -> _ProjectManifest:
@@ -178,7 +181,9 @@ def _read_project_manifest(project: Path) -> _ProjectManifest:
         data, result = _linted(extension)
         companion = project / COMPANION_MANIFEST_NAME
         companions = ((companion.name, _linted(companion)[0]),) if companion.is_file() else ()
-        return _ProjectManifest(extension, data, result, companions=companions)
+        return _ProjectManifest(
+            extension, data, result, companions=companions, shipped_name=extension.name
+        )
     if not project.is_dir():
         raise PackError(
             f"{project} is not a directory; pass the plugin project directory",
@@ -423,7 +428,7 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
         options.source_date_epoch, os.environ if environ is None else environ, project
     )
     with tempfile.TemporaryDirectory(prefix="nexo-pack-") as scratch:
-        entries: list[ArchiveEntry] = [ArchiveEntry(read.path.name, data=read.data)]
+        entries: list[ArchiveEntry] = [ArchiveEntry(read.shipped_name, data=read.data)]
         entries += [ArchiveEntry(name, data=data) for name, data in read.companions]
         inventory, environment = Inventory(), None
         if options.target == NOARCH:
@@ -457,7 +462,7 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             out,
             name,
             entries=entries,
-            manifest_name=read.path.name,
+            manifest_name=read.shipped_name,
             manifest_bytes=read.data,
             sbom_bytes=sbom.data or b"",
             epoch=epoch.value,

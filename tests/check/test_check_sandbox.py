@@ -301,7 +301,7 @@ def test_the_scaffolds_sandboxed_plugin_passes_check_inside_the_sandbox(
     installed.mkdir(parents=True)
     with tarfile.open(tmp_path / "dist" / "weather-0.1.0-noarch.tar.gz") as archive:
         archive.extractall(installed, filter="data")
-    manifest = installed / "plugin.toml"
+    manifest = installed / "nexo-plugin.toml"  # the release's name for the manifest
     text = manifest.read_text(encoding="utf-8")
     table = text[text.index("# [plugin.sandbox]") :]
     enabled = "\n".join(line.removeprefix("# ") for line in table.splitlines())

@@ -54,7 +54,7 @@ def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, st
         "demo-0.1.0-noarch.cdx.json",
         "demo-0.1.0-noarch.tar.gz",
         "demo-0.1.0-noarch.tar.gz.sha256",
-        "plugin.toml",
+        "nexo-plugin.toml",  # SPEC §3: the release's name for it, whatever the project's
     ]
     tarball = dist / "demo-0.1.0-noarch.tar.gz"
     digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
@@ -78,7 +78,7 @@ def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, st
     assert sorted(n for n in members if "/" not in n) == [
         "bin",
         "lib",
-        "plugin.toml",
+        "nexo-plugin.toml",
         "sbom.cdx.json",
     ]
     assert members["bin/demo"].mode == 0o755
@@ -122,8 +122,9 @@ def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, st
     )
     assert own_tests.returncode == 0, own_tests.stderr
 
-    # The project holds only plugin.toml, the daemon's canonical name: the packed tarball
-    # passes `check` (warnings fail too) and installs.
+    # The project holds only plugin.toml, the daemon's canonical name; its release carries the
+    # manifest as nexo-plugin.toml. The packed tarball passes `check` (warnings fail too) and
+    # installs, under the name every daemon's discovery reads.
     assert not (project / "nexo-plugin.toml").exists()
     checked = plugin("check", str(tarball), "--strict", "--json", cwd=tmp_path)
     assert checked.code == 0, checked.stdout + checked.stderr
@@ -140,7 +141,10 @@ def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, st
     )
     assert installs.code == 0, installs.stdout + installs.stderr
     installed_dir = Path(json.loads(installs.stdout)["path"])
-    assert (installed_dir / "plugin.toml").is_file()
+    assert (installed_dir / "nexo-plugin.toml").read_bytes() == (
+        project / "plugin.toml"
+    ).read_bytes()
+    assert not (installed_dir / "plugin.toml").exists()
 
 
 def test_lint_errors_exit_1_with_diagnostics(tmp_path: Path) -> None:

@@ -605,9 +605,13 @@ def test_requirements_without_any_requirement(make_project: ProjectFactory) -> N
     ]
 
 
-def test_a_project_with_only_plugin_toml_packs_it_under_its_name(
+def test_a_project_with_only_plugin_toml_ships_it_as_nexo_plugin_toml(
     make_project: ProjectFactory,
 ) -> None:
+    """SPEC §3: the release holds `nexo-plugin.toml`, at the tarball's root and beside it, the
+    one name every daemon's discovery reads and the reference installer requires
+    (`crates/ext-installer/src/extract.rs` MANIFEST_FILE and `lib.rs` asset lookup, nexo-rs
+    eec3f33), whichever of the two names the project uses."""
     project = make_project()
     (project / "nexo-plugin.toml").rename(project / "plugin.toml")
     result = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
@@ -616,19 +620,18 @@ def test_a_project_with_only_plugin_toml_packs_it_under_its_name(
         "demo-0.1.0-noarch.cdx.json",
         "demo-0.1.0-noarch.tar.gz",
         "demo-0.1.0-noarch.tar.gz.sha256",
-        "plugin.toml",
+        "nexo-plugin.toml",
     ]
     members = _members(dist / "demo-0.1.0-noarch.tar.gz")
     assert sorted(name for name in members if "/" not in name) == [
         "bin",
         "lib",
-        "plugin.toml",
+        "nexo-plugin.toml",
         "sbom.cdx.json",
     ]
-    assert (
-        _read(dist / "demo-0.1.0-noarch.tar.gz", "plugin.toml")
-        == (project / "plugin.toml").read_bytes()
-    )
+    written = (project / "plugin.toml").read_bytes()
+    assert _read(dist / "demo-0.1.0-noarch.tar.gz", "nexo-plugin.toml") == written
+    assert (dist / "nexo-plugin.toml").read_bytes() == written
     assert result.notes == ()
 
 
