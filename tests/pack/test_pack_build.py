@@ -444,7 +444,8 @@ def test_lint_errors_stop_the_pack(make_project: ProjectFactory) -> None:
 
 
 @pytest.mark.parametrize(
-    ("plugin_id", "version"), [("demo", "1.0"), ("demo", "v1.0.0"), ("demo", "1.0.0/../x")]
+    ("plugin_id", "version"),
+    [("demo", "1.0"), ("demo", "v1.0.0"), ("demo", "1.0.0/../x"), ("demo", "1.0.0-" + "a" * 231)],
 )
 def test_version_that_cannot_name_a_file(
     make_project: ProjectFactory, plugin_id: str, version: str
