@@ -596,6 +596,16 @@ def test_output_directory_inside_src_is_not_packed(make_project: ProjectFactory)
     assert not any("dist" in name for name in _members(second.tarball.path))
 
 
+def test_src_itself_as_the_output_directory_is_refused(make_project: ProjectFactory) -> None:
+    project = make_project()
+    before = _listing(project)
+    for out in (project / "src", project / "src" / "." / ".." / "src"):
+        error = _error(PackOptions(project=project, out=out, source_date_epoch=EPOCH))
+        assert (error.kind, error.exit_code) == ("usage", 2)
+        assert "src/" in error.message
+    assert _listing(project) == before
+
+
 @pytest.mark.usefixtures("offline_pip_env")
 def test_requirements_without_any_requirement(make_project: ProjectFactory) -> None:
     project = make_project(requirements="# nothing to vendor yet\n\n")
