@@ -165,7 +165,7 @@ def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
                         " only symlinks to files are packed (as copies)",
                         path=str(path),
                     )
-                if target.suffix in _SKIPPED_SUFFIXES:
+                if child.name.endswith(_SKIPPED_SUFFIXES) or target.suffix in _SKIPPED_SUFFIXES:
                     continue
                 mode = target.stat().st_mode
                 entries.append(ArchiveEntry(name, executable=is_executable(mode), source=target))

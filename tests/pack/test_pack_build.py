@@ -115,6 +115,8 @@ def test_modes_bytecode_and_symlinks_inside(make_project: ProjectFactory) -> Non
     (project / "src" / "stale.pyc").write_bytes(b"\0")
     (project / "shared.txt").write_text("shared\n")
     (project / "src" / "link.txt").symlink_to(project / "shared.txt")
+    # Byte code by its own name, whatever the link points at.
+    (project / "src" / "linked.pyc").symlink_to(project / "shared.txt")
     pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
     tarball = project / "dist" / "demo-0.1.0-noarch.tar.gz"
     members = _members(tarball)
