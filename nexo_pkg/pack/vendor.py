@@ -195,7 +195,8 @@ def vendor_requirements(
                 details={"pip_exit_code": completed.returncode},
             )
         raise PackError(
-            f"could not vendor {requirements.name}: {summarise_pip_output(output)}",
+            f"could not vendor {requirements.name}: {summarise_pip_output(output)}"
+            f"{_sdist_only_hint(logged)}",
             kind="vendor_failed",
             details={"pip_exit_code": completed.returncode},
         )
@@ -281,6 +282,24 @@ def _run_pip(  # noqa: PLR0917 - one pip run, all of it
             f"cannot run pip with {sys.executable}: {exc.strerror}", kind="vendor_failed"
         ) from exc
     return completed, _tail(log)
+
+
+# pip's log line for an sdist it passed over under --only-binary=:all:.
+_SDIST_SKIPPED = re.compile(r"Skipping link: No sources permitted for ([A-Za-z0-9._-]+)")
+
+
+def _sdist_only_hint(logged: str) -> str:
+    """A hint for the distributions pip found only as sdists (pack takes wheels only), or
+    nothing when there were none."""
+    names = sorted({match.group(1) for match in _SDIST_SKIPPED.finditer(logged)})
+    if not names:
+        return ""
+    listed = ", ".join(names)
+    return (
+        f" (found only as source distributions: {listed}; pack vendors wheels only, so build "
+        f"the wheel with `pip wheel --no-deps <requirement> -w wheels` and require "
+        "./wheels/<file>.whl, or add that directory to PIP_FIND_LINKS)"
+    )
 
 
 def _network_lines(completed: subprocess.CompletedProcess[str], logged: str) -> list[str]:

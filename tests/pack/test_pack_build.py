@@ -376,6 +376,35 @@ def test_uninstallable_requirement_is_summarised(make_project: ProjectFactory) -
     assert not (project / "dist").exists()
 
 
+def test_a_requirement_published_only_as_an_sdist_is_named_with_a_hint(
+    tmp_path: Path, make_project: ProjectFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    links = tmp_path / "links"
+    links.mkdir()
+    source = io.BytesIO()
+    with tarfile.open(fileobj=source, mode="w:gz") as archive:
+        data = b"[project]\nname = 'sdistonly'\nversion = '1.0'\n"
+        info = tarfile.TarInfo("sdistonly-1.0/pyproject.toml")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    (links / "sdistonly-1.0.tar.gz").write_bytes(source.getvalue())
+    project = make_project(requirements="sdistonly==1.0\n")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(links))
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH))
+    assert (error.kind, error.exit_code) == ("vendor_failed", 1)
+    assert "found only as source distributions: sdistonly;" in error.message
+    assert "pip wheel --no-deps" in error.message
+    assert "\n" not in error.message
+    assert not (project / "dist").exists()
+
+
+def test_uninstallable_requirement_has_no_sdist_hint(make_project: ProjectFactory) -> None:
+    project = make_project(requirements="no-such-dist-for-tests==1.0\n")
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH), dict(os.environ))
+    assert "source distributions" not in error.message
+
+
 def test_per_target_tarball(tmp_path: Path, make_project: ProjectFactory) -> None:
     project = make_project()
     binary = tmp_path / "plugin-exe"
