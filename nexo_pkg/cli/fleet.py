@@ -99,6 +99,10 @@ def lock_command(
     """
     del yes  # nothing is asked: accepted as on every command that changes state
     path = lock_file if lock_file is not None else wanted.parent / fleet_api.LOCK_NAME
+    if check and (upgrade or plugin_ids):
+        # --check resolves nothing: an upgrade asked beside it would be silently not done.
+        message = "--check only reads the lock; it takes no --upgrade or plugin ids"
+        fail(UsageError(message), json_output=json_output)
     if check:
         result = guarded(lambda: fleet_api.check(wanted, path), json_output=json_output)
         if json_output:

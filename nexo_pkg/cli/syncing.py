@@ -257,7 +257,13 @@ def _show_plan(result: SyncResult) -> None:
             versions = step.version or step.from_version or ""
         result_line(printable(f"{step.plugin_id:<24} {versions:<24} {_PLAN_WORDS[step.change]}"))
     changes = sum(step.change != "unchanged" for step in result.plan)
-    note(f"Dry run: {changes} change(s) planned in {result.dest}; nothing was changed.")
+    downgrades = [
+        f"{step.plugin_id} {step.from_version} \u2192 {step.version}"
+        for step in result.plan
+        if step.change == "downgrade"
+    ]
+    as_locked = f"; would downgrade as locked: {', '.join(downgrades)}" if downgrades else ""
+    note(f"Dry run: {changes} change(s) planned in {result.dest}{as_locked}; nothing was changed.")
 
 
 def _outcome_line(item: PluginOutcome) -> str:

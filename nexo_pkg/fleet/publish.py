@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import tarfile
+import tomllib
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -140,6 +141,9 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
             kind="source_invalid",
         )
     (plugin_id, version), targets = next(iter(found.items()))
+    packed = {files.tarball: _packed_manifests(files.tarball) for files in targets}
+    for tarball, members in packed.items():
+        _check_named_for(tarball, members, plugin_id, version)
     manifest = next((directory / n for n in MANIFEST_ASSETS if (directory / n).is_file()), None)
     if manifest is None:
         return plugin_id, version, targets, None
@@ -150,7 +154,7 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
     for files in targets:
         # The copy becomes the version's `dev.nexo.plugin.manifest` annotation, which `lock`
         # decides daemon compatibility by: it must be the manifest the tarballs install.
-        if _packed_manifest(files.tarball, manifest.name) != manifest_bytes:
+        if packed[files.tarball].get(manifest.name) != manifest_bytes:
             raise NexoError(
                 f"{manifest} is not the {manifest.name} inside {files.tarball.name} (a copy "
                 "left by another pack?): pack again into an empty --out directory",
@@ -164,24 +168,57 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
 _MAX_PACKED_MANIFEST = 1024 * 1024
 
 
-def _packed_manifest(tarball: Path, name: str) -> bytes | None:
-    """The bytes of the member ``name`` at the root of ``tarball`` (``None`` when it has none
-    or it is too large to be a manifest); ``source_invalid`` when it is no gzip tar."""
+def _packed_manifests(tarball: Path) -> dict[str, bytes]:
+    """The bytes of the manifests (:data:`MANIFEST_ASSETS`) at the root of ``tarball`` (one
+    that is no regular file, or too large to be a manifest, is left out);
+    ``source_invalid`` when it is no gzip tar."""
+    found: dict[str, bytes] = {}
     try:
         with tarfile.open(tarball, "r|gz") as archive:
             for member in archive:
-                if member.name.removeprefix("./") != name:
+                name = member.name.removeprefix("./")
+                if name not in MANIFEST_ASSETS or name in found:
                     continue
                 if not member.isfile() or member.size > _MAX_PACKED_MANIFEST:
-                    return None
+                    continue
                 stream = archive.extractfile(member)
-                return stream.read() if stream is not None else None
+                if stream is not None:
+                    found[name] = stream.read()
     except (OSError, EOFError, tarfile.TarError, zlib.error) as exc:
         raise NexoError(
             f"{tarball} is not a readable .tar.gz ({exc}); pack it again",
             kind="source_invalid",
         ) from exc
-    return None
+    return found
+
+
+def _check_named_for(
+    tarball: Path, members: Mapping[str, bytes], plugin_id: str, version: str
+) -> None:
+    """``manifest_mismatch`` when the manifest the daemon would read in ``tarball`` (the
+    first of :data:`MANIFEST_ASSETS` it holds) names another id or version than the tarball's
+    name, as install refuses it: a registry must not be told a version its bytes are not.
+    A manifest that cannot be read is left to install's full check."""
+    text = next((members[name] for name in MANIFEST_ASSETS if name in members), None)
+    try:
+        table = tomllib.loads(text.decode("utf-8"))["plugin"] if text is not None else None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError):
+        return
+    if not isinstance(table, dict):
+        return
+    found_id, found_version = table.get("id"), table.get("version")
+    if not isinstance(found_id, str) or not isinstance(found_version, str):
+        return
+    if (found_id, found_version) != (plugin_id, version):
+        raise NexoError(
+            f"{tarball.name}'s manifest is {found_id} {found_version}, but the tarball is "
+            f"named for {plugin_id} {version}: pack it again",
+            kind="manifest_mismatch",
+            details={
+                "manifest": {"id": found_id, "version": found_version},
+                "asset": {"id": plugin_id, "version": version},
+            },
+        )
 
 
 def version_tagged(reference: OciReference, version: str, *, verb: str = "push") -> OciReference:

@@ -139,7 +139,17 @@ class Session(SourceContext):
         is ``ignore``; returns the artifact and that mode."""
         mode = self.trust_mode(candidate.origin.owner, candidate.origin.repo)
         fetcher = open_source(resolved, self, SourceRequest(None, manifest_asset_problem))
-        return fetcher.fetch(candidate, material=mode != "ignore"), mode
+        fetched = fetcher.fetch(candidate, material=mode != "ignore")
+        # The bytes hash to the locked sha256, so a size the lock disagrees with is an edited
+        # lock row: it is refused, as any other row that does not describe its tarball.
+        if candidate.size is not None and fetched.size != candidate.size:
+            raise NexoError(
+                f"{candidate.asset_name} is {fetched.size} bytes, but the lock says "
+                f"{candidate.size}: the lock does not describe the tarball it names",
+                kind="checksum_mismatch",
+                details={"expected_size": candidate.size, "size": fetched.size},
+            )
+        return fetched, mode
 
 
 def locked_candidate(

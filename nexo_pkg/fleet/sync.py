@@ -31,11 +31,14 @@ from nexo_pkg.core.files import open_lock_file
 from nexo_pkg.core.source_date import source_date_epoch
 from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.fleet.lockfile import (
+    Lock,
     LockedPlugin,
     LockedTarget,
     read_lock,
     read_wanted,
+    render_lock,
     stale_entries,
+    write_if_changed,
 )
 from nexo_pkg.fleet.pool import CpuPool, checked_jobs, run_bounded
 from nexo_pkg.fleet.sources import FleetOptions, Session, locked_candidate
@@ -305,6 +308,7 @@ def sync(
                 f"--frozen needs {lock_path}; run `nexo plugin lock` first", kind="lock_stale"
             )
         locked = None
+        before: Lock | None = None
         if wanted_path is not None and wanted_path.exists():
             if frozen:
                 locked = read_lock(lock_path)
@@ -320,7 +324,10 @@ def sync(
                 # Resolving is the lock command's work: its modules are imported for it only.
                 from nexo_pkg.fleet.lock import lock as relock  # noqa: PLC0415
 
-                result.relocked = relock(wanted_path, lock_path, options, session=session).written
+                before = read_lock(lock_path) if lock_path.exists() else Lock()
+                relocked = relock(wanted_path, lock_path, options, session=session)
+                result.relocked = relocked.written
+                locked = relocked.lock
         if locked is None:
             locked = read_lock(lock_path)
         jobs = min(checked_jobs(options.jobs), len(locked.plugins))
@@ -402,7 +409,29 @@ def sync(
                     result.outcomes.append(removal)
         session.cache.sync_added()
         result.requests = session.request_counts()
+    if result.relocked and before is not None:
+        _unlock_refused_signers(lock_path, locked, before, result)
     return result
+
+
+def _unlock_refused_signers(path: Path, locked: Lock, before: Lock, result: SyncResult) -> None:
+    """Take back from the lock this run wrote the entries of the plugins refused as
+    ``signer_changed``: their locked version is what the source said today, not a reviewed
+    pin, and a lock that kept it would install it on the next run (a current lock is not
+    resolved again, so its signer is no longer compared with the installed one). Each keeps
+    its entry from before the run, or none, so the next run resolves it again and refuses it
+    again, until ``--allow-signer-change``."""
+    refused = {item.plugin_id for item in result.outcomes if item.kind == "signer_changed"}
+    if not refused:
+        return
+    kept = Lock(dict(locked.plugins))
+    for plugin_id in refused:
+        if plugin_id in before.plugins:
+            kept.plugins[plugin_id] = before.plugins[plugin_id]
+        else:
+            kept.plugins.pop(plugin_id, None)
+    write_if_changed(path, render_lock(kept))
+    result.relocked = render_lock(kept) != render_lock(before)
 
 
 class _InstallerLoading(contextlib.AbstractContextManager["_InstallerLoading"]):

@@ -297,7 +297,7 @@ def install_artifact(
         for signature in previous:
             check_signer_continuity(signature, outcome, artifact.plugin_id)
     if step.locked_signer is not None:
-        check_locked_signer(step.locked_signer, outcome, artifact.plugin_id)
+        check_locked_signer(step.locked_signer, outcome)
     final = options.dest / f"{artifact.plugin_id}-{artifact.version}"
     link = _development_link(options, artifact.plugin_id, final)
     try:
@@ -399,9 +399,7 @@ def check_signer_continuity(
     )
 
 
-def check_locked_signer(
-    locked: LockedSigner, outcome: trust.SignatureOutcome, plugin_id: str
-) -> None:
+def check_locked_signer(locked: LockedSigner, outcome: trust.SignatureOutcome) -> None:
     """Refuse (``signer_untrusted``) an artifact whose verified signature does not name the
     signer its lock recorded, or that is not verified at all; ``--skip-signature-verify``
     (which verifies nothing) is not checked."""
@@ -415,8 +413,7 @@ def check_locked_signer(
         return
     found = outcome.identity or "no trusted signature"
     raise NexoError(
-        f"{plugin_id}: the lock records signer {locked.identity} ({locked.issuer}); "
-        f"the artifact has {found}",
+        f"the lock records signer {locked.identity} ({locked.issuer}); the artifact has {found}",
         kind="signer_untrusted",
         details={"expected_identity": locked.identity, "identity": outcome.identity},
     )

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from nexo_pkg.core.versionreq import VersionReq
     from nexo_pkg.sources.context import SourceContext
+    from nexo_pkg.sources.registry import RegistryClient
     from nexo_pkg.trust.api import TrustPolicy
 
 SOURCE_TYPE = "oci-registry"
@@ -169,12 +170,29 @@ class OciSource:
         self.expected_id = expected_id
         self.text = text or str(reference)
         self._version: PluginVersion | None = None
+        self._serving: tuple[OciReference, RegistryClient] | None = None
+
+    def _served(self) -> tuple[OciReference, RegistryClient]:
+        """Where the version's index and target manifests are read: a reference by digest
+        from the first of its registry's mirrors that has it (what a digest pins, a mirror
+        cannot change), anything else from the registry itself, where tags are resolved."""
+        if self._serving is None:
+            if self.reference.digest is not None and self.context.mirrored(self.reference):
+                digest = self.reference.digest
+                where, client, _ = self.context.pinned_registry(
+                    self.reference,
+                    lambda at, registry: registry.get_manifest(at.repository, digest),
+                )
+                self._serving = where, client
+            else:
+                self._serving = self.reference, self.context.registry(self.reference)
+        return self._serving
 
     def version(self) -> PluginVersion:
         """The version the reference names (its index), read once."""
         if self._version is None:
-            client = self.context.registry(self.reference)
-            plugin = oci.resolve(client, self.reference, self.requirement)
+            where, client = self._served()
+            plugin = oci.resolve(client, where, self.requirement)
             if self.expected_id is not None and plugin.plugin_id != self.expected_id:
                 raise NexoError(
                     f"{self.text} now holds plugin {plugin.plugin_id!r}, not {self.expected_id!r}",
@@ -205,8 +223,8 @@ class OciSource:
         entry = next(iter(self._chosen(plugin).values()), None)
         if entry is None:
             return None
-        client = self.context.registry(self.reference)
-        return oci.target_asset(client, self.reference.repository, plugin, entry).manifest_text
+        where, client = self._served()
+        return oci.target_asset(client, where.repository, plugin, entry).manifest_text
 
     def resolve(self) -> list[ReleaseCandidate]:
         """Every target kept (for a host: the first of its triples the version has, else its
@@ -215,12 +233,12 @@ class OciSource:
 
     def _candidates(self, chosen: dict[str, TargetEntry]) -> list[ReleaseCandidate]:
         plugin = self.version()
-        client = self.context.registry(self.reference)
+        where, client = self._served()
         pinned = str(self.reference.with_digest(plugin.index_digest))
         github = str(plugin.origin) if plugin.origin else None
         candidates = []
         for target, entry in chosen.items():
-            asset = oci.target_asset(client, self.reference.repository, plugin, entry)
+            asset = oci.target_asset(client, where.repository, plugin, entry)
             origin = locked_origin(
                 pinned,
                 asset_name=asset.asset_name,

@@ -38,6 +38,8 @@ def _closed_port() -> int:
             "lock_stale",
         ),
         (["lock", "-f", "{tmp}/missing.toml", "--check"], 2, "wanted_invalid"),
+        (["lock", "-f", "{tmp}/missing.toml", "--check", "--upgrade"], 2, "usage"),
+        (["lock", "-f", "{tmp}/missing.toml", "--check", "echo"], 2, "usage"),
         (["install", "oci://127.0.0.1:{port}/a/b:1", "--plain-http", "--yes"], 1, "network"),
         (
             [
@@ -172,3 +174,22 @@ def test_push_refuses_a_manifest_copy_other_than_the_tarballs_and_pushes_nothing
     stale = dist / "nexo-plugin.toml"
     stale.write_text(manifest_text("echo", "1.2.3").replace(">=0.1.0", ">=9.0.0"))
     _assert_refused(push_cli(dist, registry, fleet_env), registry, "source_invalid", str(stale))
+
+
+@pytest.mark.parametrize("copy", ["with its manifest copy", "without a manifest copy"])
+def test_push_refuses_a_tarball_named_for_another_plugin_and_pushes_nothing(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, copy: str
+) -> None:
+    """A tarball renamed to another id or version would be published under that version
+    (its index annotations and tag), while every host that installs it refuses its manifest
+    (``manifest_mismatch``): push refuses it as install does, whatever manifest copy lies
+    beside it."""
+    from support.tarballs import manifest_text, plugin_tarball, write_plugin
+
+    dist = tmp_path / "dist"
+    write_plugin(dist, "echo", "1.2.3", target=LINUX, data=plugin_tarball("echo", "1.3.0"))
+    if copy == "with its manifest copy":
+        (dist / "nexo-plugin.toml").write_text(manifest_text("echo", "1.3.0"))
+    result = push_cli(dist, registry, fleet_env)
+    _assert_refused(result, registry, "manifest_mismatch", f"echo-1.2.3-{LINUX}.tar.gz")
+    assert "echo 1.3.0" in result.document["error"]

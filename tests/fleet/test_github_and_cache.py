@@ -219,6 +219,13 @@ def test_a_lock_that_names_another_signer_is_refused_at_sync(
     assert refused.code == 1
     assert refused.document["plugins"][0]["kind"] == "signer_untrusted"
     assert not (dest / "echo-1.2.3").exists()
+    # The text report names the plugin once, as for every other failure.
+    said = nexo("plugin", "sync", "--lock", str(lock_file), "--dest", str(dest), "--frozen",
+                "--trusted-keys", str(policy), env=env, in_process=True)  # fmt: skip
+    assert said.code == 1
+    assert f"error: echo: the lock records signer {other} (" in said.stderr
+    assert "echo: echo:" not in said.stderr
+    assert not (dest / "echo-1.2.3").exists()
 
 
 @pytest.mark.parametrize("lock_names", ["the release's signer", "another signer"])
@@ -267,7 +274,7 @@ def test_the_locked_signer_is_a_rule_of_the_install_step_not_of_a_callback(
     if lock_names == "another signer":
         assert (outcome.action, outcome.kind) == ("failed", "signer_untrusted")
         assert outcome.error == (
-            f"echo: the lock records signer {other} (https://token.actions.githubusercontent.com"
+            f"the lock records signer {other} (https://token.actions.githubusercontent.com"
             f"); the artifact has {ACME_IDENTITY}"
         )
         assert shown == []

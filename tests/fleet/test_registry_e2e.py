@@ -392,6 +392,38 @@ def test_a_tampered_blob_in_registry_storage_is_refused(
     assert not blobs.exists() or not any(blobs.iterdir())
 
 
+def test_a_lock_row_whose_size_was_edited_is_refused(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+) -> None:
+    """The size is part of what the lock pins: a row that names the right sha256 with
+    another size does not describe its tarball, and nothing is installed from it."""
+    dist = make_dist(identity=None, targets=(LINUX,))
+    push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    project = tmp_path / "fleet"
+    project.mkdir()
+    wanted = _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
+    assert fleet_run("lock", "-f", wanted, "--plain-http", env=fleet_env).code == 0
+    lock_file = project / "nexo-plugins.lock"
+    size = len((dist / f"echo-1.2.3-{LINUX}.tar.gz").read_bytes())
+    text = lock_file.read_text()
+    assert text.count(f"size = {size}\n") == 1
+    lock_file.write_text(text.replace(f"size = {size}\n", f"size = {size - 1}\n"))
+    dest = tmp_path / "root"
+    synced = fleet_run(
+        "sync", "--lock", lock_file, "--dest", str(dest), "--frozen", "--plain-http",
+        env={**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")},
+    )  # fmt: skip
+    assert synced.code == 1
+    [failed] = synced.document["plugins"]
+    assert (failed["action"], failed["kind"]) == ("failed", "checksum_mismatch")
+    assert f"is {size} bytes, but the lock says {size - 1}" in failed["error"]
+    assert not (dest / "echo-1.2.3").exists()
+
+
 def test_frozen_sync_on_two_clean_roots_is_byte_identical_without_github(
     *,
     tmp_path: Path,

@@ -99,6 +99,8 @@ def test_sync_plans_downgrades_as_locked_and_keeps_what_it_replaces(
     ]  # fmt: skip
     assert text.stdout.splitlines()[1].split()[:3] == ["other", "1.0.0", "remove"]
     assert "Dry run: 2 change(s) planned" in text.stderr
+    # The summary names the downgrade, as the run's own summary does.
+    assert "would downgrade as locked: echo 1.3.0 \u2192 1.2.3;" in text.stderr
     assert (github_server.requests, tree_snapshot(dest)) == ([], before)
 
     # The run says the downgrade, and keeps 1.3.0 for rollback as upgrade would.

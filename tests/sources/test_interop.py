@@ -546,6 +546,57 @@ def test_a_frozen_sync_through_a_registry_mirror_never_asks_the_locked_registry(
     assert lock_file.read_text() == lock_text
 
 
+def test_an_install_by_digest_is_served_by_a_mirror_and_a_tag_only_by_its_registry(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """``NEXO_REGISTRY_MIRRORS`` serves an ``install oci://…@sha256:…`` whole, index
+    included, with the registry down (a digest pins every byte, so a mirror cannot change
+    it); a tag is only ever resolved against the registry it names."""
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    with urllib.request.urlopen(
+        urllib.request.Request(
+            f"http://{registry.host}/v2/plugins/echo/manifests/1.2.3",
+            headers={"Accept": INDEX_MEDIA_TYPE},
+            method="HEAD",
+        )
+    ) as answer:
+        digest = answer.headers["Docker-Content-Digest"]
+    # A byte-for-byte copy (skopeo would re-serialise the index under another digest).
+    mirrored = nexo(
+        "plugin", "mirror", registry.ref("plugins/echo:1.2.3"),
+        second_registry.ref("cache/plugins/echo"), "--plain-http", env=fleet_env, in_process=True,
+    )  # fmt: skip
+    assert mirrored.code == 0, mirrored.stderr
+    registry.stop()
+    env = {
+        **fleet_env,
+        "NEXO_HOME": str(tmp_path / "offline-home"),
+        "NEXO_REGISTRY_MIRRORS": f"{registry.host}={second_registry.host}/cache",
+    }
+    dest = tmp_path / "plugins"
+    common = ("--dest", str(dest), "--plain-http", "--trusted-keys", str(policy), "--yes")
+    installed = nexo(
+        "plugin", "install", registry.ref(f"plugins/echo@{digest}"), *common,
+        "--require-signature", "--json", env=env, in_process=True,
+    )  # fmt: skip
+    assert installed.code == 0, installed.stderr
+    assert installed.document["signature"]["identity"] == ACME_IDENTITY
+    receipt = json.loads((dest / "echo-1.2.3" / ".nexo-install.json").read_text())
+    assert receipt["registry"] == registry.ref(f"plugins/echo@{digest}")
+    by_tag = nexo(
+        "plugin", "install", registry.ref("plugins/echo:1.2.3"), *common, "--force", "--json",
+        env=env, in_process=True,
+    )  # fmt: skip
+    assert (by_tag.code, by_tag.document["kind"]) == (1, "network")
+    assert registry.host in by_tag.document["error"]
+
+
 def test_a_mirror_that_serves_other_bytes_is_refused_and_nothing_is_installed(
     *,
     tmp_path: Path,

@@ -197,6 +197,13 @@ def test_sync_that_locks_a_new_signer_is_refused_unless_allowed(
     after = tree_snapshot(root)
     assert after.pop(".nexo-sync.lock")[0] == "file"  # sync's own (empty) lock file
     assert after == before
+    # The lock keeps no entry the refusal is about: a second run resolves it again and
+    # refuses it again, rather than installing it from a lock that now looks current.
+    assert "1.1.0" not in (fleet / "nexo-plugins.lock").read_text(encoding="utf-8")
+    again = nexo(*args, env=env, in_process=True)
+    assert again.code == 1, again.stderr
+    assert [p["kind"] for p in again.document["plugins"]] == ["signer_changed"]
+    assert {k: v for k, v in tree_snapshot(root).items() if k != ".nexo-sync.lock"} == before
 
     accepted = nexo(*args, "--allow-signer-change", env=env, in_process=True)
     assert accepted.code == 0, accepted.stderr
