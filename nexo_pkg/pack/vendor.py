@@ -200,6 +200,7 @@ def vendor_requirements(
             kind="vendor_failed",
             details={"pip_exit_code": completed.returncode},
         )
+    _refuse_editable(requirements, target)
     _prefer_pure_wheels(requirements, target, report, vendor_for, cwd)
     strip_machine_paths(target)
     return read_report(report, requirements)
@@ -234,6 +235,27 @@ def _prefer_pure_wheels(
         shutil.rmtree(pure, ignore_errors=True)
         pure_report.unlink(missing_ok=True)
         pins.unlink(missing_ok=True)
+
+
+def _refuse_editable(requirements: Path, target: Path) -> None:
+    """``vendor_failed`` for a requirement pip installed in editable mode (``-e``): the tree
+    then holds only a finder pointing at the packing machine's checkout, not the code."""
+    editable = []
+    for dist_info in sorted(target.glob("*.dist-info")):
+        try:
+            document = json.loads((dist_info / "direct_url.json").read_bytes())
+        except (OSError, ValueError, RecursionError):
+            continue
+        info = document.get("dir_info") if isinstance(document, dict) else None
+        if isinstance(info, dict) and info.get("editable") is True:
+            editable.append(_pin(dist_info).replace("==", " "))
+    if editable:
+        raise PackError(
+            f"{requirements.name} installs {', '.join(editable)} in editable mode (-e): the "
+            "tarball would hold only a pointer to this machine's checkout, not the code; "
+            "drop the -e (a plain path such as ./vendor/pkg installs a copy)",
+            kind="vendor_failed",
+        )
 
 
 def _pin(dist_info: Path) -> str:

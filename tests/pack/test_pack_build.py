@@ -399,6 +399,27 @@ def test_a_requirement_published_only_as_an_sdist_is_named_with_a_hint(
     assert not (project / "dist").exists()
 
 
+@pytest.mark.usefixtures("offline_pip_env")
+def test_an_editable_requirement_is_refused(make_project: ProjectFactory, wheelhouse: Path) -> None:
+    """`-e ./dir` leaves a finder naming the packing checkout's absolute path in lib/, and
+    none of the package's code: the tarball would fail to import it on any other host."""
+    project = make_project(requirements="-e ./localdep\n")
+    (project / "localdep" / "localdep").mkdir(parents=True)
+    (project / "localdep" / "localdep" / "__init__.py").write_text("X = 1\n")
+    (project / "localdep" / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "localdep"\nversion = "1.0"\n'
+    )
+    if not any(wheelhouse.glob("setuptools-*.whl")):
+        pytest.skip(f"no setuptools wheel in {wheelhouse} (scripts/test.sh puts one there)")
+    # Built with setuptools from the wheelhouse (PEP 660 editable wheel).
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH))
+    assert (error.kind, error.exit_code) == ("vendor_failed", 1), error.message
+    assert "localdep 1.0 in editable mode" in error.message
+    assert "\n" not in error.message
+    assert not (project / "dist").exists()
+
+
 def test_uninstallable_requirement_has_no_sdist_hint(make_project: ProjectFactory) -> None:
     project = make_project(requirements="no-such-dist-for-tests==1.0\n")
     error = _error(PackOptions(project=project, source_date_epoch=EPOCH), dict(os.environ))
