@@ -306,14 +306,30 @@ def _run_pip(  # noqa: PLR0917 - one pip run, all of it
     return completed, _tail(log)
 
 
-# pip's log line for an sdist it passed over under --only-binary=:all:.
+# pip's log line for an sdist it passed over under --only-binary=:all:, and for a wheel it
+# passed over for its tags or Requires-Python (its file name is the last path segment).
 _SDIST_SKIPPED = re.compile(r"Skipping link: No sources permitted for ([A-Za-z0-9._-]+)")
+_WHEEL_SKIPPED = re.compile(r"Skipping link: (?!wrong project name).*/([^/\s]+)\.whl\b")
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 def _sdist_only_hint(logged: str) -> str:
     """A hint for the distributions pip found only as sdists (pack takes wheels only), or
-    nothing when there were none."""
-    names = sorted({match.group(1) for match in _SDIST_SKIPPED.finditer(logged)})
+    nothing when there were none: one with a wheel pip passed over (another Python, a
+    platform tag) is not sdist-only, and pip's own message says why."""
+    wheels = {
+        _normalised(match.group(1).split("-")[0]) for match in _WHEEL_SKIPPED.finditer(logged)
+    }
+    names = sorted(
+        {
+            match.group(1)
+            for match in _SDIST_SKIPPED.finditer(logged)
+            if _normalised(match.group(1)) not in wheels
+        }
+    )
     if not names:
         return ""
     listed = ", ".join(names)

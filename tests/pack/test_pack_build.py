@@ -397,6 +397,20 @@ def test_a_requirement_published_only_as_an_sdist_is_named_with_a_hint(
     assert "pip wheel --no-deps" in error.message
     assert "\n" not in error.message
     assert not (project / "dist").exists()
+    # With a wheel pip passes over (another platform) the distribution is not sdist-only:
+    # pip's own message is left to say why, without the hint.
+    build_wheel(
+        links,
+        "sdistonly",
+        "1.0",
+        {"sdistonly/__init__.py": b""},
+        purelib=True,
+        tag="py3-none-win_amd64",
+    )
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH))
+    assert (error.kind, error.exit_code) == ("vendor_failed", 1)
+    assert "sdistonly" in error.message
+    assert "source distributions" not in error.message
 
 
 @pytest.mark.usefixtures("offline_pip_env")
