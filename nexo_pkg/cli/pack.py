@@ -133,9 +133,11 @@ def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
     )
     for asset in result.assets[1:]:
         say(f"  wrote {asset.path}")
-    for warning in limit_warnings(result.tarball.size, result.stats):
+    limits = limit_warnings(result.tarball.size, result.stats)
+    for warning in limits:
         warn(warning)
     document = result.to_json()
+    document["warnings"] += limits
     passed = True
     if check:
         from nexo_pkg.cli.check import check_after  # noqa: PLC0415

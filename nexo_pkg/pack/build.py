@@ -259,7 +259,14 @@ def _noarch_entries(
             f"{main} is missing; a noarch plugin runs src/main.py (or pack a compiled plugin "
             "with --target TRIPLE --binary PATH)"
         )
-    # An output directory inside src/ must not swallow earlier tarballs into the next one.
+    # An output directory inside src/ must not swallow earlier tarballs into the next one;
+    # src/ itself cannot be left out, so it cannot be the output directory.
+    if out.resolve() == src.resolve():
+        raise usage_error(
+            f"--out {out} is the plugin's src/, which is packed as lib/plugin/: the next pack "
+            "would put this one's tarball into lib/plugin/; choose another directory "
+            "(default: DIR/dist)"
+        )
     walk = TreeWalk("lib/plugin", containment_root=project, exclude=frozenset({out.resolve()}))
     entries = collect_tree(src, walk)
     entries.append(ArchiveEntry("lib/plugin", is_dir=True))

@@ -50,6 +50,9 @@ KNOWN_TARGETS = frozenset(
 )
 
 
+#: The longest file name (in bytes) the file systems plugins are packed and installed on allow.
+_NAME_MAX = 255
+
 # Interpreter-specific byte code never goes into a tarball.
 _SKIPPED_SUFFIXES = (".pyc", ".pyo")
 
@@ -73,7 +76,15 @@ def asset_name(plugin_id: str, version: str, target: str) -> str:
             f"plugin.version {version!r} cannot name a tarball: it must be a semver 2.0 "
             "version such as 0.1.0 (no `v` prefix)"
         )
-    return f"{plugin_id}-{version}-{target}.tar.gz"
+    name = f"{plugin_id}-{version}-{target}.tar.gz"
+    # The longest file pack writes beside it is the sidecar `<name>.sha256`.
+    if len(f"{name}.sha256".encode()) > _NAME_MAX:
+        raise manifest_error(
+            f"plugin.version {version!r} cannot name a tarball: {name}.sha256 would be longer "
+            f"than the {_NAME_MAX} bytes a file name may have; shorten the version's "
+            "pre-release or build part"
+        )
+    return name
 
 
 def is_executable(mode: int) -> bool:
@@ -154,7 +165,7 @@ def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
                         " only symlinks to files are packed (as copies)",
                         path=str(path),
                     )
-                if target.suffix in _SKIPPED_SUFFIXES:
+                if child.name.endswith(_SKIPPED_SUFFIXES) or target.suffix in _SKIPPED_SUFFIXES:
                     continue
                 mode = target.stat().st_mode
                 entries.append(ArchiveEntry(name, executable=is_executable(mode), source=target))

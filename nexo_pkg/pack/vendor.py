@@ -195,10 +195,12 @@ def vendor_requirements(
                 details={"pip_exit_code": completed.returncode},
             )
         raise PackError(
-            f"could not vendor {requirements.name}: {summarise_pip_output(output)}",
+            f"could not vendor {requirements.name}: {summarise_pip_output(output)}"
+            f"{_sdist_only_hint(logged)}",
             kind="vendor_failed",
             details={"pip_exit_code": completed.returncode},
         )
+    _refuse_editable(requirements, target)
     _prefer_pure_wheels(requirements, target, report, vendor_for, cwd)
     strip_machine_paths(target)
     return read_report(report, requirements)
@@ -233,6 +235,27 @@ def _prefer_pure_wheels(
         shutil.rmtree(pure, ignore_errors=True)
         pure_report.unlink(missing_ok=True)
         pins.unlink(missing_ok=True)
+
+
+def _refuse_editable(requirements: Path, target: Path) -> None:
+    """``vendor_failed`` for a requirement pip installed in editable mode (``-e``): the tree
+    then holds only a finder pointing at the packing machine's checkout, not the code."""
+    editable = []
+    for dist_info in sorted(target.glob("*.dist-info")):
+        try:
+            document = json.loads((dist_info / "direct_url.json").read_bytes())
+        except (OSError, ValueError, RecursionError):
+            continue
+        info = document.get("dir_info") if isinstance(document, dict) else None
+        if isinstance(info, dict) and info.get("editable") is True:
+            editable.append(_pin(dist_info).replace("==", " "))
+    if editable:
+        raise PackError(
+            f"{requirements.name} installs {', '.join(editable)} in editable mode (-e): the "
+            "tarball would hold only a pointer to this machine's checkout, not the code; "
+            "drop the -e (a plain path such as ./vendor/pkg installs a copy)",
+            kind="vendor_failed",
+        )
 
 
 def _pin(dist_info: Path) -> str:
@@ -281,6 +304,40 @@ def _run_pip(  # noqa: PLR0917 - one pip run, all of it
             f"cannot run pip with {sys.executable}: {exc.strerror}", kind="vendor_failed"
         ) from exc
     return completed, _tail(log)
+
+
+# pip's log line for an sdist it passed over under --only-binary=:all:, and for a wheel it
+# passed over for its tags or Requires-Python (its file name is the last path segment).
+_SDIST_SKIPPED = re.compile(r"Skipping link: No sources permitted for ([A-Za-z0-9._-]+)")
+_WHEEL_SKIPPED = re.compile(r"Skipping link: (?!wrong project name).*/([^/\s]+)\.whl\b")
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _sdist_only_hint(logged: str) -> str:
+    """A hint for the distributions pip found only as sdists (pack takes wheels only), or
+    nothing when there were none: one with a wheel pip passed over (another Python, a
+    platform tag) is not sdist-only, and pip's own message says why."""
+    wheels = {
+        _normalised(match.group(1).split("-")[0]) for match in _WHEEL_SKIPPED.finditer(logged)
+    }
+    names = sorted(
+        {
+            match.group(1)
+            for match in _SDIST_SKIPPED.finditer(logged)
+            if _normalised(match.group(1)) not in wheels
+        }
+    )
+    if not names:
+        return ""
+    listed = ", ".join(names)
+    return (
+        f" (found only as source distributions: {listed}; pack vendors wheels only, so build "
+        f"the wheel with `pip wheel --no-deps <requirement> -w wheels` and require "
+        "./wheels/<file>.whl, or add that directory to PIP_FIND_LINKS)"
+    )
 
 
 def _network_lines(completed: subprocess.CompletedProcess[str], logged: str) -> list[str]:

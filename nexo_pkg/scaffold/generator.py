@@ -26,6 +26,7 @@ from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
 from nexo_pkg.core.git import git_output
 from nexo_pkg.core.terminal import CONTROL_CHARACTERS, printable, toml_string
 from nexo_pkg.manifest.microapp import MAX_DESCRIPTION_LENGTH, RESERVED_IDS
+from nexo_pkg.manifest.names import find_manifest, shadowed_message
 from nexo_pkg.scaffold.slug import MAX_LENGTH, SLUG_PATTERN, slug_problem
 
 LANGUAGES = ("python",)
@@ -366,7 +367,23 @@ def create_project(request: NewProject) -> CreatedProject:
         ) from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return CreatedProject(dest, tuple(files), (pin.warning,) if pin.warning else ())
+    warnings = (pin.warning,) if pin.warning else ()
+    return CreatedProject(dest, tuple(files), (*warnings, *_shadowing_manifests(location, files)))
+
+
+def _shadowing_manifests(location: Path, files: dict[str, str]) -> list[str]:
+    """A warning when a manifest already in the directory (kept by ``--force``) shadows the
+    generated one: `pack`, `lint` and the daemon would read the old file, not the new one."""
+    lookup = find_manifest(location)
+    if lookup.path is None or lookup.path.name in files:
+        return []
+    return [
+        f"{lookup.path.name} was already in the directory and is kept; "
+        + shadowed_message(lookup.path.name, shadowed.name)
+        + f" (pack and lint read {lookup.path.name}, not the new {shadowed.name})"
+        for shadowed in lookup.shadowed
+        if shadowed.name in files
+    ]
 
 
 def _check_namesakes(location: Path, dest: Path, files: dict[str, str]) -> None:

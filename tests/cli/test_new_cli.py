@@ -90,3 +90,24 @@ def test_an_id_with_a_trailing_newline_is_refused_and_nothing_is_written(tmp_pat
     assert result.stderr.count("\n") == 1
     assert "invalid plugin id" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_force_over_an_older_manifest_name_warns_that_it_shadows_the_new_one(
+    tmp_path: Path,
+) -> None:
+    dest = tmp_path / "demo"
+    dest.mkdir()
+    old = '[plugin]\nid = "demo"\nversion = "9.0.0"\n'
+    (dest / "nexo-plugin.toml").write_text(old, encoding="utf-8")
+    completed = plugin("new", "demo", "--force", "--nexo-pkg-spec", "nexo-pkg", cwd=tmp_path)
+    assert completed.code == 0, completed.stderr
+    assert (dest / "nexo-plugin.toml").read_text(encoding="utf-8") == old
+    assert (dest / "plugin.toml").is_file()
+    warnings = [line for line in completed.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1
+    assert "nexo-plugin.toml was already in the directory and is kept" in warnings[0]
+    assert "plugin.toml is shadowed by nexo-plugin.toml" in warnings[0]
+    # Without an older manifest there is nothing to say.
+    fresh = plugin("new", "other", "--nexo-pkg-spec", "nexo-pkg", cwd=tmp_path)
+    assert fresh.code == 0, fresh.stderr
+    assert "warning:" not in fresh.stderr

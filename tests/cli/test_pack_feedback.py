@@ -3,6 +3,7 @@ while vendoring said as such."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from functools import partial
@@ -55,6 +56,13 @@ def test_pack_over_the_entry_limit_warns_and_install_agrees(tmp_path: Path) -> N
     assert packed.code == 0, packed.stderr
     assert "writing demo-0.1.0-noarch.tar.gz" in packed.stderr
     assert "--max-entries" in packed.stderr
+    # --json carries the same warning for a release workflow to read.
+    as_json = plugin("pack", "--json", cwd=root, env=env)
+    assert as_json.code == 0, as_json.stderr
+    warnings = json.loads(as_json.stdout)["warnings"]
+    entry_warnings = [line for line in warnings if "--max-entries" in line]
+    assert len(entry_warnings) == 1
+    assert entry_warnings[0] in packed.stderr
     tarball = root / "dist" / "demo-0.1.0-noarch.tar.gz"
     refused = plugin("install", str(tarball), "--yes", "--json", cwd=root, env=env)
     assert refused.code == 1

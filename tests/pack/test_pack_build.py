@@ -115,6 +115,8 @@ def test_modes_bytecode_and_symlinks_inside(make_project: ProjectFactory) -> Non
     (project / "src" / "stale.pyc").write_bytes(b"\0")
     (project / "shared.txt").write_text("shared\n")
     (project / "src" / "link.txt").symlink_to(project / "shared.txt")
+    # Byte code by its own name, whatever the link points at.
+    (project / "src" / "linked.pyc").symlink_to(project / "shared.txt")
     pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
     tarball = project / "dist" / "demo-0.1.0-noarch.tar.gz"
     members = _members(tarball)
@@ -374,6 +376,70 @@ def test_uninstallable_requirement_is_summarised(make_project: ProjectFactory) -
     assert not (project / "dist").exists()
 
 
+def test_a_requirement_published_only_as_an_sdist_is_named_with_a_hint(
+    tmp_path: Path, make_project: ProjectFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    links = tmp_path / "links"
+    links.mkdir()
+    source = io.BytesIO()
+    with tarfile.open(fileobj=source, mode="w:gz") as archive:
+        data = b"[project]\nname = 'sdistonly'\nversion = '1.0'\n"
+        info = tarfile.TarInfo("sdistonly-1.0/pyproject.toml")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    (links / "sdistonly-1.0.tar.gz").write_bytes(source.getvalue())
+    project = make_project(requirements="sdistonly==1.0\n")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(links))
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH))
+    assert (error.kind, error.exit_code) == ("vendor_failed", 1)
+    assert "found only as source distributions: sdistonly;" in error.message
+    assert "pip wheel --no-deps" in error.message
+    assert "\n" not in error.message
+    assert not (project / "dist").exists()
+    # With a wheel pip passes over (another platform) the distribution is not sdist-only:
+    # pip's own message is left to say why, without the hint.
+    build_wheel(
+        links,
+        "sdistonly",
+        "1.0",
+        {"sdistonly/__init__.py": b""},
+        purelib=True,
+        tag="py3-none-win_amd64",
+    )
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH))
+    assert (error.kind, error.exit_code) == ("vendor_failed", 1)
+    assert "sdistonly" in error.message
+    assert "source distributions" not in error.message
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+def test_an_editable_requirement_is_refused(make_project: ProjectFactory, wheelhouse: Path) -> None:
+    """`-e ./dir` leaves a finder naming the packing checkout's absolute path in lib/, and
+    none of the package's code: the tarball would fail to import it on any other host."""
+    project = make_project(requirements="-e ./localdep\n")
+    (project / "localdep" / "localdep").mkdir(parents=True)
+    (project / "localdep" / "localdep" / "__init__.py").write_text("X = 1\n")
+    (project / "localdep" / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "localdep"\nversion = "1.0"\n'
+    )
+    if not any(wheelhouse.glob("setuptools-*.whl")):
+        pytest.skip(f"no setuptools wheel in {wheelhouse} (scripts/test.sh puts one there)")
+    # Built with setuptools from the wheelhouse (PEP 660 editable wheel).
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH))
+    assert (error.kind, error.exit_code) == ("vendor_failed", 1), error.message
+    assert "localdep 1.0 in editable mode" in error.message
+    assert "\n" not in error.message
+    assert not (project / "dist").exists()
+
+
+def test_uninstallable_requirement_has_no_sdist_hint(make_project: ProjectFactory) -> None:
+    project = make_project(requirements="no-such-dist-for-tests==1.0\n")
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH), dict(os.environ))
+    assert "source distributions" not in error.message
+
+
 def test_per_target_tarball(tmp_path: Path, make_project: ProjectFactory) -> None:
     project = make_project()
     binary = tmp_path / "plugin-exe"
@@ -444,7 +510,8 @@ def test_lint_errors_stop_the_pack(make_project: ProjectFactory) -> None:
 
 
 @pytest.mark.parametrize(
-    ("plugin_id", "version"), [("demo", "1.0"), ("demo", "v1.0.0"), ("demo", "1.0.0/../x")]
+    ("plugin_id", "version"),
+    [("demo", "1.0"), ("demo", "v1.0.0"), ("demo", "1.0.0/../x"), ("demo", "1.0.0-" + "a" * 231)],
 )
 def test_version_that_cannot_name_a_file(
     make_project: ProjectFactory, plugin_id: str, version: str
@@ -593,6 +660,16 @@ def test_output_directory_inside_src_is_not_packed(make_project: ProjectFactory)
     second = pack(PackOptions(project=project, out=out, source_date_epoch=EPOCH), environ={})
     assert first.tarball.sha256 == second.tarball.sha256
     assert not any("dist" in name for name in _members(second.tarball.path))
+
+
+def test_src_itself_as_the_output_directory_is_refused(make_project: ProjectFactory) -> None:
+    project = make_project()
+    before = _listing(project)
+    for out in (project / "src", project / "src" / "." / ".." / "src"):
+        error = _error(PackOptions(project=project, out=out, source_date_epoch=EPOCH))
+        assert (error.kind, error.exit_code) == ("usage", 2)
+        assert "src/" in error.message
+    assert _listing(project) == before
 
 
 @pytest.mark.usefixtures("offline_pip_env")
