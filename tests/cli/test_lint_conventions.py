@@ -85,6 +85,25 @@ def test_fix_repairs_namespace_and_env_and_keeps_comments(tmp_path: Path) -> Non
     assert (root / "nexo-plugin.toml").read_text(encoding="utf-8") == text
 
 
+def test_fix_writes_through_a_linked_manifest(tmp_path: Path) -> None:
+    """As ruff: the fix goes into the file a link names; the link stays a link."""
+    shared = tmp_path / "shared" / "weather.toml"
+    shared.parent.mkdir()
+    shared.write_text(MANIFEST, encoding="utf-8")
+    root = tmp_path / "plugin"
+    root.mkdir()
+    link = root / "nexo-plugin.toml"
+    link.symlink_to(Path("..", "shared", "weather.toml"))
+    fixed = lint("--fix", "--unsafe-fixes", "nexo-plugin.toml", cwd=root)
+    assert fixed.code == 0, fixed.stdout + fixed.stderr
+    assert "fixed 2 findings in nexo-plugin.toml" in fixed.stderr
+    assert link.is_symlink()
+    assert link.readlink() == Path("..", "shared", "weather.toml")
+    assert 'tools = ["weather_forecast", "weather_now"]' in shared.read_text(encoding="utf-8")
+    assert sorted(path.name for path in shared.parent.iterdir()) == ["weather.toml"]
+    assert sorted(path.name for path in root.iterdir()) == ["nexo-plugin.toml"]
+
+
 def test_fix_on_standard_input_prints_the_fixed_source(tmp_path: Path) -> None:
     """As ``ruff check --fix -``: the fixed source on stdout, what is left on stderr."""
     unchanged = lint("--fix", "-", cwd=tmp_path, stdin=MANIFEST)
