@@ -30,7 +30,10 @@ SignerWorkflowOption = Annotated[
     str | None,
     typer.Option(
         "--signer-workflow",
-        help="Workflow that must have signed: OWNER/REPO/.github/workflows/FILE.",
+        help=(
+            "Workflow that must have signed: OWNER/REPO/.github/workflows/FILE "
+            "(gh's github.com/OWNER/REPO/… too; verify also takes gh's FILE@REF pin)."
+        ),
     ),
 ]
 IssuerOption = Annotated[
@@ -104,7 +107,10 @@ def add_command(
         bool,
         typer.Option(
             "--allow-republish",
-            help="Trust copies of the signer's artifacts published by other repositories.",
+            help=(
+                "Trust copies of the signer's artifacts published by other repositories of "
+                "the same owner (never of another owner)."
+            ),
         ),
     ] = False,
     tag: Annotated[
@@ -124,12 +130,14 @@ def add_command(
         load_policy,
         needs_release_signer,
         record_author,
+        signer_workflow_flag,
         with_overrides,
     )
 
     def run() -> dict[str, Any]:
         path = policy_path(config, trusted_keys)
         owner, repo = _split_target(target)
+        workflow = signer_workflow_flag(signer_workflow)
         policy = load_policy(path, explicit=False)
         seen: dict[str, Any] | None = None
         if needs_release_signer(repo, identity, identity_regexp) and repo is not None:
@@ -158,7 +166,7 @@ def add_command(
         author = with_overrides(
             author,
             issuer=oidc_issuer,
-            signer_workflow=signer_workflow,
+            signer_workflow=workflow,
             mode=mode,
             allow_republish=allow_republish,
         )
@@ -256,7 +264,13 @@ def verify_command(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="The file to check.")],
     bundle: Annotated[
         Path | None,
-        typer.Option("--bundle", help="Sigstore bundle or attestations (.jsonl) for FILE."),
+        typer.Option(
+            "--bundle",
+            help=(
+                "Signature material for FILE: a Sigstore bundle, attestations (.jsonl), the "
+                "bundle of a checksums file beside it, or a cosign .sig (its .cert beside it)."
+            ),
+        ),
     ] = None,
     repo: Annotated[
         str | None, typer.Option("--repo", help="OWNER/REPO the file must have been built in.")
@@ -276,6 +290,7 @@ def verify_command(
     """Check FILE against its signature material exactly as install would."""
     from nexo_pkg.trust.api import (  # noqa: PLC0415
         load_policy,
+        signer_workflow_pin,
         verification_policy,
         verify_file,
     )
@@ -290,6 +305,7 @@ def verify_command(
                 raise UsageError("--repo takes OWNER/REPO")
         elif owner is not None:
             bound_owner, _ = _split_target(owner, "--owner")
+        workflow, ref = signer_workflow_pin(signer_workflow)
         if not file.is_file():
             raise UsageError(f"{file} is not a file")
         if bundle is not None and not bundle.is_file():
@@ -303,8 +319,9 @@ def verify_command(
             loaded,
             owner=bound_owner,
             repo=bound_repo,
-            signer_workflow=signer_workflow,
+            signer_workflow=workflow,
             issuer=oidc_issuer,
+            signer_ref=ref,
         )
         outcome = verify_file(
             file, bundle=bundle, policy=policy, owner=bound_owner, repo=bound_repo, tag=tag
@@ -333,7 +350,11 @@ def verify_command(
     for key, value in outcome.claims.items():
         if value:
             result_line(f"  {printable(key)}: {printable(value)}")
-    scope = f"{bound_owner}/{bound_repo}" if bound_repo else (bound_owner or "any owner")
+    scope = f"{bound_owner}/{bound_repo}" if bound_repo else bound_owner
+    if scope is None:
+        # No --owner/--repo: the entry that trusted it bound the certificate's source owner.
+        built_in = outcome.claims.get("source_repository")
+        scope = f"{built_in} (its source repository)" if built_in else "its signer"
     source = policy.source or "the flags"
     result_line(printable(f"Policy ({source}): trusted for {scope}"))
 

@@ -168,6 +168,19 @@ def signer_text(outcome: SignatureOutcome) -> str:
     return "unsigned"
 
 
+def built_in_lines(outcome: SignatureOutcome) -> list[str]:
+    """Beside a verified signer (the certificate's SAN): the source repository it built and
+    the workflow that started the run, which differ from the SAN when a reusable workflow
+    signed for the calling repository."""
+    claims = outcome.claims if outcome.status == "verified" else {}
+    built_in = claims.get("source_repository")
+    if not built_in:
+        return []
+    caller = claims.get("build_config_uri")
+    started = f", run by {caller}" if caller and caller != outcome.identity else ""
+    return [f"Built in:     {built_in}{started}"]
+
+
 def render_plan(plan: InstallPlan) -> list[str]:
     """The confirmation screen as lines of text.
 
@@ -184,6 +197,7 @@ def render_plan(plan: InstallPlan) -> list[str]:
         f"Target:       {plan.target}",
         f"SHA-256:      {plan.sha256} (checked against {', '.join(plan.checksums)})",
         f"Signer:       {signer_text(plan.signature)}",
+        *built_in_lines(plan.signature),
         f"Install to:   {plan.destination}",
     ]
     command = [summary.command, *summary.args] if summary.command else [f"bin/{summary.plugin_id}"]

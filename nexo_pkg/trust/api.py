@@ -29,6 +29,8 @@ if TYPE_CHECKING:
         record_author,
         release_signer,
         remove_entries,
+        signer_workflow_flag,
+        signer_workflow_pin,
         verification_policy,
         verify_file,
         with_overrides,
@@ -64,7 +66,8 @@ _HOMES = homes(
         ),
         "commands": (
             "author_json chosen_author needs_release_signer record_author release_signer "
-            "remove_entries verification_policy verify_file with_overrides"
+            "remove_entries signer_workflow_flag signer_workflow_pin verification_policy "
+            "verify_file with_overrides"
         ),
         "entry": "verify_asset_signature",
         "material": "local_material material_names release_attestations",
@@ -100,6 +103,8 @@ __all__ = [
     "release_signer",
     "remove_entries",
     "resolve_mode",
+    "signer_workflow_flag",
+    "signer_workflow_pin",
     "verification_policy",
     "verify_asset_signature",
     "verify_file",

@@ -9,6 +9,7 @@ of an entry. Every refusal is a :class:`~nexo_pkg.core.errors.NexoError` with it
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.trust import entry as trust
 from nexo_pkg.trust.base import SignatureMissingError, SignatureOutcome, SignerUntrustedError
+from nexo_pkg.trust.identity_pattern import compile_identity_pattern
 from nexo_pkg.trust.material import (
     ATTESTATION_SUFFIX,
     BUNDLE_SUFFIXES,
@@ -23,7 +25,13 @@ from nexo_pkg.trust.material import (
     is_checksums_file,
     local_material,
 )
-from nexo_pkg.trust.policy import GITHUB_ACTIONS_ISSUER, MODES, AuthorPolicy, TrustPolicy
+from nexo_pkg.trust.policy import (
+    GITHUB_ACTIONS_ISSUER,
+    MODES,
+    AuthorPolicy,
+    TrustPolicy,
+    is_workflow_path,
+)
 from nexo_pkg.trust.policy_edit import add_author, remove_authors
 from nexo_pkg.trust.suggest import author_entry_toml, escape_pattern, suggest_author
 
@@ -54,6 +62,15 @@ def needs_release_signer(
     neither without a repository whose release could be read."""
     if identity is not None and identity_regexp is not None:
         raise UsageError("--identity and --identity-regexp exclude each other")
+    if identity_regexp is not None:
+        try:
+            compile_identity_pattern(identity_regexp)
+        except ValueError as exc:
+            # Said of the flag, before any entry is shown: the policy file is not at fault.
+            raise NexoError(
+                f"--identity-regexp does not compile (RE2 syntax): {exc}; nothing was written",
+                kind="policy_invalid",
+            ) from None
     if identity is None and identity_regexp is None:
         if repo is None:
             raise UsageError(
@@ -240,6 +257,52 @@ def remove_entries(policy_path: Path, owner: str, repo: str | None, target: str)
     return {"ok": True, "policy": str(result.path), "removed": result.changed}
 
 
+def signer_workflow_flag(value: str | None) -> str | None:
+    """``--signer-workflow`` as a policy's ``signer_workflow``: ``OWNER/REPO/.github/
+    workflows/FILE``, or gh's form of it with a leading ``github.com/`` host. A usage error
+    for any other shape, which no certificate could match (a ref pin included: an entry of
+    the policy cannot hold one)."""
+    path, ref = signer_workflow_pin(value)
+    if ref is not None:
+        raise UsageError(
+            f"--signer-workflow {value!r}: a pinned ref (@{ref}) cannot be written into the "
+            "policy; name the workflow file alone"
+        )
+    return path
+
+
+# gh's `--signer-workflow FILE@REF`: a ref is a `refs/…` path or a bare object id, and the
+# workflow file before it ends in .yml or .yaml (gh's signerWorkflowRefPattern, cli/cli).
+_PINNED_WORKFLOW = re.compile(r"(?P<path>.+?\.ya?ml)@(?P<ref>refs/.+|[0-9a-fA-F]+)")
+
+
+def signer_workflow_pin(value: str | None) -> tuple[str | None, str | None]:
+    """``--signer-workflow`` of ``trust verify``, read as gh reads it: ``[github.com/]OWNER/
+    REPO/.github/workflows/FILE``, optionally pinned to the ref the signer ran at
+    (``FILE@refs/…`` or ``FILE@<sha>``); the workflow path and the ref. A usage error for any
+    other shape, which no certificate could match."""
+    if value is None:
+        return None, None
+    path = value.removeprefix("https://")
+    host, _, rest = path.partition("/")
+    if "." in host:  # gh's `[HOST/]OWNER/REPO/…`: an owner never has a dot, a host has
+        if host.casefold() != "github.com":
+            raise UsageError(
+                f"--signer-workflow {value!r}: only workflows on github.com can be named"
+            )
+        path = rest
+    ref = None
+    pinned = _PINNED_WORKFLOW.fullmatch(path)
+    if pinned is not None:
+        path, ref = pinned["path"], pinned["ref"]
+    if not is_workflow_path(path):
+        raise UsageError(
+            f"--signer-workflow {value!r} is not OWNER/REPO/.github/workflows/FILE "
+            "(optionally @refs/… or @<commit>)"
+        )
+    return path, ref
+
+
 def verification_policy(
     policy: TrustPolicy | None,
     *,
@@ -247,10 +310,18 @@ def verification_policy(
     repo: str | None,
     signer_workflow: str | None,
     issuer: str | None,
+    signer_ref: str | None = None,
 ) -> TrustPolicy:
     """The policy ``trust verify`` checks against: the loaded ``policy`` narrowed by the
     flags, or, without one, an entry trusting any workflow of ``owner`` (``repo``), as
-    ``gh attestation verify --owner/--repo`` does."""
+    ``gh attestation verify --owner/--repo`` does. ``signer_ref`` (gh's
+    ``--signer-workflow FILE@REF``) pins the signer's identity, its SAN, to that workflow at
+    that ref; it narrows the flags' entry only (a policy's entries keep their identity)."""
+    if signer_ref is not None and (policy is not None or signer_workflow is None):
+        raise UsageError(
+            "--signer-workflow with @REF pins the signer of a --owner/--repo check; "
+            "it cannot narrow a trust policy's entries (pass no --trusted-keys)"
+        )
     if policy is not None:
         if signer_workflow is None and issuer is None:
             return policy
@@ -268,11 +339,13 @@ def verification_policy(
     # Any workflow of the repository (or of the owner) may have signed, in its own name or
     # through a reusable workflow. GitHub's names are case-insensitive, and so is gh's match.
     scope = escape_pattern(repo) if repo else "[^/]+"
+    pinned = f"https://github.com/{signer_workflow}@{signer_ref}" if signer_ref else None
     author = AuthorPolicy(
         owner=owner,
-        identity_regexp=(
-            f"(?i)^https://github\\.com/{escape_pattern(owner)}/{scope}/\\.github/workflows/.+$"
-        ),
+        identity=pinned,
+        identity_regexp=None
+        if pinned
+        else (f"(?i)^https://github\\.com/{escape_pattern(owner)}/{scope}/\\.github/workflows/.+$"),
         oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
         repos=(repo,) if repo else None,
         signer_workflow=signer_workflow,
@@ -280,14 +353,24 @@ def verification_policy(
     return TrustPolicy(default="require", authors=(author,))
 
 
-def _signed_checksums_file(bundle: Path) -> Path | None:
+def _signed_checksums_file(bundle: Path, file: Path) -> Path | None:
     """The checksums file beside ``bundle`` that it signs (``checksums.txt`` for
-    ``checksums.txt.sigstore.json``), or ``None``."""
+    ``checksums.txt.sigstore.json``), or ``None`` when it is not a checksums file's bundle.
+    ``None`` too when ``file`` is the checksums file itself: its bundle is checked over it.
+    A usage error when it is one and the file it signs is not beside it: verified over FILE
+    instead, it could only fail with a digest mismatch that says nothing of the cause."""
     for suffix in (*BUNDLE_SUFFIXES, ATTESTATION_SUFFIX):
         stem = bundle.name.removesuffix(suffix)
         if stem != bundle.name and is_checksums_file(stem):
             signed = bundle.with_name(stem)
-            return signed if signed.is_file() else None
+            if file.name == stem and (not signed.is_file() or signed.samefile(file)):
+                return None
+            if not signed.is_file():
+                raise UsageError(
+                    f"--bundle {bundle} signs {stem}, which is not beside it: put {stem} "
+                    "next to its bundle"
+                )
+            return signed
     return None
 
 
@@ -305,12 +388,20 @@ def verify_file(
     the material found beside ``file``. Raises the verifier's error (its message naming
     ``bundle`` by its own name)."""
     offered_as: str | None = None
-    checksums = _signed_checksums_file(bundle) if bundle is not None else None
+    checksums = _signed_checksums_file(bundle, file) if bundle is not None else None
     material: dict[str, Path | bytes]
     if checksums is not None and bundle is not None:
         # The bundle of a checksums file (checksums.txt.sigstore.json) with the file beside
         # it: verified as install would, the file's signature then the line for FILE.
         material = {checksums.name: checksums, bundle.name: bundle}
+    elif bundle is not None and bundle.name.endswith(".sig"):
+        # A detached cosign signature: with the certificate beside it, as install reads it.
+        offered_as = file.name + ".sig"
+        material = {offered_as: bundle}
+        for suffix in (".cert", ".pem"):
+            certificate = bundle.with_name(bundle.name.removesuffix(".sig") + suffix)
+            if certificate.is_file():
+                material[file.name + suffix] = certificate
     elif bundle is not None:
         suffix = ".intoto.jsonl" if bundle.name.endswith(".jsonl") else ".sigstore.json"
         offered_as = file.name + suffix

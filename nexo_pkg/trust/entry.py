@@ -155,13 +155,18 @@ def verify_asset_signature(
                 f"({why})",
                 details={"asset": asset_name, "policy": _policy_name(policy)},
             )
+        remedy = 'set `default = "require"` in trusted_keys.toml or pass'
+        if policy.default != "warn" and any(a.mode == "warn" for a in authors):
+            # No flag says warn: the owner's author entry did, and the default would refuse.
+            remedy = (
+                f'the author entry for {owner!r} says `mode = "warn"`; set it to "require" or pass'
+            )
         return SignatureOutcome(
             status="unsigned",
             warnings=(
                 *warnings,
                 f"WARNING: {asset_name} is NOT SIGNED; {doing} it unverified "
-                '(set `default = "require"` in trusted_keys.toml or pass '
-                "--require-signature to refuse unsigned plugins)",
+                f"({remedy} --require-signature to refuse unsigned plugins)",
             ),
         )
     request = TrustRequest(
@@ -176,6 +181,8 @@ def verify_asset_signature(
             raise remedied from None
         command = remedied.details.get("trust_command")
         how = f"run: {command}" if command else "add an author entry for it"
+        # A local file has no owner: no entry at all could vouch for its signer.
+        whose = f" for {owner!r}" if owner is not None else ""
         return SignatureOutcome(
             status="unsigned",
             bundle_sha256=_material_sha256(offer),
@@ -183,8 +190,7 @@ def verify_asset_signature(
                 *warnings,
                 f"WARNING: {asset_name} carries a valid signature by {untrusted.identity} "
                 f"(issuer {untrusted.issuer}), but {_policy_name(policy)} has no [[authors]] "
-                f"entry for {owner!r}; installing it as UNVERIFIED. To trust this signer, "
-                f"{how}",
+                f"entry{whose}; installing it as UNVERIFIED. To trust this signer, {how}",
             ),
         )
     return SignatureOutcome(
@@ -330,8 +336,22 @@ def _verify_any_bundle(
     """Attestations: the first bundle that verifies and is trusted wins; otherwise the most
     telling refusal (an untrusted but valid signer before an invalid bundle)."""
     raw = read_material(value, name, limit=limit)
+    bundles = split_bundles(raw, name)
+    if len(bundles) > 1:
+        # As gh reads attestations: a line that is no JSON document spoils the whole file,
+        # even beside one that would verify.
+        for bundle_name, bundle_raw in bundles:
+            try:
+                parse_json_document(bundle_raw, bundle_name)
+            except SignatureInvalidError as error:
+                error.message = (
+                    f"{error.message}; a file of attestations with a line that is not JSON "
+                    "is refused as a whole, as gh refuses it"
+                )
+                error.args = (error.message,)
+                raise
     failures: list[SignatureError] = []
-    for bundle_name, bundle_raw in split_bundles(raw, name):
+    for bundle_name, bundle_raw in bundles:
         try:
             return _verify_document(artifact, bundle_name, bundle_raw, request)
         except SignatureError as error:

@@ -733,6 +733,11 @@ class _Validator:
 _WORKFLOW_PATH = re.compile(r"^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/\.github/workflows/[^/@]+$")
 
 
+def is_workflow_path(text: str) -> bool:
+    """Whether ``text`` is ``OWNER/REPO/.github/workflows/FILE``, as ``signer_workflow`` says."""
+    return _WORKFLOW_PATH.fullmatch(text) is not None
+
+
 def _syntax_finding(text: str, exc: tomllib.TOMLDecodeError) -> _Finding:
     from nexo_pkg.core.toml_spans import syntax_error  # noqa: PLC0415 - see _validate
 

@@ -29,6 +29,7 @@ GHES = (
     "github_provenance_demo-0.0.12-py3-none-any-bundle.jsonl",
 )
 SIGNER = "github/artifact-attestations-workflows/.github/workflows/attest.yml"
+SIGNER_SHA = "09b495c3f12c7881b3cc17209a327792065c1a1d"  # the ref the reusable workflow ran at
 CUSTOM_ISSUER = "https://token.actions.githubusercontent.com/hammer-time"
 CUSTOM_WORKFLOW = "too-legit/attest/.github/workflows/integration.yml"
 
@@ -60,6 +61,14 @@ TABLE = [
     (REUSABLE, "--repo", "malancas/Attest-Demo", SIGNER, None, True),
     # The workflow's path names a file: compared exactly, as gh does.
     (REUSABLE, "--owner", "malancas", SIGNER.replace("attest.yml", "Attest.yml"), None, False),
+    # gh's host form, and a pin of the ref the signer ran at: the whole SAN, exactly.
+    (REUSABLE, "--repo", "malancas/attest-demo", f"github.com/{SIGNER}", None, True),
+    (REUSABLE, "--repo", "malancas/attest-demo", f"{SIGNER}@{SIGNER_SHA}", None, True),
+    (REUSABLE, "--owner", "malancas", f"github.com/{SIGNER}@{SIGNER_SHA}", None, True),
+    (REUSABLE, "--repo", "malancas/other", f"{SIGNER}@{SIGNER_SHA}", None, False),
+    (REUSABLE, "--owner", "malancas", f"{SIGNER}@{SIGNER_SHA[:8]}", None, False),
+    (REUSABLE, "--owner", "malancas", f"{SIGNER}@{SIGNER_SHA.upper()}", None, False),
+    (REUSABLE, "--owner", "malancas", f"{SIGNER}@refs/heads/main", None, False),
 ]  # fmt: skip
 
 
@@ -109,7 +118,7 @@ def _offline_env(tmp_path: Path) -> dict[str, str]:
     TABLE,
     ids=[
         f"{row[0][0][:14]}-{row[1][2:]}={row[2]}"
-        + (f"-signer={row[3].split('/')[-1]}" if row[3] else "")
+        + (f"-signer={row[3].split('/', 1)[0]}...{row[3].split('/')[-1]}" if row[3] else "")
         + ("-issuer" if row[4] else "")
         for row in TABLE
     ],
@@ -155,3 +164,41 @@ def test_trust_verify_gives_the_verdict_of_gh(
     else:
         assert nexo.code == 1
         assert document["kind"] in {"signer_untrusted", "signature_invalid"}
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        (["{bundle}", "not json"], False),
+        (["{{oops", "{bundle}"], False),
+        (["", "{bundle}", "", ""], True),
+        (["{bundle}", "{bundle}"], True),
+    ],
+    ids=["garbage-after", "garbage-before", "blank-lines", "twice"],
+)
+def test_a_file_of_attestations_is_read_as_gh_reads_it(
+    tmp_path: Path, trusted_roots: Path, lines: list[str], expected: bool
+) -> None:
+    """JSON lines as gh reads them: blank lines are skipped, and a line that is not JSON
+    refuses the whole file even beside a bundle that verifies."""
+    artifact, bundle = (ATTESTATIONS / name for name in REUSABLE)
+    compact = json.dumps(json.loads(bundle.read_text(encoding="utf-8")), separators=(",", ":"))
+    attestations = tmp_path / "attestations.jsonl"
+    text = "\n".join(line.format(bundle=compact) for line in lines) + "\n"
+    attestations.write_text(text, encoding="utf-8")
+    flags = ["--repo", "malancas/attest-demo", "--signer-workflow", SIGNER]
+    env = _offline_env(tmp_path)
+    gh = subprocess.run(
+        [gh_binary(), "attestation", "verify", str(artifact), "--bundle", str(attestations),
+         "--custom-trusted-root", str(trusted_roots), *flags],
+        capture_output=True, text=True, check=False, env=env, timeout=120,
+    )  # fmt: skip
+    nexo = cli.nexo("plugin", "trust", "verify", str(artifact), "--bundle", str(attestations),
+                    *flags, "--json", env=env, in_process=True)  # fmt: skip
+    assert (gh.returncode == 0) == expected, gh.stderr
+    assert (nexo.code == 0) == expected, nexo.stdout
+    if not expected:
+        document = json.loads(nexo.stdout)
+        assert nexo.code == 1
+        assert document["kind"] == "signature_invalid"
+        assert "is refused as a whole, as gh refuses it" in document["error"]

@@ -241,6 +241,45 @@ def test_attestations_from_the_api_verify_across_pages(
     assert receipt["signature"]["scheme"] == "github-attestation"
 
 
+def test_the_confirmation_screen_shows_where_a_reusable_workflow_signed_for(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """The screen shows the signer (the SAN: the reusable workflow) and, beside it, the
+    repository it built and the workflow that started the run, as the receipt records."""
+    repo = _attested_release(github_server, private_sigstore)
+    policy = scheme_policy(tmp_path, private_sigstore, REUSABLE_SIGNER)
+    result = nexo("plugin", "install", f"{OWNER}/{repo}@v1.0.0", "--dry-run", "--dest",
+                  str(tmp_path / "plugins"), "--trusted-keys", str(policy),
+                  env=cli_env(tmp_path, api=github_server.url), in_process=True)  # fmt: skip
+    assert result.code == 0, result.stderr
+    lines = result.stderr.splitlines()  # the screen is a note, on stderr
+    signer = next(i for i, line in enumerate(lines) if line.startswith("Signer:"))
+    assert "/reusable/.github/workflows/attest.yml@refs/tags/v1 " in lines[signer]
+    assert lines[signer + 1] == (
+        f"Built in:     {OWNER}/{repo}, run by https://github.com/{OWNER}/{repo}"
+        "/.github/workflows/release.yml@refs/tags/v1.0.0"
+    )
+
+
+def test_unsigned_under_an_authors_warn_names_the_entry_not_the_default(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """`default = "require"` with the owner's entry saying `mode = "warn"`: the NOT SIGNED
+    warning names what made it warn (the entry), not a default that already refuses."""
+    github_server.publish(OWNER, "nexo-plugin-echo", "v1.0.0", release_assets(PLUGIN, "1.0.0"))
+    policy = scheme_policy(tmp_path, private_sigstore, 'mode = "warn"\n')
+    result = run_install(tmp_path, github_server, f"{OWNER}/nexo-plugin-echo@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    assert result.code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["signature"]["status"] == "unsigned"
+    (warning,) = [w for w in document["warnings"] if "NOT SIGNED" in w]
+    assert warning.endswith(
+        "installing it unverified (the author entry for 'acme' says `mode = \"warn\"`; set it "
+        'to "require" or pass --require-signature to refuse unsigned plugins)'
+    )
+
+
 def test_an_attestation_made_for_another_repository_is_refused(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:

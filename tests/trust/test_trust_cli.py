@@ -78,6 +78,69 @@ def test_verify_refuses_another_repository_or_workflow(
 
 
 @skip_unless_present("github-attestations")
+@pytest.mark.parametrize(
+    "workflow", [f"github.com/{REUSABLE_SIGNER}", f"https://github.com/{REUSABLE_SIGNER}"]
+)
+def test_verify_takes_ghs_host_form_of_the_signer_workflow(tmp_path: Path, workflow: str) -> None:
+    """gh's `--signer-workflow [HOST/]OWNER/REPO/PATH`: the github.com host may be written."""
+    result = _verify(tmp_path, "--repo", "malancas/attest-demo", "--signer-workflow", workflow)
+    assert result.code == 0, result.stderr
+    assert f"signer_workflow: {REUSABLE_SIGNER}" in result.stdout
+
+
+@skip_unless_present("github-attestations")
+@pytest.mark.parametrize(
+    "workflow",
+    [
+        "github/artifact-attestations-workflows",
+        f"{REUSABLE_SIGNER}@not-a-ref",
+        f"ghe.example.com/{REUSABLE_SIGNER}",
+        "attest.yml",
+    ],
+)
+def test_a_signer_workflow_no_certificate_could_name_is_a_usage_error(
+    tmp_path: Path, workflow: str
+) -> None:
+    """Not a verdict on the file (exit 1) but a mistake on the command line (exit 2), for
+    verify and for add, which writes nothing."""
+    result = _verify(tmp_path, "--repo", "malancas/attest-demo", "--signer-workflow", workflow,
+                     "--json")  # fmt: skip
+    assert result.code == 2, result.stdout
+    document = json.loads(result.stdout)
+    assert document["kind"] == "usage"
+    assert document["error"].startswith(f"--signer-workflow {workflow!r}")
+    policy = tmp_path / "trusted_keys.toml"
+    added = nexo("plugin", "trust", "add", "malancas", "--identity", "x@example.com",
+                 "--signer-workflow", workflow, "--trusted-keys", str(policy), "--yes",
+                 env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert added.code == 2
+    assert added.stderr.startswith(f"error: --signer-workflow {workflow!r}")
+    assert not policy.exists()
+
+
+@skip_unless_present("github-attestations")
+def test_a_pinned_signer_workflow_narrows_the_flags_only(tmp_path: Path) -> None:
+    """gh's `--signer-workflow FILE@REF` pins the SAN for a --repo/--owner check; a policy's
+    entries cannot hold a pin, so with --trusted-keys, and for `trust add`, it is a usage
+    error and nothing is written."""
+    pinned = f"{REUSABLE_SIGNER}@09b495c3f12c7881b3cc17209a327792065c1a1d"
+    accepted = _verify(tmp_path, "--repo", "malancas/attest-demo", "--signer-workflow", pinned)
+    assert accepted.code == 0, accepted.stderr
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(COMMENTED)
+    with_policy = _verify(tmp_path, "--signer-workflow", pinned, "--trusted-keys", str(policy),
+                          "--json")  # fmt: skip
+    assert with_policy.code == 2, with_policy.stdout
+    assert json.loads(with_policy.stdout)["kind"] == "usage"
+    added = nexo("plugin", "trust", "add", "malancas", "--identity", "x@example.com",
+                 "--signer-workflow", pinned, "--trusted-keys", str(policy), "--yes",
+                 env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert added.code == 2
+    assert added.stderr.startswith(f"error: --signer-workflow {pinned!r}: a pinned ref")
+    assert policy.read_text() == COMMENTED
+
+
+@skip_unless_present("github-attestations")
 def test_verify_refuses_a_flipped_byte(tmp_path: Path) -> None:
     artifact = tmp_path / "reusable-workflow-artifact"
     data = bytearray((ATTESTATIONS / artifact.name).read_bytes())
@@ -272,6 +335,23 @@ def test_add_refuses_a_pattern_re2_rejects_and_leaves_the_file(tmp_path: Path) -
                   in_process=True)  # fmt: skip
     assert result.code == 2
     assert json.loads(result.stdout)["kind"] == "policy_invalid"
+    assert policy.read_text() == COMMENTED
+
+
+def test_add_names_the_flag_whose_pattern_re2_rejects_before_showing_an_entry(
+    tmp_path: Path,
+) -> None:
+    """The pattern is the command line's fault, not the policy file's: no line of the file
+    is named and no entry is shown as if it were about to be written."""
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(COMMENTED)
+    result = nexo("plugin", "trust", "add", "acme", "--identity-regexp", "(?=x)",
+                  "--trusted-keys", str(policy), "--yes", env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert result.code == 2
+    assert result.stderr.startswith("error: --identity-regexp does not compile (RE2 syntax): ")
+    assert "Entry for" not in result.stdout + result.stderr
+    assert f"{policy}:" not in result.stderr
     assert policy.read_text() == COMMENTED
 
 
@@ -513,3 +593,22 @@ def test_trust_commands_use_the_policy_install_reads(tmp_path: Path) -> None:
     assert document["policy"] == str(other / "extensions" / "trusted_keys.toml")
     assert document["authors"] == []
     assert not (other / "extensions").exists()
+
+
+@skip_unless_present("github-attestations")
+def test_verify_by_the_policy_alone_names_the_owner_it_bound(tmp_path: Path) -> None:
+    """Without --owner/--repo the entry's owner is bound to the certificate's source
+    repository: the verdict says which, never that any owner would do."""
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        '[[authors]]\nowner = "malancas"\n'
+        "identity_regexp = 'https://github\\.com/malancas/attest-demo/.+'\n"
+        f'signer_workflow = "{REUSABLE_SIGNER}"\n',
+        encoding="utf-8",
+    )
+    result = _verify(tmp_path, "--trusted-keys", str(policy))
+    assert result.code == 0, result.stderr
+    assert "any owner" not in result.stdout
+    assert result.stdout.splitlines()[-1] == (
+        f"Policy ({policy}): trusted for malancas/attest-demo (its source repository)"
+    )

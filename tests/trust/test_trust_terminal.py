@@ -314,3 +314,87 @@ def test_trust_verify_takes_a_checksums_files_bundle(
                    in_process=True)  # fmt: skip
     assert changed.code == 1
     assert json.loads(changed.stdout)["kind"] == "signature_invalid"
+
+
+def test_trust_verify_of_a_checksums_files_bundle_without_the_file_says_so(
+    tmp_path: Path, private_sigstore: PrivateSigstore
+) -> None:
+    """Without ``checksums.txt`` beside its bundle, FILE cannot be judged: a usage error that
+    names the missing file (not a digest mismatch of the bundle over FILE). The checksums
+    file itself, given as FILE with its bundle, is checked as any signed file."""
+    release = tmp_path / "release"
+    release.mkdir()
+    artifact = tmp_path / "echo-1.0.0-noarch.tar.gz"
+    artifact.write_bytes(b"plugin")
+    listing = f"{hashlib.sha256(b'plugin').hexdigest()}  {artifact.name}\n".encode()
+    bundle = release / "checksums.txt.sigstore.json"
+    bundle.write_text(json.dumps(private_sigstore.sign(listing, identity=RELEASE_IDENTITY)))
+    policy = _policy(tmp_path, private_sigstore, ACME_ENTRY)
+    result = nexo("plugin", "trust", "verify", str(artifact), "--bundle", str(bundle),
+                  "--trusted-keys", str(policy), "--json", env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert result.code == 2, result.stdout
+    document = json.loads(result.stdout)
+    assert document["kind"] == "usage"
+    assert document["error"] == (
+        f"--bundle {bundle} signs checksums.txt, which is not beside it: put checksums.txt "
+        "next to its bundle"
+    )
+    elsewhere = tmp_path / "checksums.txt"
+    elsewhere.write_bytes(listing)
+    itself = nexo("plugin", "trust", "verify", str(elsewhere), "--bundle", str(bundle),
+                  "--trusted-keys", str(policy), "--json", env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert itself.code == 0, itself.stdout
+    assert json.loads(itself.stdout)["scheme"] == "sigstore-bundle"
+
+
+def test_trust_verify_reads_a_detached_sig_given_as_bundle_as_install_would(
+    tmp_path: Path, private_sigstore: PrivateSigstore
+) -> None:
+    """``--bundle A.sig`` is a detached cosign signature, not a JSON bundle: the verdict is
+    install's on ``A.sig`` + ``A.cert`` (no Rekor bundle: cannot be verified offline)."""
+    artifact = tmp_path / "echo-1.0.0-noarch.tar.gz"
+    artifact.write_bytes(b"plugin")
+    _legacy, signature, certificate = private_sigstore.sign_legacy(
+        b"plugin", identity=RELEASE_IDENTITY
+    )
+    material = tmp_path / "material"
+    material.mkdir()
+    (material / "echo.sig").write_bytes(signature)
+    (material / "echo.cert").write_bytes(certificate)
+    policy = _policy(tmp_path, private_sigstore, ACME_ENTRY)
+    result = nexo("plugin", "trust", "verify", str(artifact), "--bundle",
+                  str(material / "echo.sig"), "--trusted-keys", str(policy), "--json",
+                  env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert result.code == 1, result.stdout
+    document = json.loads(result.stdout)
+    assert document["kind"] == "signature_invalid"
+    assert document["error"].startswith(
+        f"{material / 'echo.sig'}: a detached signature without a Rekor bundle"
+    )
+
+
+def test_a_local_tarball_signed_by_a_stranger_under_warn_names_no_owner(
+    tmp_path: Path, private_sigstore: PrivateSigstore
+) -> None:
+    """A local tarball has no owner: the warning says the policy has no entry for its signer,
+    not an entry for ``None``."""
+    policy = _policy(tmp_path, private_sigstore)
+    policy.write_text(policy.read_text().replace('"require"', '"warn"'))
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    name = asset_name(PLUGIN, "1.0.0")
+    for file_name, content in release_assets(PLUGIN, "1.0.0").items():
+        (dist / file_name).write_bytes(content)
+    bundle = private_sigstore.sign((dist / name).read_bytes(), identity=RELEASE_IDENTITY)
+    (dist / (name + ".sigstore.json")).write_text(json.dumps(bundle), encoding="utf-8")
+    result = nexo("plugin", "install", str(dist / name), "--yes", "--json", "--dry-run",
+                  "--trusted-keys", str(policy), env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert result.code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["signature"]["status"] == "unsigned"
+    (warning,) = [w for w in document["warnings"] if "UNVERIFIED" in w]
+    assert "None" not in warning
+    assert f"{policy} has no [[authors]] entry; installing it as UNVERIFIED" in warning
