@@ -302,6 +302,43 @@ def test_exclude_skips_directories_in_the_search(tmp_path: Path) -> None:
     assert len(json.loads(named.stdout)["files"]) == 1
 
 
+def _linted(root: Path, *args: str) -> list[str]:
+    document = json.loads(lint("--format", "json", *args, ".", cwd=root).stdout)
+    return sorted(Path(f["path"]).as_posix() for f in document["files"])
+
+
+def test_exclude_patterns_read_as_ruff_reads_them(tmp_path: Path) -> None:
+    """A pattern with a `/` skips the directory it names and all below it, `**/` may stand
+    for no directory at all, and an absolute `--exclude` names a directory too."""
+    root = tmp_path / "tree"
+    for directory in ("examples/old/x", "examples/new", "legacy", "vendor/copy"):
+        (root / directory).mkdir(parents=True)
+        project(root / directory)
+    everything = [
+        "examples/new/nexo-plugin.toml",
+        "examples/old/x/nexo-plugin.toml",
+        "legacy/nexo-plugin.toml",
+        "vendor/copy/nexo-plugin.toml",
+    ]
+    assert _linted(root) == everything
+    # The example of docs/cli.md, "Configuration files".
+    config = root / "pyproject.toml"
+    config.write_text('[tool.nexo.lint]\nexclude = ["vendor/", "examples/old"]\n')
+    assert _linted(root) == ["examples/new/nexo-plugin.toml", "legacy/nexo-plugin.toml"]
+    config.write_text('[tool.nexo.lint]\nexclude = ["**/old", "**/legacy/*"]\n')
+    assert _linted(root) == ["examples/new/nexo-plugin.toml", "vendor/copy/nexo-plugin.toml"]
+    config.unlink()
+    absolute = str((root / "examples").resolve())
+    assert _linted(root, "--exclude", absolute, "--exclude", "**/vendor") == [
+        "legacy/nexo-plugin.toml"
+    ]
+    # per-file-ignores: `**/legacy/*` names legacy/ at the config's own directory too.
+    config.write_text('[tool.nexo.lint.per-file-ignores]\n"**/legacy/*" = ["NX113"]\n')
+    document = json.loads(lint("--format", "json", "legacy", cwd=root).stdout)
+    [entry] = document["files"]
+    assert sorted(d["code"] for d in entry["diagnostics"]) == ["NX106"]
+
+
 def test_dash_reads_standard_input(tmp_path: Path) -> None:
     result = lint("--format", "json", "-", cwd=tmp_path, stdin=MANIFEST)
     assert result.code == 1
