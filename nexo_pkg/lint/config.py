@@ -6,6 +6,7 @@ above it, and only that one; paths in a config file are relative to its director
 
 from __future__ import annotations
 
+import posixpath
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -62,7 +63,8 @@ class LintConfig:
         relative = self._relative(path, resolved)
         real = self._real(path, resolved).as_posix()
         found: set[str] = set()
-        for pattern, rules in self.per_file_ignores:
+        for given, rules in self.per_file_ignores:
+            pattern = _normal(given)
             if _matches(real if _absolute(pattern) else relative, pattern) or _matches(
                 path.name, pattern
             ):
@@ -79,7 +81,7 @@ class LintConfig:
             return False
         relative = self._relative(path, resolved)
         real = self._real(path, resolved).as_posix()
-        for pattern in (given.rstrip("/") or given for given in self.exclude):
+        for pattern in map(_normal, self.exclude):
             subject = real if _absolute(pattern) else relative
             parts = PurePosixPath(subject).parts
             prefixes = (PurePosixPath(*parts[: end + 1]).as_posix() for end in range(len(parts)))
@@ -88,6 +90,13 @@ class LintConfig:
             if not _absolute(pattern) and any(_matches(part, pattern) for part in parts):
                 return True
         return False
+
+
+def _normal(pattern: str) -> str:
+    """``pattern`` without what names no directory: a trailing ``/``, ``./`` and ``x/..``
+    (``--exclude ./vendor/``, as a shell completes it, is ``vendor``)."""
+    trimmed = pattern.rstrip("/")
+    return posixpath.normpath(trimmed) if trimmed else pattern
 
 
 def _absolute(pattern: str) -> bool:

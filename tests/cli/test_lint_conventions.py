@@ -332,6 +332,11 @@ def test_exclude_patterns_read_as_ruff_reads_them(tmp_path: Path) -> None:
     assert _linted(root, "--exclude", absolute, "--exclude", "**/vendor") == [
         "legacy/nexo-plugin.toml"
     ]
+    # As a shell completes a directory: `./` and the trailing `/` name no other directory.
+    assert _linted(root, "--exclude", "./legacy/", "--exclude", "examples/../vendor") == [
+        "examples/new/nexo-plugin.toml",
+        "examples/old/x/nexo-plugin.toml",
+    ]
     # per-file-ignores: `**/legacy/*` names legacy/ at the config's own directory too.
     config.write_text('[tool.nexo.lint.per-file-ignores]\n"**/legacy/*" = ["NX113"]\n')
     document = json.loads(lint("--format", "json", "legacy", cwd=root).stdout)
