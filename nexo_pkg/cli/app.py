@@ -174,9 +174,7 @@ def _completion_callback(show: bool) -> Any:
             )
             sys.stdout.write(script.rstrip("\n") + "\n")
         else:
-            installed_shell, path = shared.install(
-                shell=shell, prog_name="nexo", complete_var="_NEXO_COMPLETE"
-            )
+            installed_shell, path = _install_completion(shell)
             sys.stderr.write(
                 f"{installed_shell} completion installed in {path}; "
                 "it takes effect in a new shell\n"
@@ -184,6 +182,29 @@ def _completion_callback(show: bool) -> Any:
         raise typer.Exit(0)
 
     return callback
+
+
+def _install_completion(shell: str) -> tuple[str, Any]:
+    """Typer's installer for ``shell``. PowerShell is asked where its profile is: a shell that
+    is not installed, or that fails to answer, is a usage error naming the way by hand."""
+    import subprocess  # noqa: PLC0415 - only when installing completion
+
+    from typer import _completion_shared as shared  # noqa: PLC0415
+
+    by_hand = f"print the script with `nexo --show-completion {shell}` and add it by hand"
+    try:
+        return shared.install(shell=shell, prog_name="nexo", complete_var="_NEXO_COMPLETE")
+    except FileNotFoundError as error:
+        if error.filename != shell:
+            raise
+        raise typer.BadParameter(
+            f"{shell} is not installed here (no `{shell}` on PATH to ask where its profile "
+            f"is); install it, or {by_hand}"
+        ) from None
+    except subprocess.CalledProcessError as error:
+        raise typer.BadParameter(
+            f"`{shell}` did not say where its profile is (exit {error.returncode}); {by_hand}"
+        ) from None
 
 
 class LazyPluginGroup(TyperGroup):

@@ -398,9 +398,10 @@ def _latest_releases(
     )
 
 
-def _upgradable_ids(root: Path) -> dict[str, str]:
+def _upgradable_ids(root: Path, skipped: list[dict[str, Any]]) -> dict[str, str]:
     """Ids of every installed plugin that has a release to upgrade from, in name order,
-    each with the kind of its source (its receipt's ``source``)."""
+    each with the kind of its source (its receipt's ``source``); a plugin installed from a
+    local file is said to be skipped, and added to ``skipped`` (for ``--json``)."""
     from nexo_pkg.sources.api import follows  # noqa: PLC0415
 
     ids: dict[str, str] = {}
@@ -409,7 +410,17 @@ def _upgradable_ids(root: Path) -> dict[str, str]:
         if receipt is None or receipt.id in ids:
             continue
         if not follows(receipt.source):
+            if item.kept or any(entry["id"] == receipt.id for entry in skipped):
+                continue
             say(f"skipped {printable(receipt.id)}: installed from a local file")
+            skipped.append(
+                {
+                    "id": receipt.id,
+                    "version": receipt.version,
+                    "path": str(item.path),
+                    "reason": "local",
+                }
+            )
             continue
         ids[receipt.id] = receipt.source
     return ids
@@ -690,8 +701,11 @@ def upgrade_command(
         return
     from dataclasses import replace  # noqa: PLC0415
 
+    skipped: list[dict[str, Any]] = []
     ids = guarded(
-        lambda: [(root, *each) for root in roots for each in _upgradable_ids(root).items()],
+        lambda: [
+            (root, *each) for root in roots for each in _upgradable_ids(root, skipped).items()
+        ],
         json_output=json_output,
     )
     known = guarded(
@@ -733,7 +747,7 @@ def upgrade_command(
             f"({len(stopped)} plugin(s) not upgraded)\n"
         )
     if json_output:
-        emit_json({"ok": not failed, "plugins": documents})
+        emit_json({"ok": not failed, "plugins": documents, "skipped": skipped})
     elif not ids:
         say(f"No plugins to upgrade in {printable(chosen.dest)}.")
     raise typer.Exit(EXIT_FAILURE if failed else EXIT_OK)

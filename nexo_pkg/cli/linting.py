@@ -234,7 +234,9 @@ def _fix(path: Path, result: FileResult, options: LintOptions, *, unsafe: bool) 
     try:
         with path.open("rb") as original:
             content = _encoded(fixed, like=original.read(len(_BOM)))
-        write_file_atomically(path, content, mode=path.stat().st_mode & 0o7777)
+        # Into the file a link names, as ruff writes: the link stays, the file is fixed.
+        target = path.resolve(strict=True) if path.is_symlink() else path
+        write_file_atomically(target, content, mode=target.stat().st_mode & 0o7777)
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from error
     _note_fixed(count, str(path))

@@ -6,6 +6,7 @@ above it, and only that one; paths in a config file are relative to its director
 
 from __future__ import annotations
 
+import posixpath
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -45,32 +46,80 @@ class LintConfig:
 
     def _relative(self, path: Path, resolved: Path | None) -> str:
         try:
-            real = resolved if resolved is not None else path.resolve()
-            return PurePosixPath(real.relative_to(self._resolved_root)).as_posix()
+            return PurePosixPath(
+                self._real(path, resolved).relative_to(self._resolved_root)
+            ).as_posix()
         except ValueError:
             return path.as_posix()
 
+    @staticmethod
+    def _real(path: Path, resolved: Path | None) -> Path:
+        return resolved if resolved is not None else path.resolve()
+
     def ignored_for(self, path: Path, resolved: Path | None = None) -> frozenset[str]:
         """The rules ``per-file-ignores`` drops for the file at ``path`` (``resolved``: its
-        ``resolve()``, when the caller has it)."""
+        ``resolve()``, when the caller has it): a pattern matches its path relative to the
+        config's directory (an absolute pattern, its absolute path), or its name."""
         relative = self._relative(path, resolved)
+        real = self._real(path, resolved).as_posix()
         found: set[str] = set()
-        for pattern, rules in self.per_file_ignores:
-            if fnmatch(relative, pattern) or fnmatch(path.name, pattern):
+        for given, rules in self.per_file_ignores:
+            pattern = _normal(given)
+            if _matches(real if _absolute(pattern) else relative, pattern) or _matches(
+                path.name, pattern
+            ):
                 found.update(rules)
         return frozenset(found)
 
     def excludes(self, path: Path, resolved: Path | None = None) -> bool:
-        """Whether ``exclude`` of this file skips ``path`` in the directory search: the path
-        relative to the config's directory, or one of its parts, matches a pattern."""
+        """Whether ``exclude`` of this file skips ``path`` in the directory search, as ruff's
+        walk would: a pattern matches the path relative to the config's directory, or one of
+        the directories it is in (``examples/old`` skips ``examples/old/x/nexo-plugin.toml``),
+        or the name of one of them; an absolute pattern matches the absolute path or a
+        directory above it."""
         if not self.exclude:
             return False
         relative = self._relative(path, resolved)
-        parts = PurePosixPath(relative).parts
-        return any(
-            fnmatch(relative, pattern) or any(fnmatch(part, pattern) for part in parts)
-            for pattern in (given.rstrip("/") for given in self.exclude)
-        )
+        real = self._real(path, resolved).as_posix()
+        for pattern in map(_normal, self.exclude):
+            subject = real if _absolute(pattern) else relative
+            parts = PurePosixPath(subject).parts
+            prefixes = (PurePosixPath(*parts[: end + 1]).as_posix() for end in range(len(parts)))
+            if any(_matches(prefix, pattern) for prefix in prefixes):
+                return True
+            if not _absolute(pattern) and any(_matches(part, pattern) for part in parts):
+                return True
+        return False
+
+
+def _normal(pattern: str) -> str:
+    """``pattern`` without what names no directory: a trailing ``/``, ``./`` and ``x/..``
+    (``--exclude ./vendor/``, as a shell completes it, is ``vendor``)."""
+    trimmed = pattern.rstrip("/")
+    return posixpath.normpath(trimmed) if trimmed else pattern
+
+
+def _absolute(pattern: str) -> bool:
+    return PurePosixPath(pattern).is_absolute() or Path(pattern).is_absolute()
+
+
+def _matches(path: str, pattern: str) -> bool:
+    """``fnmatch``, where a ``**/`` may also stand for no directory at all, as in ruff's and
+    git's globs (``**/legacy/*`` matches ``legacy/nexo-plugin.toml``)."""
+    if fnmatch(path, pattern):
+        return True
+    if "**/" not in pattern:
+        return False
+    variants = {pattern}
+    # Each `**/` read as nothing, in every combination (a handful at most in practice).
+    for _ in range(min(pattern.count("**/"), 4)):
+        variants |= {
+            variant[:at] + variant[at + 3 :]
+            for variant in variants
+            for at in range(len(variant))
+            if variant.startswith("**/", at)
+        }
+    return any(fnmatch(path, variant) for variant in variants)
 
 
 def _parse(raw: bytes, path: Path) -> dict[str, Any]:

@@ -142,6 +142,31 @@ def test_show_and_install_completion(tmp_path: Path) -> None:
     assert "unsupported shell 'tcsh'" in unknown.stderr
 
 
+@pytest.mark.parametrize("shell", ["pwsh", "powershell"])
+def test_install_completion_for_a_powershell_that_is_missing_or_fails(
+    tmp_path: Path, shell: str
+) -> None:
+    # PowerShell is asked where its profile is; without it (or when it fails) the answer is
+    # one usage line that names the way by hand, with -v too, and nothing is written.
+    home = tmp_path / "home"
+    home.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    missing = cli.nexo("-v", "--install-completion", shell, env=base_env(HOME=str(home), PATH=path))
+    assert missing.code == 2, missing.stderr
+    assert missing.stderr.count("\n") == 1, missing.stderr
+    assert f"{shell} is not installed here" in missing.stderr
+    assert f"nexo --show-completion {shell}" in missing.stderr
+    failing = bin_dir / shell
+    failing.write_text("#!/bin/sh\nexit 3\n")
+    failing.chmod(0o755)
+    refused = cli.nexo("--install-completion", shell, env=base_env(HOME=str(home), PATH=path))
+    assert refused.code == 2, refused.stderr
+    assert f"`{shell}` did not say where its profile is (exit 3)" in refused.stderr
+    assert list(home.iterdir()) == []
+
+
 def test_completion_lists_commands_and_options() -> None:
     env = base_env(_NEXO_COMPLETE="complete_bash", COMP_WORDS="nexo plugin ins", COMP_CWORD="2")
     commands = nexo(env=env)

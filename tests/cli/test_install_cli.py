@@ -254,6 +254,9 @@ def test_upgrade_all(home: Path, server: GitHubServer, tmp_path: Path) -> None:
     assert (by_id["world"]["from_version"], by_id["world"]["version"]) == ("1.0.0", "2.0.0")
     assert by_id["stale"]["kind"] == "downgrade_refused"
     assert "skipped local: installed from a local file" in err
+    [skipped] = document["skipped"]
+    assert (skipped["id"], skipped["version"], skipped["reason"]) == ("local", "1.0.0", "local")
+    assert Path(skipped["path"]).name == "local-1.0.0"
     code, out, _ = nexo("plugin", "list", "--json", in_process=True)
     versions = {p["id"]: p["version"] for p in json.loads(out)["plugins"] if not p["kept"]}
     assert versions == {"hello": "1.1.0", "world": "2.0.0", "stale": "1.0.0", "local": "1.0.0"}

@@ -85,6 +85,25 @@ def test_fix_repairs_namespace_and_env_and_keeps_comments(tmp_path: Path) -> Non
     assert (root / "nexo-plugin.toml").read_text(encoding="utf-8") == text
 
 
+def test_fix_writes_through_a_linked_manifest(tmp_path: Path) -> None:
+    """As ruff: the fix goes into the file a link names; the link stays a link."""
+    shared = tmp_path / "shared" / "weather.toml"
+    shared.parent.mkdir()
+    shared.write_text(MANIFEST, encoding="utf-8")
+    root = tmp_path / "plugin"
+    root.mkdir()
+    link = root / "nexo-plugin.toml"
+    link.symlink_to(Path("..", "shared", "weather.toml"))
+    fixed = lint("--fix", "--unsafe-fixes", "nexo-plugin.toml", cwd=root)
+    assert fixed.code == 0, fixed.stdout + fixed.stderr
+    assert "fixed 2 findings in nexo-plugin.toml" in fixed.stderr
+    assert link.is_symlink()
+    assert link.readlink() == Path("..", "shared", "weather.toml")
+    assert 'tools = ["weather_forecast", "weather_now"]' in shared.read_text(encoding="utf-8")
+    assert sorted(path.name for path in shared.parent.iterdir()) == ["weather.toml"]
+    assert sorted(path.name for path in root.iterdir()) == ["nexo-plugin.toml"]
+
+
 def test_fix_on_standard_input_prints_the_fixed_source(tmp_path: Path) -> None:
     """As ``ruff check --fix -``: the fixed source on stdout, what is left on stderr."""
     unchanged = lint("--fix", "-", cwd=tmp_path, stdin=MANIFEST)
@@ -281,6 +300,48 @@ def test_exclude_skips_directories_in_the_search(tmp_path: Path) -> None:
     # A file named on the command line is linted even when excluded.
     named = lint("--format", "json", "vendor/copy/nexo-plugin.toml", cwd=root)
     assert len(json.loads(named.stdout)["files"]) == 1
+
+
+def _linted(root: Path, *args: str) -> list[str]:
+    document = json.loads(lint("--format", "json", *args, ".", cwd=root).stdout)
+    return sorted(Path(f["path"]).as_posix() for f in document["files"])
+
+
+def test_exclude_patterns_read_as_ruff_reads_them(tmp_path: Path) -> None:
+    """A pattern with a `/` skips the directory it names and all below it, `**/` may stand
+    for no directory at all, and an absolute `--exclude` names a directory too."""
+    root = tmp_path / "tree"
+    for directory in ("examples/old/x", "examples/new", "legacy", "vendor/copy"):
+        (root / directory).mkdir(parents=True)
+        project(root / directory)
+    everything = [
+        "examples/new/nexo-plugin.toml",
+        "examples/old/x/nexo-plugin.toml",
+        "legacy/nexo-plugin.toml",
+        "vendor/copy/nexo-plugin.toml",
+    ]
+    assert _linted(root) == everything
+    # The example of docs/cli.md, "Configuration files".
+    config = root / "pyproject.toml"
+    config.write_text('[tool.nexo.lint]\nexclude = ["vendor/", "examples/old"]\n')
+    assert _linted(root) == ["examples/new/nexo-plugin.toml", "legacy/nexo-plugin.toml"]
+    config.write_text('[tool.nexo.lint]\nexclude = ["**/old", "**/legacy/*"]\n')
+    assert _linted(root) == ["examples/new/nexo-plugin.toml", "vendor/copy/nexo-plugin.toml"]
+    config.unlink()
+    absolute = str((root / "examples").resolve())
+    assert _linted(root, "--exclude", absolute, "--exclude", "**/vendor") == [
+        "legacy/nexo-plugin.toml"
+    ]
+    # As a shell completes a directory: `./` and the trailing `/` name no other directory.
+    assert _linted(root, "--exclude", "./legacy/", "--exclude", "examples/../vendor") == [
+        "examples/new/nexo-plugin.toml",
+        "examples/old/x/nexo-plugin.toml",
+    ]
+    # per-file-ignores: `**/legacy/*` names legacy/ at the config's own directory too.
+    config.write_text('[tool.nexo.lint.per-file-ignores]\n"**/legacy/*" = ["NX113"]\n')
+    document = json.loads(lint("--format", "json", "legacy", cwd=root).stdout)
+    [entry] = document["files"]
+    assert sorted(d["code"] for d in entry["diagnostics"]) == ["NX106"]
 
 
 def test_dash_reads_standard_input(tmp_path: Path) -> None:

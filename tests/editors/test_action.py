@@ -1,7 +1,7 @@
 """The composite GitHub Action (``action.yml``) and the repository's workflows.
 
-actionlint is not installable offline (its PyPI package downloads the binary when built), so the
-files are checked three ways: check-jsonschema's vendored GitHub schemas (when installed), a
+actionlint runs over the workflows in tests/editors/test_actionlint.py. Here the files are
+checked three more ways: check-jsonschema's vendored GitHub schemas (when installed), a
 structure check of the action, and a small local runner that executes the action's ``run:``
 steps with bash exactly as the runner would (inputs through ``env``, ``$GITHUB_OUTPUT``,
 ``if:`` conditions, skipping later steps after a failure unless ``always()``), on a real plugin
