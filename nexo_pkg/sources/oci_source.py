@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from nexo_pkg.trust.api import TrustPolicy
 
 SOURCE_TYPE = "oci-registry"
+# What `upgrade ID@latest` names: the newest version, as for a release.
+LATEST_TAG = "latest"
 SCHEME = "oci://"
 
 
@@ -72,9 +74,10 @@ def reopen(
     known: object = None,
 ) -> OciSource | None:
     """The registry version a receipt's or a plan's ``origin`` pinned, or with ``follow``
-    the newest version of its repository (its highest semver tag: a release ``tag`` is no
-    registry tag, and is not asked for); ``None`` without a pinned reference."""
-    del tag, known  # a release's tag, what a GitHub lookup read: a registry reads its tags
+    the newest version of its repository (its highest semver tag), or ``tag`` of it when one
+    is named (``upgrade ID@TAG``; ``latest`` is the newest version, as for a release);
+    ``None`` without a pinned reference. A tag that is no registry tag is ``source_invalid``."""
+    del known  # what a GitHub lookup read: a registry reads its tags
     registry = origin.get("registry")
     if not isinstance(registry, str):
         return None
@@ -82,6 +85,8 @@ def reopen(
     if not follow:
         return OciSource(pinned, context, targets=request.targets, expected_id=request.expected_id)
     repository = OciReference(pinned.host, pinned.repository)
+    if tag is not None and tag != LATEST_TAG:
+        repository = parse_reference(f"{repository}:{tag}")
     return OciSource(
         repository,
         context,
