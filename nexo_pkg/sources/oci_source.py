@@ -301,13 +301,14 @@ class OciSource:
         if text is None or admits(text):
             return None
         base = OciReference(self.reference.host, self.reference.repository)
-        newest = _order(parse_version(latest.version))
-        floor = _order(parse_version(above)) if above is not None else None
+        newest = parse_version(latest.version)
+        floor = parse_version(above) if above is not None else None
         client = self.context.registry(base)
         older = [
             tag
             for version, tag in oci.version_tags(client, base, self.requirement)
-            if _order(version) < newest and (floor is None or _order(version) > floor)
+            if version < _against(version, newest)
+            and (floor is None or version > _against(version, floor))
         ]
         for tag in older[:MAX_OLDER_RELEASES]:
             candidate = OciSource(
@@ -439,7 +440,10 @@ def _pinned_asset(
     return asset
 
 
-def _order(version: Version) -> Version:
-    # Registry tags cannot carry build metadata (`+` is no tag character): versions are
-    # ordered as the tags name them, in the crate's order.
-    return version.without_build()
+def _against(tagged: Version, version: Version) -> Version:
+    """What a version tag's ``tagged`` version is compared with for ``version``, in the
+    crate's order (build metadata counts): a tag that names build metadata (written with
+    ``_``, as ``+`` is no tag character) names that build, so ``version`` as it is; one that
+    names none names every build of its version (:func:`oci.tag_contradicts`), so
+    ``version`` without its build."""
+    return version if tagged.build else version.without_build()
