@@ -140,7 +140,7 @@ def lint_command(  # noqa: PLR0917  # typer maps each flag to one parameter
     try:
         code = run_lint(request)
     except NexoError as error:
-        code = report_error(error, json_output=json_output)
+        code = report_error(error, json_output=json_output or output_format == "json")
     raise typer.Exit(code)
 
 

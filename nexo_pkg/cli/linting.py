@@ -414,4 +414,6 @@ def fast_lint(arguments: Sequence[str]) -> int | None:
                 set_verbosity(**{name: True})
         return run_lint(request)
     except NexoError as error:
-        return report_error(error, json_output=request.json_output)
+        return report_error(
+            error, json_output=request.json_output or request.output_format == "json"
+        )

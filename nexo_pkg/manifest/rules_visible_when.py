@@ -10,7 +10,7 @@ Grammar (``visible_when.rs`` in the reference crate)::
 
 Variables are ``[A-Za-z_][A-Za-z0-9_.]*`` with no empty dotted segment; ``true``/``false`` are
 keywords; numbers are an optional ``-`` then digits and dots that parse as a float; strings are
-single- or double-quoted and may not span lines. An expression is at most 200 bytes and its
+single- or double-quoted and may not hold a line feed. An expression is at most 200 bytes and its
 syntax tree at most 5 levels deep (a leaf is depth 1; binary operators nest to the left).
 """
 
@@ -67,7 +67,7 @@ def _tokenize(source: str) -> list[_Token]:
         if char in "\"'":
             end = index + 1
             while end < length and source[end] != char:
-                if source[end] in "\r\n":
+                if source[end] == "\n":  # the daemon keeps a carriage return in the string
                     raise _syntax("newline inside string literal")
                 end += 1
             if end >= length:

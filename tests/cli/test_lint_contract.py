@@ -545,3 +545,30 @@ def test_a_plugin_section_written_at_the_top_level_is_told_where_it_goes(
     [finding] = diagnostics
     assert finding["code"] == "NX011"
     assert finding["help"] == help_text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "words"),
+    [
+        (["--format", "json", "--nexo-version", "abc"], "--nexo-version 'abc'"),
+        (["--format=json", "--select", "NX999"], "NX999"),
+        (["--format", "json"], "no such file or directory"),
+    ],
+)
+def test_format_json_prints_its_document_for_a_usage_error(
+    tmp_path: Path, arguments: list[str], words: str
+) -> None:
+    """`--format json` is `--json` (docs/lint.md): a usage error is one document on stdout
+    too, with the line on stderr."""
+    missing = tmp_path / "absent" / "plugin.toml"
+    for prefix in ([], ["-q"]):
+        result = nexo(
+            "plugin", "lint", *prefix, *arguments, missing, env=cli.clean_env(), cwd=tmp_path
+        )
+        assert result.exit_code == 2, result
+        document = json.loads(result.stdout)
+        assert document["ok"] is False
+        assert document["kind"] == "usage"
+        assert words in document["error"]
+        assert words in result.stderr
+    assert not (tmp_path / "absent").exists()

@@ -364,7 +364,9 @@ def test_broken_nested_config_is_a_configuration_error(tmp_path: Path) -> None:
     (nested / ".nexo.toml").write_text('[lint]\nignore = ["NX999999"]\n', encoding="utf-8")
     result = lint("--format", "json", cwd=root)
     assert result.code == 2
-    assert result.stdout == ""
+    document = json.loads(result.stdout)  # --format json: one document, a failure included
+    assert document["ok"] is False
+    assert "NX999999" in document["error"]
     assert "NX999999" in result.stderr
     assert "plugins/other/.nexo.toml" in result.stderr
 

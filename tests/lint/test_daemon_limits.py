@@ -133,6 +133,23 @@ def test_visible_when_lexer_skips_only_four_blanks(tmp_path: Path) -> None:
     assert "NX169" not in codes(clean)
 
 
+def test_visible_when_string_literals_refuse_only_a_line_feed(tmp_path: Path) -> None:
+    """visible_when.rs@17fc8cdf `lex`: inside a quoted literal only `ch == '\\n'` is "newline
+    inside string literal"; a carriage return is an ordinary character of the string, so
+    the daemon accepts `mode == "a\\rb"`."""
+    text = BASE + (
+        '\n[plugin.admin_ui]\n[[plugin.admin_ui.contributions]]\nid = "home"\n'
+        'slot = "core.sidebar.root"\nlabel = "Home"\n'
+        "visible_when = \"mode == 'a\\rb'\"\n"
+    )
+    code, found = lint(tmp_path, text)
+    assert errors(found) == []
+    assert code == 0
+    _, refused = lint(tmp_path, text.replace("\\r", "\\n"))
+    [problem] = [d for d in errors(refused) if d["code"] == "NX169"]
+    assert problem["message"].endswith("newline inside string literal")
+
+
 # --- the TOML parser's limits -----------------------------------------------------------------
 
 
