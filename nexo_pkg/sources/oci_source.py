@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from nexo_pkg.trust.api import TrustPolicy
 
 SOURCE_TYPE = "oci-registry"
+# What `upgrade ID@latest` names: the newest version, as for a release.
+LATEST_TAG = "latest"
 SCHEME = "oci://"
 
 
@@ -72,9 +74,10 @@ def reopen(
     known: object = None,
 ) -> OciSource | None:
     """The registry version a receipt's or a plan's ``origin`` pinned, or with ``follow``
-    the newest version of its repository (its highest semver tag: a release ``tag`` is no
-    registry tag, and is not asked for); ``None`` without a pinned reference."""
-    del tag, known  # a release's tag, what a GitHub lookup read: a registry reads its tags
+    the newest version of its repository (its highest semver tag), or ``tag`` of it when one
+    is named (``upgrade ID@TAG``; ``latest`` is the newest version, as for a release);
+    ``None`` without a pinned reference. A tag that is no registry tag is ``source_invalid``."""
+    del known  # what a GitHub lookup read: a registry reads its tags
     registry = origin.get("registry")
     if not isinstance(registry, str):
         return None
@@ -82,6 +85,8 @@ def reopen(
     if not follow:
         return OciSource(pinned, context, targets=request.targets, expected_id=request.expected_id)
     repository = OciReference(pinned.host, pinned.repository)
+    if tag is not None and tag != LATEST_TAG:
+        repository = parse_reference(f"{repository}:{tag}")
     return OciSource(
         repository,
         context,
@@ -296,13 +301,14 @@ class OciSource:
         if text is None or admits(text):
             return None
         base = OciReference(self.reference.host, self.reference.repository)
-        newest = _order(parse_version(latest.version))
-        floor = _order(parse_version(above)) if above is not None else None
+        newest = parse_version(latest.version)
+        floor = parse_version(above) if above is not None else None
         client = self.context.registry(base)
         older = [
             tag
             for version, tag in oci.version_tags(client, base, self.requirement)
-            if _order(version) < newest and (floor is None or _order(version) > floor)
+            if version < _against(version, newest)
+            and (floor is None or version > _against(version, floor))
         ]
         for tag in older[:MAX_OLDER_RELEASES]:
             candidate = OciSource(
@@ -434,7 +440,10 @@ def _pinned_asset(
     return asset
 
 
-def _order(version: Version) -> Version:
-    # Registry tags cannot carry build metadata (`+` is no tag character): versions are
-    # ordered as the tags name them, in the crate's order.
-    return version.without_build()
+def _against(tagged: Version, version: Version) -> Version:
+    """What a version tag's ``tagged`` version is compared with for ``version``, in the
+    crate's order (build metadata counts): a tag that names build metadata (written with
+    ``_``, as ``+`` is no tag character) names that build, so ``version`` as it is; one that
+    names none names every build of its version (:func:`oci.tag_contradicts`), so
+    ``version`` without its build."""
+    return version if tagged.build else version.without_build()

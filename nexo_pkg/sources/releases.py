@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.threads import run_bounded
-from nexo_pkg.core.version import Version, VersionError, compare_versions, parse_version
+from nexo_pkg.core.version import Version, compare_versions, parse_version
 from nexo_pkg.sources.base import (
     MAX_OLDER_RELEASES,
     Admits,
@@ -38,9 +38,11 @@ from nexo_pkg.sources.select import (
     ManifestCheck,
     ReleaseIdentity,
     choose_asset,
+    identity_from_manifest,
     parse_tarball_name,
     release_identity,
     tarball_names,
+    version_in_tag,
 )
 from nexo_pkg.sources.spec import (
     MAX_OWNER_LENGTH,
@@ -244,10 +246,16 @@ def locked_origin(
 
 
 def _is_prerelease_tag(tag: str) -> bool:
-    try:
-        return not parse_version(tag.removeprefix("v").removeprefix("V")).pre.is_empty
-    except VersionError:
-        return False
+    """Whether the version ``tag`` ends with is a pre-release, however the tag spells it
+    (``v2.0.0-rc.1``, ``vv2.0.0-rc.1``, ``hello-v2.0.0-rc.1``)."""
+    version = version_in_tag(tag)
+    return version is not None and not parse_version(version).pre.is_empty
+
+
+def _is_prerelease_manifest(text: str) -> bool:
+    """Whether a release's manifest asset names a pre-release (a tag may run ahead of it)."""
+    found = identity_from_manifest(text)
+    return found is not None and not parse_version(found[1]).pre.is_empty
 
 
 @dataclass(frozen=True)
@@ -419,7 +427,7 @@ class GitHubReleaseSource:
             manifest = client.read_manifest_asset(
                 release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
             )
-            if manifest is None or not admits(manifest[1]):
+            if manifest is None or _is_prerelease_manifest(manifest[1]) or not admits(manifest[1]):
                 continue
             said = "installing" if above is not None else doing
             note(

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.trust import entry as trust
 from nexo_pkg.trust.base import SignatureMissingError, SignatureOutcome, SignerUntrustedError
 from nexo_pkg.trust.identity_pattern import compile_identity_pattern
@@ -70,6 +70,7 @@ def needs_release_signer(
             raise NexoError(
                 f"--identity-regexp does not compile (RE2 syntax): {exc}; nothing was written",
                 kind="policy_invalid",
+                exit_code=EXIT_USAGE,
             ) from None
     if identity is None and identity_regexp is None:
         if repo is None:

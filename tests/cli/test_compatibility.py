@@ -263,3 +263,29 @@ def test_lock_and_sync_refuse_a_daemon_version_that_is_no_version(
     assert "--nexo-version 'soon' is not a version" in result.document["error"]
     assert sorted(p.name for p in fleet.iterdir()) == ["nexo-plugins.toml"]
     assert not (tmp_path / "root").exists()
+
+
+@pytest.mark.parametrize(
+    ("pre_tag", "pre_version"),
+    [
+        # A release-plz tag and a doubled `v` name a pre-release as plainly as `v2.0.0-rc.1`.
+        ("hello-v2.0.0-rc.1", "2.0.0-rc.1"),
+        ("vv2.0.0-rc.1", "2.0.0-rc.1"),
+        # The tag runs ahead of the manifest (SPEC §5): the manifest's version is the release's.
+        ("v2.0.0", "2.0.0-rc.1"),
+    ],
+)
+def test_a_pre_release_is_passed_over_whatever_its_tag_looks_like(
+    home: Path, server: GitHubServer, pre_tag: str, pre_version: str
+) -> None:
+    """Looking past a latest release the daemon cannot load, a pre-release is never the
+    release installed, as for a `vX.Y.Z-rc` tag: its version is the manifest's, whatever the
+    tag's spelling (a package prefix, a doubled `v`, a tag ahead of its manifest)."""
+    _release(server, "v1.0.0", "1.0.0", ">=0.1.0", latest=False)
+    _release(server, pre_tag, pre_version, ">=0.1.0", latest=False)
+    _release(server, "v3.0.0", "3.0.0", ">=9.0", latest=True)
+    code, out, err = nexo("plugin", "install", "acme/hello", "--nexo-version", "0.2.1", "--json",
+                          in_process=True)  # fmt: skip
+    assert code == 0, err
+    assert (json.loads(out)["id"], json.loads(out)["version"]) == ("hello", "1.0.0")
+    assert _tarballs_fetched(server) == {asset_name("hello", "1.0.0")}

@@ -780,3 +780,35 @@ def test_a_release_signed_by_artifact_attestations_mirrors_and_verifies_offline(
     )
     assert synced.code == 0, synced.stderr
     assert synced.document["plugins"][0]["action"] == "installed"
+
+
+def test_upgrade_to_a_named_tag_of_the_registry_the_plugin_came_from(
+    *, tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """``upgrade ID@TAG`` (or ``--tag``) of a registry install moves to that tag of its
+    repository with upgrade's rules, as it moves a release install to that release: an older
+    version is ``downgrade_refused`` unless ``--allow-downgrade``, a tag the repository does not
+    have is ``release_not_found``; the tag is never silently passed over."""
+    home, reference = Path(fleet_env["NEXO_HOME"]), registry.ref("plugins/echo")
+    for version in ("1.0.0", "2.0.0", "3.0.0"):
+        push_dist(make_dist("echo", version, identity=None), reference, home)
+    dest = tmp_path / "plugins"
+    common = ("--dest", str(dest), "--plain-http", "--yes", "--json")
+
+    def run(*args: str) -> tuple[int, dict[str, object]]:
+        done = nexo("plugin", *args, *common, env=fleet_env, in_process=True)
+        return done.code, done.document
+
+    assert run("install", reference + ":2.0.0")[0] == 0
+    code, document = run("upgrade", "echo@1.0.0")
+    assert (code, document["kind"]) == (1, "downgrade_refused"), document
+    code, document = run("upgrade", "echo@9.9.9")
+    assert (code, document["kind"]) == (1, "release_not_found"), document
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-2.0.0"]
+    code, document = run("upgrade", "echo", "--tag", "1.0.0", "--allow-downgrade")
+    assert code == 0, document
+    assert (document["from_version"], document["version"]) == ("2.0.0", "1.0.0")
+    # `latest` follows the highest version tag, as without a tag.
+    code, document = run("upgrade", "echo@latest")
+    assert code == 0, document
+    assert (document["from_version"], document["version"]) == ("1.0.0", "3.0.0")

@@ -20,15 +20,18 @@ from .conftest import LINUX, fleet_run, push_dist
 BLOB_GET = r"/blobs/sha256:[0-9a-f]{64}$"
 
 
-def _push(registry: Registry, home: Path, tmp_path: Path, version: str, needs: str) -> None:
-    """Push hello ``version`` (noarch and linux, unsigned) needing a daemon matching ``needs``."""
+def _push(
+    registry: Registry, home: Path, tmp_path: Path, version: str, needs: str, *, tag: str = ""
+) -> None:
+    """Push hello ``version`` (noarch and linux, unsigned) needing a daemon matching ``needs``
+    (under ``tag``, else the version's own)."""
     text = manifest_text("hello", version).replace(">=0.1.0", needs)
     dist = tmp_path / f"dist-{version}"
     for target in ("noarch", LINUX):
         data = plugin_tarball("hello", version, manifest=text, payload=target.encode())
         write_plugin(dist, "hello", version, target=target, data=data)
     (dist / "nexo-plugin.toml").write_text(text)
-    push_dist(dist, registry.ref("plugins/hello"), home)
+    push_dist(dist, registry.ref("plugins/hello" + (f":{tag}" if tag else "")), home)
 
 
 def _common(tmp_path: Path) -> tuple[str, ...]:
@@ -168,3 +171,37 @@ def test_lock_chooses_the_newest_version_the_daemon_admits(
     text = lock_file.read_text(encoding="utf-8")
     assert 'version = "1.1.0"' in text
     assert "2.0.0" not in text
+
+
+def test_builds_of_one_version_are_ordered_as_the_daemon_orders_them(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry
+) -> None:
+    """Builds of one version are distinct versions in the daemon's order (the Rust `semver`
+    crate's `impl Ord for BuildMetadata`, dtolnay/semver src/impls.rs: numeric identifiers by
+    value, so build.1 < build.2 < build.10): when the newest build excludes the daemon, an
+    older build of the same version that admits it is installed, and an upgrade moves to a
+    newer build above the installed one, as for releases."""
+    home = Path(fleet_env["NEXO_HOME"])
+    # A tag names a build with `_` (Helm's and ORAS's spelling: `+` is no tag character).
+    _push(registry, home, tmp_path, "1.0.0+build.1", ">=0.1.0", tag="1.0.0_build.1")
+    _push(registry, home, tmp_path, "1.0.0+build.2", ">=0.2.0", tag="1.0.0_build.2")
+    _push(registry, home, tmp_path, "1.0.0+build.10", ">=9.0", tag="1.0.0_build.10")
+    source = registry.ref("plugins/hello")
+
+    def run(*args: str) -> dict[str, object]:
+        done = nexo("plugin", *args, *_common(tmp_path), env=fleet_env, in_process=True)
+        assert done.code == 0, done.stderr
+        return done.document
+
+    installed = run("install", source, "--nexo-version", "0.1.5")
+    assert installed["version"] == "1.0.0+build.1"
+    upgraded = run("upgrade", "hello", "--nexo-version", "0.2.1")
+    assert (upgraded["from_version"], upgraded["version"]) == ("1.0.0+build.1", "1.0.0+build.2")
+    again = nexo("plugin", "upgrade", "hello", "--nexo-version", "0.2.1", *_common(tmp_path),
+                 env=fleet_env, in_process=True)  # fmt: skip
+    assert (again.code, again.document["kind"]) == (1, "incompatible")  # none newer admits it
+    fresh = nexo("plugin", "install", source, "--nexo-version", "0.2.1", "--dest",
+                 str(tmp_path / "fresh"), "--plain-http", "--yes", "--json",
+                 env=fleet_env, in_process=True)  # fmt: skip
+    assert fresh.code == 0, fresh.stderr
+    assert fresh.document["version"] == "1.0.0+build.2"
