@@ -465,7 +465,7 @@ def test_per_target_tarball(tmp_path: Path, make_project: ProjectFactory) -> Non
     ("target", "binary_state", "message"),
     [
         ("noarch", "executable", "--binary needs --target"),
-        ("x86_64-unknown-linux-gnu", None, "needs --binary"),
+        ("x86_64-pc-windows-msvc", None, "cannot be packed for x86_64-pc-windows-msvc"),
         ("sparc-sun-solaris", "executable", "unknown target"),
         ("aarch64-apple-darwin", "plain", "not executable"),
         ("aarch64-apple-darwin", "missing", "is not a file"),
