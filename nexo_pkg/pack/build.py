@@ -52,8 +52,9 @@ from nexo_pkg.sbom import SBOM_MEMBER, sbom_name
 from nexo_pkg.sbom.inventory import Inventory, InventoryError, apply_report, files_digest, read_tree
 
 #: pip's console-script wrappers carry the absolute path of the packing interpreter: useless
-#: on the operator's host and different on every machine, so they stay out of lib/.
-_VENDOR_SKIPPED = frozenset({"bin"})
+#: on the operator's host and different on every machine, so they stay out of lib/. pip
+#: --target leaves them in ``bin/`` on POSIX and in ``Scripts/`` (``.exe``) on Windows.
+_VENDOR_SKIPPED = frozenset({"bin", "Scripts"})
 
 
 @dataclass(frozen=True)

@@ -197,3 +197,32 @@ def test_a_compiled_plugin_still_packs_its_binary_alone(tmp_path: Path, wheels: 
     members = _members(project / "dist" / "demo-0.1.0-x86_64-unknown-linux-gnu.tar.gz")
     assert members["bin/demo"] == b"\x7fELF binary"
     assert not any(name.startswith("lib/") for name in members)
+
+
+def test_console_scripts_stay_out_whichever_os_pip_ran_on(tmp_path: Path) -> None:
+    """pip --target leaves a distribution's console scripts in ``bin/`` on POSIX and in
+    ``Scripts/`` (``.exe`` launchers) on Windows, both naming the packing interpreter: neither
+    is packed, so Windows packs the same bytes. The wheel puts a file in each, as pip's
+    scheme for --target does on either OS (``<name>.data/scripts`` and ``.data/data``)."""
+    wheels = tmp_path / "wheels"
+    build_wheel(
+        wheels,
+        "tooling",
+        "1.0",
+        {
+            "tooling/__init__.py": b"",
+            "tooling-1.0.data/scripts/tooling": b"#!/usr/bin/python3\n",
+            "tooling-1.0.data/data/Scripts/tooling.exe": b"MZ launcher",
+        },
+        purelib=True,
+        tag="py3-none-any",
+    )
+    project = write_project(tmp_path / "project", requirements="tooling\n")
+    code, _, stderr = _pack(project, wheels)
+    assert code == 0, stderr
+    members = _members(project / "dist" / "demo-0.1.0-noarch.tar.gz")
+    assert "lib/tooling/__init__.py" in members
+    assert not [name for name in members if name.startswith(("lib/bin", "lib/Scripts"))]
+    record = members["lib/tooling-1.0.dist-info/RECORD"].decode()
+    assert "Scripts" not in record
+    assert "bin/tooling" not in record
