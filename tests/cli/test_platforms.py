@@ -78,6 +78,8 @@ def test_plugin_root_commands_refuse_at_once_on_windows(tmp_path: Path, args: li
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert "runs on Linux and macOS only" in lines[0]
+    # It names what does run there (SPEC §1, Platforms), trust verify included.
+    assert lines[0].endswith("on Windows use lint, lsp, schema, new, pack, check and trust verify")
     assert not home.exists()
     assert list(tmp_path.iterdir()) == []
 

@@ -15,6 +15,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from support import windows_shim
 from support.cli import clean_env, nexo
 
 from nexo_pkg.pack.layout import LAUNCHER
@@ -60,8 +61,13 @@ def wheels(tmp_path: Path) -> Path:
     return directory
 
 
-def _pack(project: Path, wheels: Path, *args: str) -> tuple[int, dict[str, object], str]:
+def _pack(
+    project: Path, wheels: Path, *args: str, windows: bool = False
+) -> tuple[int, dict[str, object], str]:
     env = clean_env(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    if windows:
+        # nexo-pkg as Windows's CPython shows it the standard library (tests/support).
+        windows_shim.child_environment(env)
     result = nexo(
         "plugin", "pack", str(project), "--source-date-epoch", EPOCH, "--json", *args, env=env
     )
@@ -130,12 +136,20 @@ def test_a_python_plugin_packed_for_a_triple_vendors_that_platforms_wheels(
     assert {component["name"] for component in bom["components"]} == {"fastlib", *present}
 
 
-def test_the_same_triple_packs_the_same_bytes_twice(tmp_path: Path, wheels: Path) -> None:
+def test_the_same_triple_packs_the_same_bytes_on_linux_and_windows(
+    tmp_path: Path, wheels: Path
+) -> None:
     project = write_project(tmp_path / "project", requirements=REQUIREMENTS)
     digests = []
-    for out in ("one", "two"):
+    for out, windows in (("linux", False), ("windows", True)):
         code, document, stderr = _pack(
-            project, wheels, "--target", "aarch64-apple-darwin", "--out", str(tmp_path / out)
+            project,
+            wheels,
+            "--target",
+            "aarch64-apple-darwin",
+            "--out",
+            str(tmp_path / out),
+            windows=windows,
         )
         assert code == 0, stderr
         assets = document["assets"]
