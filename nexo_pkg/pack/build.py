@@ -147,6 +147,11 @@ def _check_flags(options: PackOptions) -> None:
         known = ", ".join(sorted(KNOWN_TARGETS))
         raise usage_error(f"unknown target {options.target!r}; use noarch or one of: {known}")
     if options.binary is None:
+        if not (options.project / "src" / "main.py").exists():
+            raise usage_error(
+                f"--target {options.target} needs --binary PATH (the compiled plugin), or "
+                f"src/main.py in {options.project} for a Python plugin"
+            )
         # A Python plugin for this triple: its requirements are vendored for that platform
         # (usage error for a triple the daemon does not run on).
         VendorTarget(options.python_version, options.target)

@@ -240,3 +240,16 @@ def test_console_scripts_stay_out_whichever_os_pip_ran_on(tmp_path: Path) -> Non
     record = members["lib/tooling-1.0.dist-info/RECORD"].decode()
     assert "Scripts" not in record
     assert "bin/tooling" not in record
+
+
+def test_a_triple_without_binary_or_python_code_is_a_usage_error(
+    tmp_path: Path, wheels: Path
+) -> None:
+    """A compiled plugin's project (no src/main.py) packed without its --binary."""
+    project = write_project(tmp_path / "project")
+    (project / "src" / "main.py").unlink()
+    code, document, _ = _pack(project, wheels, "--target", "x86_64-unknown-linux-gnu")
+    assert code == 2
+    assert document["kind"] == "usage"
+    assert "needs --binary PATH" in str(document["error"])
+    assert not (project / "dist").exists()
