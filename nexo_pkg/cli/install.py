@@ -274,8 +274,9 @@ def _upgrade_one(
         # Held (a rollback, or `hold`): nothing is looked up until a version is named.
         version = current.receipt.version
         return install_api.UpgradeResult(
-            plugin_id, version, version, current.path, None, False, held=hold.version
-        )
+            plugin_id, version, version, current.path, None, False, held=hold.version,
+            held_local=current.receipt.source == "local-file",
+        )  # fmt: skip
     result = install_api.upgrade(
         plugin_id,
         options,
@@ -308,7 +309,7 @@ def _announcing(callbacks: InstallCallbacks, plugin_id: str, version: str) -> In
 
 def _report_upgrade(result: UpgradeResult) -> None:
     if result.held is not None:
-        held = install_api.held_message(result.plugin_id, result.held)
+        held = install_api.held_message(result.plugin_id, result.held, local=result.held_local)
         say(f"{printable(held)}; nothing was looked up.")
         return
     if result.pinned_tag is not None:

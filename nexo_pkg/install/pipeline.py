@@ -657,6 +657,8 @@ class UpgradeResult:
     pruned: tuple[Path, ...] = ()
     # Set when nothing was looked up because the plugin is held (nexo_pkg.install.hold).
     held: str | None = None
+    # With ``held``: the plugin was installed from a local file (no release to name).
+    held_local: bool = False
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any]
