@@ -122,9 +122,9 @@ def not_installed(plugin_id: str, roots: tuple[Path, ...]) -> NexoError:
         link = links[0]
         return NexoError(
             f"plugin {plugin_id!r} is a development link ({printable(link.path)} -> "
-            f"{printable(link.target)}), not an installed copy: upgrade, rollback and hold work "
-            f"on installed copies; `nexo plugin remove {plugin_id}` unlinks it (the checkout "
-            "stays)",
+            f"{printable(link.target)}), not an installed copy: upgrade, rollback, hold and "
+            f"sbom work on installed copies; `nexo plugin remove {plugin_id}` unlinks it (the "
+            "checkout stays)",
             kind="not_installed",
             details={"id": plugin_id, "linked_to": str(link.target), "suggestions": []},
         )
