@@ -272,10 +272,13 @@ def _upgrade_one(
     hold = install_api.read_hold(options.dest, plugin_id)
     if hold is not None and tag is None:
         # Held (a rollback, or `hold`): nothing is looked up until a version is named.
+        from nexo_pkg.sources.api import follows  # noqa: PLC0415
+
         version = current.receipt.version
         return install_api.UpgradeResult(
             plugin_id, version, version, current.path, None, False, held=hold.version,
-            held_local=current.receipt.source == "local-file",
+            # A file is not upgraded from: `upgrade ID@TAG` is no way out of its hold.
+            held_local=not follows(current.receipt.source),
         )  # fmt: skip
     result = install_api.upgrade(
         plugin_id,
