@@ -177,7 +177,7 @@ class VendorTarget:
         return [*flags, "--only-binary=:all:"]
 
     def to_json(self) -> dict[str, Any]:
-        """What the tarball records (``lib/nexo-vendor.json``) and ``pack --json`` shows."""
+        """What the tarball records (``lib/nexo-vendor.json``)."""
         recorded: dict[str, Any] = {
             "python_version": self.python_version,
             "implementation": "cp",
