@@ -467,6 +467,16 @@ def test_a_path_under_the_host_proc_is_not_started(tmp_path: Path, entry: str) -
     assert not marker.exists()
 
 
+def _launcher_in(directory: Path, marker: Path) -> Path:
+    """``directory/run``, a launcher that creates ``marker`` and exits, beside an empty
+    ``directory/bin``."""
+    (directory / "bin").mkdir(parents=True)
+    launcher = directory / "run"
+    launcher.write_text(f"#!/bin/sh\n: > {marker}\nexit 0\n", encoding="utf-8")
+    launcher.chmod(0o755)
+    return launcher
+
+
 @needs_bwrap
 def test_a_command_whose_directory_reaches_the_host_is_not_started(tmp_path: Path) -> None:
     """The daemon binds the directory of the command read-only (its `Path::parent`): a command
@@ -474,12 +484,8 @@ def test_a_command_whose_directory_reaches_the_host_is_not_started(tmp_path: Pat
     whatever the daemon's root is. check judges that directory as every bind source, starts
     nothing, and says the daemon would; `./bin/../run` is the plugin's own directory."""
     root = tmp_path / "p"
-    root.mkdir()
     marker = tmp_path / "started"
-    launcher = root / "run"
-    launcher.write_text(f"#!/bin/sh\n: > {marker}\nexit 0\n", encoding="utf-8")
-    launcher.chmod(0o755)
-    (root / "bin").mkdir()
+    launcher = _launcher_in(root, marker)
     command = f"/proc/self/root{launcher}"
     manifest = root / "nexo-plugin.toml"
 
@@ -550,12 +556,8 @@ def test_a_command_path_with_dot_dot_reaches_bwrap_resolved(tmp_path: Path) -> N
     and runs the command from there, so the plugin starts as under the daemon and no argument
     of bwrap climbs."""
     real = tmp_path / "real"
-    real.mkdir()
     marker = tmp_path / "started"
-    launcher = real / "run"
-    launcher.write_text(f"#!/bin/sh\n: > {marker}\nexit 0\n", encoding="utf-8")
-    launcher.chmod(0o755)
-    (real / "bin").mkdir()
+    launcher = _launcher_in(real, marker)
     root = tmp_path / "p"
     root.mkdir()
     (root / "via").symlink_to(real / "bin")  # `via/..` is `real`, not `p`, to the kernel
