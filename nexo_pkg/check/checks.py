@@ -36,7 +36,14 @@ from nexo_pkg.check.host_calls import (
 )
 from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.check.report import CheckReport, CheckResult, Status
-from nexo_pkg.check.rpc import DEFAULT_TIMEOUT_MS, FrameLoop, NoReply, Pending, Reply
+from nexo_pkg.check.rpc import (
+    DEFAULT_TIMEOUT_MS,
+    FrameLoop,
+    NoReply,
+    Pending,
+    Reply,
+    plugin_timeout_ms,
+)
 from nexo_pkg.check.sandbox import (
     SandboxPlan,
     current_platform,
@@ -60,6 +67,10 @@ SHUTDOWN_GRACE_SECONDS = 1.0
 #: How long a plugin gets to exit on its own after replying to ``shutdown``, before the host
 #: closes its stdin (a plugin that needs the closed stdin gets a warning).
 OWN_EXIT_SECONDS = 0.5
+
+#: The daemon's switch from logging tool-namespace violations to refusing the plugin
+#: (``scoped_tool_registry.rs`` ``NamespaceEnforcement::from_env`` at eec3f33: ``1``/``true``).
+NAMESPACE_STRICT_ENV = "NEXO_PLUGIN_NAMESPACE_STRICT"
 
 #: A method no plugin implements; the answer must be ``-32601``.
 UNKNOWN_METHOD = "nexo.check.unknown_method"
@@ -106,7 +117,8 @@ def run_check(
 
     ``target`` is resolved by :func:`~nexo_pkg.check.target.resolve_target` (``dest``, else
     ``installed_root()``, holds installed ids); ``timeout_ms`` bounds each reply (default
-    :data:`DEFAULT_TIMEOUT_MS`, and a microapp's ``initialize`` the extension host's 10 s);
+    the daemon's ``NEXO_PLUGIN_INIT_TIMEOUT_MS``, else :data:`DEFAULT_TIMEOUT_MS`; a
+    microapp's ``initialize`` the extension host's 10 s, which reads no such variable);
     ``nexo_version`` defaults to the newest daemon
     release nexo-pkg knows; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
     ``strict`` implies ``host_calls`` (see :mod:`nexo_pkg.check.host_calls`). A microapp is
@@ -138,7 +150,7 @@ def run_check(
             )
         return check_plugin(
             plugin,
-            timeout_ms=DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms,
+            timeout_ms=plugin_timeout_ms() if timeout_ms is None else timeout_ms,
             nexo_version=version,
             invoke=invoke,
             strict=strict,
@@ -414,12 +426,18 @@ class _Session(FrameLoop):
         plugin_id = self.plugin.plugin_id
         prefixes = (f"{plugin_id}_", f"ext_{plugin_id}_")
         outside = [name for name in names if not name.startswith(prefixes)]
+        strict = os.environ.get(NAMESPACE_STRICT_ENV) in {"1", "true"}
         self.report.judge(
             "tools.namespace",
             f"{', '.join(outside)}: tool names must start with {prefixes[0]!r} or {prefixes[1]!r}"
+            + (
+                f" (the daemon refuses the plugin: {NAMESPACE_STRICT_ENV} is on)"
+                if strict
+                else f" (the daemon logs it and goes on unless {NAMESPACE_STRICT_ENV}=1)"
+            )
             if outside
             else None,
-            "fail",
+            "fail" if strict else "warn",
             f"every name starts with {prefixes[0]!r}",
         )
         problems = "; ".join(
