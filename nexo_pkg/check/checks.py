@@ -51,7 +51,12 @@ from nexo_pkg.check.sandbox import (
     find_bwrap,
     plan_sandbox,
 )
-from nexo_pkg.check.target import ResolvedPlugin, default_install_root, resolve_target
+from nexo_pkg.check.target import (
+    ManifestRefusedError,
+    ResolvedPlugin,
+    default_install_root,
+    resolve_target,
+)
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.version import SEMVER_2
@@ -71,6 +76,8 @@ OWN_EXIT_SECONDS = 0.5
 #: The daemon's switch from logging tool-namespace violations to refusing the plugin
 #: (``scoped_tool_registry.rs`` ``NamespaceEnforcement::from_env`` at eec3f33: ``1``/``true``).
 NAMESPACE_STRICT_ENV = "NEXO_PLUGIN_NAMESPACE_STRICT"
+
+_NOT_STARTED = "not started: its manifest does not lint (see `manifest`)"
 
 #: A method no plugin implements; the answer must be ``-32601``.
 UNKNOWN_METHOD = "nexo.check.unknown_method"
@@ -125,7 +132,9 @@ def run_check(
     checked by :func:`nexo_pkg.check.microapp.run_microapp` (with the grants of ``config``'s
     ``extensions.yaml``): the daemon runs microapps unsandboxed, so ``sandbox`` and
     ``host_calls`` do not apply. Plugin misbehaviour is reported in the returned
-    :class:`CheckReport`, never raised. Raises :class:`UsageError` for bad arguments and
+    :class:`CheckReport`, never raised, and so is a manifest the daemon refuses
+    (:class:`~nexo_pkg.check.target.ManifestRefusedError`: the failed ``manifest`` check naming
+    the lint rule; nothing starts). Raises :class:`UsageError` for bad arguments and
     ``TargetError`` (exit 2) or the archive errors when the target names nothing runnable.
     """
     if timeout_ms is not None and timeout_ms <= 0:
@@ -136,27 +145,36 @@ def run_check(
     if invoke is not None and not isinstance(invoke[1], dict):
         raise UsageError("--args must be a JSON object")
     installed = installed_root or default_install_root
-    with resolve_target(target, dest=dest, installed_root=installed) as plugin:
-        if plugin.microapp is not None:
-            from nexo_pkg.check.microapp import run_microapp  # noqa: PLC0415
+    try:
+        with resolve_target(target, dest=dest, installed_root=installed) as plugin:
+            if plugin.microapp is not None:
+                from nexo_pkg.check.microapp import run_microapp  # noqa: PLC0415
 
-            return run_microapp(
-                plugin.microapp,
-                timeout_ms=timeout_ms,
-                agent_version=version,
+                return run_microapp(
+                    plugin.microapp,
+                    timeout_ms=timeout_ms,
+                    agent_version=version,
+                    invoke=invoke,
+                    strict=strict,
+                    config=config,
+                )
+            return check_plugin(
+                plugin,
+                timeout_ms=plugin_timeout_ms() if timeout_ms is None else timeout_ms,
+                nexo_version=version,
                 invoke=invoke,
                 strict=strict,
-                config=config,
+                sandbox=sandbox,
+                host_calls=host_calls or strict,
             )
-        return check_plugin(
-            plugin,
-            timeout_ms=plugin_timeout_ms() if timeout_ms is None else timeout_ms,
-            nexo_version=version,
-            invoke=invoke,
-            strict=strict,
-            sandbox=sandbox,
-            host_calls=host_calls or strict,
+    except ManifestRefusedError as refused:
+        # The daemon's own refusal stops the check first, naming the rule: nothing starts.
+        report = CheckReport(
+            plugin_id=refused.plugin_id, root=str(refused.root), argv=[], strict=strict
         )
+        report.add("manifest", "fail", refused.refusal)
+        report.add("spawn", "fail", _NOT_STARTED)
+        return report
 
 
 def check_plugin(
@@ -210,7 +228,7 @@ def check_plugin(
             if plan.daemon_spawns and plan.refusal is not None:
                 # What the daemon would bind on this host, beside the lint error.
                 report.add("sandbox", "fail", plan.refusal)
-            report.add("spawn", "fail", "not started: its manifest does not lint (see `manifest`)")
+            report.add("spawn", "fail", _NOT_STARTED)
             return report
         if not _report_sandbox(report, plan) or plan.argv is None:
             return report
