@@ -113,6 +113,14 @@ def _lint_by_parser(
     """The parser whose rules apply to ``parsed`` (see :mod:`nexo_pkg.lint.microapp`) and its
     findings."""
     maybe_microapp = "transport" in parsed.data or "capabilities" in parsed.data
+    if parsed.syntax_errors and Path(path).name == "nexo-plugin.toml":
+        from nexo_pkg.lint import microapp  # noqa: PLC0415 - keeps `import engine` cheap
+
+        sibling = microapp.companion_of(path)
+        if sibling is not None:
+            # A microapp's companion the host cannot parse is skipped, as for any parse error.
+            found = microapp.lint_companion_syntax(parsed, sibling)
+            return "companion-manifest", _filtered(found, options or LintOptions())
     if parsed.syntax_errors or not (maybe_microapp or Path(path).name == "nexo-plugin.toml"):
         return "plugin-manifest", lint_parsed(parsed, options)
     from nexo_pkg.lint import microapp  # noqa: PLC0415 - keeps `import engine` cheap
