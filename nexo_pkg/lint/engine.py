@@ -201,7 +201,7 @@ def lint_bytes(
     """Lint raw file content: decoding problems (not UTF-8, binary, too large) are findings. A
     daemon config file or a trust policy (docs/lint.md, ``PATH``) gets its own linter.
     ``keep`` receives the parsed manifest when the content was linted as one."""
-    text, problems = decode_manifest(raw)
+    text, problems = decode_manifest(raw, yaml=path.endswith((".yaml", ".yml")))
     if any(problem.severity == "error" for problem in problems):
         return FileResult(path, tuple(_filtered(problems, options)), text)
     result = _lint_text(text, path, options, keep)
