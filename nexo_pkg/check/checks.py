@@ -549,8 +549,10 @@ class _Session(FrameLoop):
     def _unknown_method(self) -> bool:
         answer = self.request(UNKNOWN_METHOD, {})
         if isinstance(answer, NoReply):
-            # The daemon times the call out and goes on; the session can go on too.
-            goes_on = answer.reason == "timeout"
+            # The daemon times the call out and goes on; the session can go on too. A plugin
+            # that closed a pipe but still runs is the same to it: its stdout reader ends at
+            # end-of-file, a failed write is only logged, and the call times out.
+            goes_on = answer.reason in {"timeout", "pipe_closed"}
             detail = f"no reply to an unknown method: {answer.detail}"
             self.report.add("unknown_method", "warn" if goes_on else "fail", detail)
             return goes_on
@@ -707,7 +709,7 @@ class _Session(FrameLoop):
         """Describe a plugin that closed its pipes: usually it exited."""
         if code is None:
             what = "closed its stdin" if sending else "closed its stdout"
-            return NoReply("stdin_closed", f"the plugin {what} but is still running")
+            return NoReply("pipe_closed", f"the plugin {what} but is still running")
         return NoReply("exited", f"the plugin exited {exit_text(code)} before replying")
 
     def _parse(self, line: bytes, deadline: float) -> dict[str, Any] | None:

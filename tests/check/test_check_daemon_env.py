@@ -109,3 +109,20 @@ def test_a_name_outside_the_namespace_is_judged_as_the_daemon_enforces_it(
     assert status(report, "tools.declared") == "fail"
     assert report.ok is False
     assert_nothing_left(pid_file)
+
+
+def test_a_plugin_that_closes_stdout_but_keeps_running_is_timed_out_not_failed(
+    tmp_path: Path, pid_file: Path
+) -> None:
+    """The daemon's stdout reader ends at end-of-file (`Ok(None) => return`, subprocess.rs
+    383); later requests time out as they do for a plugin that does not answer, which the
+    daemon tolerates (no kill): `unknown_method` and `shutdown` warn as for silence."""
+    report = run_check(scripted_plugin(tmp_path / "p", "close_stdout"), timeout_ms=500)
+    assert failed(report) == set(), report.checks
+    assert status(report, "initialize") == "pass"
+    assert status(report, "unknown_method") == "warn"
+    assert "closed its stdout" in detail_of(report, "unknown_method")
+    assert status(report, "shutdown") == "warn"
+    assert status(report, "exit") == "warn"  # it exits once its stdin is closed
+    assert report.ok
+    assert_nothing_left(pid_file)
