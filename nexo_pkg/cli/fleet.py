@@ -107,10 +107,10 @@ def lock_command(
         result = guarded(lambda: fleet_api.check(wanted, path), json_output=json_output)
         if json_output:
             emit_json(result.to_json())
-        for reason in result.stale:
-            note(f"stale: {reason}")
         if result.stale:
-            # The answer is no: said with --quiet too.
+            # The answer is no, and why: said with --quiet too (as ruff -q keeps its findings).
+            for reason in result.stale:
+                sys.stderr.write(printable(f"stale: {reason}") + "\n")
             sys.stderr.write(printable(f"error: {path} is stale; run `nexo plugin lock`") + "\n")
             raise typer.Exit(1)
         if not json_output:

@@ -122,9 +122,9 @@ def not_installed(plugin_id: str, roots: tuple[Path, ...]) -> NexoError:
         link = links[0]
         return NexoError(
             f"plugin {plugin_id!r} is a development link ({printable(link.path)} -> "
-            f"{printable(link.target)}), not an installed copy: upgrade, rollback and hold work "
-            f"on installed copies; `nexo plugin remove {plugin_id}` unlinks it (the checkout "
-            "stays)",
+            f"{printable(link.target)}), not an installed copy: upgrade, rollback, hold and "
+            f"sbom work on installed copies; `nexo plugin remove {plugin_id}` unlinks it (the "
+            "checkout stays)",
             kind="not_installed",
             details={"id": plugin_id, "linked_to": str(link.target), "suggestions": []},
         )
@@ -272,10 +272,14 @@ def _upgrade_one(
     hold = install_api.read_hold(options.dest, plugin_id)
     if hold is not None and tag is None:
         # Held (a rollback, or `hold`): nothing is looked up until a version is named.
+        from nexo_pkg.sources.api import follows  # noqa: PLC0415
+
         version = current.receipt.version
         return install_api.UpgradeResult(
-            plugin_id, version, version, current.path, None, False, held=hold.version
-        )
+            plugin_id, version, version, current.path, None, False, held=hold.version,
+            # A file is not upgraded from: `upgrade ID@TAG` is no way out of its hold.
+            held_local=not follows(current.receipt.source),
+        )  # fmt: skip
     result = install_api.upgrade(
         plugin_id,
         options,
@@ -308,7 +312,7 @@ def _announcing(callbacks: InstallCallbacks, plugin_id: str, version: str) -> In
 
 def _report_upgrade(result: UpgradeResult) -> None:
     if result.held is not None:
-        held = install_api.held_message(result.plugin_id, result.held)
+        held = install_api.held_message(result.plugin_id, result.held, local=result.held_local)
         say(f"{printable(held)}; nothing was looked up.")
         return
     if result.pinned_tag is not None:

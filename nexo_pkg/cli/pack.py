@@ -59,7 +59,12 @@ def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
     ] = None,
     target: Annotated[
         str,
-        typer.Option("--target", help="noarch (Python) or a target triple for a compiled plugin."),
+        typer.Option(
+            "--target",
+            help="noarch (pure Python), or a target triple: with --binary a compiled plugin, "
+            "without it a Python plugin whose requirements are vendored with that Linux or "
+            "macOS platform's wheels.",
+        ),
     ] = "noarch",
     binary: Annotated[
         Path | None,

@@ -31,9 +31,14 @@ def _document(
     roots = _roots(dest, config)
     scanned = install_api.scan_roots(roots, kept=False)
     items = [item for item in scanned if item.receipt is not None]
-    # A directory without a readable receipt is named, never silently left out.
+    # A directory without a readable receipt is named, never silently left out; a
+    # development link (`install --link`) as `list` shows it: a checkout has no receipt.
+    links = {link.path: link for root in roots for link in install_api.linked_plugins(root)}
     orphans = [
-        f"{item.path}: {item.problem or 'no install receipt'}; not described (see "
+        f"{link.plugin_id}: a development link ({link.path} -> {link.target}); not described "
+        "(a checkout has no install receipt to vouch for its files)"
+        if (link := links.get(item.path)) is not None
+        else f"{item.path}: {item.problem or 'no install receipt'}; not described (see "
         "`nexo plugin list --include-orphan`)"
         for item in scanned
         if item.receipt is None and every
@@ -54,7 +59,8 @@ def _document(
         return found[0].data, warnings
     host = ", ".join(str(root) for root in roots)
     if not found:
-        warnings.append(f"no plugins installed in {host}: the document lists none")
+        what = "no installed copies" if links else "no plugins installed"
+        warnings.append(f"{what} in {host}: the document lists none")
     return write_merged([each.sbom for each in found], f"nexo plugins in {host}"), warnings
 
 

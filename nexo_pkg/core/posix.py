@@ -158,7 +158,8 @@ def refuse_without_posix(command: str) -> None:
     if not POSIX:
         raise UsageError(
             f"`nexo plugin {command}` manages a daemon's plugin root and runs on Linux and macOS "
-            "only, where the daemon runs; on Windows use lint, lsp, schema, new, pack and check"
+            "only, where the daemon runs; on Windows use lint, lsp, schema, new, pack, check and "
+            "trust verify, and list, verify, outdated and sbom to read a plugin root"
         )
 
 

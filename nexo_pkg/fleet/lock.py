@@ -169,8 +169,14 @@ def lock(
             continue
         if current is None:
             result.changes[item.plugin_id] = f"locked {locked.version}"
-        elif current.version != locked.version or current.targets != locked.targets:
+        elif current.version != locked.version:
             result.changes[item.plugin_id] = f"{current.version} -> {locked.version}"
+        elif current.source != locked.source:
+            # The same version from elsewhere: "1.2.3 -> 1.2.3" would say nothing happened.
+            change = f"source {current.source} -> {locked.source}"
+            result.changes[item.plugin_id] = f"{locked.version} ({change})"
+        elif current.targets != locked.targets:
+            result.changes[item.plugin_id] = f"{locked.version} (artifacts changed)"
     for removed in sorted(set(previous.plugins) - set(fresh.plugins)):
         result.changes[removed] = "removed"
     result.warnings = [message for item in wanted for message in said[item.plugin_id]]

@@ -109,10 +109,13 @@ class PluginOutcome:
     # What install would warn about (an unsigned artifact, a host requirement the daemon
     # would not meet), for the CLI to say as install says it.
     warnings: tuple[str, ...] = ()
+    # The version a hold (`rollback`, `hold`) kept the plugin at, ended by this sync.
+    released_hold: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {"id": self.plugin_id, "action": self.action}
-        for key in ("version", "from_version", "change", "path", "identity", "kind", "error"):
+        keys = ("version", "from_version", "change", "path", "identity", "kind", "error")
+        for key in (*keys, "released_hold"):
             value = getattr(self, key)
             if value is not None:
                 document[key] = value
@@ -543,7 +546,7 @@ def _sync_one(
                 remove_tree(root, item.path)
                 removed_other = True
         # The lock named the version: a hold (`rollback`, `hold`) on the plugin is over.
-        release_hold(root.dest, entry.plugin_id)
+        released = release_hold(root.dest, entry.plugin_id)
         # The tree replaced at the locked version's own path (a receipt that no longer
         # matches the lock) went to be removed, not kept: it is no version to roll back to.
         kept = tuple(
@@ -559,6 +562,7 @@ def _sync_one(
             entry.plugin_id, action, entry.version, str(installed.path),
             identity=installed.plan.signature.identity, kept=tuple(str(path) for path in kept),
             warnings=installed.plan.warnings,
+            released_hold=released.version if released is not None else None,
         )  # fmt: skip
     except NexoError as error:
         return PluginOutcome(

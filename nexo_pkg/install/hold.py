@@ -161,9 +161,13 @@ def release_hold(dest: Path, plugin_id: str) -> Hold | None:
     return hold
 
 
-def held_message(plugin_id: str, version: str) -> str:
-    """What a command that leaves a held plugin alone says about it."""
-    return (
-        f"{plugin_id} is held at {version}: `nexo plugin upgrade {plugin_id}@TAG` names a "
-        f"version, `nexo plugin unhold {plugin_id}` releases the hold"
+def held_message(plugin_id: str, version: str, *, local: bool = False) -> str:
+    """What a command that leaves a held plugin alone says about it; ``local``: installed
+    from a tarball, which has no release to name (``upgrade ID@TAG`` refuses it)."""
+    naming = (
+        "installing another tarball (`nexo plugin install PATH`) names a version"
+        if local
+        else f"`nexo plugin upgrade {plugin_id}@TAG` names a version"
     )
+    releasing = f"`nexo plugin unhold {plugin_id}` releases the hold"
+    return f"{plugin_id} is held at {version}: {naming}, {releasing}"

@@ -657,6 +657,9 @@ class UpgradeResult:
     pruned: tuple[Path, ...] = ()
     # Set when nothing was looked up because the plugin is held (nexo_pkg.install.hold).
     held: str | None = None
+    # With ``held``: the plugin's source is not upgraded from (a local file: no release to
+    # name).
+    held_local: bool = False
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any]

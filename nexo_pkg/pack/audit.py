@@ -22,8 +22,11 @@ NATIVE_SUFFIXES = (".so", ".pyd", ".dylib", ".dll")
 PER_TARGET_HINT = (
     "hint: noarch tarballs must run on every CPU; drop the native dependency (or use its "
     "pure-Python variant), or ship per-target tarballs built with "
-    "`nexo plugin pack --target TRIPLE --binary PATH`"
+    "`nexo plugin pack --target TRIPLE` (one per Linux or macOS triple: each vendors that "
+    "platform's wheels)"
 )
+#: Compiled code no Linux or macOS host loads: refused in a tarball for a triple.
+WINDOWS_SUFFIXES = (".pyd", ".dll")
 
 
 @dataclass(frozen=True)
@@ -130,16 +133,35 @@ def find_offenders(
 def audit_noarch(entries: Iterable[ArchiveEntry], distributions: Iterable[Distribution]) -> None:
     """Raise ``native_code`` (exit 1) listing every offender, or return when the tree is pure."""
     offenders = find_offenders(entries, distributions)
-    if not offenders:
-        return
-    count = len(offenders)
-    lines = [
-        f"a noarch tarball must be pure Python; found {count} "
-        f"{'offender' if count == 1 else 'offenders'}:"
+    if offenders:
+        _refuse(offenders, "a noarch tarball must be pure Python", PER_TARGET_HINT)
+
+
+def audit_target(entries: Iterable[ArchiveEntry], triple: str) -> None:
+    """Raise ``native_code`` (exit 1) listing every Windows binary (``.pyd``, ``.dll``) of the
+    Python tree of a tarball for ``triple`` (a Linux or macOS host, which loads neither; pip
+    already took that platform's wheels)."""
+    offenders = [
+        Offender(entry.name, "the plugin's own src/", "Windows code (.pyd/.dll)")
+        if entry.name.startswith("lib/plugin/")
+        else Offender(entry.name, "the vendored tree", "Windows code (.pyd/.dll)")
+        for entry in sorted(entries, key=lambda item: item.name)
+        if not entry.is_dir and entry.name.lower().endswith(WINDOWS_SUFFIXES)
     ]
+    if offenders:
+        _refuse(
+            offenders,
+            f"a tarball for {triple} cannot hold Windows code",
+            "hint: remove the Windows binaries (.pyd, .dll): no host the daemon runs on loads them",
+        )
+
+
+def _refuse(offenders: list[Offender], headline: str, hint: str) -> None:
+    count = len(offenders)
+    lines = [f"{headline}; found {count} {'offender' if count == 1 else 'offenders'}:"]
     # Names come from the tree and its wheels: escaped here, so only these line feeds remain.
     lines += [f"  - {printable(offender.describe())}" for offender in offenders]
-    lines.append(PER_TARGET_HINT)
+    lines.append(hint)
     raise PackError(
         "\n".join(lines),
         kind="native_code",

@@ -28,7 +28,7 @@ from nexo_pkg.manifest.microapp import (
 from nexo_pkg.manifest.model import ManifestModelError, manifest_from_text
 from nexo_pkg.manifest.names import RELEASE_MANIFEST_NAME, find_manifest, shadowed_message
 from nexo_pkg.pack.archive import ArchiveEntry, complete_entries, write_tar_gz
-from nexo_pkg.pack.audit import Distribution, audit_noarch, find_distributions
+from nexo_pkg.pack.audit import Distribution, audit_noarch, audit_target, find_distributions
 from nexo_pkg.pack.epoch import SourceDateEpoch, resolve_source_date_epoch
 from nexo_pkg.pack.errors import (
     ManifestLintError,
@@ -52,8 +52,9 @@ from nexo_pkg.sbom import SBOM_MEMBER, sbom_name
 from nexo_pkg.sbom.inventory import Inventory, InventoryError, apply_report, files_digest, read_tree
 
 #: pip's console-script wrappers carry the absolute path of the packing interpreter: useless
-#: on the operator's host and different on every machine, so they stay out of lib/.
-_VENDOR_SKIPPED = frozenset({"bin"})
+#: on the operator's host and different on every machine, so they stay out of lib/. pip
+#: --target leaves them in ``bin/`` on POSIX and in ``Scripts/`` (``.exe``) on Windows.
+_VENDOR_SKIPPED = frozenset({"bin", "Scripts"})
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class PackOptions:
     binary: Path | None = None
     requirements: Path | None = None
     source_date_epoch: int | None = None
-    #: The Python (X.Y) a noarch plugin's requirements are resolved for.
+    #: The Python (X.Y) a Python plugin's requirements are resolved for.
     python_version: str = DEFAULT_PYTHON
     #: Called with a short note as each long step starts (vendoring, writing the archive).
     progress: Callable[[str], None] = field(default=lambda _note: None, compare=False)
@@ -146,9 +147,20 @@ def _check_flags(options: PackOptions) -> None:
         known = ", ".join(sorted(KNOWN_TARGETS))
         raise usage_error(f"unknown target {options.target!r}; use noarch or one of: {known}")
     if options.binary is None:
-        raise usage_error(f"--target {options.target} needs --binary PATH (the compiled plugin)")
+        if not (options.project / "src" / "main.py").exists():
+            raise usage_error(
+                f"--target {options.target} needs --binary PATH (the compiled plugin), or "
+                f"src/main.py in {options.project} for a Python plugin"
+            )
+        # A Python plugin for this triple: its requirements are vendored for that platform
+        # (usage error for a triple the daemon does not run on).
+        VendorTarget(options.python_version, options.target)
+        return
     if options.requirements is not None:
-        raise usage_error("--requirements only applies to noarch tarballs")
+        raise usage_error(
+            "--requirements only applies to Python plugins (a compiled plugin's --binary is "
+            "packed alone)"
+        )
     if not options.binary.is_file():
         raise usage_error(f"--binary {options.binary} is not a file")
     if not os.access(options.binary, os.X_OK):
@@ -256,7 +268,7 @@ def _noarch_entries(
         )
     if not main.is_file():
         raise layout_error(
-            f"{main} is missing; a noarch plugin runs src/main.py (or pack a compiled plugin "
+            f"{main} is missing; a Python plugin runs src/main.py (or pack a compiled plugin "
             "with --target TRIPLE --binary PATH)"
         )
     # An output directory inside src/ must not swallow earlier tarballs into the next one;
@@ -430,7 +442,8 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
     name = asset_name(plugin_id, version, options.target)
     if out.exists() and not out.is_dir():
         raise usage_error(f"output directory {out} exists and is not a directory")
-    requirements = _requirements_for(options, project) if options.target == NOARCH else None
+    python = options.binary is None
+    requirements = _requirements_for(options, project) if python else None
     epoch = resolve_source_date_epoch(
         options.source_date_epoch, os.environ if environ is None else environ, project
     )
@@ -438,16 +451,19 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
         entries: list[ArchiveEntry] = [ArchiveEntry(read.shipped_name, data=read.data)]
         entries += [ArchiveEntry(name, data=data) for name, data in read.companions]
         inventory, environment = Inventory(), None
-        if options.target == NOARCH:
+        if python:
             tree, distributions, inventory, environment = _noarch_entries(
                 project,
                 requirements,
                 Path(scratch),
                 out,
                 progress=options.progress,
-                vendor_for=VendorTarget(options.python_version),
+                vendor_for=VendorTarget(options.python_version, options.target),
             )
-            audit_noarch(tree, distributions)
+            if options.target == NOARCH:
+                audit_noarch(tree, distributions)
+            else:
+                audit_target(tree, options.target)
             entries.append(
                 ArchiveEntry(f"bin/{plugin_id}", executable=True, data=LAUNCHER.encode())
             )
@@ -476,18 +492,18 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
         )
     notes = (
         *read.notes,
-        *_bom_note(read, options.target),
+        *_bom_note(read, python=python),
         *inventory.warnings,
         *_unhashed(inventory),
     )
     return PackResult(plugin_id, version, options.target, epoch, assets, read.lint, notes, stats)
 
 
-def _bom_note(read: _ProjectManifest, target: str) -> list[str]:
-    """A note when a noarch plugin's manifest starts with a UTF-8 byte-order mark: the daemon
+def _bom_note(read: _ProjectManifest, *, python: bool) -> list[str]:
+    """A note when a Python plugin's manifest starts with a UTF-8 byte-order mark: the daemon
     (``toml_edit``) and ``install`` read past it, Python's ``tomllib``, which the ``nexoai``
     SDK reads the manifest with at start-up, refuses it."""
-    if target != NOARCH or not read.data.startswith(b"\xef\xbb\xbf"):
+    if not python or not read.data.startswith(b"\xef\xbb\xbf"):
         return []
     return [
         f"{read.path.name} starts with a byte-order mark: the daemon reads past it, but "

@@ -10,6 +10,11 @@ the audit whatever the packing OS, as only ``none-any`` wheels pass it). pip eva
 environment markers (``python_version < "3.13"``, ``sys_platform == "win32"``) in the
 running interpreter's environment whatever ``--python-version`` says, so the launch below
 hands pip's own ``packaging`` the target's marker environment before pip starts.
+
+A Python plugin packed for a target triple (``pack --target TRIPLE`` without ``--binary``) is
+resolved for that platform too: pip takes that OS and CPU's wheels (``--platform``, a list
+of the tags that platform's interpreter accepts) and the markers are that OS and CPU's, so
+the tarball holds the compiled wheels the operator's host loads, whatever machine packs.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.pack.errors import PackError, usage_error
+from nexo_pkg.pack.layout import NOARCH
 
 _SUMMARY_LIMIT = 600
 # What pip (urllib3, requests) prints when the index cannot be reached at all, as opposed to
@@ -55,34 +61,109 @@ runpy.run_module("pip", run_name="__main__", alter_sys=True)
 """
 
 
+#: The newest glibc a Linux (``-gnu``) target's wheels may need: manylinux_2_28 (Debian 10,
+#: RHEL 8, Ubuntu 18.10 and later); older manylinux wheels are taken too.
+MANYLINUX_GLIBC = 28
+#: The macOS a ``-apple-darwin`` target's wheels may need (the first with Apple silicon);
+#: pip takes the older macOS wheels and universal2 ones of that CPU too.
+MACOS_VERSION = "11_0"
+
+# A target triple's CPU as Python's platform tags and `platform.machine()` name it.
+_LINUX_MACHINES = {
+    "x86_64": "x86_64",
+    "aarch64": "aarch64",
+    "armv7": "armv7l",
+    "i686": "i686",
+    "riscv64gc": "riscv64",
+    "powerpc64le": "ppc64le",
+    "s390x": "s390x",
+}
+_DARWIN_MACHINES = {"x86_64": "x86_64", "aarch64": "arm64"}
+# manylinux2014/2010/1 are the legacy names of manylinux_2_17/2_12/2_5.
+_LEGACY_MANYLINUX = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
+
+
+@dataclass(frozen=True)
+class _Platform:
+    """What a target triple's host looks like to pip: its wheel platform tags and the PEP 508
+    markers that depend on the OS and CPU."""
+
+    tags: tuple[str, ...]
+    sys_platform: str
+    platform_system: str
+    machine: str
+
+
+def _platform(triple: str) -> _Platform | None:
+    """The platform of a Linux or macOS ``triple``, else ``None`` (the daemon runs nowhere
+    else)."""
+    cpu, _, rest = triple.partition("-")
+    if rest == "apple-darwin" and cpu in _DARWIN_MACHINES:
+        darwin = _DARWIN_MACHINES[cpu]
+        return _Platform((f"macosx_{MACOS_VERSION}_{darwin}",), "darwin", "Darwin", darwin)
+    machine = _LINUX_MACHINES.get(cpu)
+    if machine is None or not rest.startswith("unknown-linux-"):
+        return None
+    tags: tuple[str, ...]
+    if rest.removeprefix("unknown-linux-").startswith("musl"):
+        tags = (f"musllinux_1_2_{machine}", f"musllinux_1_1_{machine}")
+    else:
+        tags = tuple(
+            tag
+            for glibc in range(MANYLINUX_GLIBC, 4, -1)
+            for tag in (
+                f"manylinux_2_{glibc}_{machine}",
+                *([f"{_LEGACY_MANYLINUX[glibc]}_{machine}"] if glibc in _LEGACY_MANYLINUX else []),
+            )
+        )
+    return _Platform(tags, "linux", "Linux", machine)
+
+
+# noarch: markers as on the Linux host the daemon runs python3 on; wheels of no platform.
+_NOARCH_PLATFORM = _Platform((), "linux", "Linux", "x86_64")
+
+
 @dataclass(frozen=True)
 class VendorTarget:
-    """The interpreter a noarch plugin's requirements are resolved for: CPython
-    ``python_version`` on a Linux host, where the daemon runs ``python3``."""
+    """The interpreter a plugin's requirements are resolved for: CPython ``python_version``
+    on a Linux host, where the daemon runs ``python3``, for a noarch tarball; on the OS and
+    CPU of ``triple`` for a tarball of that target."""
 
     python_version: str = DEFAULT_PYTHON
+    triple: str = NOARCH
 
     def __post_init__(self) -> None:
         if not _PYTHON_VERSION.fullmatch(self.python_version):
             raise usage_error(
                 f"--python {self.python_version!r} is not a Python 3 version as X.Y (e.g. 3.11)"
             )
+        if self.triple != NOARCH and _platform(self.triple) is None:
+            raise usage_error(
+                f"a Python plugin cannot be packed for {self.triple}: the daemon runs plugins "
+                "on Linux and macOS, so use a Linux or macOS triple (or noarch), or pass "
+                "--binary PATH for a compiled plugin"
+            )
+
+    @property
+    def _platform(self) -> _Platform:
+        return _platform(self.triple) or _NOARCH_PLATFORM
 
     def marker_environment(self) -> dict[str, str]:
         """PEP 508 marker values of that interpreter (``platform_release`` and
         ``platform_version`` are left as the running host has them: no plugin should pin
         a kernel)."""
         full = f"{self.python_version}.0"
+        platform = self._platform
         return {
             "implementation_name": "cpython",
             "implementation_version": full,
             "os_name": "posix",
-            "platform_machine": "x86_64",
+            "platform_machine": platform.machine,
             "platform_python_implementation": "CPython",
-            "platform_system": "Linux",
+            "platform_system": platform.platform_system,
             "python_full_version": full,
             "python_version": self.python_version,
-            "sys_platform": "linux",
+            "sys_platform": platform.sys_platform,
         }
 
     def pip_flags(self, *, pure_only: bool = False) -> list[str]:
@@ -91,15 +172,20 @@ class VendorTarget:
         flags = ["--python-version", self.python_version, "--implementation", "cp"]
         if pure_only:
             flags += ["--platform", "any"]
+        for tag in self._platform.tags:
+            flags += ["--platform", tag]
         return [*flags, "--only-binary=:all:"]
 
     def to_json(self) -> dict[str, Any]:
-        """What the tarball records (``lib/nexo-vendor.json``) and ``pack --json`` shows."""
-        return {
+        """What the tarball records (``lib/nexo-vendor.json``)."""
+        recorded: dict[str, Any] = {
             "python_version": self.python_version,
             "implementation": "cp",
             "markers": self.marker_environment(),
         }
+        if self.triple != NOARCH:
+            recorded |= {"target": self.triple, "platforms": list(self._platform.tags)}
+        return recorded
 
     def record(self) -> bytes:
         """:meth:`to_json` as the bytes stored in the tarball."""
@@ -201,7 +287,9 @@ def vendor_requirements(
             details={"pip_exit_code": completed.returncode},
         )
     _refuse_editable(requirements, target)
-    _prefer_pure_wheels(requirements, target, report, vendor_for, cwd)
+    if vendor_for is None or vendor_for.triple == NOARCH:
+        # A tarball for a triple takes that platform's compiled wheels by design.
+        _prefer_pure_wheels(requirements, target, report, vendor_for, cwd)
     strip_machine_paths(target)
     return read_report(report, requirements)
 

@@ -266,6 +266,26 @@ def test_hold_and_unhold_by_hand(home: Path, server: GitHubServer) -> None:
     assert outside.read_text() == "{}"
 
 
+def test_a_held_local_file_install_names_the_way_out_that_works(home: Path, tmp_path: Path) -> None:
+    """A plugin installed from a tarball has no release to name: its hold points at
+    installing another tarball (or unhold), never at `upgrade ID@TAG`, which refuses it."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    for name, data in release_assets("hello", "1.0.0").items():
+        (dist / name).write_bytes(data)
+    tarball = dist / "hello-1.0.0-noarch.tar.gz"
+    assert nexo("plugin", "install", str(tarball), "--yes", in_process=True).code == 0
+    assert nexo("plugin", "hold", "hello", in_process=True).code == 0
+    held = nexo("plugin", "upgrade", "hello", in_process=True)
+    assert held.code == 0, held.stderr
+    assert "hello is held at 1.0.0" in held.stderr
+    assert "upgrade hello@TAG" not in held.stderr
+    assert "`nexo plugin install PATH`" in held.stderr
+    assert "`nexo plugin unhold hello`" in held.stderr
+    # What it names is refused for a local-file install, as the hint must not suggest.
+    assert nexo("plugin", "upgrade", "hello@v2.0.0", "--json", in_process=True).code == 1
+
+
 def test_a_mistyped_id_is_not_installed_with_the_closest_ids(
     home: Path, server: GitHubServer
 ) -> None:

@@ -290,8 +290,8 @@ def test_the_kept_answers_belong_to_the_cache(home: Path, server: GitHubServer) 
 def test_quiet_keeps_the_answer_of_lock_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``lock --check -q`` on a stale lock: the reasons are notes, the verdict an error line
-    that ``-q`` keeps, exit 1."""
+    """``lock --check -q`` on a stale lock: the verdict is an error line and its reasons
+    are part of it, so ``-q`` keeps both (as ``ruff -q`` keeps its findings), exit 1."""
     monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "nexo-plugins.toml").write_text('[plugins.alpha]\nsource = "acme/alpha"\n')
@@ -299,7 +299,8 @@ def test_quiet_keeps_the_answer_of_lock_check(
     quiet = nexo("plugin", "lock", "--check", "-q", in_process=True)
     assert quiet.code == 1
     assert quiet.stderr.splitlines() == [
-        "error: nexo-plugins.lock is stale; run `nexo plugin lock`"
+        "stale: alpha is wanted but not locked",
+        "error: nexo-plugins.lock is stale; run `nexo plugin lock`",
     ]
     said = nexo("plugin", "lock", "--check", in_process=True)
     assert said.code == 1

@@ -78,6 +78,8 @@ def test_plugin_root_commands_refuse_at_once_on_windows(tmp_path: Path, args: li
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert "runs on Linux and macOS only" in lines[0]
+    # The sentence names what does run there, the commands that read a root included.
+    assert "trust verify, and list, verify, outdated and sbom" in lines[0]
     assert not home.exists()
     assert list(tmp_path.iterdir()) == []
 
@@ -89,13 +91,16 @@ def test_a_refusal_on_windows_is_a_json_document_with_json(tmp_path: Path) -> No
 
 
 def test_read_only_operator_commands_run_on_windows(tmp_path: Path) -> None:
-    """``list``, ``verify``, ``outdated`` and ``cache dir`` only read: they work (nothing
-    is installed here, and nothing is created)."""
+    """``list``, ``verify``, ``outdated``, ``sbom`` and ``cache dir`` only read: they work
+    (nothing is installed here, and nothing is created)."""
     home = tmp_path / "home"
     for args in (["list", "--json"], ["verify", "--json"], ["outdated", "--json"]):
         result = _on_windows(["plugin", *args], tmp_path, NEXO_HOME=str(home))
         assert result.code == 0, result.stderr
         assert result.document["ok"] is True
+    inventory = _on_windows(["plugin", "sbom", "--all"], tmp_path, NEXO_HOME=str(home))
+    assert inventory.code == 0, inventory.stderr
+    assert json.loads(inventory.stdout)["bomFormat"] == "CycloneDX"
     shown = _on_windows(["plugin", "cache", "dir"], tmp_path, NEXO_HOME=str(home))
     assert (shown.code, shown.stdout.strip()) == (0, str(home / "cache" / "blobs"))
     assert not home.exists()

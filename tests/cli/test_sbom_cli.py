@@ -5,6 +5,7 @@ CycloneDX library and checked with its schema validator."""
 from __future__ import annotations
 
 import json
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,37 @@ def test_all_on_an_empty_root_is_a_valid_empty_document(
     assert "no plugins installed" in done.stderr
     assert strict_errors(done.stdout) is None
     assert json.loads(done.stdout).get("components", []) == []
+
+
+def test_a_development_link_is_named_as_one_never_as_an_orphan(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """``install --link`` points the root at a checkout, which has no install receipt to
+    vouch for its files: ``sbom ID`` says the link is not described by it, and ``--all``
+    names it as the development link ``list`` shows, not as an orphan, nor the root as
+    holding no plugins."""
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    for member in plugin_members("hello", "0.1.0"):
+        path = checkout / member.name
+        if member.kind == tarfile.DIRTYPE:
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(member.data)
+            path.chmod(member.mode)
+    root = tmp_path / "root"
+    linked = nexo("plugin", "install", "--link", checkout, "--dest", root, "--yes", env=env,
+                  in_process=True)  # fmt: skip
+    assert linked.code == 0, linked.stderr
+    one = sbom(env, root, "hello")
+    assert one.code == 1
+    assert one.stdout == ""
+    assert "development link" in one.error_line
+    assert "sbom" in one.error_line
+    every = sbom(env, root, "--all")
+    assert every.code == 0, every.stderr
+    assert "--include-orphan" not in every.stderr
+    assert "no plugins installed" not in every.stderr
+    assert f"hello: a development link ({root / 'hello'} -> {checkout})" in every.stderr
+    assert strict_errors(every.stdout) is None

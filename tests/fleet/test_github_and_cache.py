@@ -478,3 +478,26 @@ def test_no_signature_request_when_signatures_are_not_verified(
     )
     assert verified.code == 0, verified.stderr
     assert github_server.requests_to(signature_path)
+
+
+def test_lock_names_a_changed_source_not_a_version_that_did_not_change(
+    *, tmp_path: Path, fleet_env: dict[str, str], github_server: GitHubServer
+) -> None:
+    """The wanted set moves echo to another repository publishing the same release: the lock
+    is rewritten for the new source, and its change says so rather than ``1.2.3 -> 1.2.3``
+    (or nothing at all)."""
+    assets = release_assets("echo", "1.2.3", target=LINUX)
+    for repo in ("nexo-plugin-echo", "echo-mirror"):
+        github_server.publish("acme", repo, "v1.2.3", assets)
+    env, wanted = _wants_echo(tmp_path, fleet_env, github_server)
+    first = fleet_run("lock", "-f", wanted, env=env)
+    assert first.code == 0, first.stderr
+    assert first.document["changes"] == {"echo": "locked 1.2.3"}
+    wanted.write_text('[plugins.echo]\nsource = "acme/echo-mirror"\n')
+    moved = fleet_run("lock", "-f", wanted, env=env)
+    assert moved.code == 0, moved.stderr
+    assert moved.document["written"] is True
+    assert moved.document["changes"] == {
+        "echo": "1.2.3 (source acme/nexo-plugin-echo -> acme/echo-mirror)"
+    }
+    assert 'source = "acme/echo-mirror"' in (tmp_path / "nexo-plugins.lock").read_text()

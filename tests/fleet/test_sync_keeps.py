@@ -72,3 +72,48 @@ def test_reinstalling_the_locked_version_keeps_the_version_kept_before(
     )  # fmt: skip
     assert text.code == 0
     assert "kept for rollback" not in text.stderr
+
+
+def test_a_sync_that_changes_a_held_plugin_says_it_released_the_hold(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """The lock names another version of a held plugin: sync installs it (the lock decides),
+    and the hold it ends is said, in the text and as ``released_hold`` in ``--json``."""
+    home = Path(fleet_env["NEXO_HOME"])
+    for version in ("1.0.0", "1.1.0"):
+        dist = make_dist("alpha", version, identity=None, targets=(LINUX,))
+        push_dist(dist, registry.ref("plugins/alpha"), home)
+    newer = _lock(tmp_path / "newer", registry, "=1.1.0", fleet_env)
+    older = _lock(tmp_path / "older", registry, "=1.0.0", fleet_env)
+    root = tmp_path / "root"
+    common = ("--dest", str(root), "--plain-http", "--frozen")
+
+    def synced(lock: Path, *extra: str) -> tuple[int, str, str]:
+        run = nexo("plugin", "sync", "--lock", str(lock), *common, *extra, env=fleet_env,
+                   in_process=True)  # fmt: skip
+        return run.code, run.stdout, run.stderr
+
+    assert synced(older)[0] == 0
+    held = nexo("plugin", "hold", "alpha", "--dest", str(root), env=fleet_env, in_process=True)
+    assert held.code == 0, held.stderr
+    code, _, err = synced(newer)
+    assert code == 0, err
+    assert "alpha 1.0.0 \u2192 1.1.0: upgraded" in err
+    assert "hold at 1.0.0 released (the lock names 1.1.0)" in err
+    assert not (root / ".nexo" / "holds" / "alpha.json").exists()
+    # Held again, and synced back as --json: the document names the hold it released.
+    assert nexo("plugin", "hold", "alpha", "--dest", str(root), env=fleet_env,
+                in_process=True).code == 0  # fmt: skip
+    code, out, err = synced(older, "--json")
+    assert code == 0, err
+    (plugin,) = json.loads(out)["plugins"]
+    assert (plugin["change"], plugin["released_hold"]) == ("downgrade", "1.1.0")
+    # A sync that finds the plugin in place keeps the hold, and says nothing of one.
+    assert nexo("plugin", "hold", "alpha", "--dest", str(root), env=fleet_env,
+                in_process=True).code == 0  # fmt: skip
+    code, out, err = synced(older, "--json")
+    assert code == 0, err
+    (plugin,) = json.loads(out)["plugins"]
+    assert plugin["action"] == "unchanged"
+    assert "released_hold" not in plugin
+    assert (root / ".nexo" / "holds" / "alpha.json").exists()

@@ -465,7 +465,8 @@ def test_per_target_tarball(tmp_path: Path, make_project: ProjectFactory) -> Non
     ("target", "binary_state", "message"),
     [
         ("noarch", "executable", "--binary needs --target"),
-        ("x86_64-unknown-linux-gnu", None, "needs --binary"),
+        ("x86_64-pc-windows-msvc", None, "cannot be packed for x86_64-pc-windows-msvc"),
+        ("x86_64-unknown-linux-gnu", "no-src", "needs --binary"),
         ("sparc-sun-solaris", "executable", "unknown target"),
         ("aarch64-apple-darwin", "plain", "not executable"),
         ("aarch64-apple-darwin", "missing", "is not a file"),
@@ -480,7 +481,9 @@ def test_target_flag_errors(
 ) -> None:
     project = make_project()
     binary: Path | None = None
-    if binary_state is not None:
+    if binary_state == "no-src":
+        (project / "src" / "main.py").unlink()
+    elif binary_state is not None:
         binary = tmp_path / "exe"
         if binary_state != "missing":
             binary.write_bytes(b"x")

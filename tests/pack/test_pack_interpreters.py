@@ -19,7 +19,7 @@ import pytest
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.pack.build import VENDOR_RECORD, PackOptions, pack
-from pack.pack_helpers import ProjectFactory
+from pack.pack_helpers import ProjectFactory, build_wheel
 
 _PYENV = Path("/root/.pyenv/versions")
 _EPOCH = 1_700_000_000
@@ -125,3 +125,40 @@ def test_a_malformed_python_version_is_a_usage_error(
         pack(PackOptions(project=project, python_version=version))
     assert (raised.value.kind, raised.value.exit_code) == ("usage", 2)
     assert not (project / "dist").exists()
+
+
+def test_a_tarball_for_a_triple_is_the_same_from_311_and_313(
+    tmp_path: Path,
+    make_project: ProjectFactory,
+    interpreter: Callable[[str], Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A compiled wheel for macOS arm64 and a darwin-only backport, packed on Linux by two
+    Pythons (with the wheelhouse's pip, whichever pip this environment has)."""
+    wheels = tmp_path / "wheels"
+    build_wheel(
+        wheels, "fastlib", "1.0", {"fastlib/_speed.cpython-311-darwin.so": b"\xcf\xfa\xed\xfe"},
+        purelib=False, tag="cp311-cp311-macosx_11_0_arm64",
+    )  # fmt: skip
+    build_wheel(
+        wheels, "fastlib", "1.0", {"fastlib/_speed.cpython-311-x86_64-linux-gnu.so": b"\x7fELF"},
+        purelib=False, tag="cp311-cp311-manylinux_2_17_x86_64",
+    )  # fmt: skip
+    build_wheel(wheels, "maconly", "1.0", {"maconly.py": b""}, purelib=True, tag="py3-none-any")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
+    project = make_project(requirements='fastlib\nmaconly; sys_platform == "darwin"\n')
+    digests = {}
+    for version in ("3.11", "3.13"):
+        tarball = _pack_with(
+            interpreter(version),
+            project,
+            tmp_path / f"dist-{version}",
+            monkeypatch,
+            target="aarch64-apple-darwin",
+        )
+        digests[version] = hashlib.sha256(tarball.read_bytes()).hexdigest()
+        members = _members(tarball)
+        assert "lib/fastlib/_speed.cpython-311-darwin.so" in members, (version, members)
+        assert "lib/maconly.py" in members, (version, members)
+    assert digests["3.11"] == digests["3.13"]
