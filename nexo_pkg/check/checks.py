@@ -34,6 +34,7 @@ from nexo_pkg.check.host_calls import (
     METHOD_NOT_FOUND,
     HostCalls,
 )
+from nexo_pkg.check.microapp_target import ManifestRefusedError
 from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.check.report import CheckReport, CheckResult, Status
 from nexo_pkg.check.rpc import (
@@ -51,12 +52,7 @@ from nexo_pkg.check.sandbox import (
     find_bwrap,
     plan_sandbox,
 )
-from nexo_pkg.check.target import (
-    ManifestRefusedError,
-    ResolvedPlugin,
-    default_install_root,
-    resolve_target,
-)
+from nexo_pkg.check.target import ResolvedPlugin, default_install_root, resolve_target
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.version import SEMVER_2
@@ -133,8 +129,8 @@ def run_check(
     ``extensions.yaml``): the daemon runs microapps unsandboxed, so ``sandbox`` and
     ``host_calls`` do not apply. Plugin misbehaviour is reported in the returned
     :class:`CheckReport`, never raised, and so is a manifest the daemon refuses
-    (:class:`~nexo_pkg.check.target.ManifestRefusedError`: the failed ``manifest`` check naming
-    the lint rule; nothing starts). Raises :class:`UsageError` for bad arguments and
+    (:class:`~nexo_pkg.check.microapp_target.ManifestRefusedError`: the failed ``manifest``
+    check naming the lint rule; nothing starts). Raises :class:`UsageError` for bad arguments and
     ``TargetError`` (exit 2) or the archive errors when the target names nothing runnable.
     """
     if timeout_ms is not None and timeout_ms <= 0:

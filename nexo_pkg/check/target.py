@@ -10,7 +10,9 @@ A target is one of:
 
 Every way of not finding something runnable is a
 :class:`~nexo_pkg.check.microapp_target.TargetError` (exit 2); a manifest the daemon refuses
-is its subclass :class:`ManifestRefusedError`, which ``check`` reports as a failed check instead.
+is its subclass
+:class:`~nexo_pkg.check.microapp_target.ManifestRefusedError`, which ``check`` reports as a
+failed check instead.
 """
 
 from __future__ import annotations
@@ -26,8 +28,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nexo_pkg.check.microapp_target import MicroappTarget, TargetError, find_microapp
-from nexo_pkg.check.refusal import lint_refusal
+from nexo_pkg.check.microapp_target import (
+    ManifestRefusedError,
+    MicroappTarget,
+    TargetError,
+    find_microapp,
+)
 from nexo_pkg.core import posix
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.core.version import Version, VersionError, parse_version
@@ -45,31 +51,6 @@ _ENTRYPOINT_PROBLEMS = (
     ("plugin.entrypoint.args", "must be an array of strings"),
     ("plugin.entrypoint.env", "must be a table of strings"),
 )
-
-
-class ManifestRefusedError(TargetError):
-    """The manifest at ``manifest`` is one the daemon refuses to load or spawn (a TOML syntax
-    error, an invalid ``plugin.id``, a version it cannot parse, an entrypoint it cannot read):
-    ``check`` starts nothing and reports it as the failed ``manifest`` check (exit 1) with
-    :attr:`refusal`, which names the lint rule (SPEC §4, containment). ``plugin_id`` is the
-    id as written (empty when there is none), ``root`` the plugin root."""
-
-    def __init__(self, message: str, *, root: Path, plugin_id: str, refusal: str) -> None:
-        super().__init__(message)
-        self.root = root
-        self.plugin_id = plugin_id
-        self.refusal = refusal
-
-    @classmethod
-    def linted(
-        cls, message: str, *, manifest: Path, root: Path, plugin_id: str
-    ) -> ManifestRefusedError:
-        """The refusal of ``manifest``, linted now: a tarball's temporary copy is gone once
-        the error leaves the block."""
-        refusal = lint_refusal(manifest, None) or (
-            f"{message}; not started (the daemon refuses this manifest too)"
-        )
-        return cls(message, root=root, plugin_id=plugin_id, refusal=refusal)
 
 
 def _raw_id(manifest: dict[str, object]) -> str:

@@ -86,3 +86,39 @@ def test_no_manifest_at_all_stays_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     result = CliRunner().invoke(app, ["plugin", "check", str(tmp_path / "empty"), "--json"])
     assert result.exit_code == 2
+
+
+MICROAPP = """[plugin]
+id = "greeter"
+version = "0.1.0"
+
+[capabilities]
+tools = ["hello"]
+
+[transport]
+kind = "stdio"
+command = "./run"
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "code"),
+    [
+        ('id = "greeter"', 'id = "Greeter"', "NX200"),
+        ('command = "./run"', 'command = " "', "NX208"),
+    ],
+)
+def test_a_microapp_manifest_the_daemon_skips_fails_naming_the_rule(
+    tmp_path: Path, old: str, new: str, code: str
+) -> None:
+    (tmp_path / "plugin.toml").write_text(MICROAPP.replace(old, new), encoding="utf-8")
+    report = run_check(tmp_path)
+    assert not report.ok
+    manifest = report.get("manifest")
+    assert manifest is not None
+    assert manifest.status == "fail"
+    assert manifest.detail.startswith("plugin.toml:")
+    assert f" {code} " in manifest.detail
+    spawn = report.get("spawn")
+    assert spawn is not None
+    assert spawn.status == "fail"
