@@ -245,6 +245,11 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
     args += ["--setenv", "PATH", "/usr/bin:/bin"]
     # Rust's `Path::parent`: nothing for a bare program name, `/` for `/prog`.
     parent = command[0].rpartition("/")[0] or ("/" if command[0].startswith("/") else "")
+    if ".." in parent.split("/"):
+        # bwrap is never handed a path that still climbs: the directory as bwrap would reach
+        # it (links, then `..`, as the kernel resolves them) and the command in it.
+        parent = os.path.realpath(parent)
+        command = [f"{parent.rstrip('/')}/{command[0].rpartition('/')[2]}", *command[1:]]
     if parent and Path(parent).exists():
         # A command at `/x` (or in a home, or under /proc) has the daemon bind that whole
         # directory, read-only: judged as every bind source is.
@@ -254,7 +259,7 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
             parent,
             "",
             where=f"the directory of the command `{command[0]}`",
-            climbing=False,  # `./bin/../run`: the plugin's own directory, as bwrap binds it
+            climbing=False,  # under /root outside its secrets: a pyenv interpreter
         )
         if danger is not None:
             return refused(danger, daemon_spawns=True)

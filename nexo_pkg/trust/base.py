@@ -17,9 +17,6 @@ from nexo_pkg.trust.policy import AuthorPolicy
 
 # The signing schemes a verifier exists for, as recorded in receipts.
 Scheme = Literal["sigstore-bundle", "github-attestation", "checksums-file", "cosign-legacy"]
-# The media type of v0.1 Sigstore bundles, the only ones that may carry an inclusion promise
-# without an inclusion proof (verified as legacy cosign material).
-BUNDLE_V01_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle+json;version=0.1"
 
 
 class SignatureError(NexoError):

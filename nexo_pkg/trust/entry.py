@@ -23,7 +23,6 @@ from typing import Literal
 
 from nexo_pkg.core.files import sha256_file
 from nexo_pkg.trust.base import (
-    BUNDLE_V01_MEDIA_TYPE,
     SignatureError,
     SignatureInvalidError,
     SignatureMaterial,
@@ -377,15 +376,6 @@ def _verify_document(
 
     document = parse_json_document(raw, name)
     if isinstance(document, dict) and "mediaType" in document:
-        if document.get("mediaType") == BUNDLE_V01_MEDIA_TYPE:
-            from nexo_pkg.trust.verifiers import cosign_legacy  # noqa: PLC0415
-
-            promise_only = cosign_legacy.promise_only_v01_bundle(document)
-            if promise_only is not None:
-                claims.check_recorded_digest(artifact, document, name)
-                return cosign_legacy.verify_legacy_bundle(
-                    artifact, promise_only, name=name, request=request
-                )
         claims.require_log_entry(document, name)
         if "dsseEnvelope" in document:
             from nexo_pkg.trust.verifiers import attestation  # noqa: PLC0415

@@ -467,6 +467,16 @@ def test_a_path_under_the_host_proc_is_not_started(tmp_path: Path, entry: str) -
     assert not marker.exists()
 
 
+def _launcher_in(directory: Path, marker: Path) -> Path:
+    """``directory/run``, a launcher that creates ``marker`` and exits, beside an empty
+    ``directory/bin``."""
+    (directory / "bin").mkdir(parents=True)
+    launcher = directory / "run"
+    launcher.write_text(f"#!/bin/sh\n: > {marker}\nexit 0\n", encoding="utf-8")
+    launcher.chmod(0o755)
+    return launcher
+
+
 @needs_bwrap
 def test_a_command_whose_directory_reaches_the_host_is_not_started(tmp_path: Path) -> None:
     """The daemon binds the directory of the command read-only (its `Path::parent`): a command
@@ -474,12 +484,8 @@ def test_a_command_whose_directory_reaches_the_host_is_not_started(tmp_path: Pat
     whatever the daemon's root is. check judges that directory as every bind source, starts
     nothing, and says the daemon would; `./bin/../run` is the plugin's own directory."""
     root = tmp_path / "p"
-    root.mkdir()
     marker = tmp_path / "started"
-    launcher = root / "run"
-    launcher.write_text(f"#!/bin/sh\n: > {marker}\nexit 0\n", encoding="utf-8")
-    launcher.chmod(0o755)
-    (root / "bin").mkdir()
+    launcher = _launcher_in(root, marker)
     command = f"/proc/self/root{launcher}"
     manifest = root / "nexo-plugin.toml"
 
@@ -540,3 +546,36 @@ def test_a_read_path_exposing_the_own_home_s_secrets_is_not_started(tmp_path: Pa
     _marking_plugin(sibling, tmp_path / "out" / "started", str(tmp_path / "out"))
     code, document = cli_check(sibling, env={"HOME": str(home)})
     assert (tmp_path / "out" / "started").exists(), document
+
+
+@needs_bwrap
+def test_a_command_path_with_dot_dot_reaches_bwrap_resolved(tmp_path: Path) -> None:
+    """SPEC §4: check never passes the sandbox a path that still has `..` components. The
+    daemon binds the directory of an absolute command as written (`{root}/bin/..`), and bwrap
+    follows the `..` and any link before it: check binds that directory as bwrap reaches it
+    and runs the command from there, so the plugin starts as under the daemon and no argument
+    of bwrap climbs."""
+    real = tmp_path / "real"
+    marker = tmp_path / "started"
+    launcher = _launcher_in(real, marker)
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "via").symlink_to(real / "bin")  # `via/..` is `real`, not `p`, to the kernel
+    command = f"{root}/via/../run"
+    (root / "nexo-plugin.toml").write_text(
+        '[plugin]\nid = "climb"\nversion = "0.1.0"\nname = "c"\ndescription = "c"\n'
+        'min_nexo_version = ">=0.1.0"\n[plugin.entrypoint]\n'
+        f"command = {toml_string(command)}\n[plugin.sandbox]\nenabled = true\n"
+        f"fs_write_paths = [{toml_string(str(tmp_path))}]\n",
+        encoding="utf-8",
+    )
+    _, document = cli_check(root)
+    argv = document["sandbox"]["argv"]
+    assert argv, document["sandbox"]
+    assert not [arg for arg in argv if ".." in arg.split("/")], argv
+    assert ["--ro-bind-try", str(real), str(real)] == argv[
+        argv.index(str(real)) - 1 : argv.index(str(real)) + 2
+    ]
+    assert argv[argv.index("--") + 1] == str(launcher)
+    assert check(document, "sandbox")["status"] == "pass", check(document, "sandbox")
+    assert marker.exists()

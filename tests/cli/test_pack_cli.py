@@ -164,7 +164,7 @@ def test_lint_errors_exit_1_with_diagnostics(tmp_path: Path) -> None:
     ("args", "code", "kind"),
     [
         (["--binary", "exe"], 2, "usage"),
-        (["--target", "x86_64-unknown-linux-gnu"], 2, "usage"),
+        (["--target", "x86_64-pc-windows-msvc"], 2, "usage"),  # no daemon runs there
         (["--target", "mips-unknown-plan9", "--binary", "exe"], 2, "usage"),
         (["--out", "occupied"], 2, "usage"),
         (["--requirements", "missing.txt"], 2, "usage"),

@@ -9,11 +9,8 @@ rule switched off or inverted fails a test here (the mutation score of
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,7 +32,6 @@ from nexo_pkg.trust.verifiers.claims import (
     UntrustedSignerError,
     accept_verified,
     binding_reason,
-    check_recorded_digest,
     rejection_reason,
     require_log_entry,
     untrusted_signer_error,
@@ -594,26 +590,3 @@ def test_require_log_entry() -> None:
         "repositories, which signs with RFC 3161 timestamps only); nexo-pkg verifies only "
         "bundles logged in a Sigstore transparency log"
     )
-
-
-def test_check_recorded_digest(tmp_path: Path) -> None:
-    artifact = tmp_path / "a"
-    artifact.write_bytes(b"content")
-    digest = base64.b64encode(hashlib.sha256(b"content").digest()).decode()
-
-    def document(**recorded: object) -> dict[str, object]:
-        return {"messageSignature": {"messageDigest": recorded}}
-
-    check_recorded_digest(artifact, document(algorithm="SHA2_256", digest=digest), "x")
-    check_recorded_digest(artifact, {}, "x")
-    check_recorded_digest(artifact, {"messageSignature": {}}, "x")
-    other = base64.b64encode(hashlib.sha256(b"other").digest()).decode()
-    for bad in (
-        document(algorithm="SHA2_256", digest=other),
-        document(algorithm="SHA2_384", digest=digest),
-    ):
-        with pytest.raises(SignatureInvalidError, match="not this file's"):
-            check_recorded_digest(artifact, bad, "x")
-    for broken in (document(algorithm="SHA2_256"), document(algorithm="SHA2_256", digest="!!")):
-        with pytest.raises(SignatureInvalidError, match="unreadable message digest"):
-            check_recorded_digest(artifact, broken, "x")

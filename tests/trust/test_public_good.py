@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,25 @@ def test_ignore_reads_nothing(tmp_path: Path) -> None:
     )
     assert outcome.status == "skipped"
     assert outcome.to_json()["identity"] is None
+
+
+def test_the_real_bundle_relabelled_v01_without_its_inclusion_proof_is_invalid(
+    vector: tuple[Path, Path],
+) -> None:
+    """The public-good entry keeps its genuine signed entry timestamp; relabelled as a v0.1
+    bundle with its inclusion proof removed, sigstore-python (the one verifier) refuses it, so
+    nexo-pkg does too instead of trusting the timestamp alone."""
+    from sigstore.errors import Error as SigstoreError
+    from sigstore.models import Bundle
+
+    artifact, bundle = vector
+    document = json.loads(bundle.read_text())
+    document["mediaType"] = "application/vnd.dev.sigstore.bundle+json;version=0.1"
+    entry = document["verificationMaterial"]["tlogEntries"][0]
+    assert entry["inclusionPromise"]["signedEntryTimestamp"]
+    del entry["inclusionProof"]
+    bundle.write_text(json.dumps(document))
+    with pytest.raises(SigstoreError):
+        Bundle.from_json(bundle.read_text())
+    with pytest.raises(SignatureInvalidError, match="inclusionProof"):
+        _verify(artifact, bundle, _policy())

@@ -8,11 +8,8 @@ sigstore-python path (:mod:`~nexo_pkg.trust.verifiers.common`).
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -27,7 +24,6 @@ from cryptography.x509 import (
     UnrecognizedExtension,
 )
 
-from nexo_pkg.core.files import sha256_file
 from nexo_pkg.trust.base import (
     Scheme,
     SignatureInvalidError,
@@ -485,16 +481,3 @@ def accept_verified(
     except UntrustedSignerError:
         signer = Signer.from_certificate(certificate)
         raise untrusted_signer_error(signer, request, name, predicate_type=predicate_type) from None
-
-
-def check_recorded_digest(artifact: Path, document: dict[str, Any], name: str) -> None:
-    """The digest a bundle records (``messageSignature.messageDigest``) must be the file's."""
-    recorded = (document.get("messageSignature") or {}).get("messageDigest")
-    if not recorded:
-        return
-    try:
-        digest = base64.b64decode(recorded["digest"], validate=True)
-    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
-        raise SignatureInvalidError(f"{name}: unreadable message digest") from exc
-    if recorded.get("algorithm") != "SHA2_256" or digest.hex() != sha256_file(artifact):
-        raise SignatureInvalidError(f"{name}: the bundle's message digest is not this file's")

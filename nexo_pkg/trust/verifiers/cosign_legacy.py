@@ -53,7 +53,6 @@ from cryptography.x509.verification import VerificationError as X509Verification
 
 from nexo_pkg.core.files import sha256_file
 from nexo_pkg.trust.base import (
-    BUNDLE_V01_MEDIA_TYPE,
     SignatureInvalidError,
     SignatureMaterial,
     TrustRequest,
@@ -223,37 +222,6 @@ def _check_log_body(body: bytes, certificate: Certificate, signature: bytes, dig
         != certificate.public_bytes(serialization.Encoding.DER)
     ):
         raise _LegacyError("the log entry does not match the signature, certificate and file")
-
-
-def promise_only_v01_bundle(document: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A v0.1 Sigstore bundle with an inclusion promise but no checkpointed inclusion proof
-    (early Sigstore clients wrote them; sigstore-python requires a proof), rewritten as the
-    equivalent legacy cosign document, whose signed entry timestamp vouches for it; ``None``
-    for any other bundle."""
-    if document.get("mediaType") != BUNDLE_V01_MEDIA_TYPE:
-        return None
-    try:
-        material = document["verificationMaterial"]
-        (entry,) = material["tlogEntries"]
-        proof = entry.get("inclusionProof") or {}
-        if proof.get("checkpoint"):
-            return None
-        certificate = material["x509CertificateChain"]["certificates"][0]["rawBytes"]
-        return {
-            "base64Signature": document["messageSignature"]["signature"],
-            "cert": certificate,
-            "rekorBundle": {
-                "SignedEntryTimestamp": entry["inclusionPromise"]["signedEntryTimestamp"],
-                "Payload": {
-                    "body": entry["canonicalizedBody"],
-                    "integratedTime": int(entry["integratedTime"]),
-                    "logIndex": int(entry["logIndex"]),
-                    "logID": base64.b64decode(entry["logId"]["keyId"]).hex(),
-                },
-            },
-        }
-    except (KeyError, IndexError, TypeError, ValueError, binascii.Error, AttributeError):
-        return None  # malformed: let the bundle parser report it
 
 
 def verify_legacy_bundle(
