@@ -31,6 +31,9 @@ class ManifestSummary:
     fs_read_paths: tuple[str, ...] = ()
     fs_write_paths: tuple[str, ...] = ()
     capabilities: tuple[str, ...] = ()
+    #: ``[plugin.capabilities.admin]``: the admin RPCs the plugin asks the operator to grant.
+    admin_required: tuple[str, ...] = ()
+    admin_optional: tuple[str, ...] = ()
     #: Host requirements the daemon would warn about at boot, as far as this machine can
     #: tell without the daemon's configuration (:func:`unmet_host_requirements`).
     host_requirements: tuple[HostRequirement, ...] = ()
@@ -73,6 +76,10 @@ class ManifestSummary:
             },
             "operator_must_allow": list(self.operator_must_allow),
             "capabilities": list(self.capabilities),
+            "admin_capabilities": {
+                "required": list(self.admin_required),
+                "optional": list(self.admin_optional),
+            },
             "host_requirements": [item.to_json() for item in self.host_requirements],
         }
 
@@ -106,6 +113,8 @@ def summarise_manifest(model: ManifestModel) -> ManifestSummary:
         fs_read_paths=plugin.sandbox.fs_read_paths,
         fs_write_paths=plugin.sandbox.fs_write_paths,
         capabilities=plugin.capabilities.provides,
+        admin_required=plugin.capabilities.admin_required,
+        admin_optional=plugin.capabilities.admin_optional,
         host_requirements=unmet_host_requirements(model),
         min_nexo_version=plugin.min_nexo_version,
     )
@@ -219,4 +228,8 @@ def render_plan(plan: InstallPlan) -> list[str]:
         lines.append("Sandbox:      disabled (the plugin runs with your user's permissions)")
     caps = ", ".join(summary.capabilities) if summary.capabilities else "none declared"
     lines.append(f"Capabilities: {caps}")
+    admin = [f"{name} (required)" for name in summary.admin_required]
+    admin += [f"{name} (optional)" for name in summary.admin_optional]
+    if admin:
+        lines.append(f"  admin RPCs: {', '.join(admin)}")
     return [printable(line) for line in lines]

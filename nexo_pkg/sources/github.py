@@ -138,7 +138,14 @@ def resolve_api_base(flag: str | None = None) -> str:
         valid_port = parts.port is None or parts.port > 0
     except ValueError:  # an unclosed IPv6 bracket, a port out of range
         parts, valid_port = urlsplit(""), False
-    if parts.scheme not in {"http", "https"} or not parts.netloc or not valid_port:
+    # A query, a fragment, or blanks and control characters (which urlsplit drops from the
+    # ends) would be glued to every request path: the base is no base at all.
+    extra = (
+        parts.query
+        or parts.fragment
+        or any(ord(char) <= 0x20 or ord(char) == 0x7F for char in base)
+    )
+    if parts.scheme not in {"http", "https"} or not parts.netloc or not valid_port or extra:
         fix = "" if source.startswith("--") else f"; fix it, or unset {source}"
         raise UsageError(
             f"GitHub API URL {shown(base)} ({source}) is not an http(s) URL such as "

@@ -61,6 +61,13 @@ def test_the_summary_shows_what_the_manifest_says(path: Path) -> None:
         "fs_write_paths": _strings(sandbox, "fs_write_paths"),
     }
     assert shown["capabilities"] == _strings(plugin.get("capabilities", {}), "provides")
+    # The admin RPCs a plugin asks the operator to grant (the real admin plugin asks for
+    # agents_crud and more) are part of what it asks for (SPEC §5 step 8).
+    admin = {} if is_extension_shape(data) else plugin.get("capabilities", {}).get("admin", {})
+    assert shown["admin_capabilities"] == {
+        "required": _strings(admin, "required"),
+        "optional": _strings(admin, "optional"),
+    }
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda path: path.name)

@@ -27,6 +27,7 @@ BROWSER = (
     "nexo-plugin-browser__nexo-plugin.toml__idx0e0f3215.toml",
 )
 SETTING = "NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW=1"
+ADMIN = ("daemon-parity", "real-manifests", "nexo-rs-plugin-admin__plugin.toml__b5f2f698.toml")
 
 
 def _browser_release(env: InstallEnv) -> str:
@@ -96,3 +97,37 @@ def test_plugins_without_host_networking_need_nothing(install_env: InstallEnv) -
     document = install("acme/hello", install_env.make_options()).to_json()
     assert document["manifest"]["operator_must_allow"] == []
     assert not any("HOST_NET" in warning for warning in document["warnings"])
+
+
+def test_the_admin_rpcs_a_plugin_asks_for_are_on_the_screen_and_in_json(
+    install_env: InstallEnv,
+) -> None:
+    """The real admin plugin asks the operator to grant admin RPCs (``[plugin.capabilities.
+    admin]``, checked by the daemon at boot): the confirmation screen and ``--json`` show them
+    (SPEC §5 step 8, "what the manifest asks for"), not "Capabilities: none declared" alone."""
+    manifest = require_shared_fixture(*ADMIN).read_text(encoding="utf-8")
+    data = targz(plugin_members("admin", "0.1.18", manifest=manifest))
+    name = asset_name("admin", "0.1.18")
+    install_env.server.publish(
+        "lordmacu",
+        "nexo-plugin-admin",
+        "v0.1.18",
+        {name: data, name + ".sha256": sidecar_line(data, name).encode()},
+    )
+    env = clean_env(
+        NEXO_HOME=str(install_env.home),
+        NEXO_GITHUB_API_BASE=install_env.server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+    )
+    args: list[str | Path] = ["plugin", "install", "lordmacu/nexo-plugin-admin", "--dest"]
+    args.append(install_env.dest)
+    dry = nexo(*args, "--yes", "--dry-run", env=env, in_process=True)
+    assert dry.exit_code == 0, dry.stderr
+    (line,) = [line for line in dry.stderr.splitlines() if "admin RPCs:" in line]
+    assert "agents_crud (required)" in line
+    document = nexo(*args, "--yes", "--dry-run", "--json", env=env, in_process=True).document
+    asked = document["manifest"]["admin_capabilities"]
+    assert "agents_crud" in asked["required"]
+    assert line.count("(required)") == len(asked["required"])
+    assert line.count("(optional)") == len(asked["optional"])
+    assert not install_env.dest.exists() or not any(install_env.dest.iterdir())

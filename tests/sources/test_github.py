@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support.cli import nexo, stand_in_env
 from support.github_server import BlobServer, GitHubServer
 from support.tarballs import release_assets
 
@@ -263,6 +264,41 @@ def test_api_base_and_token_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path
     assert resolve_token("https://api.github.com") == "b"
     monkeypatch.setenv("NEXO_GITHUB_TOKEN", "a")
     assert resolve_token("https://api.github.com") == "a"
+
+
+@pytest.mark.parametrize(
+    "suffix", ["?per_page=1", "#top", "/api/v3?x=1"], ids=["query", "fragment", "path-query"]
+)
+@pytest.mark.parametrize("where", ["flag", "env"])
+def test_an_api_base_with_a_query_or_fragment_is_a_configuration_error(
+    tmp_path: Path, github_server: GitHubServer, suffix: str, where: str
+) -> None:
+    """An API base with a query or fragment would be glued in front of every request path
+    (``/?x=1/repos/…``): a configuration error (exit 2, SPEC §1), before any request."""
+    github_server.publish("acme", "hello", "v1.0.0", ASSETS)
+    base = github_server.url + suffix
+    flags = ["--github-api-url", base] if where == "flag" else []
+    env = stand_in_env(tmp_path / "home", base if where == "env" else github_server.url)
+    dest = tmp_path / "dest"
+    result = nexo("plugin", "install", "acme/hello", "--dest", dest, "--yes", "--json", *flags,
+                  env=env)  # fmt: skip
+    assert (result.code, result.document["kind"]) == (2, "usage"), result.stderr
+    assert "is not an http(s) URL" in result.document["error"]
+    assert github_server.requests == []
+    assert not dest.exists()
+
+
+@pytest.mark.parametrize("base", [" {url}", "{url}\t", "{url}/api\n/v3"])
+def test_an_api_base_with_blanks_or_control_characters_is_a_usage_error(
+    github_server: GitHubServer, base: str
+) -> None:
+    """urlsplit drops blanks and C0 characters from the ends of a URL (and tabs and line
+    feeds from anywhere), so an API base read from a carelessly written variable looked valid,
+    then failed every request as a network error (exit 1): it is a usage error (exit 2)."""
+    with pytest.raises(NexoError) as caught:
+        resolve_api_base(base.format(url=github_server.url))
+    assert (caught.value.kind, caught.value.exit_code) == ("usage", 2)
+    assert "is not an http(s) URL" in str(caught.value)
 
 
 def test_private_repository_needs_the_token(
