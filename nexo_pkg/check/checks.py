@@ -34,9 +34,17 @@ from nexo_pkg.check.host_calls import (
     METHOD_NOT_FOUND,
     HostCalls,
 )
+from nexo_pkg.check.microapp_target import ManifestRefusedError
 from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.check.report import CheckReport, CheckResult, Status
-from nexo_pkg.check.rpc import DEFAULT_TIMEOUT_MS, FrameLoop, NoReply, Pending, Reply
+from nexo_pkg.check.rpc import (
+    DEFAULT_TIMEOUT_MS,
+    FrameLoop,
+    NoReply,
+    Pending,
+    Reply,
+    plugin_timeout_ms,
+)
 from nexo_pkg.check.sandbox import (
     SandboxPlan,
     current_platform,
@@ -60,6 +68,12 @@ SHUTDOWN_GRACE_SECONDS = 1.0
 #: How long a plugin gets to exit on its own after replying to ``shutdown``, before the host
 #: closes its stdin (a plugin that needs the closed stdin gets a warning).
 OWN_EXIT_SECONDS = 0.5
+
+#: The daemon's switch from logging tool-namespace violations to refusing the plugin
+#: (``scoped_tool_registry.rs`` ``NamespaceEnforcement::from_env`` at eec3f33: ``1``/``true``).
+NAMESPACE_STRICT_ENV = "NEXO_PLUGIN_NAMESPACE_STRICT"
+
+_NOT_STARTED = "not started: its manifest does not lint (see `manifest`)"
 
 #: A method no plugin implements; the answer must be ``-32601``.
 UNKNOWN_METHOD = "nexo.check.unknown_method"
@@ -106,14 +120,17 @@ def run_check(
 
     ``target`` is resolved by :func:`~nexo_pkg.check.target.resolve_target` (``dest``, else
     ``installed_root()``, holds installed ids); ``timeout_ms`` bounds each reply (default
-    :data:`DEFAULT_TIMEOUT_MS`, and a microapp's ``initialize`` the extension host's 10 s);
+    the daemon's ``NEXO_PLUGIN_INIT_TIMEOUT_MS``, else :data:`DEFAULT_TIMEOUT_MS`; a
+    microapp's ``initialize`` the extension host's 10 s, which reads no such variable);
     ``nexo_version`` defaults to the newest daemon
     release nexo-pkg knows; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
     ``strict`` implies ``host_calls`` (see :mod:`nexo_pkg.check.host_calls`). A microapp is
     checked by :func:`nexo_pkg.check.microapp.run_microapp` (with the grants of ``config``'s
     ``extensions.yaml``): the daemon runs microapps unsandboxed, so ``sandbox`` and
     ``host_calls`` do not apply. Plugin misbehaviour is reported in the returned
-    :class:`CheckReport`, never raised. Raises :class:`UsageError` for bad arguments and
+    :class:`CheckReport`, never raised, and so is a manifest the daemon refuses
+    (:class:`~nexo_pkg.check.microapp_target.ManifestRefusedError`: the failed ``manifest``
+    check naming the lint rule; nothing starts). Raises :class:`UsageError` for bad arguments and
     ``TargetError`` (exit 2) or the archive errors when the target names nothing runnable.
     """
     if timeout_ms is not None and timeout_ms <= 0:
@@ -124,27 +141,36 @@ def run_check(
     if invoke is not None and not isinstance(invoke[1], dict):
         raise UsageError("--args must be a JSON object")
     installed = installed_root or default_install_root
-    with resolve_target(target, dest=dest, installed_root=installed) as plugin:
-        if plugin.microapp is not None:
-            from nexo_pkg.check.microapp import run_microapp  # noqa: PLC0415
+    try:
+        with resolve_target(target, dest=dest, installed_root=installed) as plugin:
+            if plugin.microapp is not None:
+                from nexo_pkg.check.microapp import run_microapp  # noqa: PLC0415
 
-            return run_microapp(
-                plugin.microapp,
-                timeout_ms=timeout_ms,
-                agent_version=version,
+                return run_microapp(
+                    plugin.microapp,
+                    timeout_ms=timeout_ms,
+                    agent_version=version,
+                    invoke=invoke,
+                    strict=strict,
+                    config=config,
+                )
+            return check_plugin(
+                plugin,
+                timeout_ms=plugin_timeout_ms() if timeout_ms is None else timeout_ms,
+                nexo_version=version,
                 invoke=invoke,
                 strict=strict,
-                config=config,
+                sandbox=sandbox,
+                host_calls=host_calls or strict,
             )
-        return check_plugin(
-            plugin,
-            timeout_ms=DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms,
-            nexo_version=version,
-            invoke=invoke,
-            strict=strict,
-            sandbox=sandbox,
-            host_calls=host_calls or strict,
+    except ManifestRefusedError as refused:
+        # The daemon's own refusal stops the check first, naming the rule: nothing starts.
+        report = CheckReport(
+            plugin_id=refused.plugin_id, root=str(refused.root), argv=[], strict=strict
         )
+        report.add("manifest", "fail", refused.refusal)
+        report.add("spawn", "fail", _NOT_STARTED)
+        return report
 
 
 def check_plugin(
@@ -198,7 +224,7 @@ def check_plugin(
             if plan.daemon_spawns and plan.refusal is not None:
                 # What the daemon would bind on this host, beside the lint error.
                 report.add("sandbox", "fail", plan.refusal)
-            report.add("spawn", "fail", "not started: its manifest does not lint (see `manifest`)")
+            report.add("spawn", "fail", _NOT_STARTED)
             return report
         if not _report_sandbox(report, plan) or plan.argv is None:
             return report
@@ -414,12 +440,18 @@ class _Session(FrameLoop):
         plugin_id = self.plugin.plugin_id
         prefixes = (f"{plugin_id}_", f"ext_{plugin_id}_")
         outside = [name for name in names if not name.startswith(prefixes)]
+        strict = os.environ.get(NAMESPACE_STRICT_ENV) in {"1", "true"}
         self.report.judge(
             "tools.namespace",
             f"{', '.join(outside)}: tool names must start with {prefixes[0]!r} or {prefixes[1]!r}"
+            + (
+                f" (the daemon refuses the plugin: {NAMESPACE_STRICT_ENV} is on)"
+                if strict
+                else f" (the daemon logs it and goes on unless {NAMESPACE_STRICT_ENV}=1)"
+            )
             if outside
             else None,
-            "fail",
+            "fail" if strict else "warn",
             f"every name starts with {prefixes[0]!r}",
         )
         problems = "; ".join(
@@ -513,8 +545,10 @@ class _Session(FrameLoop):
     def _unknown_method(self) -> bool:
         answer = self.request(UNKNOWN_METHOD, {})
         if isinstance(answer, NoReply):
-            # The daemon times the call out and goes on; the session can go on too.
-            goes_on = answer.reason == "timeout"
+            # The daemon times the call out and goes on; the session can go on too. A plugin
+            # that closed a pipe but still runs is the same to it: its stdout reader ends at
+            # end-of-file, a failed write is only logged, and the call times out.
+            goes_on = answer.reason in {"timeout", "pipe_closed"}
             detail = f"no reply to an unknown method: {answer.detail}"
             self.report.add("unknown_method", "warn" if goes_on else "fail", detail)
             return goes_on
@@ -671,7 +705,7 @@ class _Session(FrameLoop):
         """Describe a plugin that closed its pipes: usually it exited."""
         if code is None:
             what = "closed its stdin" if sending else "closed its stdout"
-            return NoReply("stdin_closed", f"the plugin {what} but is still running")
+            return NoReply("pipe_closed", f"the plugin {what} but is still running")
         return NoReply("exited", f"the plugin exited {exit_text(code)} before replying")
 
     def _parse(self, line: bytes, deadline: float) -> dict[str, Any] | None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.core.errors import EXIT_USAGE, ConfigError, NexoError
 from nexo_pkg.core.files import read_config_bytes
 from nexo_pkg.lint.yaml_source import parse_yaml
@@ -43,6 +44,32 @@ class TargetError(NexoError):
 
     kind = "target_invalid"
     exit_code = EXIT_USAGE
+
+
+class ManifestRefusedError(TargetError):
+    """The manifest at ``manifest`` is one the daemon refuses to load or spawn (a TOML syntax
+    error, an invalid ``plugin.id``, a version it cannot parse, an entrypoint or a microapp's
+    stdio command it cannot read):
+    ``check`` starts nothing and reports it as the failed ``manifest`` check (exit 1) with
+    :attr:`refusal`, which names the lint rule (SPEC §4, containment). ``plugin_id`` is the
+    id as written (empty when there is none), ``root`` the plugin root."""
+
+    def __init__(self, message: str, *, root: Path, plugin_id: str, refusal: str) -> None:
+        super().__init__(message)
+        self.root = root
+        self.plugin_id = plugin_id
+        self.refusal = refusal
+
+    @classmethod
+    def linted(
+        cls, message: str, *, manifest: Path, root: Path, plugin_id: str
+    ) -> ManifestRefusedError:
+        """The refusal of ``manifest``, linted now: a tarball's temporary copy is gone once
+        the error leaves the block."""
+        refusal = lint_refusal(manifest, None) or (
+            f"{message}; not started (the daemon refuses this manifest too)"
+        )
+        return cls(message, root=root, plugin_id=plugin_id, refusal=refusal)
 
 
 @dataclass(frozen=True)
@@ -99,15 +126,26 @@ def find_microapp(root: Path, manifest_path: Path | None = None) -> MicroappTarg
 def _read_target(root: Path, path: Path, document: dict[str, Any]) -> MicroappTarget:
     manifest = microapp_from_data(document)
     problem = "has no string `plugin.id`" if manifest is None else id_problem(manifest.id)
+    raw_id = manifest.id if manifest is not None and isinstance(manifest.id, str) else ""
     if manifest is None or problem is not None:
-        raise TargetError(f"{path}: `plugin.id` {problem}; run `nexo plugin lint` for details")
+        raise ManifestRefusedError.linted(
+            f"{path}: `plugin.id` {problem}; run `nexo plugin lint` for details",
+            manifest=path,
+            root=root,
+            plugin_id=raw_id,
+        )
     if manifest.transport_kind != "stdio":
         raise TargetError(
             f"{path}: [transport] kind is {manifest.transport_kind!r}; the daemon spawns only "
             'kind = "stdio" microapps (src/main.rs:6594-6600), so there is no child to check'
         )
     if manifest.command is None or not manifest.command.strip():
-        raise TargetError(f"{path}: [transport] needs a non-empty string `command`")
+        raise ManifestRefusedError.linted(
+            f"{path}: [transport] needs a non-empty string `command`",
+            manifest=path,
+            root=root,
+            plugin_id=manifest.id,
+        )
     required, optional, router, notes = _companion(root, manifest.id)
     return MicroappTarget(
         root=root,

@@ -11,6 +11,8 @@ went away gave no reply.
 from __future__ import annotations
 
 import itertools
+import os
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +23,22 @@ from nexo_pkg.check.text import encode_frame
 
 #: Per-step reply deadline, like the daemon's ``NEXO_PLUGIN_INIT_TIMEOUT_MS`` default.
 DEFAULT_TIMEOUT_MS = 5000
+
+#: The daemon's setting of how long its plugin host waits for ``initialize``.
+INIT_TIMEOUT_ENV = "NEXO_PLUGIN_INIT_TIMEOUT_MS"
+
+# What Rust's `u64::from_str` takes: an optional `+`, then ASCII digits (no spaces, no sign).
+_RUST_U64 = re.compile(r"\+?[0-9]+")
+
+
+def plugin_timeout_ms() -> int:
+    """A plugin's reply deadline when ``--timeout-ms`` is not given: the daemon's
+    ``NEXO_PLUGIN_INIT_TIMEOUT_MS`` when it parses as the daemon parses it (a Rust ``u64``;
+    ``subprocess.rs`` 516-521 at eec3f33), else :data:`DEFAULT_TIMEOUT_MS`, as there."""
+    raw = os.environ.get(INIT_TIMEOUT_ENV, "")
+    if _RUST_U64.fullmatch(raw) is None or int(raw) >= 2**64:
+        return DEFAULT_TIMEOUT_MS
+    return int(raw)
 
 
 @dataclass(frozen=True)

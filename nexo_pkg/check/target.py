@@ -9,7 +9,10 @@ A target is one of:
 * the id of an installed plugin, found as ``<dest>/<id>-<version>/`` with an install receipt.
 
 Every way of not finding something runnable is a
-:class:`~nexo_pkg.check.microapp_target.TargetError` (exit 2).
+:class:`~nexo_pkg.check.microapp_target.TargetError` (exit 2); a manifest the daemon refuses
+is its subclass
+:class:`~nexo_pkg.check.microapp_target.ManifestRefusedError`, which ``check`` reports as a
+failed check instead.
 """
 
 from __future__ import annotations
@@ -25,7 +28,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nexo_pkg.check.microapp_target import MicroappTarget, TargetError, find_microapp
+from nexo_pkg.check.microapp_target import (
+    ManifestRefusedError,
+    MicroappTarget,
+    TargetError,
+    find_microapp,
+)
 from nexo_pkg.core import posix
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.core.version import Version, VersionError, parse_version
@@ -43,6 +51,13 @@ _ENTRYPOINT_PROBLEMS = (
     ("plugin.entrypoint.args", "must be an array of strings"),
     ("plugin.entrypoint.env", "must be a table of strings"),
 )
+
+
+def _raw_id(manifest: dict[str, object]) -> str:
+    """``plugin.id`` as written, when it is a string (else empty)."""
+    plugin = manifest.get("plugin")
+    raw = plugin.get("id") if isinstance(plugin, dict) else None
+    return raw if isinstance(raw, str) else ""
 
 
 @dataclass(frozen=True)
@@ -146,6 +161,13 @@ def _resolve_extracted(tarball: Path, root: Path) -> ResolvedPlugin:
     except TargetError as error:
         where = str(root.resolve())
         message = error.message.replace(where + os.sep, "").replace(where, "its root")
+        if isinstance(error, ManifestRefusedError):
+            raise ManifestRefusedError(
+                f"{tarball}: {message}",
+                root=tarball,
+                plugin_id=error.plugin_id,
+                refusal=error.refusal,
+            ) from error
         raise TargetError(f"{tarball}: {message}") from error
 
 
@@ -184,23 +206,30 @@ def load_manifest(manifest_path: Path) -> PluginManifest:
         # The daemon's TOML parser (toml_edit) reads past a leading byte-order mark.
         manifest = tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as error:
-        raise TargetError(
-            f"{manifest_path}: not valid TOML ({error}); run `nexo plugin lint` for details"
+        raise ManifestRefusedError.linted(
+            f"{manifest_path}: not valid TOML ({error}); run `nexo plugin lint` for details",
+            manifest=manifest_path,
+            root=manifest_path.parent.resolve(),
+            plugin_id="",
         ) from error
-    invalid_id = TargetError(
-        f"{manifest_path}: missing or invalid `plugin.id`; run `nexo plugin lint` for details"
-    )
+
+    def refused(message: str) -> ManifestRefusedError:
+        return ManifestRefusedError.linted(
+            f"{manifest_path}: {message}; run `nexo plugin lint` for details",
+            manifest=manifest_path,
+            root=manifest_path.parent.resolve(),
+            plugin_id=_raw_id(manifest),
+        )
+
     try:
         model = plugin_manifest_from_data(manifest)
     except ManifestModelError as error:
         # The id is judged first, as `plugin.id` is what a check needs.
         if error.plugin_id is None or not is_valid_id(error.plugin_id):
-            raise invalid_id from error
-        raise TargetError(
-            f"{manifest_path}: {error.message}; run `nexo plugin lint` for details"
-        ) from error
+            raise refused("missing or invalid `plugin.id`") from error
+        raise refused(error.message) from error
     if not is_valid_id(model.id):
-        raise invalid_id
+        raise refused("missing or invalid `plugin.id`")
     return model
 
 
@@ -227,14 +256,20 @@ def _resolve_directory(
     model = load_manifest(manifest_path)
     plugin_id = model.id
     entrypoint = model.plugin.entrypoint
+
+    def refused(message: str) -> ManifestRefusedError:
+        return ManifestRefusedError.linted(
+            f"{root}: {message}", manifest=manifest_path, root=root, plugin_id=plugin_id
+        )
+
     for key, problem in _ENTRYPOINT_PROBLEMS:
         if key in model.invalid:
-            raise TargetError(f"{root}: `{key}` {problem}")
+            raise refused(f"`{key}` {problem}")
     args = list(entrypoint.args)
     reserved = sorted(key for key in entrypoint.env if key.startswith(RESERVED_ENV_PREFIX))
     if reserved:
-        raise TargetError(
-            f"{root}: `plugin.entrypoint.env` sets {', '.join(reserved)}; names beginning "
+        raise refused(
+            f"`plugin.entrypoint.env` sets {', '.join(reserved)}; names beginning "
             f"with {RESERVED_ENV_PREFIX} are reserved for the daemon, which refuses to spawn "
             "it (NX106)"
         )

@@ -93,7 +93,10 @@ def check_command(  # noqa: PLR0917  # typer maps each flag to one parameter
             "--timeout-ms",
             min=1,
             help="Deadline for each reply, in milliseconds.",
-            show_default="5000; a microapp's initialize: 10000, as the extension host waits",
+            show_default=(
+                "NEXO_PLUGIN_INIT_TIMEOUT_MS, else 5000; a microapp's initialize: 10000, as "
+                "the extension host waits"
+            ),
         ),
     ] = None,
     nexo_version: Annotated[

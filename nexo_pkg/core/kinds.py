@@ -96,7 +96,9 @@ class ErrorKind(StrEnum):
     ARCHIVE_INVALID = (
         "archive_invalid",
         EXIT_FAILURE,
-        "The archive cannot be read as a plugin: not a gzip tar, truncated, or no launcher.",
+        "The archive cannot be read as a plugin: not a gzip tar, truncated, or no launcher. "
+        "Exit 2 when `check` is given a `.tar.gz` that is not gzip at all (the wrong "
+        "argument, not a refused archive).",
     )
     ARCHIVE_UNSAFE = (
         "archive_unsafe",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import tarfile
-import tomllib
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,7 +15,13 @@ from typing import Any
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.core.files import sha256_file
 from nexo_pkg.fleet.sources import FleetOptions, Session
-from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks, manifest_asset_problem
+from nexo_pkg.install.api import (
+    NO_CALLBACKS,
+    InstallCallbacks,
+    manifest_asset_problem,
+    misnamed_manifest,
+)
+from nexo_pkg.manifest.model import ManifestModelError, manifest_from_text
 from nexo_pkg.sources.api import (
     MANIFEST_ASSETS,
     BlobSink,
@@ -200,25 +205,17 @@ def _check_named_for(
     name, as install refuses it: a registry must not be told a version its bytes are not.
     A manifest that cannot be read is left to install's full check."""
     text = next((members[name] for name in MANIFEST_ASSETS if name in members), None)
+    if text is None:
+        return
     try:
-        table = tomllib.loads(text.decode("utf-8"))["plugin"] if text is not None else None
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError):
+        model = manifest_from_text(text.decode("utf-8"))
+    except (UnicodeDecodeError, ManifestModelError):
         return
-    if not isinstance(table, dict):
-        return
-    found_id, found_version = table.get("id"), table.get("version")
-    if not isinstance(found_id, str) or not isinstance(found_version, str):
-        return
-    if (found_id, found_version) != (plugin_id, version):
-        raise NexoError(
-            f"{tarball.name}'s manifest is {found_id} {found_version}, but the tarball is "
-            f"named for {plugin_id} {version}: pack it again",
-            kind="manifest_mismatch",
-            details={
-                "manifest": {"id": found_id, "version": found_version},
-                "asset": {"id": plugin_id, "version": version},
-            },
-        )
+    if (model.id, model.version) != (plugin_id, version):
+        raise misnamed_manifest(
+            (model.id, model.version), (plugin_id, version), archive=tarball.name,
+            fix=": pack it again",
+        )  # fmt: skip
 
 
 def version_tagged(reference: OciReference, version: str, *, verb: str = "push") -> OciReference:

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     )
     from nexo_pkg.install.manifest_check import (
         manifest_asset_problem,
+        misnamed_manifest,
     )
     from nexo_pkg.install.options import (
         NO_CALLBACKS,
@@ -138,7 +139,7 @@ _HOMES = homes(
         "discovery_edit": "DiscoveryState EditResult discovery_state set_enabled",
         "hold": "held_message holds read_hold release_hold set_hold",
         "link": "LinkResult link_install linked_plugin linked_plugins unlink",
-        "manifest_check": "manifest_asset_problem",
+        "manifest_check": "manifest_asset_problem misnamed_manifest",
         "options": "NO_CALLBACKS InstallCallbacks InstallOptions InstallStep LockedSigner",
         "outdated": "LatestVersion OutdatedEntry outdated",
         "pipeline": (
@@ -210,6 +211,7 @@ __all__ = [
     "load_daemon_config",
     "locked_root",
     "manifest_asset_problem",
+    "misnamed_manifest",
     "outdated",
     "prefetch_latest",
     "read_hold",

@@ -4,6 +4,8 @@ refuses the release. It is lint's check, passed down to ``sources.select`` as a 
 
 from __future__ import annotations
 
+from nexo_pkg.core.errors import NexoError
+
 DESERIALISATION_CODES = frozenset(
     {*(f"NX{number:03d}" for number in (1, 2, 3, 5, 10, 11, 12, 13, 14, 15)), "NX101", "NX104"}
 )
@@ -24,3 +26,19 @@ def manifest_asset_problem(text: str) -> str | None:
             where = diagnostic.span.start
             return f"{diagnostic.message} (line {where.line}, column {where.column})"
     return None
+
+
+def misnamed_manifest(
+    found: tuple[str, str], named: tuple[str, str], *, archive: str, fix: str = ""
+) -> NexoError:
+    """``manifest_mismatch``: the manifest in ``archive`` names ``found`` (id, version), its
+    file name ``named``. Install refuses such a tarball, and push will not publish it."""
+    return NexoError(
+        f"{archive}'s manifest is {found[0]} {found[1]}, but it is named for "
+        f"{named[0]} {named[1]}{fix}",
+        kind="manifest_mismatch",
+        details={
+            "manifest": {"id": found[0], "version": found[1]},
+            "asset": {"id": named[0], "version": named[1]},
+        },
+    )

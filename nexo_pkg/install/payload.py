@@ -6,6 +6,7 @@ import tomllib
 
 from nexo_pkg.core.diagnostics import first_of_errors
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.install.manifest_check import misnamed_manifest
 from nexo_pkg.install.summary import ManifestSummary, summarise_manifest
 from nexo_pkg.lint.engine import lint_source
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
@@ -54,16 +55,9 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
         )
     # Linted clean, so the model reads it (whatever its size below lint's cap).
     model = manifest_from_text(text, max_bytes=MAX_MANIFEST_BYTES)
-    found_id, found_version = model.id, model.version
-    if found_id != plugin_id or found_version != version:
-        raise NexoError(
-            f"the archive's manifest is {found_id} {found_version}, but the asset is named for "
-            f"{plugin_id} {version}",
-            kind="manifest_mismatch",
-            details={
-                "manifest": {"id": found_id, "version": found_version},
-                "asset": {"id": plugin_id, "version": version},
-            },
+    if (model.id, model.version) != (plugin_id, version):
+        raise misnamed_manifest(
+            (model.id, model.version), (plugin_id, version), archive="the archive"
         )
     entrypoint = f"bin/{plugin_id}"
     if entrypoint not in listing.files:

@@ -113,6 +113,14 @@ def _lint_by_parser(
     """The parser whose rules apply to ``parsed`` (see :mod:`nexo_pkg.lint.microapp`) and its
     findings."""
     maybe_microapp = "transport" in parsed.data or "capabilities" in parsed.data
+    if parsed.syntax_errors and Path(path).name == "nexo-plugin.toml":
+        from nexo_pkg.lint import microapp  # noqa: PLC0415 - keeps `import engine` cheap
+
+        sibling = microapp.companion_of(path)
+        if sibling is not None:
+            # A microapp's companion the host cannot parse is skipped, as for any parse error.
+            found = microapp.lint_companion_syntax(parsed, sibling)
+            return "companion-manifest", _filtered(found, options or LintOptions())
     if parsed.syntax_errors or not (maybe_microapp or Path(path).name == "nexo-plugin.toml"):
         return "plugin-manifest", lint_parsed(parsed, options)
     from nexo_pkg.lint import microapp  # noqa: PLC0415 - keeps `import engine` cheap
@@ -193,7 +201,7 @@ def lint_bytes(
     """Lint raw file content: decoding problems (not UTF-8, binary, too large) are findings. A
     daemon config file or a trust policy (docs/lint.md, ``PATH``) gets its own linter.
     ``keep`` receives the parsed manifest when the content was linted as one."""
-    text, problems = decode_manifest(raw)
+    text, problems = decode_manifest(raw, yaml=path.endswith((".yaml", ".yml")))
     if any(problem.severity == "error" for problem in problems):
         return FileResult(path, tuple(_filtered(problems, options)), text)
     result = _lint_text(text, path, options, keep)

@@ -42,6 +42,12 @@ STRICTER_ELSEWHERE = [
     "the reference reads it silently: an `[[authors]]` entry an earlier one for the same "
     "owner hides (NXT012; the first decides, as in the reference) and an unknown "
     "`schema_version` (NXT011; the reference never compares it).",
+    "- **YAML aliases** in the daemon's config files: a file whose aliases expand to more "
+    "than 100,000 values beyond those it writes out is an error (nexo-pkg stops reading it "
+    "there, so it cannot say the file is valid), although serde_yaml, which budgets the "
+    "aliases it follows per parse event rather than the values they yield, may read it. The "
+    "daemon's own limits (128 levels of nesting, 100 alias repetitions per event) are "
+    "errors as in the daemon.",
     "- **Channel kinds** are not stricter: the daemon keeps a 32-character limit for "
     "`[[plugin.channels.register]] kind` (NX120) while other ids may have 64.",
 ]

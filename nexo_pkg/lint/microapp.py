@@ -93,3 +93,14 @@ def lint_companion(parsed: ParsedManifest, sibling: dict[str, Any]) -> list[Diag
     model = microapp_from_data(sibling)
     found.extend(check_companion(parsed.data, parsed.locate, model.id if model else None, found))
     return found
+
+
+def lint_companion_syntax(parsed: ParsedManifest, sibling: dict[str, Any]) -> list[Diagnostic]:
+    """The findings of a microapp's ``nexo-plugin.toml`` that is not TOML: its syntax errors,
+    and NX216 at the first of them (the host's parse fails, so it skips the file)."""
+    from nexo_pkg.manifest.microapp_model import microapp_from_data  # noqa: PLC0415
+    from nexo_pkg.manifest.rules_microapp import check_companion  # noqa: PLC0415
+
+    model = microapp_from_data(sibling)
+    refused = parsed.syntax_errors
+    return [*refused, *check_companion({}, parsed.locate, model.id if model else None, refused)]

@@ -1,5 +1,7 @@
 """``# nexo: ignore[CODE]`` and ``# nexo: ignore`` comments (docs/lint.md): drop the findings
-with the codes or rule names listed, or every finding, whose span starts on the comment's line.
+with the codes or rule names listed, or every finding, whose span starts on the comment's line
+— or, for a span over several lines (a multi-line string, as ruff reads ``# noqa`` after one),
+whose span ends where the comment follows it.
 A finding that the file could not be parsed is never silenced (ruff's syntax errors neither).
 """
 
@@ -64,8 +66,12 @@ def unsuppressed(text: str, diagnostics: Iterable[Diagnostic]) -> list[Diagnosti
     def silenced(diagnostic: Diagnostic) -> bool:
         if diagnostic.code in UNPARSED_CODES:
             return False
-        number = diagnostic.span.start.line - 1
+        start, end = diagnostic.span.start, diagnostic.span.end
+        number = start.line - 1
         names = suppressed(lines[number]) if 0 <= number < len(lines) else frozenset()
+        if end.line > start.line and end.line <= len(lines):
+            # What follows the value on its last line: a comment cannot stand inside it.
+            names |= suppressed(lines[end.line - 1][max(end.column - 1, 0) :])
         return not names.isdisjoint({EVERYTHING, diagnostic.code.upper(), diagnostic.name})
 
     return [diagnostic for diagnostic in diagnostics if not silenced(diagnostic)]

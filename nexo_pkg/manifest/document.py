@@ -351,8 +351,16 @@ def _byte_position(raw: bytes, offset: int) -> Span:
 _UTF16_MARKS = ((b"\xff\xfe", "UTF-16LE"), (b"\xfe\xff", "UTF-16BE"))
 
 
-def decode_manifest(raw: bytes) -> tuple[str, list[Diagnostic]]:
-    """Decode manifest bytes as UTF-8 (a leading BOM is dropped).
+def _must_be_utf8(yaml: bool) -> str:
+    if yaml:
+        return "the daemon reads its config files as UTF-8 text before parsing the YAML"
+    return "TOML files must be UTF-8"
+
+
+def decode_manifest(raw: bytes, *, yaml: bool = False) -> tuple[str, list[Diagnostic]]:
+    """Decode manifest bytes as UTF-8 (a leading BOM is dropped); ``yaml`` when they are one of
+    the daemon's YAML config files, which it also reads as UTF-8 text, so that the findings
+    speak of that file.
 
     Returns the text and what is wrong with the bytes. When they cannot be a manifest (over
     :data:`MAX_MANIFEST_BYTES`, not UTF-8, NUL bytes) that is one error and the text is ``""``;
@@ -389,7 +397,7 @@ def decode_manifest(raw: bytes) -> tuple[str, list[Diagnostic]]:
                 f"file is {utf16} text (it starts with a {utf16} byte-order mark), not UTF-8",
                 "",
                 here,
-                "TOML files must be UTF-8; re-save the file as UTF-8 (in PowerShell: "
+                f"{_must_be_utf8(yaml)}; re-save the file as UTF-8 (in PowerShell: "
                 "`Set-Content -Encoding utf8`)",
             )
         ]
@@ -397,10 +405,11 @@ def decode_manifest(raw: bytes) -> tuple[str, list[Diagnostic]]:
     if nul != -1:
         return "", [
             core_rules.INVALID_ENCODING.diagnostic(
-                "file contains a NUL byte; it is binary, not a TOML manifest",
+                "file contains a NUL byte; it is binary, not "
+                + ("a YAML config file" if yaml else "a TOML manifest"),
                 "",
                 _byte_position(raw, nul),
-                "lint the plugin's nexo-plugin.toml",
+                "lint the daemon's config file" if yaml else "lint the plugin's nexo-plugin.toml",
             )
         ]
     try:
@@ -411,7 +420,7 @@ def decode_manifest(raw: bytes) -> tuple[str, list[Diagnostic]]:
                 f"file is not valid UTF-8 (byte 0x{raw[error.start]:02x} at offset {error.start})",
                 "",
                 _byte_position(raw, error.start),
-                "TOML files must be UTF-8; re-save the file with that encoding",
+                f"{_must_be_utf8(yaml)}; re-save the file with that encoding",
             )
         ]
     return text.removeprefix("\ufeff"), warnings

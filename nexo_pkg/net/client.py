@@ -19,6 +19,7 @@ import contextlib
 import datetime as dt
 import email.utils
 import ipaddress
+import math
 import os
 import random
 import re
@@ -98,14 +99,18 @@ class Retryable(Exception):  # noqa: N818 - a signal to the retry loop, never sh
 
 def retry_base_delay_from_env() -> float:
     """Backoff base in seconds; ``NEXO_HTTP_RETRY_BASE_MS`` lowers it (tests use 1 ms).
-    Raises :class:`UsageError` for a value that is not a number."""
+    Raises :class:`UsageError` for a value that is not a finite number of milliseconds, 0 or
+    more (``nan``, ``-5`` and ``inf`` are no pause)."""
     raw = os.environ.get(RETRY_BASE_ENV)
     if raw is None:
         return DEFAULT_RETRY_BASE_SECONDS
     try:
-        return max(0.0, float(raw) / 1000.0)
-    except ValueError as exc:
-        raise UsageError(f"{RETRY_BASE_ENV}={raw!r} is not a number of milliseconds") from exc
+        milliseconds = float(raw)
+    except ValueError:
+        milliseconds = math.nan
+    if not math.isfinite(milliseconds) or milliseconds < 0:
+        raise UsageError(f"{RETRY_BASE_ENV}={raw!r} is not a number of milliseconds (0 or more)")
+    return milliseconds / 1000.0
 
 
 def parse_retry_after(value: str | None, now: dt.datetime | None = None) -> float | None:

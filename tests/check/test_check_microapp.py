@@ -450,7 +450,8 @@ def test_an_output_envelope_is_a_warning(tmp_path: Path) -> None:
     ("transport", "expected"),
     [
         ('kind = "nats"\nsubject_prefix = "ext"', 'only kind = "stdio"'),
-        ('kind = "stdio"\ncommand = ""', "non-empty string `command`"),
+        # A blank stdio command is a manifest the daemon refuses: a failed check naming NX208
+        # (tests/check/test_check_refused_manifest.py).
     ],
 )
 def test_a_microapp_with_nothing_to_spawn_is_a_target_error(

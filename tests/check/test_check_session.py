@@ -187,7 +187,9 @@ def test_hand_written_conforming_plugin_passes(tmp_path: Path, pid_file: Path) -
         ("wrong_id", (), {"frames.id"}, "carried id 101"),
         ("impersonate", (), {"identity"}, '"slack"'),
         ("undeclared_tool", ("scripted_echo",), {"tools.declared"}, "scripted_secret"),
-        ("bad_namespace", (), {"tools.declared", "tools.namespace"}, "other_tool"),
+        # Undeclared, so refused; the namespace itself only warns unless the daemon's strict
+        # mode is on (tests/check/test_check_daemon_env.py).
+        ("bad_namespace", (), {"tools.declared"}, "other_tool"),
         ("no_description", ("scripted_echo",), {"tools.present"}, "`description`"),
         ("no_name", ("scripted_echo",), {"tools.present"}, "string `name`"),
         ("no_input_schema", ("scripted_echo",), {"tools.present"}, "`input_schema`"),

@@ -250,6 +250,27 @@ def test_ignore_comment_silences_exactly_that_code_on_that_line(tmp_path: Path) 
     )
 
 
+@pytest.mark.parametrize(
+    ("closing", "silenced"),
+    [
+        ('"""  # nexo: ignore[NX103]', True),
+        ('"""  # nexo: ignore', True),
+        ('"""  # nexo: ignore[NX106]', False),  # another code
+        ('""" # keep', False),
+    ],
+)
+def test_ignore_comment_after_a_multi_line_string_covers_the_string(
+    tmp_path: Path, closing: str, silenced: bool
+) -> None:
+    """As ruff reads `# noqa` after a multi-line string: the comment goes where the string
+    ends, since a comment cannot stand on the line where it starts."""
+    text = MANIFEST.replace('description = "Weather tools"', f'description = """\n   \n{closing}')
+    found = codes(lint("--format", "json", cwd=project(tmp_path, text)))
+    # NX103 (blank description) is reported where the string starts, line 6.
+    assert (("nexo-plugin.toml", 6, "NX103") in found) is not silenced
+    assert ("nexo-plugin.toml", 13, "NX106") in found  # other lines keep theirs
+
+
 def test_config_in_dot_nexo_toml(tmp_path: Path) -> None:
     root = project(tmp_path)
     (root / ".nexo.toml").write_text('[lint]\nignore = ["NX106"]\n', encoding="utf-8")

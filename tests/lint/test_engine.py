@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -161,3 +162,26 @@ def test_a_trailing_newline_never_makes_an_id_valid() -> None:
         'key = "k\\n"\nlabel = "K"\ntype = "text"\n'
     )
     assert sorted(codes(HEADER + screen)) == ["NX162", "NX167"]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "entries: {}\n".encode("utf-16"),  # PowerShell 5's `>`: a UTF-16 byte-order mark
+        b"entries:\n  a: \xff\n",
+        b"entries: {}\n\x00",
+    ],
+)
+@pytest.mark.parametrize("name", ["extensions.yaml", "agents.yml"])
+def test_a_daemon_config_file_that_is_not_utf8_is_spoken_of_as_yaml(raw: bytes, name: str) -> None:
+    """The daemon reads its config files to a `String` before serde_yaml sees them
+    (`std::fs::read_to_string`), so anything but UTF-8 stops it; the finding speaks of what
+    the file is, a YAML config file, not of TOML manifests."""
+    result = lint_bytes(raw, path=f"config/{name}")
+    [problem] = result.diagnostics
+    assert problem.code == "NX003"
+    words = f"{problem.message} {problem.help}"
+    assert "TOML" not in words
+    assert "manifest" not in words
+    assert "nexo-plugin.toml" not in words
+    assert "UTF-8" in words or "NUL" in words

@@ -523,6 +523,33 @@ def test_a_companion_the_daemon_skips_says_so(
     )
 
 
+def test_a_companion_that_is_not_toml_is_skipped_too(tmp_path: Path) -> None:
+    """A TOML syntax error fails `PluginManifest::from_path` as any other parse error does, so
+    the host skips the file the same way (admin_capability_collect.rs:38-65): besides the
+    syntax error, the report says what the microapp then loses."""
+    broken = COMPANION.replace('name = "Weather"', 'name = "Weather')
+    code, report = lint_files(tmp_path, {"plugin.toml": GOOD, "nexo-plugin.toml": broken})
+    assert code == 1
+    [entry] = [item for item in report["files"] if item["path"].endswith("nexo-plugin.toml")]
+    assert entry["parser"] == "companion-manifest"
+    codes = [(item["code"], item["range"]["start"]["line"]) for item in entry["diagnostics"]]
+    assert [code for code, _ in codes] == ["NX001", "NX216"]
+    assert codes[0][1] == codes[1][1]
+    [syntax, skipped] = entry["diagnostics"]
+    assert skipped["severity"] == "error"
+    assert skipped["message"] == (
+        f"the daemon cannot parse this nexo-plugin.toml ({syntax['message']}) and skips it "
+        "with only a log line: microapp `weather_app` loads without its admin capabilities "
+        "and without its HTTP server"
+    )
+    # Without an extension-shaped plugin.toml beside it, it is a plugin's manifest: NX001 only.
+    (tmp_path / "plugin.toml").unlink()
+    code, report = run_lint_json([tmp_path / "nexo-plugin.toml"], cwd=tmp_path)
+    assert code == 1
+    [entry] = report["files"]
+    assert [item["code"] for item in entry["diagnostics"]] == ["NX001"]
+
+
 def test_every_rule_has_an_explanation(tmp_path: Path) -> None:
     for code in ("NX200", "NX211", "NX214", "NX215", "NX216"):
         completed = nexo("plugin", "lint", "--explain", code, cwd=tmp_path, in_process=True)

@@ -19,7 +19,7 @@ from support.registry import Registry
 from support.registry_proxy import RegistryProxy
 from support.tarballs import release_assets
 
-from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.net.client import (
     MAX_RETRY_AFTER_SECONDS,
     MAX_RETRY_DELAY_SECONDS,
@@ -28,6 +28,7 @@ from nexo_pkg.net.client import (
     backoff_delay,
     is_retryable,
     parse_retry_after,
+    retry_base_delay_from_env,
 )
 from nexo_pkg.sources.github import GitHubClient
 
@@ -202,3 +203,23 @@ def test_github_s_retry_after_date_is_honoured(github_server: GitHubServer) -> N
     assert len(slept) == 1
     assert 1.0 <= slept[0] <= 4.0
     assert len(github_server.requests_to("/releases/")) == 2
+
+
+@pytest.mark.parametrize("raw", ["nan", "NaN", "-5", "-0.5", "inf", "1e400", "five", ""])
+def test_a_retry_base_that_is_no_pause_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, raw: str
+) -> None:
+    monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", raw)
+    with pytest.raises(UsageError) as caught:
+        retry_base_delay_from_env()
+    assert caught.value.message == (
+        f"NEXO_HTTP_RETRY_BASE_MS={raw!r} is not a number of milliseconds (0 or more)"
+    )
+
+
+@pytest.mark.parametrize(("raw", "seconds"), [("0", 0.0), ("1", 0.001), ("2.5", 0.0025)])
+def test_a_retry_base_in_milliseconds_is_read(
+    monkeypatch: pytest.MonkeyPatch, raw: str, seconds: float
+) -> None:
+    monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", raw)
+    assert retry_base_delay_from_env() == seconds
