@@ -263,10 +263,17 @@ def dry_run_plan(
     alone: no request, no lock taken, nothing written. A lock stale against the wanted set
     is planned as it stands, with the reasons (``stale``): sync would lock first."""
     result = SyncResult(lock_path, dest, dry_run=True)
-    if not lock_path.exists() and wanted_path is not None and wanted_path.exists():
+    if not lock_path.exists():
+        # Nothing to plan from: the run would lock first (or, --frozen, refuse) either way.
+        if wanted_path is not None and wanted_path.exists():
+            raise NexoError(
+                f"{lock_path} does not exist: sync would resolve {wanted_path.name} first, "
+                "which a dry run does not do; run `nexo plugin lock`, then plan again",
+                kind="lock_stale",
+            )
         raise NexoError(
-            f"{lock_path} does not exist: sync would resolve {wanted_path.name} first, which "
-            "a dry run does not do; run `nexo plugin lock`, then plan again",
+            f"{lock_path} does not exist: a dry run plans from a lock; run `nexo plugin "
+            "lock` first",
             kind="lock_stale",
         )
     locked = read_lock(lock_path)

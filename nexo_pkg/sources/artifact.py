@@ -266,17 +266,32 @@ def parse_single_manifest(document: dict[str, Any], digest: str, where: str) -> 
     """A version made of one image manifest (``oras push``, Helm-style, or one target's
     manifest by digest): id and version from its annotations, the target from
     ``dev.nexo.plugin.target``, else from the tarball's name, else ``noarch``.
-    ``registry_invalid`` when it is not a nexo plugin."""
+    ``registry_invalid`` when it is not a nexo plugin.
+
+    Without ``artifactType``, a config of media type :data:`ARTIFACT_TYPE` types it (the
+    OCI 1.0 way, which image-spec 1.1 keeps: the config's media type is then the artifact
+    type). A manifest typed so, or whose tarball layer has the plugin layer media type, and
+    that has neither id nor version annotation, takes both from the tarball's name."""
     first = _tarball_layer(document.get("layers"))
     layer_type = first.get("mediaType") if isinstance(first, dict) else "none"
     annotations = _annotations(document)
-    plugin_id, version = _plugin_identity(
-        annotations, document.get("artifactType"), where, layer_type=layer_type
-    )
+    title = _annotations(first).get(TITLE) if isinstance(first, dict) else None
+    parsed = parse_tarball_name(title) if title else None
+    artifact_type = document.get("artifactType")
+    config = document.get("config")
+    if artifact_type is None and isinstance(config, dict):
+        artifact_type = ARTIFACT_TYPE if config.get("mediaType") == ARTIFACT_TYPE else None
+    named = annotations
+    if (
+        parsed is not None
+        and (artifact_type == ARTIFACT_TYPE or layer_type == LAYER_MEDIA_TYPE)
+        and PLUGIN_ID not in annotations
+        and PLUGIN_VERSION not in annotations
+    ):
+        named = {**annotations, PLUGIN_ID: parsed[0], PLUGIN_VERSION: parsed[1]}
+    plugin_id, version = _plugin_identity(named, artifact_type, where, layer_type=layer_type)
     target = annotations.get(PLUGIN_TARGET)
     if not target:
-        title = _annotations(first).get(TITLE) if isinstance(first, dict) else None
-        parsed = parse_tarball_name(title) if title else None
         target = parsed[2] if parsed is not None and parsed[:2] == (plugin_id, version) else NOARCH
     targets = {target: TargetEntry(target, digest)}
     return _version(plugin_id, version, digest, targets, annotations, where=where)

@@ -1,9 +1,17 @@
 """``oras push`` of a whole ``dist/``: one image manifest whose layers are the tarball and its
 sidecar, manifest copy and SBOM, as Helm pushes a chart with its provenance file. The layer of
-the nexo media type is the plugin (oras-py, the ``test`` extra, against the real registry)."""
+the nexo media type is the plugin (oras-py, the ``test`` extra, against the real registry).
+
+And ``oras push`` of a lone tarball without the ``dev.nexo.plugin.*`` annotations: reading is
+tolerant, so the tarball's name gives the id, version and target when the manifest says it is
+a nexo plugin some other way — its layer's media type, or (an OCI 1.0-style artifact, as
+oras-py and ``oras push --image-spec v1.0 --artifact-type`` write it) its config's media type,
+which image-spec 1.1 takes as the artifact type when ``artifactType`` is missing. A bare push
+stays refused (tests/sources/test_interop.py)."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -13,16 +21,25 @@ from support.tarballs import manifest_text, plugin_tarball, write_plugin
 
 from nexo_pkg.sources import artifact
 
-from .conftest import LINUX
+from .conftest import LINUX, MakeDist
 
 
-def _oras_push(registry: Registry, reference: str, files: list[str]) -> None:
+def _oras_push(
+    registry: Registry,
+    reference: str,
+    files: list[str],
+    *,
+    annotated: bool = True,
+    config: str | None = None,
+) -> None:
     oras_client = pytest.importorskip("oras.client", reason="oras (oras-py) is in the test extra")
     client = oras_client.OrasClient(hostname=registry.host, insecure=True)
+    annotations = {artifact.PLUGIN_ID: "echo", artifact.PLUGIN_VERSION: "1.2.3"}
     client.push(
         target=f"{registry.host}/{reference}",
         files=files,
-        manifest_annotations={artifact.PLUGIN_ID: "echo", artifact.PLUGIN_VERSION: "1.2.3"},
+        manifest_annotations=annotations if annotated else None,
+        manifest_config=config,
         quiet=True,
     )
 
@@ -75,3 +92,60 @@ def test_two_plugin_layers_in_one_manifest_are_refused(
     # Which of the two is the plugin is not for install to guess.
     assert (result.code, result.document["kind"]) == (1, "registry_invalid")
     assert not (tmp_path / "plugins").exists() or not any((tmp_path / "plugins").iterdir())
+
+
+def test_a_plugin_layer_without_annotations_installs_and_locks_named_by_its_tarball(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.chdir(make_dist(targets=(LINUX,), identity=None))
+    tarball = f"echo-1.2.3-{LINUX}.tar.gz"
+    _oras_push(
+        registry, "layer/echo:1.2.3", [f"{tarball}:{artifact.LAYER_MEDIA_TYPE}"], annotated=False
+    )
+    dest = tmp_path / "plugins"
+    installed = _install(registry, "layer/echo:1.2.3", dest, fleet_env)
+    assert installed.code == 0, installed.stderr
+    document = installed.document
+    assert (document["id"], document["version"], document["target"]) == ("echo", "1.2.3", LINUX)
+    assert (dest / "echo-1.2.3" / "bin" / "echo").is_file()
+
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("layer/echo")}"\n')
+    locked = nexo(
+        "plugin", "lock", "-f", str(wanted), "--plain-http", "--json", env=fleet_env,
+        in_process=True,
+    )  # fmt: skip
+    assert locked.code == 0, locked.stderr
+    entry = tomllib.loads((tmp_path / "nexo-plugins.lock").read_text())["plugins"]["echo"]
+    assert entry["version"] == "1.2.3"
+    assert list(entry["targets"]) == [LINUX]
+    assert entry["targets"][LINUX]["asset"] == tarball
+
+    # The tarball's name is the version: a version tag must name that version.
+    _oras_push(
+        registry, "moved/echo:2.0.0", [f"{tarball}:{artifact.LAYER_MEDIA_TYPE}"], annotated=False
+    )
+    moved = tmp_path / "moved"
+    refused = _install(registry, "moved/echo:2.0.0", moved, fleet_env)
+    assert (refused.code, refused.document["kind"]) == (1, "registry_invalid")
+    assert not moved.exists() or not any(moved.glob("echo*"))
+
+
+def test_a_config_of_the_plugin_type_types_an_oci_1_0_artifact(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    directory = make_dist(targets=("noarch",), identity=None)
+    (directory / "config.json").write_text("{}")
+    monkeypatch.chdir(directory)
+    _oras_push(
+        registry, "config/echo:1.2.3", ["echo-1.2.3-noarch.tar.gz"],
+        annotated=False, config=f"config.json:{artifact.ARTIFACT_TYPE}",
+    )  # fmt: skip
+    dest = tmp_path / "plugins"
+    installed = _install(registry, "config/echo:1.2.3", dest, fleet_env)
+    assert installed.code == 0, installed.stderr
+    document = installed.document
+    assert (document["id"], document["version"], document["target"]) == ("echo", "1.2.3", "noarch")
+    assert (dest / "echo-1.2.3" / "nexo-plugin.toml").is_file()
