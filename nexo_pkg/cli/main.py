@@ -107,14 +107,15 @@ def _unexpected(error: Exception) -> int:
     import errno  # noqa: PLC0415
     import traceback  # noqa: PLC0415
 
-    from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
+    from nexo_pkg.core.errors import NexoError, UsageError  # noqa: PLC0415
     from nexo_pkg.core.output import OUTPUT, report_error  # noqa: PLC0415
 
+    failure: NexoError
     if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
         # Only a path given on the command line or in the environment grows that long: input
         # that cannot be used as given (exit 2), not a failing disk.
         where = f": {error.filename}" if error.filename is not None else ""
-        failure = NexoError(f"file name too long{where}; name a shorter path", kind="usage")
+        failure = UsageError(f"file name too long{where}; name a shorter path")
     elif isinstance(error, OSError):
         where = f": {error.filename}" if error.filename is not None else ""
         failure = NexoError(f"{error.strerror or error}{where}", kind="io")
