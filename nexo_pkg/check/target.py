@@ -49,6 +49,7 @@ RESERVED_ENV_PREFIX = "NEXO_"
 #: Entrypoint values of a type the daemon does not read, in the order they are refused.
 _ENTRYPOINT_PROBLEMS = (
     ("plugin.entrypoint", "must be a table"),
+    ("plugin.entrypoint.command", "must be a string"),
     ("plugin.entrypoint.args", "must be an array of strings"),
     ("plugin.entrypoint.env", "must be a table of strings"),
 )
@@ -290,12 +291,12 @@ def _resolve_directory(
         _require_executable(launcher, root)
         argv = [str(launcher), *launcher_args]
         return ResolvedPlugin(root, model, plugin_id, argv, env, source=source, notes=notes)
-    if command is None and "plugin.entrypoint.command" not in model.invalid:
+    if command is None:
         raise TargetError(
             f"{root}: nothing to run: no bin/{plugin_id} and no [plugin.entrypoint] command "
             "in the manifest"
         )
-    if command is None or not command.strip():
+    if not command.strip():
         raise TargetError(f"{root}: `plugin.entrypoint.command` must be a non-empty string")
     program = _resolve_command(command, root, env)
     return ResolvedPlugin(root, model, plugin_id, [program, *args], env, source=source, notes=notes)

@@ -38,6 +38,12 @@ EDITS = [
     pytest.param('version = "0.1.0"', 'version = "1.0"', "NX101", id="version-not-semver"),
     pytest.param('name = "Scripted"', 'name = "Scripted', "NX001", id="toml-syntax"),
     pytest.param(
+        "[plugin.entrypoint]\ncommand = ",
+        "[plugin.entrypoint]\ncommand = 5\n# ",  # the command written, commented out
+        "NX012",
+        id="entrypoint-wrong-type",
+    ),
+    pytest.param(
         "[plugin.extends]",
         '[plugin.entrypoint.env]\nNEXO_X = "1"\n\n[plugin.extends]',
         "NX106",

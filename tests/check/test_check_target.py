@@ -110,7 +110,7 @@ def test_a_version_the_daemon_cannot_parse_is_a_usage_error(tmp_path: Path) -> N
         ),
         (
             "[plugin.entrypoint]\ncommand = 5\n",
-            "`plugin.entrypoint.command` must be a non-empty string",
+            "`plugin.entrypoint.command` must be a string",
         ),
         (
             '[plugin.entrypoint]\ncommand = " "\n',

@@ -25,7 +25,9 @@ from nexo_pkg.cli.app import build_app
 from nexo_pkg.core.output import OUTPUT
 
 REPO = Path(__file__).resolve().parents[2]
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+# The README every scaffolded project starts with is documentation too.
+TEMPLATES = sorted((REPO / "nexo_pkg" / "scaffold" / "templates").glob("*/README.md"))
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *TEMPLATES]
 SHELL_OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "2>", "2>&1"}
 # Options whose callback acts at parse time on the machine (writes a completion script).
 ACTING_AT_PARSE = ("--install-completion",)
@@ -70,7 +72,7 @@ def command_lines() -> list[CommandLine]:
                     current = None
                 if line == "nexo" or line.startswith("nexo "):
                     synopsis = bool(re.search(r"\[|\]|\s\|\s|\.\.\.", line.split("#")[0]))
-                    current = CommandLine(page.name, line, synopsis)
+                    current = CommandLine(page.relative_to(REPO).as_posix(), line, synopsis)
             if current is not None:
                 found.append(current)
     return found
@@ -115,8 +117,11 @@ def _restore_output() -> Any:
 
 
 def test_the_docs_have_command_lines_of_both_kinds() -> None:
-    pages = {line.page for line in LINES}
+    pages = {Path(line.page).name for line in LINES}
     assert {"README.md", "cli.md", "install.md", "fleet.md", "trust.md", "lint.md"} <= pages
+    assert len(TEMPLATES) == 2
+    templates = {page.relative_to(REPO).as_posix() for page in TEMPLATES}
+    assert templates <= {line.page for line in LINES}
     assert sum(line.synopsis for line in LINES) >= 10
     assert sum(not line.synopsis for line in LINES) >= 30
 
