@@ -36,6 +36,7 @@ from nexo_pkg.check.microapp_target import (
 )
 from nexo_pkg.core import posix
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
+from nexo_pkg.core.files import read_capped_bytes
 from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
@@ -383,6 +384,16 @@ def _require_executable(program: Path, root: Path) -> None:
         )
 
 
+#: The most a receipt may hold (as the installer reads one).
+_RECEIPT_LIMIT = 32 * 1024 * 1024
+
+
+def _read_receipt(path: Path) -> object:
+    """The JSON of the receipt ``path``, a regular file: a FIFO planted there raises
+    :class:`~nexo_pkg.core.files.NotRegularFileError` instead of blocking the command."""
+    return json.loads(read_capped_bytes(path, _RECEIPT_LIMIT, follow_links=False))
+
+
 def _installed_candidates(plugin_id: str, dest: Path) -> list[tuple[_VersionKey, str, Path]]:
     """Every installed ``<dest>/<id>-<version>/`` with a receipt naming ``plugin_id``."""
     candidates: list[tuple[_VersionKey, str, Path]] = []
@@ -396,7 +407,7 @@ def _installed_candidates(plugin_id: str, dest: Path) -> list[tuple[_VersionKey,
                 # A plugin directory that cannot be looked into cannot be checked.
                 raise TargetError(f"{entry}: cannot read it ({error.strerror or error})") from error
             try:
-                receipt = json.loads(receipt_path.read_text(encoding="utf-8"))
+                receipt = _read_receipt(receipt_path)
             except (OSError, ValueError, RecursionError):
                 continue
             if not isinstance(receipt, dict) or receipt.get("id") != plugin_id:
@@ -426,7 +437,7 @@ def _closest_ids(plugin_id: str, dest: Path) -> str:
     with contextlib.suppress(OSError):
         for receipt_path in dest.glob(f"*/{RECEIPT_NAME}"):
             with contextlib.suppress(OSError, ValueError, RecursionError):
-                receipt = json.loads(receipt_path.read_text(encoding="utf-8"))
+                receipt = _read_receipt(receipt_path)
                 known_id = receipt.get("id") if isinstance(receipt, dict) else None
                 if isinstance(known_id, str) and is_valid_id(known_id):
                     known.add(known_id)

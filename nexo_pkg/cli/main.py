@@ -101,14 +101,22 @@ def _open_closed_streams() -> None:
 
 def _unexpected(error: Exception) -> int:
     """Report a failure that reached the top as no :class:`NexoError`: one line (``io`` for an
-    operating-system error, ``internal`` for anything else, a bug of ours), one document
-    with ``--json``; ``--verbose`` adds the traceback. Returns the exit code."""
+    operating-system error, ``usage`` for a file name too long, ``internal`` for anything
+    else, a bug of ours), one document with ``--json``; ``--verbose`` adds the traceback.
+    Returns the exit code."""
+    import errno  # noqa: PLC0415
     import traceback  # noqa: PLC0415
 
-    from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
+    from nexo_pkg.core.errors import NexoError, UsageError  # noqa: PLC0415
     from nexo_pkg.core.output import OUTPUT, report_error  # noqa: PLC0415
 
-    if isinstance(error, OSError):
+    failure: NexoError
+    if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
+        # Only a path given on the command line or in the environment grows that long: input
+        # that cannot be used as given (exit 2), not a failing disk.
+        where = f": {error.filename}" if error.filename is not None else ""
+        failure = UsageError(f"file name too long{where}; name a shorter path")
+    elif isinstance(error, OSError):
         where = f": {error.filename}" if error.filename is not None else ""
         failure = NexoError(f"{error.strerror or error}{where}", kind="io")
     else:

@@ -52,6 +52,12 @@ def nexo_home_from_env() -> Path:
             f"NEXO_HOME={value} is a file, not a directory; name the nexo home directory, or "
             "unset NEXO_HOME for ~/.nexo"
         )
+    if value and home.is_symlink() and not home.exists():
+        # Nothing can be created through it (mkdir says only "File exists").
+        raise ConfigError(
+            f"NEXO_HOME={value} is a symbolic link to {home.readlink()}, which does not exist; "
+            "create that directory, or point NEXO_HOME at another"
+        )
     return home
 
 

@@ -442,6 +442,11 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
     name = asset_name(plugin_id, version, options.target)
     if out.exists() and not out.is_dir():
         raise usage_error(f"output directory {out} exists and is not a directory")
+    if out.is_symlink() and not out.exists():
+        raise usage_error(
+            f"output directory {out} is a symbolic link to {out.readlink()}, which does not "
+            "exist; create that directory, or name another with --out"
+        )
     python = options.binary is None
     requirements = _requirements_for(options, project) if python else None
     epoch = resolve_source_date_epoch(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from functools import partial
@@ -191,6 +192,22 @@ def test_nothing_runnable_is_exit_2_with_one_line(tmp_path: Path, json_flag: boo
         assert document["kind"] == "target_invalid"
     else:
         assert result.stdout == ""
+
+
+def test_a_fifo_planted_as_a_receipt_is_passed_over_not_waited_on(tmp_path: Path) -> None:
+    """Looking an id up reads the receipts under the root (and the ids close to a mistyped
+    one): a FIFO named ``.nexo-install.json`` is no receipt, and reading it would block the
+    command for ever."""
+    (tmp_path / "weather-1.0.0").mkdir()
+    os.mkfifo(tmp_path / "weather-1.0.0" / ".nexo-install.json")
+    result = nexo("plugin", "check", "weather", "--dest", str(tmp_path), "--json", timeout=60)
+    assert result.code == 2, result.stderr
+    assert json.loads(result.stdout)["kind"] == "target_invalid"
+    assert "no installed plugin with that id" in result.stderr
+    assert sorted(path.name for path in tmp_path.rglob("*")) == [
+        ".nexo-install.json",
+        "weather-1.0.0",
+    ]
 
 
 def test_unknown_installed_id_is_exit_2(tmp_path: Path) -> None:

@@ -96,3 +96,23 @@ def test_the_trust_prompts_are_the_shared_one(tmp_path: Path, command: tuple[str
     assert json.loads(result.stdout)["kind"] == "usage"
     assert "not a terminal: pass --yes" in result.stderr
     assert policy.read_text(encoding="utf-8") == "# kept\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("list", "--dest"), ("verify", "--dest"), ("pack",), ("doctor", "--no-check", "--dest")],
+)
+def test_a_file_name_too_long_is_a_usage_error(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """A path no file system takes (a name over 255 bytes) is input that cannot be used as
+    given: exit 2, kind usage, one document with --json and one line on stderr; nothing
+    written."""
+    (tmp_path / "home").mkdir()
+    env = cli.clean_env(NEXO_HOME=str(tmp_path / "home"))
+    result = nexo("plugin", *command, "x" * 300, "--json", env=env, cwd=tmp_path)
+    assert result.code == 2, result.stderr
+    document = json.loads(result.stdout)
+    assert (document["ok"], document["kind"]) == (False, "usage")
+    assert "file name too long" in document["error"]
+    (line,) = [each for each in result.stderr.splitlines() if each.strip()]
+    assert line.startswith("error: file name too long")
+    assert sorted(path.name for path in tmp_path.rglob("*")) == ["home"]

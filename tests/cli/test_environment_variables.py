@@ -145,3 +145,28 @@ def test_a_nexo_home_that_is_a_file_is_named(tmp_path: Path, args: tuple[str, ..
     assert (result.code, result.document["kind"]) == (2, "config"), result.stdout
     assert f"NEXO_HOME={home} is a file" in result.document["error"]
     assert home.read_text() == "not a directory\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("plugin", "cache", "clean", "--yes"),
+        ("plugin", "trust", "add", "acme", "--identity", "x@example.com", "--yes"),
+        ("plugin", "list"),
+    ],
+)
+def test_a_nexo_home_that_is_a_dangling_link_is_named(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """Nothing can be created through a link to a missing directory: the variable and the
+    missing target are named (exit 2), not "File exists" from deep inside a command, and the
+    target is not created."""
+    home = tmp_path / "home"
+    home.symlink_to(tmp_path / "gone")
+    env = clean_env(NEXO_HOME=str(home))
+    env.pop("NEXO_CONFIG_DIR", None)
+    result = nexo(*args, "--json", env=env, cwd=tmp_path, in_process=True)
+    assert (result.code, result.document["kind"]) == (2, "config"), result.stdout
+    assert f"NEXO_HOME={home} is a symbolic link to {tmp_path / 'gone'}" in result.document["error"]
+    assert home.is_symlink()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["home"]

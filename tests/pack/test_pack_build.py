@@ -750,3 +750,17 @@ def test_a_src_linked_inside_the_project_packs(make_project: ProjectFactory) -> 
     (project / "src").symlink_to(project / "code", target_is_directory=True)
     result = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
     assert "lib/plugin/main.py" in _members(result.tarball.path)
+
+
+def test_out_dir_that_is_a_dangling_link(tmp_path: Path, make_project: ProjectFactory) -> None:
+    """A link to a directory that does not exist is named as such, before any work (mkdir would
+    only say "File exists"), and is left as it was."""
+    project = make_project()
+    out = project / "dist"
+    out.symlink_to(tmp_path / "gone")
+    error = _error(PackOptions(project=project, out=out))
+    assert (error.kind, error.exit_code) == ("usage", 2)
+    assert "symbolic link" in error.message
+    assert str(tmp_path / "gone") in error.message
+    assert out.is_symlink()
+    assert not (tmp_path / "gone").exists()
