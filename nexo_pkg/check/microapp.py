@@ -339,6 +339,8 @@ class _Session(FrameLoop):
         self.advertised: list[str] = []
         # Worst verdict and details of the admin requests seen.
         self._admin: list[tuple[Status, str]] = []
+        # The daemon binds the admin router's writer once the handshake is done.
+        self._writer_bound = False
 
     def run(self, agent_version: str, invoke: tuple[str, dict[str, Any]] | None) -> None:
         """Every step in order; stops once a step leaves nothing to talk to."""
@@ -354,6 +356,7 @@ class _Session(FrameLoop):
         params = {"agent_version": agent_version, "extension_id": self.target.extension_id}
         frame = {"jsonrpc": "2.0", "method": "initialize", "params": params, "id": 0}
         answer = self.exchange(frame, timeout=self.handshake_seconds)
+        self._writer_bound = True
         self.report.timings["initialize_ms"] = (time.monotonic() - self.process.started_at) * 1000
         if isinstance(answer, NoReply):
             self.report.add(
@@ -776,6 +779,18 @@ class _Session(FrameLoop):
             return
         if not isinstance(method, str):
             return  # A response to nothing: the router drops it (router.rs:90-102).
+        if not self._writer_bound:
+            # The router runs it, but the answer goes to a writer that is bound to the
+            # microapp's stdin only after the handshake (src/main.rs:6630-6643), and is dropped
+            # (admin_adapters.rs:1383-1397).
+            self._verdict(
+                "warn",
+                f"{short(method)} ({frame_id}) sent before the initialize reply: the daemon's "
+                "router runs it, but drops the answer (its writer is bound to the microapp's "
+                "stdin only once the handshake is done), so the microapp waits for its own "
+                "timeout; send admin requests after answering initialize",
+            )
+            return
         capability = ADMIN_METHODS.get(method)
         if capability is None:
             note = (

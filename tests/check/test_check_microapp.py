@@ -258,6 +258,29 @@ def test_the_environment_and_working_directory_are_the_hosts(tmp_path: Path) -> 
     assert "s3cret" not in json.dumps(document)
 
 
+def grant_config(tmp_path: Path, grants: str) -> Path:
+    """A daemon config directory whose extensions.yaml grants ``scripted`` ``grants``."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text(
+        f"extensions:\n  entries:\n    scripted:\n      capabilities_grant: [{grants}]\n",
+        encoding="utf-8",
+    )
+    return config
+
+
+def check_granted_echo(tmp_path: Path, mode: str, extra: str) -> tuple[int, dict[str, Any]]:
+    """Check a scripted microapp in ``mode`` that requires ``_echo``, granted, invoking its
+    tool."""
+    config = grant_config(tmp_path, "_echo")
+    root = scripted_microapp(
+        tmp_path / "admin", mode, extra, companion=companion("scripted", required=("_echo",))
+    )
+    return nexo_check(
+        str(root), "--invoke", "scripted_probe", "--config", str(config), cwd=tmp_path
+    )
+
+
 def admin_result(document: dict[str, Any]) -> dict[str, Any]:
     answer: dict[str, Any] = document["invoke"]["result"]["admin"]
     return answer
@@ -310,21 +333,7 @@ def test_an_optional_capability_denied_is_a_warning(tmp_path: Path) -> None:
 
 
 def test_a_granted_echo_is_answered_as_the_dispatcher_does(tmp_path: Path) -> None:
-    config = tmp_path / "config"
-    config.mkdir()
-    (config / "extensions.yaml").write_text(
-        "extensions:\n  entries:\n    scripted:\n      capabilities_grant: [_echo]\n",
-        encoding="utf-8",
-    )
-    root = scripted_microapp(
-        tmp_path / "admin",
-        "admin",
-        "nexo/admin/echo",
-        companion=companion("scripted", required=("_echo",)),
-    )
-    code, document = nexo_check(
-        str(root), "--invoke", "scripted_probe", "--config", str(config), cwd=tmp_path
-    )
+    code, document = check_granted_echo(tmp_path, "admin", "nexo/admin/echo")
     assert code == 0, document
     assert statuses(document)["admin"] == "pass"
     assert admin_result(document)["result"] == {
@@ -378,6 +387,20 @@ def test_a_required_capability_not_granted_turns_admin_off(tmp_path: Path) -> No
     assert found["admin"] == "fail"
     assert "admin RPC is off for every microapp" in detail(document, "admin")
     assert found["invoke"] == "fail"
+
+
+def test_an_app_request_before_the_initialize_reply_gets_no_answer(tmp_path: Path) -> None:
+    """The router is wired at spawn, but its writer is bound to the microapp's stdin only once
+    the handshake is done (src/main.rs:6630-6643): an answer written before that is dropped
+    (admin_adapters.rs:1383-1397, "admin response sent before outbound writer was bound"),
+    so a microapp asking before it answers initialize waits for its own timeout."""
+    code, document = check_granted_echo(tmp_path, "admin_early", "1")
+    assert code == 0, document
+    found = statuses(document)
+    assert found["initialize"] == "pass"
+    assert found["admin"] == "warn"
+    assert "before the initialize reply" in detail(document, "admin")
+    assert document["invoke"]["result"]["early"] == {"answer": None}
 
 
 def test_an_app_request_without_a_router_is_dropped(tmp_path: Path) -> None:

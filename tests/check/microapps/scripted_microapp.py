@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -28,6 +29,9 @@ TOOLS = [
 
 
 INITIALIZE: dict[str, Any] = {}
+
+#: What an admin request sent before the initialize reply got (mode admin_early).
+EARLY: dict[str, Any] = {}
 
 
 def record(pid: int) -> None:
@@ -54,6 +58,7 @@ def probe() -> dict[str, Any]:
         "env": {name: os.environ.get(name) for name in names if name},
         "state_dir_exists": bool(state) and Path(state).is_dir(),
         "initialize": INITIALIZE,
+        "early": EARLY,
     }
 
 
@@ -70,6 +75,22 @@ def admin_call(method: str) -> Any:
     return json.loads(sys.stdin.readline())
 
 
+def before_initialize_reply() -> None:
+    """What a mode does between reading initialize and answering it."""
+    if MODE == "hang":
+        time.sleep(600)
+    if MODE == "slow":
+        time.sleep(float(EXTRA))
+    if MODE == "badutf8":
+        sys.stdout.buffer.write(b"\xff\xfe not utf-8\n")
+        sys.stdout.flush()
+    if MODE == "admin_early":
+        # An admin request before answering initialize; wait EXTRA s for its answer.
+        write({"jsonrpc": "2.0", "id": "app:early", "method": "nexo/admin/echo"})
+        ready, _, _ = select.select([sys.stdin], [], [], float(EXTRA))
+        EARLY["answer"] = json.loads(sys.stdin.readline()) if ready else None
+
+
 def main() -> None:
     record(os.getpid())
     if MODE == "child":
@@ -84,13 +105,7 @@ def main() -> None:
             continue  # the host's answer to an admin request of ours
         if method == "initialize":
             INITIALIZE.update(id=request_id, params=params)
-            if MODE == "hang":
-                time.sleep(600)
-            if MODE == "slow":
-                time.sleep(float(EXTRA))
-            if MODE == "badutf8":
-                sys.stdout.buffer.write(b"\xff\xfe not utf-8\n")
-                sys.stdout.flush()
+            before_initialize_reply()
             if MODE == "init-error":
                 write(
                     {
