@@ -171,7 +171,7 @@ def run_microapp(
                 session.add_frame_checks()
                 session.add_admin_check()
         report.stderr_tail = list(process.stderr_tail)
-        _check_stderr(report)
+        _check_stderr(report, process.stderr_stopped_detail("stdio.rs:930-944"))
     return report
 
 
@@ -295,9 +295,13 @@ def _bin_on_path(name: str) -> bool:
     return any((Path(directory) / name).is_file() for directory in path.split(os.pathsep))
 
 
-def _check_stderr(report: CheckReport) -> None:
+def _check_stderr(report: CheckReport, stopped: str | None) -> None:
     """The contract page asks for ``[INFO]``-style prefixes; the host logs every line at
-    WARN whatever it says (``stdio.rs:930-944``)."""
+    WARN whatever it says (``stdio.rs:930-944``), and stops reading at one that is not UTF-8
+    (``stopped`` says so)."""
+    if stopped is not None:
+        report.add("stderr", "warn", stopped)
+        return
     unprefixed = [
         line
         for line in report.stderr_tail

@@ -548,6 +548,17 @@ def test_a_non_utf8_line_stops_the_hosts_reader(tmp_path: Path) -> None:
     assert "reader stopped" in detail(document, "initialize")
 
 
+def test_a_non_utf8_stderr_line_stops_the_hosts_stderr_reader(tmp_path: Path) -> None:
+    """stdio.rs:930-944: the stderr task reads `lines()` and ends on an error, dropping the
+    pipe; the microapp's later writes to stderr fail."""
+    root = scripted_microapp(tmp_path / "m", "stderr_badutf8")
+    code, document = nexo_check(str(root), "--invoke", "scripted_probe", cwd=tmp_path)
+    assert code == 0, document
+    assert statuses(document)["stderr"] == "warn"
+    assert "stderr line is not UTF-8" in detail(document, "stderr")
+    assert document["invoke"]["result"]["stderr_writable"] is False
+
+
 def test_an_unreadable_extensions_yaml_is_a_config_error(tmp_path: Path) -> None:
     config = tmp_path / "config"
     config.mkdir()

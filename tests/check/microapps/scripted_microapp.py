@@ -59,7 +59,18 @@ def probe() -> dict[str, Any]:
         "state_dir_exists": bool(state) and Path(state).is_dir(),
         "initialize": INITIALIZE,
         "early": EARLY,
+        "stderr_writable": stderr_writable() if MODE == "stderr_badutf8" else None,
     }
+
+
+def stderr_writable() -> bool:
+    """Whether a line can still be written to stderr."""
+    try:
+        sys.stderr.write("[INFO] still logging\n")
+        sys.stderr.flush()
+    except BrokenPipeError:
+        return False
+    return True
 
 
 def admin_call(method: str) -> Any:
@@ -84,6 +95,10 @@ def before_initialize_reply() -> None:
     if MODE == "badutf8":
         sys.stdout.buffer.write(b"\xff\xfe not utf-8\n")
         sys.stdout.flush()
+    if MODE == "stderr_badutf8":
+        sys.stderr.buffer.write(b"\xff\xfe not utf-8\n")
+        sys.stderr.flush()
+        time.sleep(0.5)  # the host reads it meanwhile
     if MODE == "admin_early":
         # An admin request before answering initialize; wait EXTRA s for its answer.
         write({"jsonrpc": "2.0", "id": "app:early", "method": "nexo/admin/echo"})
