@@ -54,6 +54,7 @@ from nexo_pkg.check.microapp_wire import (
     child_environment,
     decode_handshake,
     fit_name,
+    hook_reply_surprises,
     hook_response_problem,
     numeric_id,
     response_fields,
@@ -598,6 +599,12 @@ class _Session(FrameLoop):
                     f"replied {short(answer.result)}: the daemon ignores `vote` (the contract "
                     'page\'s shape), so a "deny" vote does not block; return {"abort": true, '
                     '"reason": "..."} to block a before_* event',
+                )
+            elif isinstance(answer.result, dict) and (
+                surprises := hook_reply_surprises(hook, answer.result)
+            ):
+                self.report.add(
+                    name, "warn", f"replied {short(answer.result)}: {'; '.join(surprises)}"
                 )
             else:
                 self.report.add(name, "pass", f"replied {short(answer.result)}")

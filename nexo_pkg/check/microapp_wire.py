@@ -238,6 +238,38 @@ def hook_response_problem(value: object) -> str | None:
     return None
 
 
+def hook_reply_surprises(hook: str, reply: dict[str, Any]) -> list[str]:
+    """What the daemon does with a decoded hook ``reply`` that its author likely does not
+    expect (``HookRegistry::fire_with_merge``, ``crates/core/src/agent/hook_registry.rs:
+    133-182``): ``abort`` on an ``after_*`` hook is ignored, an ``override`` that is not an
+    object is dropped, and ``decision``, ``transformed_body`` and ``do_not_reply_again`` are
+    read by nothing."""
+    surprises: list[str] = []
+    if reply.get("abort") is True and hook.startswith("after_"):
+        surprises.append(
+            "the daemon ignores `abort` on an after_* hook (after_* hooks are advisory): the "
+            "event has already happened"
+        )
+    acting = {
+        "decision": reply.get("decision") in ("block", "transform"),
+        "transformed_body": reply.get("transformed_body") is not None,
+        "do_not_reply_again": reply.get("do_not_reply_again") is True,
+    }
+    unread = [key for key, asks in acting.items() if asks]
+    if unread and reply.get("abort") is not True:
+        surprises.append(
+            f"the daemon decodes {', '.join(f'`{key}`' for key in unread)} but nothing acts "
+            "on it (no block, no rewrite): only `abort: true` blocks a before_* event"
+        )
+    override = reply.get("override")
+    if override is not None and not isinstance(override, dict):
+        surprises.append(
+            "the daemon drops the `override`: `override` is not a JSON object, so there is "
+            "nothing to merge into the event"
+        )
+    return surprises
+
+
 def response_fields(frame: object) -> object:
     """``frame`` with an array read as serde reads a derived struct from a sequence: a
     ``wire::Response`` ``[jsonrpc, id, result, error]`` (an ``error`` array as

@@ -186,6 +186,30 @@ def test_a_hook_vote_is_a_warning_that_says_the_daemon_ignores_it(tmp_path: Path
     assert strict["ok"] is False
 
 
+def test_hook_replies_the_daemon_acts_on_differently_are_warnings(tmp_path: Path) -> None:
+    """hook_registry.rs:133-182 (fire_with_merge): abort on an after_* hook is ignored
+    (advisory), an `override` that is not an object is dropped, and `decision`,
+    `transformed_body` and `do_not_reply_again` are decoded (runtime/mod.rs:58-85) but
+    nothing reads them, so only `abort: true` blocks."""
+    replies = {
+        "before_message": {"decision": "block", "reason": "spam"},
+        "after_message": {"abort": True, "reason": "too late"},
+        "before_tool_call": {"override": "not an object"},
+        "after_tool_call": {"abort": False, "decision": "allow", "override": {"note": 1}},
+    }
+    root = scripted_microapp(tmp_path / "m", "hook_replies", json.dumps(replies))
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 0, document
+    found = statuses(document)
+    assert found["hook.before_message"] == "warn"
+    assert "only `abort: true` blocks" in detail(document, "hook.before_message")
+    assert found["hook.after_message"] == "warn"
+    assert "after_* hooks are advisory" in detail(document, "hook.after_message")
+    assert found["hook.before_tool_call"] == "warn"
+    assert "`override` is not a JSON object" in detail(document, "hook.before_tool_call")
+    assert found["hook.after_tool_call"] == "pass"
+
+
 def test_hooks_outside_the_hosts_list_are_skipped_with_a_warning(tmp_path: Path) -> None:
     """src/main.rs:4382-4391 skips names not in HOOK_NAMES (runtime/mod.rs:26-31)."""
     root = scripted_microapp(tmp_path / "hooks", "hooks")

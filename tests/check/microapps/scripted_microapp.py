@@ -131,6 +131,8 @@ def main() -> None:
                 )
                 continue
             hooks = ["before_message"] if MODE in ("vote", "hooks") else []
+            if MODE == "hook_replies":
+                hooks = list(json.loads(EXTRA))
             if MODE == "hooks":
                 hooks.append("on_heartbeat")
             if MODE == "drops":
@@ -153,6 +155,9 @@ def main() -> None:
                 write({"jsonrpc": "2.0", "id": "app:boot", "method": EXTRA, "params": {}})
         elif method == "tools/list":
             result(request_id, {"tools": TOOLS})
+        elif MODE == "hook_replies" and method.startswith("hooks/"):
+            # EXTRA maps each hook to its reply.
+            result(request_id, json.loads(EXTRA)[method.removeprefix("hooks/")])
         elif method == "hooks/before_message":
             result(request_id, {"vote": "deny"} if MODE == "vote" else {"abort": False})
         elif method == "tools/call":
