@@ -40,6 +40,8 @@ _HOOK_FIELDS: dict[str, tuple[type, ...]] = {
     "do_not_reply_again": (bool,),
 }
 
+_HOOK_ORDER = ("abort", "reason", "override", "decision", "transformed_body", "do_not_reply_again")
+
 #: ``AdminRpcDispatcher::required_capability`` (``crates/core/src/agent/admin_rpc/
 #: dispatcher.rs:532-606``): every admin method the daemon routes, and its capability.
 _ADMIN_DOMAINS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -227,8 +229,11 @@ def hook_response_problem(value: object) -> str | None:
     ``null`` is the default), or None."""
     if value is None:
         return None
-    if not isinstance(value, dict):
-        return _invalid("", value, "struct HookResponse")
+    # Field order of the struct (`override` is `override_event` renamed), for an array.
+    fields = _struct_fields("", value, "HookResponse", _HOOK_ORDER, required=0)
+    if isinstance(fields, str):
+        return fields
+    value = fields
     for key, types in _HOOK_FIELDS.items():
         item = value.get(key)
         if item is None and (key not in value or types == (str,)):

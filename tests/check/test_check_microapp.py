@@ -623,6 +623,18 @@ def test_hook_and_response_decoders() -> None:
     assert hook_response_problem({"abort": "yes"}) == (
         'abort: invalid type: string "yes", expected a boolean'
     )
+    # serde reads a derived struct from a sequence too, field by field, all defaulted.
+    assert hook_response_problem([]) is None
+    assert hook_response_problem([True, "spam"]) is None
+    assert hook_response_problem(["yes"]) == (
+        'abort: invalid type: string "yes", expected a boolean'
+    )
+    assert hook_response_problem([False] * 7) == (
+        "invalid length 7, expected fewer elements in array"
+    )
+    assert hook_response_problem("continue") == (
+        'invalid type: string "continue", expected struct HookResponse'
+    )
     assert response_problem({"id": 1, "error": {"code": 1}}) == ("`error.message` is not a string")
     assert response_problem({"id": 1, "error": {"code": 2**40, "message": "m"}}) == (
         "`error.code` is not a 32-bit integer"
