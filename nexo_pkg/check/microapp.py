@@ -113,8 +113,9 @@ def run_microapp(
     """Run the extension host's session against ``target`` and report every check.
 
     ``timeout_ms`` bounds each reply (and never beyond the daemon's 10 s for ``initialize``,
-    30 s for a call); without it, ``initialize`` gets the host's 10 s and every other reply
-    :data:`~nexo_pkg.check.rpc.DEFAULT_TIMEOUT_MS`. The mock admin router allows the grants
+    30 s for a call); without it, ``initialize`` gets the host's 10 s, the ``--invoke`` call
+    the host's 30 s, and every other reply :data:`~nexo_pkg.check.rpc.DEFAULT_TIMEOUT_MS`.
+    The mock admin router allows the grants
     of the daemon's configuration directory (``config``, else ``NEXO_CONFIG_DIR``,
     ``./config``, ``$NEXO_HOME/config``). Misbehaviour is reported, never raised; the child
     and everything it started are killed and reaped on every path. Raises
@@ -332,10 +333,10 @@ class _Session(FrameLoop):
         grants: AdminGrants,
     ) -> None:
         super().__init__(process, (DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms) / 1000)
-        # The host's own handshake deadline, unless --timeout-ms asks for less.
-        self.handshake_seconds = min(
-            HANDSHAKE_TIMEOUT_SECONDS, math.inf if timeout_ms is None else timeout_ms / 1000
-        )
+        # The host's own handshake and call deadlines, unless --timeout-ms asks for less.
+        given = math.inf if timeout_ms is None else timeout_ms / 1000
+        self.handshake_seconds = min(HANDSHAKE_TIMEOUT_SECONDS, given)
+        self.call_seconds = min(CALL_TIMEOUT_SECONDS, given)
         self.target = target
         self.report = report
         self.grants = grants
@@ -624,7 +625,9 @@ class _Session(FrameLoop):
             arguments = {**arguments, "_meta": meta}
         record: dict[str, Any] = {"tool": tool, "args": arguments}
         self.report.invoke = record
-        answer = self.call("tools/call", {"name": tool, "arguments": arguments})
+        # The daemon gives the call its 30 s (stdio.rs:71): a slow tool is no failure here.
+        params = {"name": tool, "arguments": arguments}
+        answer = self.call("tools/call", params, timeout=self.call_seconds)
         if isinstance(answer, NoReply):
             record["error"] = {"message": answer.detail}
             self.report.add("invoke", "fail", f"no reply to tools/call: {answer.detail}")
@@ -684,14 +687,16 @@ class _Session(FrameLoop):
         params: dict[str, Any],
         *,
         request_id: int | None = None,
-        timeout: float = CALL_TIMEOUT_SECONDS,
+        timeout: float | None = None,
     ) -> Reply | NoReply:
         """Send one request (``wire::encode``; the next numeric id unless one is given) and
-        read frames as the host's reader does until its reply, ``timeout`` (never beyond
-        ``--timeout-ms``) or the child's exit."""
+        read frames as the host's reader does until its reply, ``timeout`` seconds (by default
+        ``--timeout-ms``, never beyond the host's call timeout) or the child's exit."""
         request_id = next(self._ids) if request_id is None else request_id
         frame = {"jsonrpc": "2.0", "method": method, "params": params, "id": request_id}
-        return self.exchange(frame, timeout=min(self.timeout_seconds, timeout))
+        if timeout is None:
+            timeout = min(self.timeout_seconds, CALL_TIMEOUT_SECONDS)
+        return self.exchange(frame, timeout=timeout)
 
     def oversize(self, size: int) -> None:
         self._drop(

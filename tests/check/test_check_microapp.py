@@ -173,6 +173,22 @@ def test_an_exit_during_a_call_fails_the_call(tmp_path: Path) -> None:
     assert_reaped(pid)
 
 
+def test_a_tool_call_gets_the_hosts_thirty_seconds_unless_timeout_ms_is_given(
+    tmp_path: Path,
+) -> None:
+    """StdioSpawnOptions::default() gives every call 30 s (stdio.rs:71; the boot spawns with
+    the defaults, src/main.rs:6620-6634): a tool answering in 6 s works in the daemon."""
+    root = scripted_microapp(tmp_path / "slow", "slow_call", "6")
+    code, document = nexo_check(str(root), "--invoke", "scripted_probe", cwd=tmp_path)
+    assert code == 0, document
+    assert statuses(document)["invoke"] == "pass"
+    code, document = nexo_check(
+        str(root), "--invoke", "scripted_probe", "--timeout-ms", "1000", cwd=tmp_path
+    )
+    assert code == 1
+    assert "no reply within 1000 ms" in detail(document, "invoke")
+
+
 def test_a_hook_vote_is_a_warning_that_says_the_daemon_ignores_it(tmp_path: Path) -> None:
     """HookResponse has no `vote` (runtime/mod.rs:58-85): {"vote": "deny"} decodes as the
     default abort=false, so it never blocks (hook_registry.rs:133-182)."""

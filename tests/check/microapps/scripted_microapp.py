@@ -163,6 +163,8 @@ def main() -> None:
         elif method == "tools/call":
             if MODE == "exit":
                 sys.exit(3)
+            if MODE == "slow_call":
+                time.sleep(float(EXTRA))
             if MODE == "envelope":
                 result(request_id, {"output": probe()})
                 continue
