@@ -136,6 +136,8 @@ def run_microapp(
     )
     for note in target.notes:
         report.add("manifest", "warn", note)
+    if grants.not_loaded is not None:
+        report.add("discovery", "warn", f"{grants.not_loaded}; checked all the same")
     with tempfile.TemporaryDirectory(prefix="nexo-check-state-") as scratch:
         state_dir = Path(scratch) / "extensions" / target.extension_id / "state"
         state_dir.mkdir(parents=True)

@@ -610,6 +610,34 @@ def test_an_unreadable_extensions_yaml_is_a_config_error(tmp_path: Path) -> None
     assert "extensions.yaml:2: not valid YAML: YAML syntax error" in document["error"]
 
 
+@pytest.mark.parametrize(
+    ("extensions", "why"),
+    [
+        ("enabled: false", "enabled: false"),
+        ("disabled: [other, scripted]", "disabled"),
+        ("allowlist: [other]", "allowlist"),
+    ],
+)
+def test_a_microapp_the_daemons_config_does_not_load_is_a_warning(
+    tmp_path: Path, extensions: str, why: str
+) -> None:
+    """run_extension_discovery returns nothing with `enabled: false` (src/main.rs:6531-6534);
+    discovery drops `disabled` ids and, with a non-empty `allowlist`, every other id
+    (discovery.rs:329-360): the daemon never spawns the microapp."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text(f"extensions:\n  {extensions}\n", encoding="utf-8")
+    root = scripted_microapp(tmp_path / "ok", "ok")
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path)
+    assert code == 0, document
+    assert statuses(document)["discovery"] == "warn"
+    assert why in detail(document, "discovery")
+    assert "never spawns" in detail(document, "discovery")
+    (config / "extensions.yaml").write_text("extensions:\n  enabled: true\n", encoding="utf-8")
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path)
+    assert "discovery" not in statuses(document)
+
+
 # -- the decoders, against the daemon's serde types ------------------------------------------
 
 
