@@ -7,9 +7,13 @@ lock`` against the loopback GitHub stand-in, whose URL every build is given.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import io
+import json
 import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 
 from support.shared_fixtures import require_shared_fixture
@@ -25,7 +29,6 @@ WHEEL = "rfc8785-0.1.2-py3-none-any.whl"  # the real Sigstore test vector of the
 AGENTS_YAML = (
     "agents:\n"
     "  - id: ana\n"
-    "    extensions: [notes]\n"
     "    extensions_config:\n"
     "      notes: {region: bogota}\n"
     "  - id: bob\n"
@@ -68,6 +71,52 @@ def _root_commands(root: Path) -> list[list[str]]:
     ]
 
 
+def _sidecar_for(tarball: Path, data: bytes) -> None:
+    """Write ``tarball``'s ``.sha256`` sidecar for ``data``, so a mutant gets past the digest."""
+    text = f"{hashlib.sha256(data).hexdigest()}  {tarball.name}\n"
+    tarball.with_name(f"{tarball.name}.sha256").write_text(text, encoding="utf-8")
+
+
+def _release_sbom(directory: Path) -> Workspace:
+    """The ``sbom.cdx.json`` a packed tarball carries, read by ``install`` and ``sbom``."""
+    env = base_env(directory / "home")
+    _nexo(env, directory, "plugin", "new", PLUGIN, "--lang", "python")
+    (directory / PLUGIN / "requirements.txt").write_text("", encoding="utf-8")
+    dist = directory / "dist"
+    _nexo(env, directory, "plugin", "pack", PLUGIN, "--out", str(dist))
+    tarball = dist / TARBALL
+    with tarfile.open(tarball) as archive:
+        members = [
+            (member, archive.extractfile(member).read() if member.isfile() else b"")  # type: ignore[union-attr]
+            for member in archive.getmembers()
+        ]
+    sbom = directory / "sbom.cdx.json"
+    sbom.write_bytes(next(data for member, data in members if member.name == "sbom.cdx.json"))
+    root = directory / "root"
+
+    def repack(mutant: bytes) -> None:
+        stream = io.BytesIO()
+        with tarfile.open(fileobj=stream, mode="w:gz") as archive:
+            for member, data in members:
+                body = mutant if member.name == "sbom.cdx.json" else data
+                member.size = len(body)
+                archive.addfile(member, io.BytesIO(body) if member.isfile() else None)
+        tarball.write_bytes(stream.getvalue())
+        _sidecar_for(tarball, stream.getvalue())
+
+    dest = ["--dest", str(root)]
+    return Workspace(
+        sbom, sbom.read_bytes(), "json",
+        [
+            ["plugin", "install", str(tarball), *dest, "--yes", "--json"],
+            ["plugin", "sbom", PLUGIN, *dest, "--json"],
+            ["plugin", "sbom", PLUGIN, *dest],
+            ["plugin", "list", *dest, "--json"],
+        ],
+        env, directory, scratch=[root], after_write=repack,
+    )  # fmt: skip
+
+
 def _plugin_manifest(directory: Path) -> Workspace:
     env = base_env(directory / "home")
     _nexo(env, directory, "plugin", "new", PLUGIN, "--lang", "python")
@@ -98,7 +147,9 @@ def _release_manifest(directory: Path) -> Workspace:
         text = data.decode("utf-8", "surrogateescape").encode("utf-8", "surrogateescape")
         members = plugin_members(PLUGIN, VERSION)
         members[0].data = text
-        tarball.write_bytes(targz(members))
+        data = targz(members)
+        tarball.write_bytes(data)
+        _sidecar_for(tarball, data)
 
     return Workspace(
         manifest, manifest_text(PLUGIN, VERSION).encode(), "toml",
@@ -136,9 +187,11 @@ def _daemon_yaml(name: str) -> Target:
         env = base_env(directory / "home")
         _nexo(env, directory, "plugin", "new", "notes", "--kind", "microapp")
         config = directory / "config"
-        (config / "extensions").mkdir(parents=True)
-        shutil.move(directory / "notes", config / "extensions" / "notes")
-        example = config / "extensions" / "notes" / "extensions.yaml.example"
+        config.mkdir()
+        # extensions.yaml's search path ./extensions is the daemon's working directory's.
+        (directory / "extensions").mkdir()
+        shutil.move(directory / "notes", directory / "extensions" / "notes")
+        example = directory / "extensions" / "notes" / "extensions.yaml.example"
         (config / "extensions.yaml").write_text(
             example.read_text(encoding="utf-8").replace("notes_fz", "notes"), encoding="utf-8"
         )
@@ -237,17 +290,12 @@ def _tarball(directory: Path) -> Workspace:
     dist = directory / "dist"
     write_plugin(dist, PLUGIN, VERSION)
     tarball = dist / TARBALL
-    sidecar = dist / f"{TARBALL}.sha256"
     root = directory / "root"
-
-    def match_sidecar(data: bytes) -> None:
-        sidecar.write_text(f"{hashlib.sha256(data).hexdigest()}  {TARBALL}\n", encoding="utf-8")
-
     install = ["plugin", "install", str(tarball), "--dest", str(root), "--yes"]
     return Workspace(
         tarball, plugin_tarball(PLUGIN, VERSION), "tar.gz",
         [[*install, "--json"], install, ["plugin", "info", str(tarball), "--json"]],
-        env, directory, scratch=[root], after_write=match_sidecar,
+        env, directory, scratch=[root], after_write=lambda data: _sidecar_for(tarball, data),
     )  # fmt: skip
 
 
@@ -288,6 +336,85 @@ def _fleet(api: str, name: str) -> Target:
     return Target(name.replace(".", "-"), build)
 
 
+def _attestation(label: str, name: str, artifact: str, *, root: bool = False) -> Target:
+    """A GitHub attestation (a bundle, or a ``.jsonl`` of them) or, with ``root``, the trusted
+    root a policy names for GitHub's own Sigstore instance, checked by ``trust verify``."""
+
+    def build(directory: Path) -> Workspace:
+        env = base_env(directory / "home")
+        fixtures = require_shared_fixture("github-attestations")
+        policy = directory / "trusted_keys.toml"
+        policy.write_text('trusted_root = "trusted_root.json"\n', encoding="utf-8")
+        shutil.copy(fixtures / "trusted_root.json", directory / "trusted_root.json")
+        target = directory / ("trusted_root.json" if root else name)
+        if not root:
+            shutil.copy(fixtures / name, target)
+        verify = ["plugin", "trust", "verify", str(fixtures / artifact), "--bundle",
+                  str(directory / name if not root else fixtures / name), "--trusted-keys",
+                  str(policy)]  # fmt: skip
+        fmt = "text" if name.endswith(".jsonl") and not root else "json"
+        return Workspace(target, target.read_bytes(), fmt, [[*verify, "--json"], verify], env,
+                         directory)  # fmt: skip
+
+    return Target(label, build)
+
+
+def _hold(directory: Path) -> Workspace:
+    env = base_env(directory / "home")
+    root = _installed(directory, env)
+    _nexo(env, directory, "plugin", "hold", PLUGIN, "--dest", str(root))
+    hold = root / ".nexo" / "holds" / f"{PLUGIN}.json"
+    dest = ["--dest", str(root)]
+    return Workspace(
+        hold, hold.read_bytes(), "json",
+        [
+            ["plugin", "list", *dest, "--json"],
+            ["plugin", "outdated", *dest, "--json"],
+            ["plugin", "upgrade", PLUGIN, *dest, "--dry-run", "--json"],
+            ["plugin", "unhold", PLUGIN, *dest, "--json"],
+        ],
+        env, directory,
+    )  # fmt: skip
+
+
+def _lint_config(directory: Path) -> Workspace:
+    env = base_env(directory / "home")
+    _nexo(env, directory, "plugin", "new", PLUGIN, "--lang", "python")
+    config = directory / ".nexo.toml"
+    valid = (
+        '[lint]\nselect = ["NX"]\nignore = ["NX101"]\nexclude = ["build"]\n\n'
+        '[lint.per-file-ignores]\n"echo/*.toml" = ["NX201"]\n'
+    )
+    return Workspace(
+        config, valid.encode(), "toml",
+        [["plugin", "lint"], ["plugin", "lint", "--format", "json", PLUGIN]],
+        env, directory,
+    )  # fmt: skip
+
+
+def _registry_config(directory: Path) -> Workspace:
+    env = base_env(directory / "home")
+    credentials = directory / "config.json"
+    valid = json.dumps(
+        {"auths": {"127.0.0.1:9": {"auth": base64.b64encode(b"user:secret").decode()}}}
+    )
+    (directory / "nexo-plugins.toml").write_text(
+        f'[plugins.{PLUGIN}]\nsource = "oci://127.0.0.1:9/plugins/{PLUGIN}:{VERSION}"\n',
+        encoding="utf-8",
+    )
+    root = directory / "root"
+    registry = ["--registry-config", str(credentials), "--plain-http", "--timeout", "2"]
+    return Workspace(
+        credentials, valid.encode(), "json",
+        [
+            ["plugin", "lock", *registry, "--json"],
+            ["plugin", "install", f"oci://127.0.0.1:9/plugins/{PLUGIN}:{VERSION}", "--dest",
+             str(root), *registry, "--yes", "--json"],
+        ],
+        env, directory, scratch=[root],
+    )  # fmt: skip
+
+
 def publish_echo(server: object) -> None:
     """Publish ``acme/nexo-plugin-echo`` v1.0.0 on the GitHub stand-in ``server``."""
     data = plugin_tarball(PLUGIN, VERSION)
@@ -313,4 +440,27 @@ def targets(api: str) -> list[Target]:
         _installed_file("nexo-plugin.toml", "toml"),
         _fleet(api, "nexo-plugins.toml"),
         _fleet(api, "nexo-plugins.lock"),
+        _attestation(
+            "attestation-reusable",
+            "reusable-workflow-attestation.sigstore.json",
+            "reusable-workflow-artifact",
+        ),
+        _attestation(
+            "attestation-custom-issuer", "custom-issuer.sigstore.json", "custom-issuer-artifact"
+        ),
+        _attestation(
+            "attestations-jsonl",
+            "github_provenance_demo-0.0.12-py3-none-any-bundle.jsonl",
+            "github_provenance_demo-0.0.12-py3-none-any.whl",
+        ),
+        _attestation(
+            "trusted-root",
+            "github_provenance_demo-0.0.12-py3-none-any-bundle.jsonl",
+            "github_provenance_demo-0.0.12-py3-none-any.whl",
+            root=True,
+        ),
+        Target("release-sbom", _release_sbom),
+        Target("hold", _hold),
+        Target("lint-config", _lint_config),
+        Target("registry-config", _registry_config),
     ]
