@@ -6,7 +6,8 @@ commands that read it. :func:`fuzz` then writes mutants of the valid bytes over 
 (stdlib :mod:`random` with a fixed seed, so a run is repeatable) and runs each command in a
 subprocess of the installed ``nexo`` script, judging every run by SPEC §1 (:func:`judge`):
 
-- the exit code is 0, 1 or 2, and stderr holds no Python traceback;
+- the exit code is 0, 1 or 2, and stderr holds no Python traceback, nor the last-resort
+  handler's line for an exception nothing expected (kind ``internal``);
 - with ``--json`` (or ``--format json|sarif``), stdout is exactly one JSON document, and a
   failure document names a kind the command line knows;
 - a usage or configuration failure (exit 2), and any ``--json`` failure document, comes with
@@ -45,6 +46,8 @@ from .strategies import _paths
 NEXO = str(Path(sys.executable).with_name("nexo"))
 KINDS = frozenset(kind.value for kind in ErrorKind)
 TIMEOUT = 60.0
+# What the last-resort handler says of an exception no code path expected (kind `internal`).
+INTERNAL = "a bug in nexo-pkg"
 
 TOKENS: dict[str, tuple[bytes, ...]] = {
     "toml": (
@@ -220,6 +223,8 @@ class Workspace:
     scratch: list[Path] = field(default_factory=list)
     # Called with each mutant's bytes after they are written (a sidecar made to match, ...).
     after_write: Callable[[bytes], None] | None = None
+    # The file is consumed by a run (a journal replayed and removed): write it before each.
+    consumed: bool = False
 
 
 @dataclass(frozen=True)
@@ -268,6 +273,8 @@ def judge(argv: Sequence[str], code: int, stdout: str, stderr: str) -> str | Non
         return "traceback"
     if code not in {0, 1, 2}:
         return f"exit code {code}"
+    if INTERNAL in stderr:
+        return "an unexpected exception (kind internal)"
     wants_json = "--json" in argv or any(
         argv[i] == "--format" and argv[i + 1] in {"json", "sarif"} for i in range(len(argv) - 1)
     )
@@ -321,6 +328,9 @@ def fuzz(
         if workspace.after_write is not None:
             workspace.after_write(data)
         for argv in workspace.commands:
+            if workspace.consumed:
+                workspace.file.parent.mkdir(parents=True, exist_ok=True)
+                workspace.file.write_bytes(data)
             code, out, err = run(argv, workspace.env, workspace.cwd)
             tally.runs += 1
             tally.outcomes[(" ".join(argv[1:3]), code)] += 1

@@ -84,7 +84,7 @@ def _release_sbom(directory: Path) -> Workspace:
     (directory / PLUGIN / "requirements.txt").write_text("", encoding="utf-8")
     dist = directory / "dist"
     _nexo(env, directory, "plugin", "pack", PLUGIN, "--out", str(dist))
-    tarball = dist / TARBALL
+    tarball = next(dist.glob("*.tar.gz"))  # the scaffold's version
     with tarfile.open(tarball) as archive:
         members = [
             (member, archive.extractfile(member).read() if member.isfile() else b"")  # type: ignore[union-attr]
@@ -219,7 +219,9 @@ def _discovery(directory: Path) -> Workspace:
     (config / "plugins").mkdir(parents=True)
     discovery = config / "plugins" / "discovery.yaml"
     discovery.write_text(
-        f"# where the daemon looks\nsearch_paths:\n  - {root}\ndisabled: []\n", encoding="utf-8"
+        f"# where the daemon looks\ndiscovery:\n  search_paths:\n    - {root}\n  disabled: []\n"
+        "  follow_symlinks: false\n",
+        encoding="utf-8",
     )
     at = ["--config", str(config)]
     return Workspace(
@@ -359,6 +361,26 @@ def _attestation(label: str, name: str, artifact: str, *, root: bool = False) ->
     return Target(label, build)
 
 
+def _journal(directory: Path) -> Workspace:
+    """A replacement journal an interrupted run left in the root, replayed by the next one."""
+    env = base_env(directory / "home")
+    root = _installed(directory, env)
+    journal = root / ".nexo" / "journal" / "0123456789abcdef.json"
+    journal.parent.mkdir(parents=True)
+    installed = f"{PLUGIN}-{VERSION}"
+    record = {
+        "final": installed,
+        "staged": f".nexo/staging/1/{installed}",
+        "moves": [[installed, f".nexo/removing/1/{installed}"]],
+    }
+    return Workspace(
+        journal, json.dumps(record).encode(), "json",
+        [*_root_commands(root)[:4], ["plugin", "remove", "absent", "--dest", str(root), "--yes",
+                                     "--json"]],
+        env, directory, consumed=True,
+    )  # fmt: skip
+
+
 def _hold(directory: Path) -> Workspace:
     env = base_env(directory / "home")
     root = _installed(directory, env)
@@ -460,6 +482,7 @@ def targets(api: str) -> list[Target]:
             root=True,
         ),
         Target("release-sbom", _release_sbom),
+        Target("journal", _journal),
         Target("hold", _hold),
         Target("lint-config", _lint_config),
         Target("registry-config", _registry_config),
