@@ -83,9 +83,9 @@ TOKENS: dict[str, tuple[bytes, ...]] = {
 def _values(rng: random.Random, old: Any) -> Any:
     pool: list[Any] = [
         None, True, False, 0, -1, 2**63, 2**64, -(2**63) - 1, 1.5, float("inf"), float("nan"),
-        "", " ", "x" * rng.choice((1, 64, 300, 70_000)), "\x00", "\ud800", "../../etc/passwd",
-        "/", "1.2.3", ">=0.1.0", "sha256:" + "0" * 64, "0" * 64, "https://", "\u202e",
-        [], {}, [old], {"k": old}, [[[[]]]], {"": None},
+        "", " ", "x" * rng.choice((1, 64, 300, 70_000)), "\x00", "a\x00b", "/tmp/\x00", "\ud800",
+        "../../etc/passwd", "/", "1.2.3", ">=0.1.0", "sha256:" + "0" * 64, "0" * 64, "https://",
+        "\u202e", [], {}, [old], {"k": old}, [[[[]]]], {"": None},
     ]  # fmt: skip
     return rng.choice(pool)
 
@@ -112,8 +112,8 @@ def _restructure(rng: random.Random, document: Any) -> Any:
     elif action < 0.75:
         del parent[last]
     elif action < 0.85 and isinstance(parent, dict):
-        parent[rng.choice(("", "x", "ID", "\u00e9", "a.b", "plugin", str(last) + "_"))] = (
-            parent.pop(last)
+        parent[rng.choice(("", "x", "ID", "\u00e9", "a.b", "\x00", str(last) + "_"))] = parent.pop(
+            last
         )
     else:
         parent[last] = _nest(parent[last], rng.choice((50, 1000, 5000)))

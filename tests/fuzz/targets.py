@@ -66,7 +66,7 @@ def _root_commands(root: Path) -> list[list[str]]:
         ["plugin", "verify", *dest, "--json"],
         ["plugin", "verify", PLUGIN, *dest],
         ["plugin", "doctor", "--no-check", *dest, "--json"],
-        ["plugin", "sbom", *dest],
+        ["plugin", "sbom", PLUGIN, *dest],
         ["plugin", "outdated", *dest, "--json"],
     ]
 
