@@ -56,9 +56,18 @@ class RollbackResult:
         }
 
 
-def _order_key(item: Installed) -> tuple[str, tuple[bool, Version]]:
+def _order_key(item: Installed) -> tuple[int, str, tuple[bool, Version]]:
+    """Kept versions in the order they were replaced: a kept tree's holder under
+    ``.nexo/kept`` changes (its time of change) when the tree is renamed into it. The
+    receipt's ``installed_at`` cannot say it (a registry or sync install records the
+    version's creation time, the same for every version packed without
+    ``SOURCE_DATE_EPOCH``); it and the version only break ties."""
     assert item.receipt is not None  # noqa: S101 (filtered by the callers)
-    return item.receipt.installed_at, version_order(item)
+    try:
+        kept_at = item.path.parent.stat(follow_symlinks=False).st_mtime_ns
+    except OSError:
+        kept_at = 0
+    return kept_at, item.receipt.installed_at, version_order(item)
 
 
 def rollback_target(
@@ -68,7 +77,7 @@ def rollback_target(
     installed: frozenset[tuple[str, str]] = frozenset(),
 ) -> Installed:
     """The kept version a rollback of ``plugin_id`` would put back: the one replaced last
-    (installed most recently) of those kept, past the versions earlier rollbacks set aside
+    (set aside most recently) of those kept, past the versions earlier rollbacks set aside
     (``rolled_back_from``) and the very artifact installed now (``installed``: version and
     sha256 of each installed tree; an install that released a hold can leave a kept copy of
     what it put back): a rollback goes back, never forward. Raises ``not_installed`` when
