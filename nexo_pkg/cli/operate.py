@@ -425,8 +425,9 @@ def doctor_command(
     capabilities it requires that the daemon would not wire (a warning), its handshake
     (spawned as `nexo plugin check` does, unless --no-check), and whether discovery
     loads it (discovery.disabled, discovery.allowlist). For the root: ids the daemon
-    would meet twice, directories without a readable receipt, development links,
-    leftovers of interrupted runs, and ./nexo-plugins.lock against ./nexo-plugins.toml.
+    would meet twice, directories without a readable receipt (their manifest and
+    handshake are checked all the same), development links, leftovers of interrupted
+    runs, and ./nexo-plugins.lock against ./nexo-plugins.toml.
     --jobs plugins are checked at a time, each spawned in its own sandbox under its own
     deadline; the report is the same, in the same order, whatever the number.
     Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
