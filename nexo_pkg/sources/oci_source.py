@@ -249,7 +249,8 @@ class OciSource:
                 asset_name=asset.asset_name,
                 manifest_digest=entry.manifest_digest,
                 github=github,
-                published=timestamp_or_none(plugin.created),
+                # Not the version's creation time: a plain install stamps its receipt with
+                # its own time, as the reference installer does (sync passes the lock's).
                 policy=self.context.policy(),
             )
             candidates.append(
