@@ -15,7 +15,7 @@ import typer
 
 from nexo_pkg.cli.common import answer, guarded, painted, policy_path, result_line
 from nexo_pkg.cli.completion import installed_ids
-from nexo_pkg.cli.install import _holding, _roots, notices, registry_mirrors
+from nexo_pkg.cli.install import _holding, _roots, notices, refuse_unreadable, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
     DestOption,
@@ -641,6 +641,7 @@ def hold_command(
 
     def run() -> dict[str, Any]:
         root = _holding(_roots(dest, config), plugin_id)[0]
+        refuse_unreadable(root, plugin_id, "hold")  # no version to hold it at
         with install_api.locked_root(root):
             current = install_api.installed_versions(root, plugin_id)
             version = current[0].receipt.version if current and current[0].receipt else "?"
