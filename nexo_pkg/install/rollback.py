@@ -117,6 +117,27 @@ def _final_name(kept_tree: Path) -> str:
     return name
 
 
+def _taken(final: Path, olds: tuple[Path, ...], plugin_id: str, version: str) -> bool:
+    """Whether ``final`` (where the kept version goes) is an empty directory to replace;
+    ``already_installed`` when something else that is no install of the plugin is there
+    (a file, a link, a directory without a receipt): nothing is moved or written."""
+    if final in olds or not (final.is_symlink() or final.exists()):
+        return False
+    if final.is_dir() and not final.is_symlink():
+        try:
+            if not any(final.iterdir()):
+                return True
+        except OSError as exc:
+            raise NexoError(f"cannot read {final}: {exc.strerror or exc}", kind="io") from exc
+    what = "a link" if final.is_symlink() else "a directory" if final.is_dir() else "a file"
+    raise NexoError(
+        f"{final} is {what} that is no install of {plugin_id}, where the rollback would put "
+        f"back {version}; move or remove it first (nothing was changed)",
+        kind="already_installed",
+        details={"path": str(final)},
+    )
+
+
 def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackResult:
     """Swap the installed ``plugin_id`` with the version kept before it, once the kept tree
     is re-hashed against its receipt: a changed, missing or extra file refuses the rollback
@@ -159,12 +180,15 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
                 details={"path": str(target.path), "changed": changed},
             )
         final = dest / _final_name(target.path)
+        olds = tuple(item.path for item in current)
+        empty = _taken(final, olds, plugin_id, target.receipt.version)
         from_version = current[0].receipt.version if current and current[0].receipt else None
         if dry_run:
             return RollbackResult(
                 plugin_id, from_version, target.receipt.version, final, None, dry_run=True
             )
-        olds = tuple(item.path for item in current)
+        if empty:
+            final.rmdir()  # holds nothing: replaced, as install replaces it
         if len(olds) == 1 and olds[0].is_dir() and not olds[0].is_symlink():
             moved: tuple[Path, ...] = (swap_in(root, target.path, final, olds[0]),)
         else:
