@@ -344,7 +344,8 @@ def info_command(
 ) -> None:
     """Show what installing SOURCE would install, without installing it.
 
-    The release's plugin id, version, the targets it ships, min_nexo_version, and for
+    The release's plugin id, version, the targets it ships (for a registry, its version
+    tags too), min_nexo_version, and for
     this host's target (or --target) the asset, its checksums and its signer, verified
     against the trust policy exactly as install verifies it (the asset is downloaded
     into the shared cache for that; nothing is written to a plugin root).
@@ -379,6 +380,11 @@ def info_command(
         rows = [
             ("Plugin", f"{document['id']} {document['version']}"),
             ("Release", document["tag"] or "-"),
+            *(
+                [("Tags", ", ".join(document["tags"]) or "-")]
+                if document["tags"] is not None
+                else []
+            ),
             ("Targets", ", ".join(entry["target"] for entry in document["targets"])),
             ("Asset", f"{document['asset']} ({document['host_target']})"),
             ("sha256", document["sha256"]),

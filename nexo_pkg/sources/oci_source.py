@@ -221,6 +221,12 @@ class OciSource:
             )
         return {first: plugin.targets[first]}
 
+    def version_tags(self) -> list[tuple[Version, str]]:
+        """Every semver tag of the repository with the version it names, highest first: a
+        registry has no releases, its tags are what an operator picks from (``info``)."""
+        where, client = self._served()
+        return oci.all_version_tags(client, where)
+
     def manifest_text(self) -> str | None:
         """The plugin manifest the first chosen target's manifest carries in its annotation
         (``push`` writes it), read without the tarball; ``None`` when it carries none."""
