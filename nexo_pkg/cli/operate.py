@@ -345,10 +345,10 @@ def info_command(
     """Show what installing SOURCE would install, without installing it.
 
     The release's plugin id, version, the targets it ships (for a registry, its version
-    tags too), min_nexo_version, and for
-    this host's target (or --target) the asset, its checksums and its signer, verified
-    against the trust policy exactly as install verifies it (the asset is downloaded
-    into the shared cache for that; nothing is written to a plugin root).
+    tags too), min_nexo_version, and for this host's target (or --target) the asset, its
+    checksums and its signer, verified against the trust policy exactly as install
+    verifies it (the asset is downloaded into the shared cache for that; nothing is
+    written to a plugin root).
     Exit codes: 0 shown; 1 a check failed (the same refusal install would give);
     2 usage or configuration error.
     """
