@@ -14,6 +14,7 @@ import contextlib
 import functools
 import json
 import logging
+import math
 import os
 import posixpath
 import re
@@ -284,8 +285,12 @@ class _QuietWriter:
 
 
 def _is_valid_id(value: Any) -> bool:
-    """Whether ``value`` is an id JSON-RPC 2.0 allows: a string, a number or null."""
-    return value is None or (isinstance(value, (int, float, str)) and not isinstance(value, bool))
+    """Whether ``value`` is an id JSON-RPC 2.0 allows: a string, a number or null. A number
+    too large for a float (``1e400``) or a ``NaN`` is none: echoed back, it would not be
+    JSON."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or (isinstance(value, (int, str)) and not isinstance(value, bool))
 
 
 def _is_message(data: Any) -> bool:
