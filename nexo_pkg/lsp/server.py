@@ -467,11 +467,13 @@ class NexoLanguageServer(LanguageServer):
         self._lint_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nexo-lint")
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """A message body that is not JSON (or not UTF-8) is answered as JSON-RPC says: a
-        ``-32700`` parse error with a null id, not a pop-up in the editor; the session goes on.
-        Other failures are reported as pygls does."""
-        if isinstance(error, ValueError) and source is JsonRpcException:
-            # json.JSONDecodeError and UnicodeDecodeError are both ValueErrors.
+        """A message body that is not JSON (or not UTF-8, or nested deeper than the JSON
+        reader goes) is answered as JSON-RPC says: a ``-32700`` parse error with a null id,
+        not a pop-up in the editor; the session goes on. Other failures are reported as pygls
+        does."""
+        if isinstance(error, (ValueError, RecursionError)) and source is JsonRpcException:
+            # json.JSONDecodeError and UnicodeDecodeError are both ValueErrors; json raises
+            # RecursionError for nesting past the interpreter's limit.
             # Sent as a plain document: JSON-RPC wants `"id": null`, which pygls would omit.
             self.protocol._send_data(
                 {

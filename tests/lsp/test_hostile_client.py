@@ -562,3 +562,29 @@ def test_a_second_initialize_is_refused_and_the_session_keeps_its_encoding() -> 
     finally:
         process.kill()
         process.communicate(timeout=10)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"jsonrpc": "2.0", "id": 74, "method": "textDocument/hover", "params": '
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}",
+    ],
+    ids=["nested-array", "nested-params"],
+)
+def test_a_body_nested_past_the_json_reader_is_a_parse_error(
+    server: subprocess.Popen[bytes], body: bytes
+) -> None:
+    """JSON nested deeper than the reader goes cannot be read: `-32700` under a null id, as
+    for a body that is not JSON (it used to pop up "Error in server: maximum recursion depth
+    exceeded" in the editor and leave the request unanswered); the session goes on."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(_raw(body) + frame(_hover(99)))
+    server.stdin.flush()
+    answers = messages_until(server.stdout, 99)
+    assert "result" in answers[-1]
+    assert [(answer["id"], answer["error"]["code"]) for answer in answers[:-1]] == [(None, -32700)]
