@@ -581,10 +581,4 @@ def test_a_body_nested_past_the_json_reader_is_a_parse_error(
     """JSON nested deeper than the reader goes cannot be read: `-32700` under a null id, as
     for a body that is not JSON (it used to pop up "Error in server: maximum recursion depth
     exceeded" in the editor and leave the request unanswered); the session goes on."""
-    assert server.stdin is not None
-    assert server.stdout is not None
-    server.stdin.write(_raw(body) + frame(_hover(99)))
-    server.stdin.flush()
-    answers = messages_until(server.stdout, 99)
-    assert "result" in answers[-1]
-    assert [(answer["id"], answer["error"]["code"]) for answer in answers[:-1]] == [(None, -32700)]
+    assert errors_then_answer(server, _raw(body)) == [(None, -32700)]
