@@ -161,8 +161,9 @@ def run_sync(request: SyncRequest) -> int:
         )
         if request.dry_run:
             return fleet_api.dry_run_plan(
-                lock_file, root, wanted_path=wanted_path, prune=request.prune, target=request.target
-            )
+                lock_file, root, wanted_path=wanted_path, prune=request.prune,
+                target=request.target, frozen=request.frozen,
+            )  # fmt: skip
         return fleet_api.sync(
             lock_file,
             root,
