@@ -303,6 +303,9 @@ def mirror(
     if reference.digest:
         raise UsageError("mirror to a tag (oci://HOST/NS/NAME[:TAG]), not to a digest")
     with Session(options, callbacks) as session:
+        # The destination's client first: --plain-http for a remote host and unreadable
+        # credentials are usage errors, said before the release is fetched.
+        session.registry(reference)
         client = session.github()
         release = client.get_release(source.owner, source.repo, source.tag)
         plugin_id, version, assets = release_tarballs(client, release, manifest_asset_problem)
