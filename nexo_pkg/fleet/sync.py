@@ -264,6 +264,7 @@ def dry_run_plan(
     alone: no request, no lock taken, nothing written. A lock stale against the wanted set
     is planned as it stands, with the reasons (``stale``): sync would lock first; with
     ``frozen`` it is ``lock_stale``, as the run refuses it."""
+    source_date_epoch(os.environ)  # a malformed one fails the run: the rehearsal too
     result = SyncResult(lock_path, dest, dry_run=True)
     if not lock_path.exists():
         # Nothing to plan from: the run would lock first (or, --frozen, refuse) either way.
