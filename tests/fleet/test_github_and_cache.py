@@ -512,8 +512,9 @@ def test_lock_names_a_changed_source_not_a_version_that_did_not_change(
             ("--plain-http", "--registry-config", "{tmp}/absent.json"),
             "registry_config",
         ),
+        ("oci://127.0.0.1:1/nexo/echo", ("--plain-http", "SOURCE_DATE_EPOCH=soon"), "usage"),
     ],
-    ids=["plain-http-to-a-remote-registry", "unreadable-registry-config"],
+    ids=["plain-http-to-a-remote-registry", "unreadable-registry-config", "source-date-epoch"],
 )
 def test_mirror_refuses_a_destination_it_cannot_use_before_fetching_the_release(
     tmp_path: Path,
@@ -525,7 +526,8 @@ def test_mirror_refuses_a_destination_it_cannot_use_before_fetching_the_release(
     destination, flags, kind = case
     _publish(github_server, private_sigstore, "1.2.3")
     env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
-    filled = [flag.replace("{tmp}", str(tmp_path)) for flag in flags]
+    env.update(flag.partition("=")[::2] for flag in flags if "=" in flag)  # the environment
+    filled = [flag.replace("{tmp}", str(tmp_path)) for flag in flags if "=" not in flag]
     result = nexo(
         "plugin", "mirror", "acme/nexo-plugin-echo@v1.2.3", destination, *filled, "--json",
         env=env, in_process=True,
