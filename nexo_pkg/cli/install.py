@@ -192,15 +192,15 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
 
 
 def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
-    """What ``install`` and ``upgrade`` show and ask: the plan (with ``--quiet`` only when it
-    asks, so not with ``--yes`` nor without a terminal), a progress bar on a terminal, and
-    notes about slow answers (not with ``--json``)."""
+    """What ``install`` and ``upgrade`` show and ask: the plan (with ``--quiet`` or ``--json``
+    only when it asks, so not with ``--yes`` nor without a terminal), a progress bar on a
+    terminal, and notes about slow answers (not with ``--json``)."""
 
     def ask(plan: InstallPlan) -> bool:
-        # The screen a person decides on: shown even with --quiet, unless nobody is asked
-        # (--yes decided, or no terminal to ask on).
+        # The screen a person decides on: shown whenever someone is asked, even with --quiet
+        # or --json (it goes to stderr); otherwise not with either.
         asking = not yes and interactive()
-        if not json_output and not (OUTPUT.quiet and not asking):
+        if asking or not (json_output or OUTPUT.quiet):
             _show_plan(plan)
         for warning in plan.warnings:
             warn(printable(warning))
