@@ -935,7 +935,9 @@ def verify_command(
             if report.ok:
                 result_line(f"{ok_mark} {printable(label)}")
                 continue
-            result_line(f"{changed_mark} {printable(f'{label} ({report.item.path})')}")
+            # A directory without a readable receipt is named by its path, once.
+            where = f"{label} ({report.item.path})" if receipt else label
+            result_line(f"{changed_mark} {printable(where)}")
             kinds = ("modified: ", "missing:  ", "extra:    ", "mode:     ")
             changes = (report.modified, report.missing, report.extra, report.mode_changed)
             for kind, names in zip(kinds, changes, strict=True):
