@@ -1,0 +1,79 @@
+"""A broken trust policy is a configuration error (SPEC §1: exit 2, ``policy_invalid``) for
+every command that reads it, through the real console script: the daemon's default policy
+file as much as one named with ``--trusted-keys``, and whatever the command turns out to
+have to do — not one failure per plugin, nor a rehearsal that passes what the run refuses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.cli import nexo, stand_in_env
+from support.github_server import GitHubServer, github_server
+from support.tarballs import release_assets, tree_snapshot
+
+__all__ = ["github_server"]
+
+BROKEN = 'default = "require"\nidentity_regex = "^typo$"\n'
+
+
+def _installed_twice(tmp_path: Path, server: GitHubServer) -> tuple[dict[str, str], Path]:
+    """Two plugins installed from the stand-in, each with a newer release waiting."""
+    env = stand_in_env(tmp_path / "home", server.url)
+    for plugin in ("echo", "hello"):
+        server.publish("acme", plugin, "v1.0.0", release_assets(plugin, "1.0.0"))
+        installed = nexo("plugin", "install", f"acme/{plugin}", "--yes", env=env)
+        assert installed.code == 0, installed.stderr
+        server.publish("acme", plugin, "v2.0.0", release_assets(plugin, "2.0.0"))
+    return env, tmp_path / "home" / "state" / "plugins"
+
+
+def _break_default_policy(tmp_path: Path) -> Path:
+    policy = tmp_path / "home" / "config" / "extensions" / "trusted_keys.toml"
+    policy.parent.mkdir(parents=True)
+    policy.write_text(BROKEN, encoding="utf-8")
+    return policy
+
+
+def test_upgrade_all_under_a_broken_default_policy_is_one_configuration_error(
+    tmp_path: Path, github_server: GitHubServer
+) -> None:
+    env, root = _installed_twice(tmp_path, github_server)
+    policy = _break_default_policy(tmp_path)
+    before = tree_snapshot(root)
+    asked = len(github_server.requests)
+    result = nexo("plugin", "upgrade", "--all", "--yes", "--json", env=env)
+    assert (result.code, result.document.get("kind")) == (2, "policy_invalid"), result.stdout
+    assert result.document["error"].startswith(f"{policy}:2:1: invalid trust policy")
+    assert result.stderr.count("invalid trust policy") == 1, result.stderr
+    assert len(github_server.requests) == asked
+    assert tree_snapshot(root) == before
+
+
+@pytest.mark.parametrize("where", ["default", "--trusted-keys"])
+def test_a_sync_dry_run_refuses_the_broken_policy_the_run_refuses(
+    tmp_path: Path, github_server: GitHubServer, where: str
+) -> None:
+    env, root = _installed_twice(tmp_path, github_server)
+    (tmp_path / "nexo-plugins.toml").write_text(
+        '[plugins.echo]\nsource = "acme/echo"\n\n[plugins.hello]\nsource = "acme/hello"\n',
+        encoding="utf-8",
+    )
+    locked = nexo("plugin", "lock", "--yes", env=env, cwd=tmp_path)
+    assert locked.code == 0, locked.stderr
+    if where == "default":
+        policy, flags = _break_default_policy(tmp_path), []
+    else:
+        policy = tmp_path / "named.toml"
+        policy.write_text(BROKEN, encoding="utf-8")
+        flags = ["--trusted-keys", str(policy)]
+    before = tree_snapshot(tmp_path)
+    run = nexo("plugin", "sync", *flags, "--json", env=env, cwd=tmp_path)
+    assert (run.code, run.document["kind"]) == (2, "policy_invalid"), run.stdout
+    rehearsal = nexo("plugin", "sync", "--dry-run", *flags, "--json", env=env, cwd=tmp_path)
+    assert (rehearsal.code, rehearsal.document.get("kind")) == (2, "policy_invalid"), (
+        rehearsal.stdout
+    )
+    assert rehearsal.document["error"].startswith(f"{policy}:2:1: invalid trust policy")
+    assert tree_snapshot(tmp_path) == before
+    assert root.is_dir()
