@@ -304,7 +304,11 @@ def verify_command(
             if bound_repo is None:
                 raise UsageError("--repo takes OWNER/REPO")
         elif owner is not None:
-            bound_owner, _ = _split_target(owner, "--owner")
+            bound_owner, named_repo = _split_target(owner, "--owner")
+            if named_repo is not None:
+                raise UsageError(
+                    f"--owner takes OWNER alone, not {owner!r}: for OWNER/REPO use --repo"
+                )
         workflow, ref = signer_workflow_pin(signer_workflow)
         if not file.is_file():
             raise UsageError(f"{file} is not a file")
