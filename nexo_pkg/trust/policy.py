@@ -39,6 +39,13 @@ POLICY_FILE_NAME = "trusted_keys.toml"
 # GitHub's character set for owner and repository names (SPEC §5, `source_invalid`).
 _GITHUB_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 
+
+def _is_github_name(name: str) -> bool:
+    """An owner or repository name as SPEC §5 takes it: GitHub's characters, no ``..``, not
+    ``.`` (the rules of an install source's owner and repo)."""
+    return _GITHUB_NAME.fullmatch(name) is not None and ".." not in name and name != "."
+
+
 _TOP_LEVEL_KEYS = ("schema_version", "default", "cosign_binary", "trusted_root", "authors")
 _AUTHOR_KEYS = (
     "owner",
@@ -600,7 +607,7 @@ class _Validator:
         owner = text("owner")
         if "owner" not in entry:
             self.add("NXT005", f"{prefix} has no `owner`", prefix, self.author_span(index, None))
-        elif owner is not None and not _GITHUB_NAME.fullmatch(owner):
+        elif owner is not None and not _is_github_name(owner):
             self.add(
                 "NXT004",
                 f"{prefix}.owner {owner!r} is not a GitHub owner name ([A-Za-z0-9._-])",
@@ -651,7 +658,7 @@ class _Validator:
                     "omit it to trust every repository of the owner",
                     *where("repos"),
                 )
-            elif bad := [n for n in raw_repos if not _GITHUB_NAME.fullmatch(n) or ".." in n]:
+            elif bad := [n for n in raw_repos if not _is_github_name(n)]:
                 self.add(
                     "NXT004",
                     f"{prefix}.repos has names that are not GitHub repository names: "
@@ -984,7 +991,7 @@ def parse_registry_bindings(
                 "host/path (`registry.example.com/plugins/echo`), without oci://, tag or digest",
                 (*at, "repository"),
             )
-        if not _GITHUB_NAME.fullmatch(owner):
+        if not _is_github_name(owner):
             raise refuse(
                 f"{prefix}.owner {owner!r} is not a GitHub owner name ([A-Za-z0-9._-])",
                 (*at, "owner"),

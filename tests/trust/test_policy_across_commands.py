@@ -77,3 +77,31 @@ def test_a_sync_dry_run_refuses_the_broken_policy_the_run_refuses(
     assert rehearsal.document["error"].startswith(f"{policy}:2:1: invalid trust policy")
     assert tree_snapshot(tmp_path) == before
     assert root.is_dir()
+
+
+@pytest.mark.parametrize(
+    ("entry", "line", "says"),
+    [
+        ('owner = ".."', 2, "authors[0].owner '..' is not a GitHub owner name"),
+        ('owner = "."', 2, "authors[0].owner '.' is not a GitHub owner name"),
+        ('owner = "acme"\nrepos = ["."]', 3, "authors[0].repos has names that are not GitHub"),
+    ],
+)
+def test_an_owner_or_repository_github_cannot_have_is_an_invalid_policy(
+    tmp_path: Path, entry: str, line: int, says: str
+) -> None:
+    """SPEC §5's names (GitHub's characters, no ``..``, not ``.``) hold in the policy too: an
+    entry no release can ever match hides a mistake, so install refuses the policy (exit 2)
+    with its line, before anything is read or written."""
+    from support.tarballs import write_plugin
+
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.0.0")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(f'[[authors]]\n{entry}\nidentity = "x"\n', encoding="utf-8")
+    root = tmp_path / "root"
+    env = stand_in_env(tmp_path / "home", "http://127.0.0.1:9")
+    result = nexo("plugin", "install", tarball, "--dest", root, "--trusted-keys", policy,
+                  "--yes", "--json", env=env)  # fmt: skip
+    assert (result.code, result.document.get("kind")) == (2, "policy_invalid"), result.stdout
+    assert result.document["error"].startswith(f"{policy}:{line}:1: invalid trust policy: {says}")
+    assert not root.exists()
