@@ -75,18 +75,84 @@ def _is_escaped(pattern: str, index: int) -> bool:
     return backslashes % 2 == 1
 
 
+def _class_end(pattern: str, index: int) -> int:
+    """Where the character class opening at ``pattern[index]`` (``[``) ends (just past its
+    ``]``), as RE2 reads it: a ``]`` first (after ``^``) is a member, ``[:alpha:]`` nests."""
+    i = index + 1
+    if pattern.startswith("^", i):
+        i += 1
+    if pattern.startswith("]", i):
+        i += 1
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            i += 2
+        elif pattern.startswith("[:", i) and (close := pattern.find(":]", i + 2)) >= 0:
+            i = close + 2
+        elif pattern[i] == "]":
+            return i + 1
+        else:
+            i += 1
+    return len(pattern)
+
+
+def _alternatives(pattern: str) -> tuple[list[str], bool]:
+    """The top-level alternatives of ``pattern`` (split at each ``|`` outside groups,
+    classes, escapes and ``\\Q…\\E``), and whether it ends inside an unclosed ``\\Q``."""
+    parts: list[str] = []
+    depth = start = i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if pattern.startswith("\\Q", i):
+            close = pattern.find("\\E", i + 2)
+            if close < 0:
+                parts.append(pattern[start:])
+                return parts, True
+            i = close + 2
+            continue
+        if char == "\\":
+            i += 2
+            continue
+        if char == "[":
+            i = _class_end(pattern, i)
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(depth - 1, 0)
+        elif char == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    parts.append(pattern[start:])
+    return parts, False
+
+
+def _anchored_at(alternative: str) -> tuple[bool, bool]:
+    """Whether ``alternative`` starts with ``^``/``\\A`` and ends with ``$``/``\\z``."""
+    starts = alternative.startswith(("^", "\\A"))
+    ends = (alternative.endswith("$") and not _is_escaped(alternative, len(alternative) - 1)) or (
+        alternative.endswith("\\z") and not _is_escaped(alternative, len(alternative) - 2)
+    )
+    return starts, ends
+
+
 def anchored_form(pattern: str) -> str | None:
     """The pattern cosign would read as we do, or ``None`` when it is anchored already:
     cosign and the reference installer search (``^`` and ``$`` only when written) where we
-    match the whole identity, so an unanchored pattern trusts more identities there."""
-    starts = pattern.startswith(("^", "\\A"))
-    ends = (pattern.endswith("$") and not _is_escaped(pattern, len(pattern) - 1)) or (
-        pattern.endswith("\\z") and not _is_escaped(pattern, len(pattern) - 2)
-    )
-    if starts and ends:
+    match the whole identity, so an unanchored pattern trusts more identities there. Every
+    top-level alternative must be anchored: ``^a|b$`` is ``(?:^a)|(?:b$)``, which a search
+    reads as "starts with a, or ends with b"."""
+    alternatives, quoted = _alternatives(pattern)
+    if quoted:
+        # A `$` in an unclosed `\Q` is a dollar sign: close the quote, then anchor.
+        pattern += "\\E"
+        alternatives[-1] += "\\E"
+    anchors = [_anchored_at(alternative) for alternative in alternatives]
+    if all(starts and ends for starts, ends in anchors):
         return None
-    if "|" in pattern:
+    if len(alternatives) > 1:
         return f"^(?:{pattern})$"
+    starts, ends = anchors[0]
     return ("" if starts else "^") + pattern + ("" if ends else "$")
 
 
@@ -372,7 +438,8 @@ def _policy_rules() -> dict[str, Rule]:
             "policy-unanchored-regexp",
             "warning",
             "`identity_regexp` lacks `^` or `$`",
-            "Looks for an identity pattern that is not anchored at both ends.",
+            "Looks for an identity pattern that is not anchored at both ends, in each "
+            "top-level alternative (`^a|b$` is `^a` or `b$`).",
             "nexo-pkg always matches the whole identity, but cosign and the reference "
             "installer search for the pattern anywhere in it: unanchored, the same policy "
             "trusts more signers there (`github.com/acme/` also matches "

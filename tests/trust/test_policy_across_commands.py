@@ -105,3 +105,45 @@ def test_an_owner_or_repository_github_cannot_have_is_an_invalid_policy(
     assert (result.code, result.document.get("kind")) == (2, "policy_invalid"), result.stdout
     assert result.document["error"].startswith(f"{policy}:{line}:1: invalid trust policy: {says}")
     assert not root.exists()
+
+
+@pytest.mark.parametrize(
+    ("pattern", "anchored"),
+    [
+        # Alternation binds loosest: `^a|b$` is `(?:^a)|(?:b$)`, which cosign's search reads
+        # as "starts with a, or ends with b", where the full match is "a" or "b".
+        ("^https://github\\.com/acme/x/.*|.*@refs/tags/v1$", True),
+        ("^a|b$", True),
+        ("^a$|b$", True),
+        ("^a$|^b$", False),
+        ("^(?:a|b)$", False),
+        ("^a[|]b$", False),
+        ("^a\\|b$", False),
+        ("^a\\Q|\\Eb$", False),
+    ],
+)
+def test_lint_warns_about_each_alternative_cosign_would_search(
+    tmp_path: Path, pattern: str, anchored: bool
+) -> None:
+    """SPEC §6: lint warns where the full match makes a pattern narrower than cosign's
+    unanchored search (NXT010), and shows the anchored form: every top-level alternative must
+    be anchored at both ends; `|` in a class, escaped or quoted is no alternative."""
+    policy = tmp_path / "trusted_keys.toml"
+    escaped = pattern.replace("\\", "\\\\")
+    policy.write_text(
+        f'[[authors]]\nowner = "acme"\nidentity_regexp = "{escaped}"\n', encoding="utf-8"
+    )
+    result = nexo(
+        "plugin",
+        "lint",
+        policy,
+        "--format",
+        "json",
+        env=stand_in_env(tmp_path, "http://127.0.0.1:9"),
+    )
+    assert result.code == 0, result.stdout
+    codes = [d["code"] for f in result.document["files"] for d in f["diagnostics"]]
+    assert codes == (["NXT010"] if anchored else []), result.stdout
+    if anchored:
+        (warning,) = [d for f in result.document["files"] for d in f["diagnostics"]]
+        assert warning["message"].endswith(f'write identity_regexp = "^(?:{escaped})$"')
