@@ -319,6 +319,9 @@ def verify_command(
         if trusted_keys is not None or bound_owner is None:
             explicit = trusted_keys is not None
             loaded = load_policy(policy_path(config, trusted_keys), explicit=explicit)
+            # As install says them, before the verdict: a hidden entry may be why it refuses.
+            for warning in loaded.warnings:
+                warn(printable(warning))
         policy = verification_policy(
             loaded,
             owner=bound_owner,
@@ -343,6 +346,7 @@ def verify_command(
                 "policy": str(policy.source) if policy.source else None,
                 "owner": bound_owner,
                 "repo": bound_repo,
+                "warnings": list(policy.warnings),
             }
         )
         return

@@ -140,9 +140,9 @@ def verify_asset_signature(
             ),
         )
     offers = _offers(asset_name, material)
-    # A local tarball has no GitHub owner: any author entry may vouch for its signer (the
-    # identity itself names the repository).
-    authors = policy.authors_for(owner) if owner is not None else policy.authors
+    # A local tarball has no GitHub owner: any entry deciding for its owner may vouch for its
+    # signer (the certificate names the repository, and the owner is always bound).
+    authors = policy.authors_for(owner) if owner is not None else policy.deciding_authors()
     source = f"{owner}/{repo}" if owner and repo else (owner or asset_name)
     if not offers:
         if mode == "require":

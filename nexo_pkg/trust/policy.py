@@ -276,11 +276,15 @@ class TrustPolicy:
         if owner is None:
             return ()
         wanted = owner.casefold()
+        return tuple(a for a in self.deciding_authors() if a.owner.casefold() == wanted)
+
+    def deciding_authors(self) -> tuple[AuthorPolicy, ...]:
+        """Every entry that decides for its owner: the entries an earlier one for the same
+        owner covers are left out (:meth:`authors_for`), whatever artifact is judged — a
+        local tarball's signer is trusted by the entries that would trust its release."""
         found: list[AuthorPolicy] = []
         for author in self.authors:
-            if author.owner.casefold() == wanted and not any(
-                earlier.covers(author) for earlier in found
-            ):
+            if not any(earlier.covers(author) for earlier in found):
                 found.append(author)
         return tuple(found)
 

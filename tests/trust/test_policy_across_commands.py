@@ -5,12 +5,17 @@ have to do — not one failure per plugin, nor a rehearsal that passes what the 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from support.cli import nexo, stand_in_env
 from support.github_server import GitHubServer, github_server
+from support.private_sigstore import PrivateSigstore
+from support.shared_fixtures import skip_unless_present
 from support.tarballs import release_assets, tree_snapshot
+
+from .helpers import FIXTURES, VECTOR_ARTIFACT
 
 __all__ = ["github_server"]
 
@@ -147,3 +152,76 @@ def test_lint_warns_about_each_alternative_cosign_would_search(
     if anchored:
         (warning,) = [d for f in result.document["files"] for d in f["diagnostics"]]
         assert warning["message"].endswith(f'write identity_regexp = "^(?:{escaped})$"')
+
+
+@skip_unless_present("sigstore")
+@pytest.mark.parametrize("trusted", [True, False])
+def test_trust_verify_says_the_policy_warnings_install_says(tmp_path: Path, trusted: bool) -> None:
+    """``trust verify`` reads the policy exactly as install would, warnings included: a
+    policy every user may write, and an entry an earlier one hides (which may be why a signer
+    is refused), are said on stderr whatever the verdict, and listed in ``--json``. The
+    hidden entry trusts nothing, as the warning says, with no --owner/--repo as well."""
+    policy = tmp_path / "trusted_keys.toml"
+    identity = "^https://github\\\\.com/trailofbits/.+$" if trusted else "^nope$"
+    policy.write_text(
+        f'[[authors]]\nowner = "trailofbits"\nidentity_regexp = "{identity}"\n\n'
+        '[[authors]]\nowner = "trailofbits"\nidentity_regexp = "^.*$"\n',
+        encoding="utf-8",
+    )
+    policy.chmod(0o666)
+    env = stand_in_env(tmp_path / "home", "http://127.0.0.1:9")
+    result = nexo("plugin", "trust", "verify", FIXTURES / VECTOR_ARTIFACT, "--trusted-keys",
+                  policy, "--json", env=env)  # fmt: skip
+    assert result.code == (0 if trusted else 1), result.stdout
+    hidden = f"WARNING: {policy}:5:1: authors[1] for owner 'trailofbits' is ignored"
+    writable = f"WARNING: the trust policy {policy} is writable by every user (mode 666)"
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("WARNING")]
+    assert [line.startswith(hidden) for line in warnings] == [True, False], result.stderr
+    assert warnings[1].startswith(writable), result.stderr
+    if trusted:
+        assert result.document["warnings"] == warnings
+
+
+def test_an_entry_an_earlier_one_hides_trusts_no_local_tarball_either(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """The first entry for an owner decides (as in the reference installer; lint's NXT012
+    says the later one is ignored): the same signed tarball is refused from the owner's
+    release and from a local file alike, never trusted locally through the hidden entry."""
+    from support.tarballs import asset_name
+
+    identity = "https://github.com/acme/echo/.github/workflows/release.yml@refs/tags/v1.0.0"
+    assets = release_assets("echo", "1.0.0")
+    name = asset_name("echo", "1.0.0")
+    assets[f"{name}.sigstore.json"] = json.dumps(
+        private_sigstore.sign(assets[name], identity=identity)
+    ).encode()
+    github_server.publish("acme", "echo", "v1.0.0", assets)
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    for each, data in assets.items():
+        if each.startswith(name):
+            (dist / each).write_bytes(data)
+    private_sigstore.write_trusted_root(tmp_path / "root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        'trusted_root = "root.json"\ndefault = "require"\n\n'
+        '[[authors]]\nowner = "acme"\nidentity_regexp = "^https://github\\\\.com/acme/other/.+$"\n\n'
+        '[[authors]]\nowner = "acme"\nidentity_regexp = "^https://github\\\\.com/acme/echo/.+$"\n',
+        encoding="utf-8",
+    )
+    env = stand_in_env(tmp_path / "home", github_server.url)
+    root = tmp_path / "root"
+    for source in ("acme/echo", dist / name):
+        result = nexo("plugin", "install", source, "--dest", root, "--trusted-keys", policy,
+                      "--yes", "--json", env=env)  # fmt: skip
+        assert (result.code, result.document.get("kind")) == (1, "signer_untrusted"), (
+            source,
+            result.stdout,
+        )
+        assert not root.exists()
+    checked = nexo("plugin", "trust", "verify", dist / name, "--trusted-keys", policy, "--json",
+                   env=env)  # fmt: skip
+    assert (checked.code, checked.document.get("kind")) == (1, "signer_untrusted"), checked.stdout
+    # The tool to run after a refusal says why the later entry trusted nothing.
+    assert f"{policy}:8:1: authors[1] for owner 'acme' is ignored" in checked.stderr
