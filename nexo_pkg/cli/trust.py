@@ -20,7 +20,7 @@ from nexo_pkg.cli.options import (
     YesOption,
 )
 from nexo_pkg.core.errors import UsageError
-from nexo_pkg.core.output import emit_json, say, warn
+from nexo_pkg.core.output import emit_json, say, say_once, warn
 from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
@@ -321,7 +321,7 @@ def verify_command(
             loaded = load_policy(policy_path(config, trusted_keys), explicit=explicit)
             # As install says them, before the verdict: a hidden entry may be why it refuses.
             for warning in loaded.warnings:
-                warn(printable(warning))
+                say_once(printable(warning), warning=True)
         policy = verification_policy(
             loaded,
             owner=bound_owner,

@@ -177,6 +177,9 @@ def verify_asset_signature(
     except SignerUntrustedError as untrusted:
         remedied = _with_remedy(untrusted, policy, owner, repo)
         if authors or mode != "warn" or untrusted.details.get("bound"):
+            if warnings:
+                # Said with the refusal: an entry an earlier one hides may be why it refuses.
+                remedied.details["policy_warnings"] = list(warnings)
             raise remedied from None
         command = remedied.details.get("trust_command")
         how = f"run: {command}" if command else "add an author entry for it"

@@ -220,6 +220,10 @@ def test_an_entry_an_earlier_one_hides_trusts_no_local_tarball_either(
             result.stdout,
         )
         assert not root.exists()
+        # Said with the refusal: the later entry trusted nothing, and why.
+        hidden = f"WARNING: {policy}:8:1: authors[1] for owner 'acme' is ignored"
+        assert result.stderr.startswith(hidden), result.stderr
+        assert result.document["policy_warnings"][0].startswith(hidden)
     checked = nexo("plugin", "trust", "verify", dist / name, "--trusted-keys", policy, "--json",
                    env=env)  # fmt: skip
     assert (checked.code, checked.document.get("kind")) == (1, "signer_untrusted"), checked.stdout
