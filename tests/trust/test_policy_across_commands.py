@@ -229,3 +229,30 @@ def test_an_entry_an_earlier_one_hides_trusts_no_local_tarball_either(
     assert (checked.code, checked.document.get("kind")) == (1, "signer_untrusted"), checked.stdout
     # The tool to run after a refusal says why the later entry trusted nothing.
     assert f"{policy}:8:1: authors[1] for owner 'acme' is ignored" in checked.stderr
+
+
+def test_trust_add_and_remove_keep_a_policys_crlf_line_endings(tmp_path: Path) -> None:
+    """A policy written on Windows keeps its layout through ``trust add`` and ``trust
+    remove``: the lines they write end as the file's do (no LF-only lines in a CRLF file),
+    its comments stay, and the result reads as the policy it says."""
+    policy = tmp_path / "trusted_keys.toml"
+    original = (
+        '# ours\r\ndefault = "warn"\r\n\r\n[[authors]]\r\nowner = "acme"\r\nidentity = "x"\r\n'
+    )
+    policy.write_bytes(original.encode())
+    env = stand_in_env(tmp_path / "home", "http://127.0.0.1:9")
+    added = nexo("plugin", "trust", "add", "other", "--identity", "y", "--trusted-keys", policy,
+                 "--yes", env=env)  # fmt: skip
+    assert added.code == 0, added.stderr
+    written = policy.read_bytes()
+    assert written.startswith(original.encode())
+    assert b'owner = "other"\r\n' in written
+    assert written.count(b"\n") == written.count(b"\r\n")
+    removed = nexo("plugin", "trust", "remove", "acme", "--trusted-keys", policy, "--yes",
+                   env=env)  # fmt: skip
+    assert removed.code == 0, removed.stderr
+    written = policy.read_bytes()
+    assert written.startswith(b'# ours\r\ndefault = "warn"\r\n')
+    assert written.count(b"\n") == written.count(b"\r\n")
+    listed = nexo("plugin", "trust", "list", "--trusted-keys", policy, "--json", env=env)
+    assert [a["owner"] for a in listed.document["authors"]] == ["other"]
