@@ -139,6 +139,9 @@ def add_command(
         owner, repo = _split_target(target)
         workflow = signer_workflow_flag(signer_workflow)
         policy = load_policy(path, explicit=False)
+        # The policy install reads, as install would warn about it (before anything is asked).
+        for warning in policy.warnings:
+            say_once(printable(warning), warning=True)
         seen: dict[str, Any] | None = None
         if needs_release_signer(repo, identity, identity_regexp) and repo is not None:
             from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415

@@ -256,3 +256,21 @@ def test_trust_add_and_remove_keep_a_policys_crlf_line_endings(tmp_path: Path) -
     assert written.count(b"\n") == written.count(b"\r\n")
     listed = nexo("plugin", "trust", "list", "--trusted-keys", policy, "--json", env=env)
     assert [a["owner"] for a in listed.document["authors"]] == ["other"]
+
+
+def test_trust_add_says_the_policys_warnings_before_it_asks(tmp_path: Path) -> None:
+    """``trust add`` edits the policy install reads, so it says what install would warn
+    about it (here: every user may write it) before the entry is shown and written; the
+    file it writes is no longer writable by every user."""
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text('default = "warn"\n', encoding="utf-8")
+    policy.chmod(0o666)
+    env = stand_in_env(tmp_path / "home", "http://127.0.0.1:9")
+    added = nexo("plugin", "trust", "add", "acme", "--identity", "x", "--trusted-keys", policy,
+                 "--yes", env=env)  # fmt: skip
+    assert added.code == 0, added.stderr
+    assert added.stderr.startswith(
+        f"WARNING: the trust policy {policy} is writable by every user (mode 666)"
+    ), added.stderr
+    assert policy.stat().st_mode & 0o777 == 0o644
+    assert 'owner = "acme"' in policy.read_text(encoding="utf-8")
