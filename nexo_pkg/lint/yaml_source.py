@@ -93,10 +93,23 @@ class YamlDocument:
         return Span(start, start)
 
 
-def _span(node: Any) -> Span:
-    start, end = node.start_mark, node.end_mark
-    begin = Position(start.line + 1, start.column + 1)
-    finish = Position(end.line + 1, end.column + 1)
+class _Locator:
+    """Positions of offsets into the text as an editor counts them: lines end at a line feed
+    only, columns count code points, a leading byte-order mark is no column (as for a
+    manifest). PyYAML's marks also break lines at U+0085, U+2028 and U+2029, as libyaml does,
+    and never count a U+FEFF: their offset is used, not their line and column."""
+
+    def __init__(self, text: str) -> None:
+        self.lead = 1 if text.startswith("\ufeff") else 0
+        self.spans = SpanMap(text[self.lead :])
+
+    def position(self, index: int) -> Position:
+        return self.spans.position(max(index - self.lead, 0))
+
+
+def _span(node: Any, locator: _Locator) -> Span:
+    begin = locator.position(node.start_mark.index)
+    finish = locator.position(node.end_mark.index)
     if finish.line > begin.line:
         # A block value runs over several lines: point at its first character.
         finish = Position(begin.line, begin.column + 1)
@@ -558,6 +571,7 @@ class _Builder:
         events: int = 0,
     ) -> None:
         self.document = document
+        self.locator = _Locator(document.text)
         self.count = 0
         self.stopped = False
         self.aliases = aliases or {}
@@ -585,7 +599,7 @@ class _Builder:
                 YamlProblem(
                     f"aliases are followed more than {REPETITIONS_PER_EVENT} times per value "
                     "written (the daemon's YAML reader stops there: repetition limit exceeded)",
-                    _span(self.outermost or alias),
+                    _span(self.outermost or alias, self.locator),
                     path,
                     "depth",
                 )
@@ -609,7 +623,7 @@ class _Builder:
                     YamlProblem(
                         f"`{text}` is tagged `!!{kind}` but is not {_TAGGED_KINDS[kind]} to the "
                         "daemon's YAML reader: it refuses the file",
-                        _span(node),
+                        _span(node, self.locator),
                         path,
                         # Read straight into a list or map, an empty plain one is empty first.
                         "empty-tag" if node.style is None and not text else "tag",
@@ -624,7 +638,7 @@ class _Builder:
                     f"the integer `{text}` does not fit in 64 bits: the daemon's YAML reader "
                     "takes it as a 128-bit integer, which a YAML value cannot hold, and refuses "
                     "the file",
-                    _span(node),
+                    _span(node, self.locator),
                     path,
                     "wide-int",
                 )
@@ -646,10 +660,10 @@ class _Builder:
                     else f"values are nested more than {MAX_DEPTH} levels deep (the daemon's "
                     "YAML reader stops there: recursion limit exceeded)"
                 )
-                where = _span(self.outermost or node)
+                where = _span(self.outermost or node, self.locator)
                 self.document.problems.append(YamlProblem(reason, where, path, "depth"))
             return None
-        self.document.values[path] = _span(node)
+        self.document.values[path] = _span(node, self.locator)
         if isinstance(node, yaml.ScalarNode):
             if _plain(node):
                 self.document.plain.add(path)
@@ -684,7 +698,7 @@ class _Builder:
                                 if _core_tag(key_node)
                                 else f'quote it: `"{key}":`)'
                             ),
-                            _span(key_node),
+                            _span(key_node, self.locator),
                             (*path, key),
                             "key-type",
                         )
@@ -694,7 +708,7 @@ class _Builder:
                 self.document.problems.append(
                     YamlProblem(
                         "a mapping key must be a string: the daemon refuses the file",
-                        _span(key_node),
+                        _span(key_node, self.locator),
                         (*path, key),
                         "key-type",
                     )
@@ -704,13 +718,13 @@ class _Builder:
                 self.document.problems.append(
                     YamlProblem(
                         f"key `{key}` is defined more than once",
-                        _span(key_node),
+                        _span(key_node, self.locator),
                         child,
                         "duplicate",
                     )
                 )
                 continue
-            self.document.keys[child] = _span(key_node)
+            self.document.keys[child] = _span(key_node, self.locator)
             if not self.follow(child, value_alias):
                 return result
             result[key] = self.child(value_node, child, depth, value_alias)
@@ -738,13 +752,13 @@ def parse_yaml(text: str) -> YamlDocument:
         node = loader.get_single_node()
     except yaml.reader.ReaderError as error:
         # A character YAML does not allow (a control character), at its position.
-        here = SpanMap(text).position(error.position)
+        here = _Locator(text).position(error.position)
         reason = f"the character U+{error.character:04X} is not allowed in YAML"
         document.problems.append(YamlProblem(f"YAML syntax error: {reason}", Span(here, here)))
         return document
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
-        position = Position(mark.line + 1, mark.column + 1) if mark else Position(1, 1)
+        position = _Locator(text).position(mark.index) if mark else Position(1, 1)
         reason = error.problem or error.context or "invalid YAML"
         document.problems.append(
             YamlProblem(f"YAML syntax error: {reason}", Span(position, position))
