@@ -138,7 +138,7 @@ def config_kind(path: str, text: str | None = None) -> ConfigKind | None:
     if name == EXTENSIONS_FILE:
         return "extensions"
     if name == AGENTS_FILE or (
-        Path(path).parent.name == AGENTS_DROP_IN_DIR and name.endswith(".yaml")
+        Path(path).absolute().parent.name == AGENTS_DROP_IN_DIR and name.endswith(".yaml")
     ):
         return "agents"
     if text is not None and name.endswith((".yaml", ".yml")):
@@ -606,7 +606,8 @@ def lint_config_text(
     """Every finding of one daemon config file (``text`` read from ``path``); ``nexo_version``
     is the daemon whose discovery decides which microapps load (default the newest known)."""
     base = cwd or Path.cwd()
-    parent = Path(path).parent
+    # By where the file is, however it was named (`bob.yaml` from inside agents.d/).
+    parent = (base / path).parent
     drop_in = kind == "agents" and parent.name == AGENTS_DROP_IN_DIR
     document = parse_yaml(text)
     problems = [problem for problem in document.problems if _refused(problem, drop_in=drop_in)]
@@ -720,7 +721,7 @@ def _overridden(problem: YamlProblem, *, drop_in: bool) -> bool:
     path = problem.key_path
     return (
         drop_in
-        and problem.kind == "duplicate"
+        and problem.kind in ("duplicate", "duplicate-text")
         and len(path) == 4
         and path[0] == "agents"
         and path[2] == "extensions_config"
@@ -749,9 +750,17 @@ def _refused(problem: YamlProblem, *, drop_in: bool) -> bool:
         return not drop_in or (
             len(path) >= 5 and path[0] == "agents" and path[2] == "extensions_config"
         )
+    in_settings = len(path) >= 4 and path[0] == "agents" and path[2] == "extensions_config"
+    if problem.kind in ("duplicate-value", "duplicate-text"):
+        # Inside a microapp's settings (an opaque `Value`, in a drop-in too) keys are YAML
+        # values: `1` and `0x1` are one key, `1` and `"1"` two. Elsewhere keys are read as
+        # text, where `1` and `"1"` are one key; a key that is no string is refused there
+        # already (`key-type`), except the ids of a drop-in's `extensions_config`, read as
+        # their text (`1` and `0x1` are two ids).
+        value_keys = len(path) >= 5 and in_settings
+        return value_keys if problem.kind == "duplicate-value" else drop_in and not value_keys
     if problem.kind != "key-type":
         return True
-    in_settings = len(path) >= 4 and path[0] == "agents" and path[2] == "extensions_config"
     if not in_settings:
         return True
     scalar_key = not str(path[-1]).startswith("<")

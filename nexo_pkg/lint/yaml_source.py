@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -20,7 +21,17 @@ from nexo_pkg.core.toml_spans import SpanMap
 __all__ = ["KeyPath", "ProblemKind", "YamlDocument", "YamlProblem", "parse_yaml"]
 
 KeyPath = tuple[str | int, ...]
-ProblemKind = Literal["syntax", "tag", "empty-tag", "wide-int", "key-type", "duplicate", "depth"]
+ProblemKind = Literal[
+    "syntax",
+    "tag",
+    "empty-tag",
+    "wide-int",
+    "key-type",
+    "duplicate",
+    "duplicate-value",
+    "duplicate-text",
+    "depth",
+]
 
 _NULL = frozenset({"", "~", "null", "Null", "NULL"})
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
@@ -60,7 +71,11 @@ class YamlProblem:
     kind: ProblemKind = "syntax"
     """``syntax``, ``tag`` and ``wide-int``: the file cannot be read into a ``Value`` at all
     (``wide-int``: a 128-bit integer); ``key-type``: a key that is not
-    a string (fine where the daemon keeps an opaque ``Value``); ``duplicate``; ``depth``."""
+    a string (fine where the daemon keeps an opaque ``Value``); ``duplicate``: a key written
+    twice; ``duplicate-value``: a key equal as a YAML value to an earlier one written otherwise
+    (``0x1`` after ``1``), refused where the keys are read into a ``Value``;
+    ``duplicate-text``: a key spelling an earlier one as another value (``"1"`` after ``1``),
+    refused where the keys are read as text; ``depth``."""
 
 
 @dataclass
@@ -563,6 +578,32 @@ def _refused_by_tag(node: Any) -> bool:
     return kind is not None and not _tagged_value(kind, str(node.value))[0]
 
 
+def _identity(node: Any) -> Hashable:
+    """What a mapping key is as a serde_yaml 0.9.34 ``Value``, for telling two keys apart as
+    its ``Mapping`` does (``src/mapping.rs``: a key equal to an earlier one is a
+    ``DuplicateKeyError``): ``1`` and ``0x1`` are the same number, ``~`` and ``null`` both
+    null, ``0.0`` and ``-0.0`` equal, every NaN one (``src/number.rs`` ``PartialEq for N``),
+    a local tag part of the value (``!a 1`` is no ``1``; ``Tag`` compares without its ``!``),
+    a mapping equal to another with the same entries in any order (``IndexMap``); while ``1``
+    and ``"1"`` differ (a number and a string)."""
+    import yaml  # noqa: PLC0415 - only config files pay for it
+
+    if isinstance(node, yaml.SequenceNode):
+        return ("seq", tuple(_identity(item) for item in node.value))
+    if isinstance(node, yaml.MappingNode):
+        return ("map", frozenset((_identity(key), _identity(value)) for key, value in node.value))
+    text = str(node.value)
+    kind = _core_tag(node)
+    value = scalar_value(text, _plain(node)) if kind is None else _tagged_value(kind, text)[1]
+    if isinstance(value, float):
+        value = "nan" if math.isnan(value) else value + 0.0  # -0.0 + 0.0 is 0.0
+    found = (type(value).__name__, value)
+    tag = _explicit_tag(node)
+    if tag is not None and tag.startswith("!"):
+        return ("tagged", tag[1:] or tag, found)
+    return found
+
+
 class _Builder:
     def __init__(
         self,
@@ -681,6 +722,7 @@ class _Builder:
                 items.append(self.child(item, (*path, index), depth, alias) if followed else None)
             return items
         result: dict[str, Any] = {}
+        written: dict[Hashable, str] = {}
         for position, (key_node, value_node) in enumerate(node.value):
             key_alias, value_alias = [*flags[2 * position : 2 * position + 2], None, None][:2]
             if not self.follow(path, key_alias):
@@ -714,16 +756,25 @@ class _Builder:
                     )
                 )
             child = (*path, key)
-            if key in result:
+            identity = _identity(key_node)
+            same = written.get(identity)
+            if key in result or same is not None:
+                # "duplicate-value": `0x1` after `1`, the same YAML value written otherwise;
+                # "duplicate-text": `"1"` after `1`, the same text but another value. Which of
+                # them the daemon refuses depends on how it reads the keys there.
+                kind: ProblemKind = "duplicate"
+                message = f"key `{key}` is defined more than once"
+                if same is None:
+                    kind = "duplicate-text"
+                elif key not in result:
+                    kind = "duplicate-value"
+                    message += f": it is the same YAML value as `{same}`"
                 self.document.problems.append(
-                    YamlProblem(
-                        f"key `{key}` is defined more than once",
-                        _span(key_node, self.locator),
-                        child,
-                        "duplicate",
-                    )
+                    YamlProblem(message, _span(key_node, self.locator), child, kind)
                 )
-                continue
+                if key in result:
+                    continue
+            written.setdefault(identity, key)
             self.document.keys[child] = _span(key_node, self.locator)
             if not self.follow(child, value_alias):
                 return result

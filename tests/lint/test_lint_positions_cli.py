@@ -72,3 +72,106 @@ def test_a_yaml_mid_line_byte_order_mark_counts_as_a_column(tmp_path: Path) -> N
         "start": {"line": 1, "column": 36},
         "end": {"line": 1, "column": 41},
     }
+
+
+# -- keys of a microapp's settings compared as serde_yaml compares them ------------------------
+# An agent's `extensions_config.<id>` is an opaque serde_yaml `Value` (nexo-rs
+# crates/config/src/types/agents.rs:366), in agents.yaml and in an agents.d drop-in alike; its
+# mappings refuse a key equal to an earlier one (dtolnay/serde-yaml 0.9.34 src/mapping.rs
+# `DuplicateKeyError`), equality being that of `Value` (src/number.rs `PartialEq for N`: NaN
+# equals NaN, 0.0 equals -0.0; src/value/tagged.rs: a local tag is part of the value).
+SAME_VALUE = [
+    ("{1: a, 0x1: b}", 2, "`0x1`"),
+    ("{~: a, null: b}", 2, "`null`"),
+    ("{.nan: a, .NaN: b}", 2, "`.NaN`"),
+    ("{0.0: a, -0.0: b}", 2, "`-0.0`"),
+    ("{true: a, True: b}", 2, "`True`"),
+    ("{!!str 7: a, '7': b}", 2, "`7`"),
+    ("{[1]: a, [0x1]: b}", 2, "<sequence key>"),
+]
+OTHER_VALUES = [
+    '{1: a, "1": b}',
+    "{null: a, 'null': b}",
+    "{true: a, 'true': b}",
+    "{1: a, 1.0: b, true: c}",
+    "{!x 1: a, 1: b}",
+    "{[1]: a, [2]: b}",
+]
+
+
+def _settings(tmp_path: Path, name: str, mapping: str) -> Path:
+    path = _config(tmp_path, "extensions: {}\n").parent / name
+    path.parent.mkdir(exist_ok=True)
+    text = f"agents:\n  - id: bob\n    extensions_config:\n      app: {mapping}\n"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", ["agents.yaml", "agents.d/bob.yaml"])
+@pytest.mark.parametrize(("mapping", "key", "shown"), SAME_VALUE)
+def test_a_settings_key_equal_as_a_yaml_value_to_an_earlier_one_is_refused(
+    tmp_path: Path, name: str, mapping: str, key: int, shown: str
+) -> None:
+    path = _settings(tmp_path, name, mapping)
+    code, findings = _lint(path)
+    assert code == 1
+    [refused] = [item for item in findings if item["severity"] == "error"]
+    assert refused["code"] == "NX222"
+    assert refused["range"]["start"]["line"] == 4
+    assert f"key {shown}" in refused["message"] or shown in refused["message"]
+
+
+@pytest.mark.parametrize("name", ["agents.yaml", "agents.d/bob.yaml"])
+@pytest.mark.parametrize("mapping", OTHER_VALUES)
+def test_settings_keys_that_differ_as_yaml_values_are_accepted(
+    tmp_path: Path, name: str, mapping: str
+) -> None:
+    """`1` and `"1"` are a number and a string: two keys to the daemon, whose microapp
+    settings take keys of any type."""
+    path = _settings(tmp_path, name, mapping)
+    code, findings = _lint(path)
+    assert code == 0
+    assert not [item for item in findings if item["severity"] == "error"]
+
+
+def test_drop_in_ids_are_their_text_so_1_and_0x1_are_two_ids(tmp_path: Path) -> None:
+    """A drop-in is read straight into the struct: its `extensions_config` ids are read as
+    text (serde_yaml src/de.rs `deserialize_str`), `"1"` and `"0x1"`; `1` and `"1"` are
+    one id written twice, the last one kept (NX232)."""
+    path = _config(tmp_path, "extensions: {}\n").with_name("agents.d")
+    path.mkdir()
+    drop_in = path / "bob.yaml"
+    drop_in.write_text(
+        "agents:\n  - id: bob\n    extensions_config: {1: {}, 0x1: {}}\n", encoding="utf-8"
+    )
+    code, findings = _lint(drop_in)
+    assert code == 0
+    assert sorted(item["key_path"] for item in findings if item["code"] == "NX229") == [
+        "agents[0].extensions_config.0x1",
+        "agents[0].extensions_config.1",
+    ]
+    drop_in.write_text(
+        'agents:\n  - id: bob\n    extensions_config: {1: {}, "1": {}}\n', encoding="utf-8"
+    )
+    code, findings = _lint(drop_in)
+    assert code == 0
+    assert [item["range"]["start"] for item in findings if item["code"] == "NX232"] == [
+        {"line": 3, "column": 32}
+    ]
+
+
+@pytest.mark.parametrize("named", ["bob.yaml", "./bob.yaml", "../agents.d/bob.yaml"])
+def test_a_drop_in_named_from_inside_agents_d_is_still_a_drop_in(
+    tmp_path: Path, named: str
+) -> None:
+    """What a file is depends on where it is, not on how the command line spells its path: a
+    drop-in keeps no `schema_version` (the daemon reads it straight into its agents type)."""
+    drop_ins = _config(tmp_path, "extensions: {}\n").parent / "agents.d"
+    drop_ins.mkdir()
+    (drop_ins / "bob.yaml").write_text("schema_version: 1\nagents: []\n", encoding="utf-8")
+    result = nexo("plugin", "lint", "--format", "json", named, cwd=drop_ins)
+    [entry] = json.loads(result.stdout)["files"]
+    assert result.code == 1
+    assert [(item["code"], item["key_path"]) for item in entry["diagnostics"]] == [
+        ("NX220", "schema_version")
+    ]
