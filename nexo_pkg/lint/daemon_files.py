@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes
-from nexo_pkg.core.toml_spans import SpanMap, SpanPart
-from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, YamlProblem, parse_yaml
+from nexo_pkg.core.toml_spans import SpanPart
+from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, YamlProblem, parse_yaml, spans_in
 from nexo_pkg.manifest import microapp, microapp_model
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.daemon_config import (
@@ -331,19 +331,19 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
 
 
 def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
-    spans = SpanMap(text)
+    span_of = spans_in(text)
     hang = unterminated_placeholder(text)
     if hang is not None:
         findings.at(
             "NX231",
-            spans.span_of(hang, hang + 2),
+            span_of(hang, hang + 2),
             "this `${` never closes: the daemon's config loader scans for its `}` forever and "
             "the daemon never starts",
             "close the placeholder (`${VAR}`), or write a literal `$` followed by something "
             "other than `{`",
         )
     for start, end, inner in find_placeholders(text):
-        span = spans.span_of(start, end)
+        span = span_of(start, end)
         name, default = placeholder_name(inner)
         if not inner.startswith("file:") and default is not None and "${" in default:
             findings.at(

@@ -9,16 +9,16 @@ path -> (key span, value span) map. Never raises: problems become :class:`YamlPr
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Position, Span
-from nexo_pkg.core.toml_spans import SpanMap
 
-__all__ = ["KeyPath", "ProblemKind", "YamlDocument", "YamlProblem", "parse_yaml"]
+__all__ = ["KeyPath", "ProblemKind", "YamlDocument", "YamlProblem", "parse_yaml", "spans_in"]
 
 KeyPath = tuple[str | int, ...]
 ProblemKind = Literal[
@@ -40,6 +40,8 @@ _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": Fals
 _FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _RUST_INFINITE = re.compile(r"[-+]?(?:inf|infinity|nan)", re.IGNORECASE)
 _BREAKS = "\r\n\x85\u2028\u2029"
+_LINE_BREAK = re.compile("\r\n|\r|\n")
+"""Where an editor and LSP end a line."""
 _BREAKZ = "\0" + _BREAKS
 _BLANKZ = " \t" + _BREAKZ
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -109,17 +111,28 @@ class YamlDocument:
 
 
 class _Locator:
-    """Positions of offsets into the text as an editor counts them: lines end at a line feed
-    only, columns count code points, a leading byte-order mark is no column (as for a
-    manifest). PyYAML's marks also break lines at U+0085, U+2028 and U+2029, as libyaml does,
-    and never count a U+FEFF: their offset is used, not their line and column."""
+    """Positions of offsets into the text as an editor (and LSP) counts them: lines end at a
+    line feed, a carriage return and line feed, or a lone carriage return; columns count code
+    points; a leading byte-order mark is no column (as for a manifest). PyYAML's marks also
+    break lines at U+0085, U+2028 and U+2029, as libyaml does, and never count a U+FEFF: their
+    offset is used, not their line and column."""
 
     def __init__(self, text: str) -> None:
         self.lead = 1 if text.startswith("\ufeff") else 0
-        self.spans = SpanMap(text[self.lead :])
+        self.starts = [0, *(found.end() for found in _LINE_BREAK.finditer(text, self.lead))]
 
     def position(self, index: int) -> Position:
-        return self.spans.position(max(index - self.lead, 0))
+        index = max(index, self.lead)
+        line = bisect.bisect_right(self.starts, index)
+        start = self.starts[line - 1] if line > 1 else self.lead
+        return Position(line, index - start + 1)
+
+
+def spans_in(text: str) -> Callable[[int, int], Span]:
+    """The span of ``text[start:end]`` for offsets ``start, end``: lines and columns counted
+    as for the values of the file."""
+    locator = _Locator(text)
+    return lambda start, end: Span(locator.position(start), locator.position(end))
 
 
 def _span(node: Any, locator: _Locator) -> Span:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.cli import nexo
+from support.cli import clean_env, nexo
 
 BREAKS = ["\u2028", "\u2029", "\x85"]
 
@@ -60,6 +60,26 @@ def test_a_yaml_syntax_error_after_a_unicode_line_separator_is_on_its_editor_lin
     assert code == 1
     assert finding["code"] == "NX222"
     assert finding["range"]["start"] == {"line": 2, "column": 11}
+
+
+def test_a_yaml_file_with_lone_carriage_returns_has_the_lines_an_editor_shows(
+    tmp_path: Path,
+) -> None:
+    """A lone CR ends a line for libyaml, for editors and for LSP: findings, placeholders and
+    the code frame are on those lines."""
+    env = {key: value for key, value in clean_env().items() if key != "NEXO_TEST_UNSET_DIR"}
+    text = 'extensions:\r  search_paths: ["${NEXO_TEST_UNSET_DIR}"]\r  bogus: 1\r'
+    path = _config(tmp_path, text)
+    result = nexo("plugin", "lint", "--format", "json", path.name, cwd=path.parent, env=env)
+    [entry] = json.loads(result.stdout)["files"]
+    assert result.code == 1
+    assert [(item["code"], item["range"]) for item in entry["diagnostics"]] == [
+        ("NX223", {"start": {"line": 2, "column": 19}, "end": {"line": 2, "column": 41}}),
+        ("NX220", {"start": {"line": 3, "column": 3}, "end": {"line": 3, "column": 8}}),
+    ]
+    text_report = nexo("plugin", "lint", path.name, cwd=path.parent, env=env).stdout
+    assert "extensions.yaml:3:3: NX220 " in text_report
+    assert "3 |   bogus: 1\n  |   ^^^^^ NX220" in text_report
 
 
 def test_a_yaml_mid_line_byte_order_mark_counts_as_a_column(tmp_path: Path) -> None:
