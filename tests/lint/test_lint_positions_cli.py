@@ -195,3 +195,24 @@ def test_a_drop_in_named_from_inside_agents_d_is_still_a_drop_in(
     assert [(item["code"], item["key_path"]) for item in entry["diagnostics"]] == [
         ("NX220", "schema_version")
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        ("extensions: [\n", ("--ignore", "NX222")),
+        ("extensions: [\n", ("--select", "NX220")),
+        ("extensions: [ # nexo: ignore\n", ()),
+        ("extensions:\n  enabled: true\n  enabled: false # nexo: ignore[NX222]\n", ()),
+        ("extensions:\n  enabled: true\n  enabled: false\n", ("--ignore", "config-yaml")),
+    ],
+)
+def test_a_config_file_the_daemon_cannot_read_is_reported_whatever_is_selected(
+    tmp_path: Path, text: str, args: tuple[str, ...]
+) -> None:
+    """As for a manifest that does not parse (docs/lint.md): nothing else in the file was
+    checked and the daemon does not start, so no selection or comment hides it."""
+    path = _config(tmp_path, text)
+    code, findings = _lint(path, *args)
+    assert code == 1
+    assert [item["code"] for item in findings] == ["NX222"]
