@@ -824,6 +824,11 @@ def parse_yaml(text: str) -> YamlDocument:
         mark = error.problem_mark or error.context_mark
         position = _Locator(text).position(mark.index) if mark else Position(1, 1)
         reason = error.problem or error.context or "invalid YAML"
+        if reason == "but found another document":
+            # PyYAML's half sentence (its context says "expected a single document"); the
+            # daemon's reader: "deserializing from YAML containing more than one document
+            # is not supported" (serde_yaml 0.9.34 src/error.rs `MoreThanOneDocument`).
+            reason = "the file holds more than one YAML document (`---`); the daemon reads one"
         document.problems.append(
             YamlProblem(f"YAML syntax error: {reason}", Span(position, position))
         )

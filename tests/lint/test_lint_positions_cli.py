@@ -216,3 +216,17 @@ def test_a_config_file_the_daemon_cannot_read_is_reported_whatever_is_selected(
     code, findings = _lint(path, *args)
     assert code == 1
     assert [item["code"] for item in findings] == ["NX222"]
+
+
+def test_a_second_yaml_document_is_refused_in_one_whole_sentence(tmp_path: Path) -> None:
+    """serde_yaml 0.9.34 refuses a stream of several documents (src/error.rs: "deserializing
+    from YAML containing more than one document is not supported"), at the second `---`."""
+    path = _config(tmp_path, "extensions: {}\n---\nextensions: {}\n")
+    code, [finding] = _lint(path)
+    assert code == 1
+    assert finding["code"] == "NX222"
+    assert finding["range"]["start"] == {"line": 2, "column": 1}
+    assert finding["message"] == (
+        "YAML syntax error: the file holds more than one YAML document (`---`); the daemon "
+        "reads one"
+    )
