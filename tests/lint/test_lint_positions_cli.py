@@ -230,3 +230,29 @@ def test_a_second_yaml_document_is_refused_in_one_whole_sentence(tmp_path: Path)
         "YAML syntax error: the file holds more than one YAML document (`---`); the daemon "
         "reads one"
     )
+
+
+def test_config_files_are_named_relative_to_the_working_directory(tmp_path: Path) -> None:
+    """`lint --config config` names what it found as ruff names the files it finds, relative
+    to the working directory, so a GitHub annotation's `file` is the repository path."""
+    app = tmp_path / "extensions" / "app"
+    _config(tmp_path, "extensions:\n  bogus: 1\n")
+    app.mkdir()
+    (app / "plugin.toml").write_text(
+        '[plugin]\nid = "app"\nversion = "0.1.0"\n\n[capabilities]\ntools = ["app_x"]\n\n'
+        '[transport]\nkind = "stdio"\ncommand = "./app"\nbogus = 1\n',
+        encoding="utf-8",
+    )
+    github = nexo("plugin", "lint", "--config", "config", "--format", "github", cwd=tmp_path)
+    assert github.code == 1
+    files = [line.split(",", 1)[0] for line in github.stdout.splitlines()]
+    assert files == [
+        "::error file=config/extensions.yaml",
+        "::error file=extensions/app/plugin.toml",
+    ]
+    env = {key: value for key, value in clean_env().items() if key != "NEXO_CONFIG_DIR"}
+    report = nexo("plugin", "lint", "--daemon-config", "--format", "json", cwd=tmp_path, env=env)
+    assert [entry["path"] for entry in json.loads(report.stdout)["files"]] == [
+        "config/extensions.yaml",
+        "extensions/app/plugin.toml",
+    ]
