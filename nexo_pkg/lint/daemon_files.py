@@ -22,7 +22,15 @@ from typing import Any, Literal
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes
 from nexo_pkg.core.toml_spans import SpanPart
-from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, YamlProblem, parse_yaml, spans_in
+from nexo_pkg.lint.yaml_source import (
+    Edit,
+    KeyPath,
+    YamlDocument,
+    YamlProblem,
+    moved_back,
+    parse_yaml,
+    spans_in,
+)
 from nexo_pkg.manifest import microapp, microapp_model
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.daemon_config import (
@@ -408,6 +416,8 @@ def _substituted(document: YamlDocument, *, stand_ins: bool = False) -> YamlDocu
     parts: list[str] = []
     last = 0
     kept: dict[str, str] = {}
+    edits: list[Edit] = []
+    length = 0  # of the substituted text so far
     for start, end, inner in find_placeholders(text):
         resolved = None if inner.startswith("file:") else resolve_placeholder(inner)
         if resolved is None and stand_ins:
@@ -415,11 +425,14 @@ def _substituted(document: YamlDocument, *, stand_ins: bool = False) -> YamlDocu
             kept[resolved] = text[start:end]
         if resolved is not None:
             parts.extend((text[last:start], resolved))
+            length += start - last
+            edits.append((start, end, length, length + len(resolved)))
+            length += len(resolved)
             last = end
     if not parts:
         return document
     parts.append(text[last:])
-    read = parse_yaml("".join(parts))
+    read = moved_back(parse_yaml("".join(parts)), text, edits)
     if kept:
         read.data = _put_back(read.data, kept)
     return read

@@ -10,6 +10,7 @@ path -> (key span, value span) map. Never raises: problems become :class:`YamlPr
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 import re
 from collections.abc import Callable, Hashable
@@ -18,7 +19,16 @@ from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Position, Span
 
-__all__ = ["KeyPath", "ProblemKind", "YamlDocument", "YamlProblem", "parse_yaml", "spans_in"]
+__all__ = [
+    "Edit",
+    "KeyPath",
+    "ProblemKind",
+    "YamlDocument",
+    "YamlProblem",
+    "moved_back",
+    "parse_yaml",
+    "spans_in",
+]
 
 KeyPath = tuple[str | int, ...]
 ProblemKind = Literal[
@@ -126,6 +136,48 @@ class _Locator:
         line = bisect.bisect_right(self.starts, index)
         start = self.starts[line - 1] if line > 1 else self.lead
         return Position(line, index - start + 1)
+
+    def offset(self, position: Position) -> int:
+        """The offset of ``position`` (the inverse of :meth:`position`)."""
+        line = min(max(position.line, 1), len(self.starts))
+        start = self.starts[line - 1] if line > 1 else self.lead
+        return start + position.column - 1
+
+
+Edit = tuple[int, int, int, int]
+"""One replacement of a text: ``(start, end)`` in the original, ``(start, end)`` in the
+result."""
+
+
+def moved_back(document: YamlDocument, original: str, edits: list[Edit]) -> YamlDocument:
+    """``document``, parsed from ``original`` with ``edits`` made (``${...}`` substituted),
+    with every span of its keys, values and problems moved back onto ``original``: a finding
+    after a placeholder on the same line, or after one whose value holds line breaks, is
+    where it is in the file, and one inside a substituted value is on its placeholder."""
+    if not edits:
+        return document
+    edited, written = _Locator(document.text), _Locator(original)
+
+    def back(position: Position) -> Position:
+        offset = edited.offset(position)
+        shift = 0
+        for start, end, new_start, new_end in edits:
+            if offset < new_start:
+                break
+            if offset < new_end:
+                return written.position(start + min(offset - new_start, end - start))
+            shift = end - new_end
+        return written.position(offset + shift)
+
+    def moved(span: Span) -> Span:
+        return Span(back(span.start), back(span.end))
+
+    document.keys = {path: moved(span) for path, span in document.keys.items()}
+    document.values = {path: moved(span) for path, span in document.values.items()}
+    document.problems = [
+        dataclasses.replace(problem, span=moved(problem.span)) for problem in document.problems
+    ]
+    return document
 
 
 def spans_in(text: str) -> Callable[[int, int], Span]:

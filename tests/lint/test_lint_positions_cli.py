@@ -256,3 +256,45 @@ def test_config_files_are_named_relative_to_the_working_directory(tmp_path: Path
         "config/extensions.yaml",
         "extensions/app/plugin.toml",
     ]
+
+
+# -- positions of what is found once `${...}` is substituted -----------------------------------
+# The daemon substitutes placeholders in the raw text before parsing (nexo-rs
+# crates/config/src/env.rs `resolve_placeholders`); what that text holds is reported where the
+# file holds it, not where the longer or shorter substituted text would put it.
+
+
+def test_a_finding_after_a_placeholder_on_its_line_is_where_the_file_has_it(
+    tmp_path: Path,
+) -> None:
+    """A drop-in is read only once substituted (`[${X}]` is a flow sequence there); an id after
+    the placeholder keeps its column in the file, whatever the value's length."""
+    drop_ins = _config(tmp_path, "extensions: {}\n").parent / "agents.d"
+    drop_ins.mkdir()
+    line = "  - {id: bob, extensions_config: {app: [${NEXO_TEST_X}], other: {}}}"
+    (drop_ins / "bob.yaml").write_text(f"agents:\n{line}\n", encoding="utf-8")
+    column = line.index("other") + 1
+    base = {key: value for key, value in clean_env().items() if key != "NEXO_TEST_X"}
+    for env in (base, {**base, "NEXO_TEST_X": "a-value-much-longer-than-its-placeholder"}):
+        named = "config/agents.d/bob.yaml"
+        result = nexo("plugin", "lint", "--format", "json", named, cwd=tmp_path, env=env)
+        [entry] = json.loads(result.stdout)["files"]
+        found = {item["key_path"]: item["range"] for item in entry["diagnostics"]}
+        assert found["agents[0].extensions_config.other"] == {
+            "start": {"line": 2, "column": column},
+            "end": {"line": 2, "column": column + 5},
+        }
+
+
+def test_a_problem_after_a_multi_line_value_is_on_its_line_in_the_file(tmp_path: Path) -> None:
+    """`${V}` standing for two lines: the key it makes a duplicate is on line 3 of the file
+    (line 4 of the substituted text)."""
+    path = _config(tmp_path, "extensions:\n  search_paths: ${NEXO_TEST_V}\n  enabled: false\n")
+    env = clean_env(NEXO_TEST_V="a\n  enabled: true")
+    result = nexo("plugin", "lint", "--format", "json", path.name, cwd=path.parent, env=env)
+    [entry] = json.loads(result.stdout)["files"]
+    assert result.code == 1
+    [finding] = entry["diagnostics"]
+    assert finding["code"] == "NX222"
+    assert "defined more than once" in finding["message"]
+    assert finding["range"] == {"start": {"line": 3, "column": 3}, "end": {"line": 3, "column": 10}}
