@@ -643,30 +643,50 @@ def _refused_by_tag(node: Any) -> bool:
     return kind is not None and not _tagged_value(kind, str(node.value))[0]
 
 
-def _identity(node: Any) -> Hashable:
+class _Identities:
     """What a mapping key is as a serde_yaml 0.9.34 ``Value``, for telling two keys apart as
     its ``Mapping`` does (``src/mapping.rs``: a key equal to an earlier one is a
     ``DuplicateKeyError``): ``1`` and ``0x1`` are the same number, ``~`` and ``null`` both
     null, ``0.0`` and ``-0.0`` equal, every NaN one (``src/number.rs`` ``PartialEq for N``),
     a local tag part of the value (``!a 1`` is no ``1``; ``Tag`` compares without its ``!``),
     a mapping equal to another with the same entries in any order (``IndexMap``); while ``1``
-    and ``"1"`` differ (a number and a string)."""
-    import yaml  # noqa: PLC0415 - only config files pay for it
+    and ``"1"`` differ (a number and a string).
 
-    if isinstance(node, yaml.SequenceNode):
-        return ("seq", tuple(_identity(item) for item in node.value))
-    if isinstance(node, yaml.MappingNode):
-        return ("map", frozenset((_identity(key), _identity(value)) for key, value in node.value))
-    text = str(node.value)
-    kind = _core_tag(node)
-    value = scalar_value(text, _plain(node)) if kind is None else _tagged_value(kind, text)[1]
-    if isinstance(value, float):
-        value = "nan" if math.isnan(value) else value + 0.0  # -0.0 + 0.0 is 0.0
-    found = (type(value).__name__, value)
-    tag = _explicit_tag(node)
-    if tag is not None and tag.startswith("!"):
-        return ("tagged", tag[1:] or tag, found)
-    return found
+    A collection's identity is a number given to each distinct shape, computed once per node:
+    aliases make a key a graph that would take exponential time to walk as a tree."""
+
+    def __init__(self) -> None:
+        self.by_node: dict[int, Hashable] = {}
+        self.shapes: dict[Hashable, int] = {}
+
+    def of(self, node: Any) -> Hashable:
+        import yaml  # noqa: PLC0415 - only config files pay for it
+
+        found = self.by_node.get(id(node))
+        if found is not None:
+            return found
+        if isinstance(node, yaml.SequenceNode):
+            shape: Hashable = ("seq", tuple(self.of(item) for item in node.value))
+        elif isinstance(node, yaml.MappingNode):
+            shape = ("map", frozenset((self.of(key), self.of(value)) for key, value in node.value))
+        else:
+            shape = None
+        if shape is not None:
+            found = self.shapes.setdefault(shape, len(self.shapes))
+        else:
+            text = str(node.value)
+            kind = _core_tag(node)
+            value = (
+                scalar_value(text, _plain(node)) if kind is None else _tagged_value(kind, text)[1]
+            )
+            if isinstance(value, float):
+                value = "nan" if math.isnan(value) else value + 0.0  # -0.0 + 0.0 is 0.0
+            found = (type(value).__name__, value)
+            tag = _explicit_tag(node)
+            if tag is not None and tag.startswith("!"):
+                found = ("tagged", tag[1:] or tag, found)
+        self.by_node[id(node)] = found
+        return found
 
 
 class _Builder:
@@ -678,6 +698,7 @@ class _Builder:
     ) -> None:
         self.document = document
         self.locator = _Locator(document.text)
+        self.identities = _Identities()
         self.count = 0
         self.stopped = False
         self.aliases = aliases or {}
@@ -821,7 +842,7 @@ class _Builder:
                     )
                 )
             child = (*path, key)
-            identity = _identity(key_node)
+            identity = self.identities.of(key_node)
             same = written.get(identity)
             if key in result or same is not None:
                 # "duplicate-value": `0x1` after `1`, the same YAML value written otherwise;

@@ -298,3 +298,19 @@ def test_a_problem_after_a_multi_line_value_is_on_its_line_in_the_file(tmp_path:
     assert finding["code"] == "NX222"
     assert "defined more than once" in finding["message"]
     assert finding["range"] == {"start": {"line": 3, "column": 3}, "end": {"line": 3, "column": 10}}
+
+
+def test_a_settings_key_built_of_aliases_is_compared_without_walking_every_path(
+    tmp_path: Path,
+) -> None:
+    """Aliases make a key a graph: nine anchors of nine aliases each are 9**8 leaves as a
+    tree. Comparing keys looks at each node once, so lint answers at once."""
+    parts = ["&b0 [x, x, x, x, x, x, x, x, x]"]
+    parts += [f"&b{level} [{', '.join([f'*b{level - 1}'] * 9)}]" for level in range(1, 8)]
+    key = f"[{', '.join(parts)}]"
+    path = _config(tmp_path, "extensions: {}\n").with_name("agents.yaml")
+    text = f"agents:\n  - id: bob\n    extensions_config:\n      app: {{? {key} : 1, z: 2}}\n"
+    path.write_text(text, encoding="utf-8")
+    result = nexo("plugin", "lint", "--format", "json", path.name, cwd=path.parent, timeout=60)
+    [entry] = json.loads(result.stdout)["files"]
+    assert [item["code"] for item in entry["diagnostics"]] == ["NX230", "NX229"]
