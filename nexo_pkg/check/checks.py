@@ -246,6 +246,9 @@ def check_plugin(
                 session.add_host_checks()
                 session.add_frame_checks()
     report.stderr_tail = list(process.stderr_tail)
+    stopped = process.stderr_stopped_detail("subprocess.rs:294-310")
+    if stopped is not None:
+        report.add("stderr", "warn", stopped)
     refused = next((line for line in report.stderr_tail if line.startswith("bwrap: ")), None)
     if plan.wrapped and refused is not None:
         # bwrap itself gave up (a mount, a namespace): the plugin never ran.
@@ -639,11 +642,19 @@ class _Session(FrameLoop):
             return
         self.process.close_stdin()
         if self.process.wait_exit(SHUTDOWN_GRACE_SECONDS):
+            waited = time.monotonic() - replied_at
+            late = (
+                f"; {waited * 1000:.0f} ms after the reply: the daemon closes stdin at the "
+                f"reply and kills the plugin {SHUTDOWN_GRACE_SECONDS:g} s later, so unless it "
+                "exits on end-of-input it would be killed"
+                if waited > SHUTDOWN_GRACE_SECONDS
+                else ""
+            )
             self.report.add(
                 "exit",
                 "warn",
                 f"exited {exit_text(self.process.peek_exit_code())} only once stdin was closed "
-                f"(not within {OWN_EXIT_SECONDS:g} s of replying to shutdown)",
+                f"(not within {OWN_EXIT_SECONDS:g} s of replying to shutdown){late}",
             )
             return
         self.process.kill()

@@ -17,6 +17,7 @@ the caller, together with transport events (end of stream, over-long line).
 
 from __future__ import annotations
 
+import codecs
 import collections
 import contextlib
 import math
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
+from nexo_pkg.check.text import short
 from nexo_pkg.core import posix
 from nexo_pkg.core.posix import become_subreaper, kill_and_reap
 
@@ -49,6 +51,9 @@ STDERR_TAIL_LINES = 50
 #: A single stderr line longer than this is cut, so a plugin spewing one endless stderr line
 #: cannot grow the buffer without bound.
 MAX_STDERR_LINE_BYTES = 4096
+
+#: How much of a stderr line that is not UTF-8 :attr:`PluginProcess.stderr_stopped` keeps.
+_STOPPED_LINE_BYTES = 80
 
 _READ_CHUNK = 64 * 1024
 
@@ -140,6 +145,9 @@ class PluginProcess:
             _REAPING.finish(self.pid, self._born)
             raise
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        #: The first stderr line that is not UTF-8 (its first bytes), at which the host stopped
+        #: reading stderr and closed the pipe, as the daemon's line reader does; else None.
+        self.stderr_stopped: bytes | None = None
         self._exit_code: int | None = None
         self.killed = False
         self._closed = False
@@ -163,6 +171,8 @@ class PluginProcess:
         self._stdout_closed = False
         self._stderr_buffer = bytearray()
         self._stderr_truncating = False
+        # Judges each whole stderr line as UTF-8, however long (the tail keeps only its start).
+        self._stderr_utf8 = codecs.getincrementaldecoder("utf-8")()
 
     def __enter__(self) -> PluginProcess:
         return self
@@ -327,9 +337,9 @@ class PluginProcess:
         if chunk is None:
             return
         if not chunk:
+            self._end_stderr_line(b"", final=True)
             self._flush_stderr_line()
-            self._forget(self._stderr)
-            self._stderr = None
+            self._stop_stderr()
             return
         lines = chunk.split(b"\n")
         for index, piece in enumerate(lines):
@@ -338,8 +348,44 @@ class PluginProcess:
                 self._stderr_buffer += piece[: max(room, 0)]
                 if len(piece) > room:
                     self._stderr_truncating = True
+            if not self._end_stderr_line(piece, final=index < len(lines) - 1):
+                # The daemon's stderr reader (tokio `lines()`) fails on this line and ends,
+                # dropping the pipe: the rest is never read, later writes get EPIPE.
+                self._flush_stderr_line()
+                self._stop_stderr()
+                return
             if index < len(lines) - 1:
                 self._flush_stderr_line()
+
+    def _end_stderr_line(self, piece: bytes, *, final: bool) -> bool:
+        """Feed ``piece`` of the current stderr line to its UTF-8 check (``final``: the line
+        ends with it); False once the line is not UTF-8, noted in :attr:`stderr_stopped`."""
+        try:
+            self._stderr_utf8.decode(piece, final=final)
+        except UnicodeDecodeError:
+            if self.stderr_stopped is None:
+                self.stderr_stopped = bytes(self._stderr_buffer[:_STOPPED_LINE_BYTES])
+            return False
+        if final:
+            self._stderr_utf8.reset()
+        return True
+
+    def stderr_stopped_detail(self, reader: str) -> str | None:
+        """What a report says of :attr:`stderr_stopped` (``reader``: where the daemon's stderr
+        reader is, file:line), or None when every stderr line was UTF-8."""
+        if self.stderr_stopped is None:
+            return None
+        return (
+            f"a stderr line is not UTF-8 ({short(self.stderr_stopped)}): the daemon's stderr "
+            f"reader fails on it and ends ({reader}: tokio's `lines()`), closing the pipe, so "
+            "nothing later is logged and every later write to stderr fails (EPIPE; SIGPIPE "
+            "kills a program that does not ignore it); so here"
+        )
+
+    def _stop_stderr(self) -> None:
+        """Stop reading stderr and close the pipe."""
+        self._forget(self._stderr)
+        self._stderr = None
 
     def _flush_stderr_line(self) -> None:
         if self._stderr_buffer or self._stderr_truncating:

@@ -54,6 +54,7 @@ from nexo_pkg.check.microapp_wire import (
     child_environment,
     decode_handshake,
     fit_name,
+    hook_reply_surprises,
     hook_response_problem,
     numeric_id,
     response_fields,
@@ -112,8 +113,9 @@ def run_microapp(
     """Run the extension host's session against ``target`` and report every check.
 
     ``timeout_ms`` bounds each reply (and never beyond the daemon's 10 s for ``initialize``,
-    30 s for a call); without it, ``initialize`` gets the host's 10 s and every other reply
-    :data:`~nexo_pkg.check.rpc.DEFAULT_TIMEOUT_MS`. The mock admin router allows the grants
+    30 s for a call); without it, ``initialize`` gets the host's 10 s, the ``--invoke`` call
+    the host's 30 s, and every other reply :data:`~nexo_pkg.check.rpc.DEFAULT_TIMEOUT_MS`.
+    The mock admin router allows the grants
     of the daemon's configuration directory (``config``, else ``NEXO_CONFIG_DIR``,
     ``./config``, ``$NEXO_HOME/config``). Misbehaviour is reported, never raised; the child
     and everything it started are killed and reaped on every path. Raises
@@ -134,6 +136,8 @@ def run_microapp(
     )
     for note in target.notes:
         report.add("manifest", "warn", note)
+    if grants.not_loaded is not None:
+        report.add("discovery", "warn", f"{grants.not_loaded}; checked all the same")
     with tempfile.TemporaryDirectory(prefix="nexo-check-state-") as scratch:
         state_dir = Path(scratch) / "extensions" / target.extension_id / "state"
         state_dir.mkdir(parents=True)
@@ -171,7 +175,7 @@ def run_microapp(
                 session.add_frame_checks()
                 session.add_admin_check()
         report.stderr_tail = list(process.stderr_tail)
-        _check_stderr(report)
+        _check_stderr(report, process.stderr_stopped_detail("stdio.rs:930-944"))
     return report
 
 
@@ -295,9 +299,13 @@ def _bin_on_path(name: str) -> bool:
     return any((Path(directory) / name).is_file() for directory in path.split(os.pathsep))
 
 
-def _check_stderr(report: CheckReport) -> None:
+def _check_stderr(report: CheckReport, stopped: str | None) -> None:
     """The contract page asks for ``[INFO]``-style prefixes; the host logs every line at
-    WARN whatever it says (``stdio.rs:930-944``)."""
+    WARN whatever it says (``stdio.rs:930-944``), and stops reading at one that is not UTF-8
+    (``stopped`` says so)."""
+    if stopped is not None:
+        report.add("stderr", "warn", stopped)
+        return
     unprefixed = [
         line
         for line in report.stderr_tail
@@ -327,10 +335,10 @@ class _Session(FrameLoop):
         grants: AdminGrants,
     ) -> None:
         super().__init__(process, (DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms) / 1000)
-        # The host's own handshake deadline, unless --timeout-ms asks for less.
-        self.handshake_seconds = min(
-            HANDSHAKE_TIMEOUT_SECONDS, math.inf if timeout_ms is None else timeout_ms / 1000
-        )
+        # The host's own handshake and call deadlines, unless --timeout-ms asks for less.
+        given = math.inf if timeout_ms is None else timeout_ms / 1000
+        self.handshake_seconds = min(HANDSHAKE_TIMEOUT_SECONDS, given)
+        self.call_seconds = min(CALL_TIMEOUT_SECONDS, given)
         self.target = target
         self.report = report
         self.grants = grants
@@ -339,6 +347,8 @@ class _Session(FrameLoop):
         self.advertised: list[str] = []
         # Worst verdict and details of the admin requests seen.
         self._admin: list[tuple[Status, str]] = []
+        # The daemon binds the admin router's writer once the handshake is done.
+        self._writer_bound = False
 
     def run(self, agent_version: str, invoke: tuple[str, dict[str, Any]] | None) -> None:
         """Every step in order; stops once a step leaves nothing to talk to."""
@@ -354,6 +364,7 @@ class _Session(FrameLoop):
         params = {"agent_version": agent_version, "extension_id": self.target.extension_id}
         frame = {"jsonrpc": "2.0", "method": "initialize", "params": params, "id": 0}
         answer = self.exchange(frame, timeout=self.handshake_seconds)
+        self._writer_bound = True
         self.report.timings["initialize_ms"] = (time.monotonic() - self.process.started_at) * 1000
         if isinstance(answer, NoReply):
             self.report.add(
@@ -592,6 +603,12 @@ class _Session(FrameLoop):
                     'page\'s shape), so a "deny" vote does not block; return {"abort": true, '
                     '"reason": "..."} to block a before_* event',
                 )
+            elif isinstance(answer.result, dict) and (
+                surprises := hook_reply_surprises(hook, answer.result)
+            ):
+                self.report.add(
+                    name, "warn", f"replied {short(answer.result)}: {'; '.join(surprises)}"
+                )
             else:
                 self.report.add(name, "pass", f"replied {short(answer.result)}")
         return True
@@ -610,7 +627,9 @@ class _Session(FrameLoop):
             arguments = {**arguments, "_meta": meta}
         record: dict[str, Any] = {"tool": tool, "args": arguments}
         self.report.invoke = record
-        answer = self.call("tools/call", {"name": tool, "arguments": arguments})
+        # The daemon gives the call its 30 s (stdio.rs:71): a slow tool is no failure here.
+        params = {"name": tool, "arguments": arguments}
+        answer = self.call("tools/call", params, timeout=self.call_seconds)
         if isinstance(answer, NoReply):
             record["error"] = {"message": answer.detail}
             self.report.add("invoke", "fail", f"no reply to tools/call: {answer.detail}")
@@ -670,14 +689,16 @@ class _Session(FrameLoop):
         params: dict[str, Any],
         *,
         request_id: int | None = None,
-        timeout: float = CALL_TIMEOUT_SECONDS,
+        timeout: float | None = None,
     ) -> Reply | NoReply:
         """Send one request (``wire::encode``; the next numeric id unless one is given) and
-        read frames as the host's reader does until its reply, ``timeout`` (never beyond
-        ``--timeout-ms``) or the child's exit."""
+        read frames as the host's reader does until its reply, ``timeout`` seconds (by default
+        ``--timeout-ms``, never beyond the host's call timeout) or the child's exit."""
         request_id = next(self._ids) if request_id is None else request_id
         frame = {"jsonrpc": "2.0", "method": method, "params": params, "id": request_id}
-        return self.exchange(frame, timeout=min(self.timeout_seconds, timeout))
+        if timeout is None:
+            timeout = min(self.timeout_seconds, CALL_TIMEOUT_SECONDS)
+        return self.exchange(frame, timeout=timeout)
 
     def oversize(self, size: int) -> None:
         self._drop(
@@ -776,6 +797,18 @@ class _Session(FrameLoop):
             return
         if not isinstance(method, str):
             return  # A response to nothing: the router drops it (router.rs:90-102).
+        if not self._writer_bound:
+            # The router runs it, but the answer goes to a writer that is bound to the
+            # microapp's stdin only after the handshake (src/main.rs:6630-6643), and is dropped
+            # (admin_adapters.rs:1383-1397).
+            self._verdict(
+                "warn",
+                f"{short(method)} ({frame_id}) sent before the initialize reply: the daemon's "
+                "router runs it, but drops the answer (its writer is bound to the microapp's "
+                "stdin only once the handshake is done), so the microapp waits for its own "
+                "timeout; send admin requests after answering initialize",
+            )
+            return
         capability = ADMIN_METHODS.get(method)
         if capability is None:
             note = (

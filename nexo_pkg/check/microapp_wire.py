@@ -40,6 +40,8 @@ _HOOK_FIELDS: dict[str, tuple[type, ...]] = {
     "do_not_reply_again": (bool,),
 }
 
+_HOOK_ORDER = ("abort", "reason", "override", "decision", "transformed_body", "do_not_reply_again")
+
 #: ``AdminRpcDispatcher::required_capability`` (``crates/core/src/agent/admin_rpc/
 #: dispatcher.rs:532-606``): every admin method the daemon routes, and its capability.
 _ADMIN_DOMAINS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -227,8 +229,11 @@ def hook_response_problem(value: object) -> str | None:
     ``null`` is the default), or None."""
     if value is None:
         return None
-    if not isinstance(value, dict):
-        return _invalid("", value, "struct HookResponse")
+    # Field order of the struct (`override` is `override_event` renamed), for an array.
+    fields = _struct_fields("", value, "HookResponse", _HOOK_ORDER, required=0)
+    if isinstance(fields, str):
+        return fields
+    value = fields
     for key, types in _HOOK_FIELDS.items():
         item = value.get(key)
         if item is None and (key not in value or types == (str,)):
@@ -236,6 +241,38 @@ def hook_response_problem(value: object) -> str | None:
         if not isinstance(item, types) or (types == (str,) and isinstance(item, bool)):
             return _invalid(key, item, "a boolean" if types == (bool,) else "a string")
     return None
+
+
+def hook_reply_surprises(hook: str, reply: dict[str, Any]) -> list[str]:
+    """What the daemon does with a decoded hook ``reply`` that its author likely does not
+    expect (``HookRegistry::fire_with_merge``, ``crates/core/src/agent/hook_registry.rs:
+    133-182``): ``abort`` on an ``after_*`` hook is ignored, an ``override`` that is not an
+    object is dropped, and ``decision``, ``transformed_body`` and ``do_not_reply_again`` are
+    read by nothing."""
+    surprises: list[str] = []
+    if reply.get("abort") is True and hook.startswith("after_"):
+        surprises.append(
+            "the daemon ignores `abort` on an after_* hook (after_* hooks are advisory): the "
+            "event has already happened"
+        )
+    acting = {
+        "decision": reply.get("decision") in ("block", "transform"),
+        "transformed_body": reply.get("transformed_body") is not None,
+        "do_not_reply_again": reply.get("do_not_reply_again") is True,
+    }
+    unread = [key for key, asks in acting.items() if asks]
+    if unread and reply.get("abort") is not True:
+        surprises.append(
+            f"the daemon decodes {', '.join(f'`{key}`' for key in unread)} but nothing acts "
+            "on it (no block, no rewrite): only `abort: true` blocks a before_* event"
+        )
+    override = reply.get("override")
+    if override is not None and not isinstance(override, dict):
+        surprises.append(
+            "the daemon drops the `override`: `override` is not a JSON object, so there is "
+            "nothing to merge into the event"
+        )
+    return surprises
 
 
 def response_fields(frame: object) -> object:

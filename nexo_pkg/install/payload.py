@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 
 from nexo_pkg.core.diagnostics import first_of_errors
@@ -10,10 +11,16 @@ from nexo_pkg.install.manifest_check import misnamed_manifest
 from nexo_pkg.install.summary import ManifestSummary, summarise_manifest
 from nexo_pkg.lint.engine import lint_source
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
-from nexo_pkg.manifest.microapp import MICROAPP_MANIFEST_NAME, is_extension_shape
+from nexo_pkg.manifest.microapp import (
+    COMPANION_MANIFEST_NAME,
+    MICROAPP_MANIFEST_NAME,
+    is_extension_shape,
+)
+from nexo_pkg.manifest.microapp_model import companion_from_data
 from nexo_pkg.manifest.model import manifest_from_text
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 from nexo_pkg.manifest.options import LintOptions
+from nexo_pkg.manifest.rules_microapp import companion_refused
 from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER, SbomError, quick_check
 from nexo_pkg.sources.api import ArchiveListing
 
@@ -65,7 +72,32 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
             f"the archive has no {entrypoint} file (the plugin's launcher)", kind="archive_invalid"
         )
     check_sbom(listing, plugin_id, version)
-    return summarise_manifest(model)
+    summary = summarise_manifest(model)
+    if manifest_name == MICROAPP_MANIFEST_NAME:
+        return _with_companion_admin(summary, listing, model.id)
+    return summary
+
+
+def _with_companion_admin(
+    summary: ManifestSummary, listing: ArchiveListing, plugin_id: str | None
+) -> ManifestSummary:
+    """A microapp asks for admin RPCs in its companion ``nexo-plugin.toml``, which the daemon
+    reads for them, keyed by the companion's ``plugin.id`` (``admin_capability_collect.rs:
+    38-65``): ``summary`` with them, unless the daemon would skip the file or key them to
+    another id."""
+    raw = listing.manifests.get(COMPANION_MANIFEST_NAME)
+    if raw is None:
+        return summary
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return summary
+    companion = companion_from_data(document)
+    if companion.id != plugin_id or not companion.admin_declared or companion_refused(document):
+        return summary
+    return dataclasses.replace(
+        summary, admin_required=companion.admin_required, admin_optional=companion.admin_optional
+    )
 
 
 def check_sbom(listing: ArchiveListing, plugin_id: str, version: str) -> None:

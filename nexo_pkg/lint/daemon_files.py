@@ -951,6 +951,11 @@ _SCHEMA_BASE = "https://raw.githubusercontent.com/nexo-pkg/nexo-pkg/main/schemas
 def microapp_schemas() -> dict[str, dict[str, Any]]:
     """The published JSON Schemas (file name -> schema) of the microapp manifest and of
     ``extensions.yaml``, built from the models the linter checks with."""
+    from nexo_pkg.lint.microapp_descriptions import (  # noqa: PLC0415
+        EXTENSIONS_HELP,
+        MANIFEST_HELP,
+        describe,
+    )
     from nexo_pkg.manifest.rules_microapp import EXTENSION_MANIFEST  # noqa: PLC0415
     from nexo_pkg.manifest.shape import to_json_schema  # noqa: PLC0415
 
@@ -972,6 +977,8 @@ def microapp_schemas() -> dict[str, dict[str, Any]]:
     extensions["properties"]["schema_version"] = {
         "description": "Dropped by the daemon's loader before the file is read."
     }
+    describe(manifest, MANIFEST_HELP)
+    describe(extensions, EXTENSIONS_HELP)
     return {
         "microapp-manifest.schema.json": {
             "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -104,6 +104,25 @@ def test_stderr_keeps_the_last_lines_and_cuts_endless_ones(tmp_path: Path) -> No
     assert tail[-1] == "no newline at the end"
 
 
+def test_stderr_is_judged_utf8_line_by_line_however_long(tmp_path: Path) -> None:
+    """A character split across reads or past the tail's cut is still UTF-8; a line that is
+    not ends the reading, as the daemon's `lines()` reader ends (subprocess.rs:294-310)."""
+    code = (
+        "import sys, time\n"
+        "sys.stderr.buffer.write(b'a' + '\u00e9'.encode() * 5000 + b'\\n' + b'\\xc3')\n"
+        "sys.stderr.flush(); time.sleep(0.3)\n"
+        "sys.stderr.buffer.write(b'\\xa9 fine\\n' + b'x' * 5000 + b'\\xff\\nlost\\n')\n"
+    )
+    with spawn(code, tmp_path) as process:
+        events(process)
+        process.wait_exit(10)
+    assert process.stderr_stopped == b"x" * 80
+    tail = list(process.stderr_tail)
+    assert tail[0].startswith("a\u00e9")
+    assert tail[0].endswith(" [...]")
+    assert tail[1:] == ["\u00e9 fine", "x" * MAX_STDERR_LINE_BYTES + " [...]"]
+
+
 @pytest.mark.posix
 def test_deadline_returns_none_while_the_plugin_is_silent(tmp_path: Path) -> None:
     with spawn("import time; time.sleep(60)", tmp_path) as process:

@@ -173,6 +173,22 @@ def test_an_exit_during_a_call_fails_the_call(tmp_path: Path) -> None:
     assert_reaped(pid)
 
 
+def test_a_tool_call_gets_the_hosts_thirty_seconds_unless_timeout_ms_is_given(
+    tmp_path: Path,
+) -> None:
+    """StdioSpawnOptions::default() gives every call 30 s (stdio.rs:71; the boot spawns with
+    the defaults, src/main.rs:6620-6634): a tool answering in 6 s works in the daemon."""
+    root = scripted_microapp(tmp_path / "slow", "slow_call", "6")
+    code, document = nexo_check(str(root), "--invoke", "scripted_probe", cwd=tmp_path)
+    assert code == 0, document
+    assert statuses(document)["invoke"] == "pass"
+    code, document = nexo_check(
+        str(root), "--invoke", "scripted_probe", "--timeout-ms", "1000", cwd=tmp_path
+    )
+    assert code == 1
+    assert "no reply within 1000 ms" in detail(document, "invoke")
+
+
 def test_a_hook_vote_is_a_warning_that_says_the_daemon_ignores_it(tmp_path: Path) -> None:
     """HookResponse has no `vote` (runtime/mod.rs:58-85): {"vote": "deny"} decodes as the
     default abort=false, so it never blocks (hook_registry.rs:133-182)."""
@@ -184,6 +200,30 @@ def test_a_hook_vote_is_a_warning_that_says_the_daemon_ignores_it(tmp_path: Path
     strict_code, strict = nexo_check(str(root), "--strict", cwd=tmp_path)
     assert strict_code == 1
     assert strict["ok"] is False
+
+
+def test_hook_replies_the_daemon_acts_on_differently_are_warnings(tmp_path: Path) -> None:
+    """hook_registry.rs:133-182 (fire_with_merge): abort on an after_* hook is ignored
+    (advisory), an `override` that is not an object is dropped, and `decision`,
+    `transformed_body` and `do_not_reply_again` are decoded (runtime/mod.rs:58-85) but
+    nothing reads them, so only `abort: true` blocks."""
+    replies = {
+        "before_message": {"decision": "block", "reason": "spam"},
+        "after_message": {"abort": True, "reason": "too late"},
+        "before_tool_call": {"override": "not an object"},
+        "after_tool_call": {"abort": False, "decision": "allow", "override": {"note": 1}},
+    }
+    root = scripted_microapp(tmp_path / "m", "hook_replies", json.dumps(replies))
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 0, document
+    found = statuses(document)
+    assert found["hook.before_message"] == "warn"
+    assert "only `abort: true` blocks" in detail(document, "hook.before_message")
+    assert found["hook.after_message"] == "warn"
+    assert "after_* hooks are advisory" in detail(document, "hook.after_message")
+    assert found["hook.before_tool_call"] == "warn"
+    assert "`override` is not a JSON object" in detail(document, "hook.before_tool_call")
+    assert found["hook.after_tool_call"] == "pass"
 
 
 def test_hooks_outside_the_hosts_list_are_skipped_with_a_warning(tmp_path: Path) -> None:
@@ -258,6 +298,29 @@ def test_the_environment_and_working_directory_are_the_hosts(tmp_path: Path) -> 
     assert "s3cret" not in json.dumps(document)
 
 
+def grant_config(tmp_path: Path, grants: str) -> Path:
+    """A daemon config directory whose extensions.yaml grants ``scripted`` ``grants``."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text(
+        f"extensions:\n  entries:\n    scripted:\n      capabilities_grant: [{grants}]\n",
+        encoding="utf-8",
+    )
+    return config
+
+
+def check_granted_echo(tmp_path: Path, mode: str, extra: str) -> tuple[int, dict[str, Any]]:
+    """Check a scripted microapp in ``mode`` that requires ``_echo``, granted, invoking its
+    tool."""
+    config = grant_config(tmp_path, "_echo")
+    root = scripted_microapp(
+        tmp_path / "admin", mode, extra, companion=companion("scripted", required=("_echo",))
+    )
+    return nexo_check(
+        str(root), "--invoke", "scripted_probe", "--config", str(config), cwd=tmp_path
+    )
+
+
 def admin_result(document: dict[str, Any]) -> dict[str, Any]:
     answer: dict[str, Any] = document["invoke"]["result"]["admin"]
     return answer
@@ -310,21 +373,7 @@ def test_an_optional_capability_denied_is_a_warning(tmp_path: Path) -> None:
 
 
 def test_a_granted_echo_is_answered_as_the_dispatcher_does(tmp_path: Path) -> None:
-    config = tmp_path / "config"
-    config.mkdir()
-    (config / "extensions.yaml").write_text(
-        "extensions:\n  entries:\n    scripted:\n      capabilities_grant: [_echo]\n",
-        encoding="utf-8",
-    )
-    root = scripted_microapp(
-        tmp_path / "admin",
-        "admin",
-        "nexo/admin/echo",
-        companion=companion("scripted", required=("_echo",)),
-    )
-    code, document = nexo_check(
-        str(root), "--invoke", "scripted_probe", "--config", str(config), cwd=tmp_path
-    )
+    code, document = check_granted_echo(tmp_path, "admin", "nexo/admin/echo")
     assert code == 0, document
     assert statuses(document)["admin"] == "pass"
     assert admin_result(document)["result"] == {
@@ -378,6 +427,20 @@ def test_a_required_capability_not_granted_turns_admin_off(tmp_path: Path) -> No
     assert found["admin"] == "fail"
     assert "admin RPC is off for every microapp" in detail(document, "admin")
     assert found["invoke"] == "fail"
+
+
+def test_an_app_request_before_the_initialize_reply_gets_no_answer(tmp_path: Path) -> None:
+    """The router is wired at spawn, but its writer is bound to the microapp's stdin only once
+    the handshake is done (src/main.rs:6630-6643): an answer written before that is dropped
+    (admin_adapters.rs:1383-1397, "admin response sent before outbound writer was bound"),
+    so a microapp asking before it answers initialize waits for its own timeout."""
+    code, document = check_granted_echo(tmp_path, "admin_early", "1")
+    assert code == 0, document
+    found = statuses(document)
+    assert found["initialize"] == "pass"
+    assert found["admin"] == "warn"
+    assert "before the initialize reply" in detail(document, "admin")
+    assert document["invoke"]["result"]["early"] == {"answer": None}
 
 
 def test_an_app_request_without_a_router_is_dropped(tmp_path: Path) -> None:
@@ -525,6 +588,17 @@ def test_a_non_utf8_line_stops_the_hosts_reader(tmp_path: Path) -> None:
     assert "reader stopped" in detail(document, "initialize")
 
 
+def test_a_non_utf8_stderr_line_stops_the_hosts_stderr_reader(tmp_path: Path) -> None:
+    """stdio.rs:930-944: the stderr task reads `lines()` and ends on an error, dropping the
+    pipe; the microapp's later writes to stderr fail."""
+    root = scripted_microapp(tmp_path / "m", "stderr_badutf8")
+    code, document = nexo_check(str(root), "--invoke", "scripted_probe", cwd=tmp_path)
+    assert code == 0, document
+    assert statuses(document)["stderr"] == "warn"
+    assert "stderr line is not UTF-8" in detail(document, "stderr")
+    assert document["invoke"]["result"]["stderr_writable"] is False
+
+
 def test_an_unreadable_extensions_yaml_is_a_config_error(tmp_path: Path) -> None:
     config = tmp_path / "config"
     config.mkdir()
@@ -534,6 +608,34 @@ def test_an_unreadable_extensions_yaml_is_a_config_error(tmp_path: Path) -> None
     assert code == 2
     assert document["kind"] == "config"
     assert "extensions.yaml:2: not valid YAML: YAML syntax error" in document["error"]
+
+
+@pytest.mark.parametrize(
+    ("extensions", "why"),
+    [
+        ("enabled: false", "enabled: false"),
+        ("disabled: [other, scripted]", "disabled"),
+        ("allowlist: [other]", "allowlist"),
+    ],
+)
+def test_a_microapp_the_daemons_config_does_not_load_is_a_warning(
+    tmp_path: Path, extensions: str, why: str
+) -> None:
+    """run_extension_discovery returns nothing with `enabled: false` (src/main.rs:6531-6534);
+    discovery drops `disabled` ids and, with a non-empty `allowlist`, every other id
+    (discovery.rs:329-360): the daemon never spawns the microapp."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text(f"extensions:\n  {extensions}\n", encoding="utf-8")
+    root = scripted_microapp(tmp_path / "ok", "ok")
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path)
+    assert code == 0, document
+    assert statuses(document)["discovery"] == "warn"
+    assert why in detail(document, "discovery")
+    assert "never spawns" in detail(document, "discovery")
+    (config / "extensions.yaml").write_text("extensions:\n  enabled: true\n", encoding="utf-8")
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path)
+    assert "discovery" not in statuses(document)
 
 
 # -- the decoders, against the daemon's serde types ------------------------------------------
@@ -564,6 +666,18 @@ def test_hook_and_response_decoders() -> None:
     assert hook_response_problem({"vote": "deny"}) is None
     assert hook_response_problem({"abort": "yes"}) == (
         'abort: invalid type: string "yes", expected a boolean'
+    )
+    # serde reads a derived struct from a sequence too, field by field, all defaulted.
+    assert hook_response_problem([]) is None
+    assert hook_response_problem([True, "spam"]) is None
+    assert hook_response_problem(["yes"]) == (
+        'abort: invalid type: string "yes", expected a boolean'
+    )
+    assert hook_response_problem([False] * 7) == (
+        "invalid length 7, expected fewer elements in array"
+    )
+    assert hook_response_problem("continue") == (
+        'invalid type: string "continue", expected struct HookResponse'
     )
     assert response_problem({"id": 1, "error": {"code": 1}}) == ("`error.message` is not a string")
     assert response_problem({"id": 1, "error": {"code": 2**40, "message": "m"}}) == (

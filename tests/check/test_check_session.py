@@ -237,6 +237,10 @@ def test_what_the_daemon_refuses_fails_the_named_check(  # noqa: PLR0917  # para
         ("schema_not_object", ("scripted_echo",), {"tools.schema"}, "JSON Schema object"),
         ("shutdown_not_ok", (), {"shutdown"}, '"ok": false'),
         ("exit_on_stdin_close", (), {"exit"}, "only once stdin was closed"),
+        # Past the daemon's second (subprocess.rs:1304-1315: stdin closed at the reply, SIGKILL
+        # 1 s later) but within the check's: whether the daemon kills it depends on whether it
+        # waits for end-of-input, which the check cannot tell, so it warns and says so.
+        ("slow_exit", (), {"exit"}, "unless it exits on end-of-input it would be killed"),
     ],
 )
 def test_what_the_daemon_tolerates_warns_and_passes(  # noqa: PLR0917  # parametrized
@@ -254,6 +258,20 @@ def test_what_the_daemon_tolerates_warns_and_passes(  # noqa: PLR0917  # paramet
     assert not checks_with(document, "fail")
     assert set(warnings) == expected_warnings, document["checks"]
     assert detail in " ".join(warnings.values())
+    assert_nothing_left(pid_file)
+
+
+def test_a_non_utf8_stderr_line_stops_the_stderr_reader(tmp_path: Path, pid_file: Path) -> None:
+    """subprocess.rs:294-310: the daemon's stderr task reads `lines()` and returns on a line
+    that is not UTF-8, dropping the pipe: the plugin's next log line fails (EPIPE), and this
+    Python plugin dies of the BrokenPipeError before it answers initialize."""
+    code, document = cli_check(scripted_plugin(tmp_path / "p", "stderr_bad_utf8"))
+    assert code == 1
+    warnings = checks_with(document, "warn")
+    assert set(warnings) == {"stderr"}, document["checks"]
+    assert "stderr line is not UTF-8" in warnings["stderr"]
+    assert "exited with code 1" in checks_with(document, "fail")["initialize"]
+    assert document["stderr_tail"] == ["\ufffd\ufffd not utf-8"]
     assert_nothing_left(pid_file)
 
 

@@ -65,3 +65,37 @@ def test_a_microapp_named_for_another_version_is_refused(
     members = microapp_members(extension_manifest(version="2.0.0"), companion=None)
     tarball = write_plugin(tmp_path, "greeter", "1.0.0", data=targz(members))
     assert_refused(install_env, str(tarball), "manifest_mismatch")
+
+
+ADMIN = """
+[plugin.capabilities.admin]
+required = ["agents_crud"]
+optional = ["skills_crud"]
+"""
+
+
+def test_the_admin_rpcs_a_microapp_asks_for_come_from_its_companion(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    """The daemon reads a microapp's admin capabilities from nexo-plugin.toml, keyed by its
+    plugin.id (admin_capability_collect.rs:38-65): the confirmation shows them as for a
+    plugin."""
+    members = microapp_members(extension_manifest(), companion=COMPANION + ADMIN)
+    tarball = write_plugin(tmp_path, "greeter", "1.0.0", data=targz(members))
+    result = install(str(tarball), install_env.make_options())
+    assert result.to_json()["manifest"]["admin_capabilities"] == {
+        "required": ["agents_crud"],
+        "optional": ["skills_crud"],
+    }
+
+
+def test_a_companion_for_another_id_asks_for_no_admin_rpc(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    """Keyed by another id, the grants never reach this microapp's router
+    (admin_bootstrap.rs:723-734): nothing to show."""
+    companion = COMPANION.replace('id = "greeter"', 'id = "other"') + ADMIN
+    members = microapp_members(extension_manifest(), companion=companion)
+    tarball = write_plugin(tmp_path, "greeter", "1.0.0", data=targz(members))
+    result = install(str(tarball), install_env.make_options())
+    assert result.to_json()["manifest"]["admin_capabilities"] == {"required": [], "optional": []}

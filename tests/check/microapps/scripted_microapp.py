@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -28,6 +29,9 @@ TOOLS = [
 
 
 INITIALIZE: dict[str, Any] = {}
+
+#: What an admin request sent before the initialize reply got (mode admin_early).
+EARLY: dict[str, Any] = {}
 
 
 def record(pid: int) -> None:
@@ -54,7 +58,19 @@ def probe() -> dict[str, Any]:
         "env": {name: os.environ.get(name) for name in names if name},
         "state_dir_exists": bool(state) and Path(state).is_dir(),
         "initialize": INITIALIZE,
+        "early": EARLY,
+        "stderr_writable": stderr_writable() if MODE == "stderr_badutf8" else None,
     }
+
+
+def stderr_writable() -> bool:
+    """Whether a line can still be written to stderr."""
+    try:
+        sys.stderr.write("[INFO] still logging\n")
+        sys.stderr.flush()
+    except BrokenPipeError:
+        return False
+    return True
 
 
 def admin_call(method: str) -> Any:
@@ -68,6 +84,26 @@ def admin_call(method: str) -> Any:
         }
     )
     return json.loads(sys.stdin.readline())
+
+
+def before_initialize_reply() -> None:
+    """What a mode does between reading initialize and answering it."""
+    if MODE == "hang":
+        time.sleep(600)
+    if MODE == "slow":
+        time.sleep(float(EXTRA))
+    if MODE == "badutf8":
+        sys.stdout.buffer.write(b"\xff\xfe not utf-8\n")
+        sys.stdout.flush()
+    if MODE == "stderr_badutf8":
+        sys.stderr.buffer.write(b"\xff\xfe not utf-8\n")
+        sys.stderr.flush()
+        time.sleep(0.5)  # the host reads it meanwhile
+    if MODE == "admin_early":
+        # An admin request before answering initialize; wait EXTRA s for its answer.
+        write({"jsonrpc": "2.0", "id": "app:early", "method": "nexo/admin/echo"})
+        ready, _, _ = select.select([sys.stdin], [], [], float(EXTRA))
+        EARLY["answer"] = json.loads(sys.stdin.readline()) if ready else None
 
 
 def main() -> None:
@@ -84,13 +120,7 @@ def main() -> None:
             continue  # the host's answer to an admin request of ours
         if method == "initialize":
             INITIALIZE.update(id=request_id, params=params)
-            if MODE == "hang":
-                time.sleep(600)
-            if MODE == "slow":
-                time.sleep(float(EXTRA))
-            if MODE == "badutf8":
-                sys.stdout.buffer.write(b"\xff\xfe not utf-8\n")
-                sys.stdout.flush()
+            before_initialize_reply()
             if MODE == "init-error":
                 write(
                     {
@@ -101,6 +131,8 @@ def main() -> None:
                 )
                 continue
             hooks = ["before_message"] if MODE in ("vote", "hooks") else []
+            if MODE == "hook_replies":
+                hooks = list(json.loads(EXTRA))
             if MODE == "hooks":
                 hooks.append("on_heartbeat")
             if MODE == "drops":
@@ -123,11 +155,16 @@ def main() -> None:
                 write({"jsonrpc": "2.0", "id": "app:boot", "method": EXTRA, "params": {}})
         elif method == "tools/list":
             result(request_id, {"tools": TOOLS})
+        elif MODE == "hook_replies" and method.startswith("hooks/"):
+            # EXTRA maps each hook to its reply.
+            result(request_id, json.loads(EXTRA)[method.removeprefix("hooks/")])
         elif method == "hooks/before_message":
             result(request_id, {"vote": "deny"} if MODE == "vote" else {"abort": False})
         elif method == "tools/call":
             if MODE == "exit":
                 sys.exit(3)
+            if MODE == "slow_call":
+                time.sleep(float(EXTRA))
             if MODE == "envelope":
                 result(request_id, {"output": probe()})
                 continue
