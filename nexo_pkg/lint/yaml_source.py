@@ -699,6 +699,7 @@ class _Builder:
         self.document = document
         self.locator = _Locator(document.text)
         self.identities = _Identities()
+        self.replayed: dict[int, int] = {}
         self.count = 0
         self.stopped = False
         self.aliases = aliases or {}
@@ -711,13 +712,13 @@ class _Builder:
         """The alias written in the file whose value is being built, if any: where a problem
         found while repeating it is reported."""
 
-    def follow(self, path: KeyPath, alias: Any) -> bool:
+    def follow(self, path: KeyPath, alias: Any, count: int = 1) -> bool:
         """Count one alias followed (``alias``: its event, or ``None`` for a child written out),
-        as serde_yaml's ``jump`` does; ``False`` (and a problem) once the file has used up its
-        budget."""
+        or ``count`` of them met inside ``alias`` (a mapping key), as serde_yaml's ``jump``
+        does; ``False`` (and a problem) once the file has used up its budget."""
         if alias is None:
             return True
-        self.jumps += 1
+        self.jumps += count
         if self.jumps <= self.budget:
             return True
         if not self.stopped:
@@ -832,6 +833,9 @@ class _Builder:
                         )
                     )
             else:
+                # A key is read into a `Value` too, following every alias inside it.
+                if not self.follow(path, key_node, self.replays(key_node)):
+                    return result
                 key = f"<{type(key_node).__name__.removesuffix('Node').lower()} key>"
                 self.document.problems.append(
                     YamlProblem(
@@ -866,6 +870,28 @@ class _Builder:
                 return result
             result[key] = self.child(value_node, child, depth, value_alias)
         return result
+
+    def replays(self, node: Any) -> int:
+        """How many aliases serde_yaml follows to read ``node``: each child written as an
+        alias, and what reading each child follows in turn; counted once per node."""
+        import yaml  # noqa: PLC0415 - only config files pay for it
+
+        if isinstance(node, yaml.ScalarNode):
+            return 0
+        found = self.replayed.get(id(node))
+        if found is None:
+            children = (
+                node.value
+                if isinstance(node, yaml.SequenceNode)
+                else [part for pair in node.value for part in pair]
+            )
+            flags = self.aliases.get(id(node), [])
+            found = sum(
+                (index < len(flags) and flags[index] is not None) + self.replays(child)
+                for index, child in enumerate(children)
+            )
+            self.replayed[id(node)] = found
+        return found
 
     def child(self, node: Any, path: KeyPath, depth: int, alias: Any) -> Any:
         """:meth:`build` of a child, remembering the outermost alias it was reached through."""

@@ -300,17 +300,25 @@ def test_a_problem_after_a_multi_line_value_is_on_its_line_in_the_file(tmp_path:
     assert finding["range"] == {"start": {"line": 3, "column": 3}, "end": {"line": 3, "column": 10}}
 
 
-def test_a_settings_key_built_of_aliases_is_compared_without_walking_every_path(
-    tmp_path: Path,
-) -> None:
-    """Aliases make a key a graph: nine anchors of nine aliases each are 9**8 leaves as a
-    tree. Comparing keys looks at each node once, so lint answers at once."""
+def test_a_settings_key_built_of_aliases_is_read_as_serde_yaml_reads_it(tmp_path: Path) -> None:
+    """A key is read into a serde_yaml `Value` too, following every alias inside it (0.9.34
+    src/de.rs `jump`: at most 100 aliases followed per event of the document). Nine anchors
+    of nine aliases each are millions of jumps: the daemon refuses the file, and lint says so
+    at once (each node is looked at once, never walked as a tree). A key with a few aliases
+    is read."""
     parts = ["&b0 [x, x, x, x, x, x, x, x, x]"]
     parts += [f"&b{level} [{', '.join([f'*b{level - 1}'] * 9)}]" for level in range(1, 8)]
-    key = f"[{', '.join(parts)}]"
     path = _config(tmp_path, "extensions: {}\n").with_name("agents.yaml")
-    text = f"agents:\n  - id: bob\n    extensions_config:\n      app: {{? {key} : 1, z: 2}}\n"
-    path.write_text(text, encoding="utf-8")
-    result = nexo("plugin", "lint", "--format", "json", path.name, cwd=path.parent, timeout=60)
-    [entry] = json.loads(result.stdout)["files"]
-    assert [item["code"] for item in entry["diagnostics"]] == ["NX230", "NX229"]
+    for key, codes in (
+        (f"[{', '.join(parts)}]", ["NX222"]),
+        ("[&c [x, y], *c, *c]", ["NX230", "NX229"]),
+    ):
+        text = f"agents:\n  - id: bob\n    extensions_config:\n      app: {{? {key} : 1, z: 2}}\n"
+        path.write_text(text, encoding="utf-8")
+        result = nexo("plugin", "lint", "--format", "json", path.name, cwd=path.parent, timeout=60)
+        [entry] = json.loads(result.stdout)["files"]
+        assert [item["code"] for item in entry["diagnostics"]] == codes
+        if codes == ["NX222"]:
+            [refused] = entry["diagnostics"]
+            assert "repetition limit exceeded" in refused["message"]
+            assert refused["range"]["start"] == {"line": 4, "column": 15}
