@@ -106,6 +106,19 @@ def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
     raise not_installed(plugin_id, roots)
 
 
+def refuse_unreadable(dest: Path, plugin_id: str, doing: str) -> None:
+    """``not_installed`` naming the receipt when ``plugin_id`` is in ``dest`` only with a
+    receipt nexo-pkg cannot read: no version to ``doing`` from (reinstall with --force)."""
+    unreadable = install_api.unreadable_installs(dest, plugin_id)
+    if unreadable and not install_api.installed_versions(dest, plugin_id):
+        raise NexoError(
+            f"{plugin_id} at {unreadable[0].path} has a {unreadable[0].problem}; reinstall it "
+            f"(`nexo plugin install --force`) to {doing} it",
+            kind="not_installed",
+            details={"id": plugin_id, "path": str(unreadable[0].path)},
+        )
+
+
 def not_installed(plugin_id: str, roots: tuple[Path, ...]) -> NexoError:
     """``not_installed`` naming every root, and the installed ids closest to ``plugin_id``
     (``Did you mean 'weather'?``), as a mistyped command name gets."""
@@ -257,16 +270,8 @@ def _upgrade_one(
     """Upgrade one plugin from where it came: its GitHub repository or its registry
     (``known``: what was already read of the newest versions)."""
 
-    unreadable = install_api.unreadable_installs(options.dest, plugin_id)
-    if unreadable and not install_api.installed_versions(options.dest, plugin_id):
-        # As the reference: a plugin without a receipt it can read has nothing to upgrade from.
-        raise NexoError(
-            f"{plugin_id} at {unreadable[0].path} has a {unreadable[0].problem}; reinstall it "
-            "(`nexo plugin install --force`) to upgrade it",
-            kind="not_installed",
-            details={"id": plugin_id, "path": str(unreadable[0].path)},
-        )
-
+    # As the reference: a plugin without a receipt it can read has nothing to upgrade from.
+    refuse_unreadable(options.dest, plugin_id, "upgrade")
     current = install_api.require_installed(options.dest, plugin_id)[0]
     assert current.receipt is not None  # noqa: S101 (require_installed only returns receipts)
     hold = install_api.read_hold(options.dest, plugin_id)
