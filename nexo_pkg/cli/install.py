@@ -205,15 +205,15 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
 
 
 def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
-    """What ``install`` and ``upgrade`` show and ask: the plan (with ``--quiet`` only when it
-    asks, so not with ``--yes`` nor without a terminal), a progress bar on a terminal, and
-    notes about slow answers (not with ``--json``)."""
+    """What ``install`` and ``upgrade`` show and ask: the plan (with ``--quiet`` or ``--json``
+    only when it asks, so not with ``--yes`` nor without a terminal), a progress bar on a
+    terminal, and notes about slow answers (not with ``--json``)."""
 
     def ask(plan: InstallPlan) -> bool:
-        # The screen a person decides on: shown even with --quiet, unless nobody is asked
-        # (--yes decided, or no terminal to ask on).
+        # The screen a person decides on: shown whenever someone is asked, even with --quiet
+        # or --json (it goes to stderr); otherwise not with either.
         asking = not yes and interactive()
-        if not json_output and not (OUTPUT.quiet and not asking):
+        if asking or not (json_output or OUTPUT.quiet):
             _show_plan(plan)
         for warning in plan.warnings:
             warn(printable(warning))
@@ -940,7 +940,9 @@ def verify_command(
             if report.ok:
                 result_line(f"{ok_mark} {printable(label)}")
                 continue
-            result_line(f"{changed_mark} {printable(f'{label} ({report.item.path})')}")
+            # A directory without a readable receipt is named by its path, once.
+            where = f"{label} ({report.item.path})" if receipt else label
+            result_line(f"{changed_mark} {printable(where)}")
             kinds = ("modified: ", "missing:  ", "extra:    ", "mode:     ")
             changes = (report.modified, report.missing, report.extra, report.mode_changed)
             for kind, names in zip(kinds, changes, strict=True):

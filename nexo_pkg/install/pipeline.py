@@ -139,8 +139,10 @@ def check_options(options: InstallOptions) -> None:
     """Judge, before any lookup, what the options name that cannot work: contradicting
     signature flags, a ``--timeout`` (or ``NEXO_HTTP_TIMEOUT``) that is no number of seconds,
     a ``--target`` that is no triple, a ``--github-api-url`` that is no URL, a
-    ``--trusted-keys`` that is no valid policy. ``upgrade`` calls it first, so a plugin with
-    nothing to do (held, pinned, newest) does not hide a usage error (exit 2)."""
+    trust policy (``--trusted-keys``, else the daemon's) that is no valid policy. ``upgrade``
+    and a ``sync`` dry run call it first, so a plugin with nothing to do (held, pinned,
+    newest) does not hide a usage or configuration error (exit 2), nor does ``--all`` make
+    it one failure per plugin."""
     from nexo_pkg.sources.api import resolve_api_base  # noqa: PLC0415
 
     _check_flags(options)
@@ -149,8 +151,7 @@ def check_options(options: InstallOptions) -> None:
         host_candidates(options.target)
     if options.github_api_url:
         resolve_api_base(options.github_api_url)
-    if options.trusted_keys is not None:
-        trust.load_policy(options.trusted_keys, explicit=True)
+    options.trust.load_policy(options.nexo_home)
 
 
 def _network_deadline(options: InstallOptions) -> Deadline:

@@ -62,6 +62,13 @@ class TrustChoices:
     require_signature: bool = False
     skip_signature_verify: bool = False
 
+    def load_policy(self, nexo_home: Path) -> trust.TrustPolicy:
+        """The policy these choices name: ``--trusted-keys`` (which must exist), else the
+        daemon's policy file, else ``$NEXO_HOME``'s; ``policy_invalid`` for a bad one."""
+        explicit = self.trusted_keys
+        path = explicit or self.policy_path or trust.default_policy_path(nexo_home)
+        return trust.load_policy(path, explicit=explicit is not None)
+
 
 class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
     """Clients, cache, deadline and trust policy of one command; a context manager (on exit
@@ -151,9 +158,7 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
     def policy(self) -> trust.TrustPolicy:
         """The trust policy, read on first use (``policy_invalid`` for a bad one)."""
         if self._policy is None:
-            explicit = self.trust.trusted_keys
-            path = explicit or self.trust.policy_path or trust.default_policy_path(self.nexo_home)
-            self._policy = trust.load_policy(path, explicit=explicit is not None)
+            self._policy = self.trust.load_policy(self.nexo_home)
         return self._policy
 
     def trust_mode(self, owner: str | None, repo: str | None = None) -> trust.Mode:
