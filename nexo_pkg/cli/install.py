@@ -883,9 +883,9 @@ def verify_command(
 ) -> None:
     """Re-hash installed files against their install receipts (exit 1 on any change).
 
-    With --lock nexo-plugins.lock, every plugin the lock names must be installed at the
-    locked version with a tree that hashes to the lock's `tree` (paths, modes and
-    contents), whatever the receipts say.
+    With --lock nexo-plugins.lock, every plugin the lock names (with ID, that one, which
+    the lock must name) must be installed at the locked version with a tree that hashes
+    to the lock's `tree` (paths, modes and contents), whatever the receipts say.
 
     The report goes to stdout: one line per plugin (ok or CHANGED), then what changed.
     Every directory the daemon could load is checked: one without a readable receipt, or

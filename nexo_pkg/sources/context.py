@@ -283,14 +283,17 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
         raise AssertionError("unreachable: the registry itself is the last candidate")
 
     def request_counts(self) -> dict[str, Any]:
-        """Requests made so far: per registry host and kind (summed over the clients of every
-        thread), whether GitHub was asked, and the cache's hits and misses."""
+        """Requests made so far: per registry host asked and kind (summed over the clients of
+        every thread), whether GitHub was asked, and the cache's hits and misses."""
         totals: dict[str, Counter[str]] = {}
         with self._guard:
             clients = list(self._registries)
         for host, client in clients:
             totals.setdefault(host, Counter()).update(client.requests)
-        registries = {host: dict(sorted(totals[host].items())) for host in sorted(totals)}
+        # A host whose client was made but never asked anything is not named.
+        registries = {
+            host: dict(sorted(totals[host].items())) for host in sorted(totals) if totals[host]
+        }
         return {
             "registries": registries,
             "github_client_used": self._github_used,
