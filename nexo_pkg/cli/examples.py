@@ -32,6 +32,11 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("nexo plugin lint", "every manifest under the current directory"),
         ("nexo plugin lint nexo-plugin.toml --format json", "one file, as JSON"),
         ("nexo plugin lint --fix", "apply the safe fixes in place"),
+        ("nexo plugin lint --format github", "in GitHub Actions: annotations on the diff"),
+        (
+            "nexo plugin lint - --stdin-filename plugins/w/nexo-plugin.toml",
+            "an editor's unsaved buffer, piped in, reported under its file name",
+        ),
     ),
     "schema": (
         ("nexo plugin schema > nexo-plugin.schema.json", "the manifest's JSON Schema"),

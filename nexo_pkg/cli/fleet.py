@@ -199,11 +199,12 @@ def sync_command(
     plugin had is kept out of the daemon's sight for `nexo plugin rollback`, as upgrade
     keeps it (one per plugin). --dry-run prints the plan from the lock and the installed
     receipts alone (a lock stale against nexo-plugins.toml is planned as it stands, and
-    said to be stale). Without --frozen a nexo-plugins.toml beside the lock is locked
-    first when the lock is stale; a version that locking brings in must keep the
-    installed version's signer (signer_changed, unless --allow-signer-change), as for
-    upgrade. Exit codes: 0 in sync (or planned); 1 a plugin failed (the others are
-    synced); 2 usage or configuration error.
+    said to be stale; with --frozen it is refused, as the run refuses it). Without
+    --frozen a nexo-plugins.toml beside the lock is locked first when the lock is stale; a
+    version that locking brings in must keep the installed version's signer
+    (signer_changed, unless --allow-signer-change), as for upgrade. Exit codes: 0 in sync
+    (or planned); 1 a plugin failed (the others are synced); 2 usage or configuration
+    error.
     """
     del yes  # nothing is asked: accepted as on every command that changes state
     code = run_sync(

@@ -106,6 +106,19 @@ def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
     raise not_installed(plugin_id, roots)
 
 
+def refuse_unreadable(dest: Path, plugin_id: str, doing: str) -> None:
+    """``not_installed`` naming the receipt when ``plugin_id`` is in ``dest`` only with a
+    receipt nexo-pkg cannot read: no version to ``doing`` from (reinstall with --force)."""
+    unreadable = install_api.unreadable_installs(dest, plugin_id)
+    if unreadable and not install_api.installed_versions(dest, plugin_id):
+        raise NexoError(
+            f"{plugin_id} at {unreadable[0].path} has a {unreadable[0].problem}; reinstall it "
+            f"(`nexo plugin install --force`) to {doing} it",
+            kind="not_installed",
+            details={"id": plugin_id, "path": str(unreadable[0].path)},
+        )
+
+
 def not_installed(plugin_id: str, roots: tuple[Path, ...]) -> NexoError:
     """``not_installed`` naming every root, and the installed ids closest to ``plugin_id``
     (``Did you mean 'weather'?``), as a mistyped command name gets."""
@@ -192,15 +205,15 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
 
 
 def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
-    """What ``install`` and ``upgrade`` show and ask: the plan (with ``--quiet`` only when it
-    asks, so not with ``--yes`` nor without a terminal), a progress bar on a terminal, and
-    notes about slow answers (not with ``--json``)."""
+    """What ``install`` and ``upgrade`` show and ask: the plan (with ``--quiet`` or ``--json``
+    only when it asks, so not with ``--yes`` nor without a terminal), a progress bar on a
+    terminal, and notes about slow answers (not with ``--json``)."""
 
     def ask(plan: InstallPlan) -> bool:
-        # The screen a person decides on: shown even with --quiet, unless nobody is asked
-        # (--yes decided, or no terminal to ask on).
+        # The screen a person decides on: shown whenever someone is asked, even with --quiet
+        # or --json (it goes to stderr); otherwise not with either.
         asking = not yes and interactive()
-        if not json_output and not (OUTPUT.quiet and not asking):
+        if asking or not (json_output or OUTPUT.quiet):
             _show_plan(plan)
         for warning in plan.warnings:
             warn(printable(warning))
@@ -257,16 +270,8 @@ def _upgrade_one(
     """Upgrade one plugin from where it came: its GitHub repository or its registry
     (``known``: what was already read of the newest versions)."""
 
-    unreadable = install_api.unreadable_installs(options.dest, plugin_id)
-    if unreadable and not install_api.installed_versions(options.dest, plugin_id):
-        # As the reference: a plugin without a receipt it can read has nothing to upgrade from.
-        raise NexoError(
-            f"{plugin_id} at {unreadable[0].path} has a {unreadable[0].problem}; reinstall it "
-            "(`nexo plugin install --force`) to upgrade it",
-            kind="not_installed",
-            details={"id": plugin_id, "path": str(unreadable[0].path)},
-        )
-
+    # As the reference: a plugin without a receipt it can read has nothing to upgrade from.
+    refuse_unreadable(options.dest, plugin_id, "upgrade")
     current = install_api.require_installed(options.dest, plugin_id)[0]
     assert current.receipt is not None  # noqa: S101 (require_installed only returns receipts)
     hold = install_api.read_hold(options.dest, plugin_id)
@@ -878,9 +883,9 @@ def verify_command(
 ) -> None:
     """Re-hash installed files against their install receipts (exit 1 on any change).
 
-    With --lock nexo-plugins.lock, every plugin the lock names must be installed at the
-    locked version with a tree that hashes to the lock's `tree` (paths, modes and
-    contents), whatever the receipts say.
+    With --lock nexo-plugins.lock, every plugin the lock names (with ID, that one, which
+    the lock must name) must be installed at the locked version with a tree that hashes
+    to the lock's `tree` (paths, modes and contents), whatever the receipts say.
 
     The report goes to stdout: one line per plugin (ok or CHANGED), then what changed.
     Every directory the daemon could load is checked: one without a readable receipt, or
@@ -935,7 +940,9 @@ def verify_command(
             if report.ok:
                 result_line(f"{ok_mark} {printable(label)}")
                 continue
-            result_line(f"{changed_mark} {printable(f'{label} ({report.item.path})')}")
+            # A directory without a readable receipt is named by its path, once.
+            where = f"{label} ({report.item.path})" if receipt else label
+            result_line(f"{changed_mark} {printable(where)}")
             kinds = ("modified: ", "missing:  ", "extra:    ", "mode:     ")
             changes = (report.modified, report.missing, report.extra, report.mode_changed)
             for kind, names in zip(kinds, changes, strict=True):

@@ -157,9 +157,18 @@ def _unreadable_config(request: LintRequest) -> list[FileResult]:
     from nexo_pkg.lint.engine import unreadable_file  # noqa: PLC0415
 
     return [
-        unreadable_file(path, OSError(0, why))
+        unreadable_file(Path(_as_named(path)), OSError(0, why))
         for path, why in unreadable_config_files(_config_directory(request))
     ]
+
+
+def _as_named(path: Path) -> str:
+    """``path`` relative to the working directory when it lies under it, as ruff names the
+    files it finds (and as a GitHub annotation's ``file`` wants it); else as it is."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def _daemon_config_files(request: LintRequest) -> list[str]:
@@ -171,7 +180,7 @@ def _daemon_config_files(request: LintRequest) -> list[str]:
         return []
     from nexo_pkg.lint.daemon_files import daemon_config_files  # noqa: PLC0415
 
-    return [str(path) for path in daemon_config_files(_config_directory(request))]
+    return [_as_named(path) for path in daemon_config_files(_config_directory(request))]
 
 
 def _config_directory(request: LintRequest) -> Path:

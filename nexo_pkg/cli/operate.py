@@ -15,7 +15,7 @@ import typer
 
 from nexo_pkg.cli.common import answer, guarded, painted, policy_path, result_line
 from nexo_pkg.cli.completion import installed_ids
-from nexo_pkg.cli.install import _holding, _roots, notices, registry_mirrors
+from nexo_pkg.cli.install import _holding, _roots, notices, refuse_unreadable, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
     DestOption,
@@ -344,10 +344,11 @@ def info_command(
 ) -> None:
     """Show what installing SOURCE would install, without installing it.
 
-    The release's plugin id, version, the targets it ships, min_nexo_version, and for
-    this host's target (or --target) the asset, its checksums and its signer, verified
-    against the trust policy exactly as install verifies it (the asset is downloaded
-    into the shared cache for that; nothing is written to a plugin root).
+    The release's plugin id, version, the targets it ships (for a registry, its version
+    tags too), min_nexo_version, and for this host's target (or --target) the asset, its
+    checksums and its signer, verified against the trust policy exactly as install
+    verifies it (the asset is downloaded into the shared cache for that; nothing is
+    written to a plugin root).
     Exit codes: 0 shown; 1 a check failed (the same refusal install would give);
     2 usage or configuration error.
     """
@@ -379,6 +380,11 @@ def info_command(
         rows = [
             ("Plugin", f"{document['id']} {document['version']}"),
             ("Release", document["tag"] or "-"),
+            *(
+                [("Tags", ", ".join(document["tags"]) or "-")]
+                if document["tags"] is not None
+                else []
+            ),
             ("Targets", ", ".join(entry["target"] for entry in document["targets"])),
             ("Asset", f"{document['asset']} ({document['host_target']})"),
             ("sha256", document["sha256"]),
@@ -425,8 +431,9 @@ def doctor_command(
     capabilities it requires that the daemon would not wire (a warning), its handshake
     (spawned as `nexo plugin check` does, unless --no-check), and whether discovery
     loads it (discovery.disabled, discovery.allowlist). For the root: ids the daemon
-    would meet twice, directories without a readable receipt, development links,
-    leftovers of interrupted runs, and ./nexo-plugins.lock against ./nexo-plugins.toml.
+    would meet twice, directories without a readable receipt (their manifest and
+    handshake are checked all the same), development links, leftovers of interrupted
+    runs, and ./nexo-plugins.lock against ./nexo-plugins.toml.
     --jobs plugins are checked at a time, each spawned in its own sandbox under its own
     deadline; the report is the same, in the same order, whatever the number.
     Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
@@ -640,6 +647,7 @@ def hold_command(
 
     def run() -> dict[str, Any]:
         root = _holding(_roots(dest, config), plugin_id)[0]
+        refuse_unreadable(root, plugin_id, "hold")  # no version to hold it at
         with install_api.locked_root(root):
             current = install_api.installed_versions(root, plugin_id)
             version = current[0].receipt.version if current and current[0].receipt else "?"

@@ -160,9 +160,11 @@ def run_sync(request: SyncRequest) -> int:
             nexo_version=request.nexo_version,
         )
         if request.dry_run:
+            install_api.check_options(options.install)
             return fleet_api.dry_run_plan(
-                lock_file, root, wanted_path=wanted_path, prune=request.prune, target=request.target
-            )
+                lock_file, root, wanted_path=wanted_path, prune=request.prune,
+                target=request.target, frozen=request.frozen,
+            )  # fmt: skip
         return fleet_api.sync(
             lock_file,
             root,

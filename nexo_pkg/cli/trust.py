@@ -20,7 +20,7 @@ from nexo_pkg.cli.options import (
     YesOption,
 )
 from nexo_pkg.core.errors import UsageError
-from nexo_pkg.core.output import emit_json, say, warn
+from nexo_pkg.core.output import emit_json, say, say_once, warn
 from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
@@ -139,6 +139,9 @@ def add_command(
         owner, repo = _split_target(target)
         workflow = signer_workflow_flag(signer_workflow)
         policy = load_policy(path, explicit=False)
+        # The policy install reads, as install would warn about it (before anything is asked).
+        for warning in policy.warnings:
+            say_once(printable(warning), warning=True)
         seen: dict[str, Any] | None = None
         if needs_release_signer(repo, identity, identity_regexp) and repo is not None:
             from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
@@ -304,7 +307,11 @@ def verify_command(
             if bound_repo is None:
                 raise UsageError("--repo takes OWNER/REPO")
         elif owner is not None:
-            bound_owner, _ = _split_target(owner, "--owner")
+            bound_owner, named_repo = _split_target(owner, "--owner")
+            if named_repo is not None:
+                raise UsageError(
+                    f"--owner takes OWNER alone, not {owner!r}: for OWNER/REPO use --repo"
+                )
         workflow, ref = signer_workflow_pin(signer_workflow)
         if not file.is_file():
             raise UsageError(f"{file} is not a file")
@@ -315,6 +322,9 @@ def verify_command(
         if trusted_keys is not None or bound_owner is None:
             explicit = trusted_keys is not None
             loaded = load_policy(policy_path(config, trusted_keys), explicit=explicit)
+            # As install says them, before the verdict: a hidden entry may be why it refuses.
+            for warning in loaded.warnings:
+                say_once(printable(warning), warning=True)
         policy = verification_policy(
             loaded,
             owner=bound_owner,
@@ -339,6 +349,7 @@ def verify_command(
                 "policy": str(policy.source) if policy.source else None,
                 "owner": bound_owner,
                 "repo": bound_repo,
+                "warnings": list(policy.warnings),
             }
         )
         return

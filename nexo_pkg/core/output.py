@@ -88,6 +88,10 @@ def report_error(error: NexoError, *, json_output: bool = False) -> int:
     with ``--verbose`` the details and the chain of causes. Never fails."""
     if json_output:
         emit_json(error.to_json())
+    # The trust policy's warnings, with a refusal its entries decided (once a run).
+    for warning in error.details.get("policy_warnings") or ():
+        if isinstance(warning, str):
+            say_once(printable(warning), warning=True)
     sys.stderr.write(error_line(error) + "\n")
     entry = error.details.get("entry")
     if isinstance(entry, str) and not json_output:

@@ -105,7 +105,7 @@ class DoctorReport:
 
 
 def _manifest_findings(
-    report: DoctorReport, path: Path, plugin_id: str, nexo_version: str | None
+    report: DoctorReport, path: Path, plugin_id: str | None, nexo_version: str | None
 ) -> tuple[bytes, ParsedManifest | None] | None:
     """The lint findings of the manifest at ``path``; its bytes and the manifest lint parsed
     (``None`` when it cannot be read)."""
@@ -136,7 +136,7 @@ def _manifest_findings(
 def _requirement_findings(
     report: DoctorReport,
     path: Path,
-    plugin_id: str,
+    plugin_id: str | None,
     wired: frozenset[str] | None,
     linted: tuple[bytes, ParsedManifest | None] | None,
 ) -> None:
@@ -183,18 +183,26 @@ def _installed_findings(
     wired: frozenset[str] | None = None,
 ) -> None:
     receipt = item.receipt
-    assert receipt is not None  # noqa: S101 (callers pass installs with receipts)
-    plugin_id = receipt.id
-    report.plugins.append(plugin_id)
-    verified = verify_installed(item)
-    if not verified.ok:
-        changed = [*verified.modified, *verified.missing, *verified.extra, *verified.mode_changed]
-        detail = verified.problem or ", ".join(changed[:5])
-        report.add(
-            "error", "verify", f"files differ from the install receipt: {detail}",
-            plugin_id=plugin_id, path=item.path,
-        )  # fmt: skip
     manifest = find_manifest(item.path).path
+    plugin_id: str | None
+    if receipt is None:
+        # No readable receipt (the root's findings say so): nothing to verify the files
+        # against, but the daemon reads the manifest and spawns the plugin all the same.
+        assert manifest is not None  # noqa: S101 (diagnose passes such a one with a manifest)
+        plugin_id = _manifest_id(manifest)
+    else:
+        plugin_id = receipt.id
+        report.plugins.append(plugin_id)
+        verified = verify_installed(item)
+        if not verified.ok:
+            changed = [
+                *verified.modified, *verified.missing, *verified.extra, *verified.mode_changed
+            ]  # fmt: skip
+            detail = verified.problem or ", ".join(changed[:5])
+            report.add(
+                "error", "verify", f"files differ from the install receipt: {detail}",
+                plugin_id=plugin_id, path=item.path,
+            )  # fmt: skip
     if manifest is None:
         report.add(
             "error", "manifest", "no plugin.toml or nexo-plugin.toml: the daemon skips it",
@@ -203,6 +211,8 @@ def _installed_findings(
     else:
         linted = _manifest_findings(report, manifest, plugin_id, nexo_version)
         _requirement_findings(report, manifest, plugin_id, wired, linted)
+    if plugin_id is None:
+        return  # a manifest the daemon refuses: it loads and spawns nothing from here
     state = discovery.state(plugin_id) if discovery is not None else "enabled"
     if state != "enabled":
         why = "discovery.disabled" if state == "disabled" else "not in discovery.allowlist"
@@ -244,8 +254,8 @@ def _root_findings(report: DoctorReport, items: list[Installed]) -> None:
             elif (manifest := find_manifest(item.path).path) is not None:
                 report.add(
                     "warning", "receipt",
-                    f"{item.problem}: the daemon loads it, but nexo-pkg cannot verify, upgrade "
-                    "or roll it back",
+                    f"{item.problem}: the daemon still reads its manifest, but nexo-pkg cannot "
+                    "verify, upgrade or roll it back",
                     path=item.path,
                 )  # fmt: skip
                 # The daemon loads it all the same: an installed plugin of its id named after
@@ -353,7 +363,13 @@ def diagnose(
         )  # fmt: skip
         return own
 
-    installed = [item for item in items if item.receipt is not None]
+    # With a receipt, or without a readable one but with a manifest the daemon reads.
+    installed = [
+        item
+        for item in items
+        if item.receipt is not None
+        or (linked_plugin(item.path) is None and find_manifest(item.path).path is not None)
+    ]
     for own in run_bounded(one, installed, jobs=jobs):
         report.plugins.extend(own.plugins)
         report.findings.extend(own.findings)

@@ -303,6 +303,11 @@ def mirror(
     if reference.digest:
         raise UsageError("mirror to a tag (oci://HOST/NS/NAME[:TAG]), not to a digest")
     with Session(options, callbacks) as session:
+        # The destination's client first: --plain-http for a remote host and unreadable
+        # credentials are usage errors, said before the release is fetched (as is a
+        # malformed SOURCE_DATE_EPOCH).
+        session.registry(reference)
+        epoch_date = source_date()
         client = session.github()
         release = client.get_release(source.owner, source.repo, source.tag)
         plugin_id, version, assets = release_tarballs(client, release, manifest_asset_problem)
@@ -335,5 +340,5 @@ def mirror(
             manifest_text=manifest_text, origin=origin,
             # The release's own time, not the clock's: mirroring it again (another site's
             # registry) gives the same index, and locks and receipts its GitHub date.
-            created=source_date() or release.published_at or created_now(),
+            created=epoch_date or release.published_at or created_now(),
         )  # fmt: skip

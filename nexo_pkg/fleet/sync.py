@@ -258,13 +258,18 @@ def dry_run_plan(
     wanted_path: Path | None = None,
     prune: bool = False,
     target: str | None = None,
+    frozen: bool = False,
 ) -> SyncResult:
     """What ``sync`` would do to ``dest``, read from the lock and the installed receipts
     alone: no request, no lock taken, nothing written. A lock stale against the wanted set
-    is planned as it stands, with the reasons (``stale``): sync would lock first."""
+    is planned as it stands, with the reasons (``stale``): sync would lock first; with
+    ``frozen`` it is ``lock_stale``, as the run refuses it."""
+    source_date_epoch(os.environ)  # a malformed one fails the run: the rehearsal too
     result = SyncResult(lock_path, dest, dry_run=True)
     if not lock_path.exists():
         # Nothing to plan from: the run would lock first (or, --frozen, refuse) either way.
+        if frozen:
+            raise _frozen_needs(lock_path)
         if wanted_path is not None and wanted_path.exists():
             raise NexoError(
                 f"{lock_path} does not exist: sync would resolve {wanted_path.name} first, "
@@ -279,9 +284,27 @@ def dry_run_plan(
     locked = read_lock(lock_path)
     if wanted_path is not None and wanted_path.exists():
         result.stale = stale_entries(read_wanted(wanted_path), locked)
+        if frozen:
+            _refuse_stale(lock_path, result.stale)
     present = installed_by_id(dest) if dest.is_dir() else {}
     result.plan = sync_plan(locked.plugins, present, host_candidates(target), prune=prune)
     return result
+
+
+def _frozen_needs(lock_path: Path) -> NexoError:
+    """``lock_stale`` for a ``--frozen`` run without a lock."""
+    return NexoError(f"--frozen needs {lock_path}; run `nexo plugin lock` first", kind="lock_stale")
+
+
+def _refuse_stale(lock_path: Path, reasons: list[str]) -> None:
+    """``lock_stale`` naming ``reasons`` when there are any: ``--frozen`` never resolves."""
+    if reasons:
+        raise NexoError(
+            f"{lock_path.name} is stale ({'; '.join(reasons)}); run `nexo plugin lock` "
+            "(--frozen never resolves)",
+            kind="lock_stale",
+            details={"stale": reasons},
+        )
 
 
 def sync(
@@ -314,22 +337,13 @@ def sync(
         # renames, as ever).
         session.cache.sync_later()
         if frozen and not lock_path.exists():
-            raise NexoError(
-                f"--frozen needs {lock_path}; run `nexo plugin lock` first", kind="lock_stale"
-            )
+            raise _frozen_needs(lock_path)
         locked = None
         before: Lock | None = None
         if wanted_path is not None and wanted_path.exists():
             if frozen:
                 locked = read_lock(lock_path)
-                reasons = stale_entries(read_wanted(wanted_path), locked)
-                if reasons:
-                    raise NexoError(
-                        f"{lock_path.name} is stale ({'; '.join(reasons)}); run `nexo plugin "
-                        "lock` (--frozen never resolves)",
-                        kind="lock_stale",
-                        details={"stale": reasons},
-                    )
+                _refuse_stale(lock_path, stale_entries(read_wanted(wanted_path), locked))
             else:
                 # Resolving is the lock command's work: its modules are imported for it only.
                 from nexo_pkg.fleet.lock import lock as relock  # noqa: PLC0415

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.files import sha256_file
 from nexo_pkg.install.api import (
     RECEIPT_NAME,
@@ -158,11 +159,15 @@ def check_root(lock_path: Path, root: Path, plugin_id: str | None = None) -> lis
     offline: the installed version must be the locked one and its tree must hash to the
     lock's ``tree`` for the target it was installed for.
 
-    Raises ``lock_invalid`` for an unreadable lock; problems of single plugins are results.
+    Raises ``lock_invalid`` for an unreadable lock, ``usage`` for a ``plugin_id`` the lock
+    does not name (nothing would be checked); problems of single plugins are results.
     """
     from nexo_pkg.fleet.lockfile import read_lock  # noqa: PLC0415
 
     lock = read_lock(lock_path)
+    if plugin_id is not None and plugin_id not in lock.plugins:
+        named = ", ".join(sorted(lock.plugins)) or "no plugin"
+        raise UsageError(f"{lock_path} does not name {plugin_id!r} (it names {named})")
     installed = installed_by_id(root)
     return [
         _check_installed(name, entry, installed.get(name, []), root)

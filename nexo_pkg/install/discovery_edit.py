@@ -32,6 +32,7 @@ from nexo_pkg.install.config import (
     read_discovery,
 )
 from nexo_pkg.manifest.daemon import check_id
+from nexo_pkg.manifest.daemon_config import find_placeholders
 
 LOCK_TIMEOUT = 5.0
 LOCK_POLL = 0.025
@@ -322,11 +323,24 @@ def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> Edi
     return EditResult(plugin_id, path, wanted, changed=True, allowlisted=allowlisted)
 
 
+def _nodes(path: Path, text: str) -> Any:
+    """The node tree of ``text`` as written, for the positions of what the edit changes. The
+    daemon substitutes every ``${...}`` in the raw text before it parses it (a placeholder
+    in a flow list is no YAML as written): each is read here as a plain word of its own
+    length, so positions are those of ``text``, whose placeholders stay as they are (the
+    edited file is read back substituted, as the daemon reads it, and must hold exactly the
+    intended lists)."""
+    masked = list(text)
+    for start, end, _ in find_placeholders(text):
+        masked[start:end] = "x" * (end - start)
+    return parse_yaml_text(path, "".join(masked), nodes=True)
+
+
 def _edited(text: str, path: Path, plugin_id: str, *, enabled: bool, allowlisted: bool) -> str:
     """The new text of the file (see :func:`set_enabled`)."""
     if not text.strip():
         return f"{text}discovery:\n  disabled: [{_plain(plugin_id)}]\n"
-    root = parse_yaml_text(path, text, nodes=True)
+    root = _nodes(path, text)
     found = _mapping_item(root, "discovery")
     if found is None:
         eol = _newline(text)
@@ -348,7 +362,7 @@ def _edited(text: str, path: Path, plugin_id: str, *, enabled: bool, allowlisted
             return _append(text, section, "disabled", plugin_id)
         text = _remove(text, section, "disabled", plugin_id)
         if allowlisted:
-            section = _mapping_item(parse_yaml_text(path, text, nodes=True), "discovery")
+            section = _mapping_item(_nodes(path, text), "discovery")
             assert section is not None  # noqa: S101 (it was there before the removal)
             text = _append(text, section[1], "allowlist", plugin_id)
     except _LayoutError as exc:

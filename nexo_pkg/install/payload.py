@@ -16,11 +16,9 @@ from nexo_pkg.manifest.microapp import (
     MICROAPP_MANIFEST_NAME,
     is_extension_shape,
 )
-from nexo_pkg.manifest.microapp_model import companion_from_data
 from nexo_pkg.manifest.model import manifest_from_text
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 from nexo_pkg.manifest.options import LintOptions
-from nexo_pkg.manifest.rules_microapp import companion_refused
 from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER, SbomError, quick_check
 from nexo_pkg.sources.api import ArchiveListing
 
@@ -88,6 +86,10 @@ def _with_companion_admin(
     raw = listing.manifests.get(COMPANION_MANIFEST_NAME)
     if raw is None:
         return summary
+    # Only a microapp's install reads a companion: a plugin's install and a sync load neither.
+    from nexo_pkg.manifest.microapp_model import companion_from_data  # noqa: PLC0415
+    from nexo_pkg.manifest.rules_microapp import companion_refused  # noqa: PLC0415
+
     try:
         document = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):

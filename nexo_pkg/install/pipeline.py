@@ -139,8 +139,10 @@ def check_options(options: InstallOptions) -> None:
     """Judge, before any lookup, what the options name that cannot work: contradicting
     signature flags, a ``--timeout`` (or ``NEXO_HTTP_TIMEOUT``) that is no number of seconds,
     a ``--target`` that is no triple, a ``--github-api-url`` that is no URL, a
-    ``--trusted-keys`` that is no valid policy. ``upgrade`` calls it first, so a plugin with
-    nothing to do (held, pinned, newest) does not hide a usage error (exit 2)."""
+    trust policy (``--trusted-keys``, else the daemon's) that is no valid policy. ``upgrade``
+    and a ``sync`` dry run call it first, so a plugin with nothing to do (held, pinned,
+    newest) does not hide a usage or configuration error (exit 2), nor does ``--all`` make
+    it one failure per plugin."""
     from nexo_pkg.sources.api import resolve_api_base  # noqa: PLC0415
 
     _check_flags(options)
@@ -149,8 +151,7 @@ def check_options(options: InstallOptions) -> None:
         host_candidates(options.target)
     if options.github_api_url:
         resolve_api_base(options.github_api_url)
-    if options.trusted_keys is not None:
-        trust.load_policy(options.trusted_keys, explicit=True)
+    options.trust.load_policy(options.nexo_home)
 
 
 def _network_deadline(options: InstallOptions) -> Deadline:
@@ -972,6 +973,9 @@ class ReleaseInfo:
     tag: str | None
     targets: tuple[tuple[str, str], ...]
     min_nexo_version: str | None
+    #: A registry repository's version tags, highest first (``None``: a GitHub release or a
+    #: file, whose releases are not listed).
+    tags: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -979,6 +983,7 @@ class ReleaseInfo:
             "id": self.plan.plugin_id,
             "version": self.plan.version,
             "tag": self.tag,
+            "tags": None if self.tags is None else list(self.tags),
             "source": self.plan.source,
             "targets": [{"target": target, "asset": name} for target, name in self.targets],
             "host_target": self.plan.target,
@@ -1004,6 +1009,7 @@ def release_info(
     result = install(source_text, replace(options, dry_run=True), callbacks, ONE_INSTALL)
     targets: tuple[tuple[str, str], ...] = ((result.plan.target, result.plan.asset_name),)
     tag: str | None = None
+    tags: tuple[str, ...] | None = None
     requirement: str | None = None
     with command_context(options, callbacks) as context:
         # The version the install resolved, read again for what it ships beside this target.
@@ -1017,7 +1023,14 @@ def release_info(
             manifest = offered.manifest
             if manifest is not None:
                 requirement = min_nexo_version(manifest)
+            # A registry (pinned by digest here) names its versions by tag alone.
+            listed = getattr(source, "version_tags", None)
+            if listed is not None:
+                version_tags = listed()
+                tags = tuple(name for _, name in version_tags)
+                shown = parse_version(result.plan.version)
+                tag = next((name for version, name in version_tags if version == shown), tag)
     # The daemon reads the tarball's manifest: what it says wins, and a local tarball or a
     # release without a manifest asset has only that one.
     requirement = result.plan.summary.min_nexo_version or requirement
-    return ReleaseInfo(result.plan, tag, targets, requirement)
+    return ReleaseInfo(result.plan, tag, targets, requirement, tags)

@@ -56,9 +56,18 @@ class RollbackResult:
         }
 
 
-def _order_key(item: Installed) -> tuple[str, tuple[bool, Version]]:
+def _order_key(item: Installed) -> tuple[int, str, tuple[bool, Version]]:
+    """Kept versions in the order they were replaced: a kept tree's holder under
+    ``.nexo/kept`` changes (its time of change) when the tree is renamed into it. The
+    receipt's ``installed_at`` cannot say it (a registry or sync install records the
+    version's creation time, the same for every version packed without
+    ``SOURCE_DATE_EPOCH``); it and the version only break ties."""
     assert item.receipt is not None  # noqa: S101 (filtered by the callers)
-    return item.receipt.installed_at, version_order(item)
+    try:
+        kept_at = item.path.parent.stat(follow_symlinks=False).st_mtime_ns
+    except OSError:
+        kept_at = 0
+    return kept_at, item.receipt.installed_at, version_order(item)
 
 
 def rollback_target(
@@ -68,7 +77,7 @@ def rollback_target(
     installed: frozenset[tuple[str, str]] = frozenset(),
 ) -> Installed:
     """The kept version a rollback of ``plugin_id`` would put back: the one replaced last
-    (installed most recently) of those kept, past the versions earlier rollbacks set aside
+    (set aside most recently) of those kept, past the versions earlier rollbacks set aside
     (``rolled_back_from``) and the very artifact installed now (``installed``: version and
     sha256 of each installed tree; an install that released a hold can leave a kept copy of
     what it put back): a rollback goes back, never forward. Raises ``not_installed`` when
@@ -106,6 +115,27 @@ def _final_name(kept_tree: Path) -> str:
     if not name or len(suffix) != 12:
         raise NexoError(f"{kept_tree} is not a kept version", kind="io")
     return name
+
+
+def _taken(final: Path, olds: tuple[Path, ...], plugin_id: str, version: str) -> bool:
+    """Whether ``final`` (where the kept version goes) is an empty directory to replace;
+    ``already_installed`` when something else that is no install of the plugin is there
+    (a file, a link, a directory without a receipt): nothing is moved or written."""
+    if final in olds or not (final.is_symlink() or final.exists()):
+        return False
+    if final.is_dir() and not final.is_symlink():
+        try:
+            if not any(final.iterdir()):
+                return True
+        except OSError as exc:
+            raise NexoError(f"cannot read {final}: {exc.strerror or exc}", kind="io") from exc
+    what = "a link" if final.is_symlink() else "a directory" if final.is_dir() else "a file"
+    raise NexoError(
+        f"{final} is {what} that is no install of {plugin_id}, where the rollback would put "
+        f"back {version}; move or remove it first (nothing was changed)",
+        kind="already_installed",
+        details={"path": str(final)},
+    )
 
 
 def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackResult:
@@ -150,12 +180,15 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
                 details={"path": str(target.path), "changed": changed},
             )
         final = dest / _final_name(target.path)
+        olds = tuple(item.path for item in current)
+        empty = _taken(final, olds, plugin_id, target.receipt.version)
         from_version = current[0].receipt.version if current and current[0].receipt else None
         if dry_run:
             return RollbackResult(
                 plugin_id, from_version, target.receipt.version, final, None, dry_run=True
             )
-        olds = tuple(item.path for item in current)
+        if empty:
+            final.rmdir()  # holds nothing: replaced, as install replaces it
         if len(olds) == 1 and olds[0].is_dir() and not olds[0].is_symlink():
             moved: tuple[Path, ...] = (swap_in(root, target.path, final, olds[0]),)
         else:

@@ -21,8 +21,16 @@ from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes
-from nexo_pkg.core.toml_spans import SpanMap, SpanPart
-from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, YamlProblem, parse_yaml
+from nexo_pkg.core.toml_spans import SpanPart
+from nexo_pkg.lint.yaml_source import (
+    Edit,
+    KeyPath,
+    YamlDocument,
+    YamlProblem,
+    moved_back,
+    parse_yaml,
+    spans_in,
+)
 from nexo_pkg.manifest import microapp, microapp_model
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.daemon_config import (
@@ -138,7 +146,7 @@ def config_kind(path: str, text: str | None = None) -> ConfigKind | None:
     if name == EXTENSIONS_FILE:
         return "extensions"
     if name == AGENTS_FILE or (
-        Path(path).parent.name == AGENTS_DROP_IN_DIR and name.endswith(".yaml")
+        Path(path).absolute().parent.name == AGENTS_DROP_IN_DIR and name.endswith(".yaml")
     ):
         return "agents"
     if text is not None and name.endswith((".yaml", ".yml")):
@@ -331,19 +339,19 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
 
 
 def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
-    spans = SpanMap(text)
+    span_of = spans_in(text)
     hang = unterminated_placeholder(text)
     if hang is not None:
         findings.at(
             "NX231",
-            spans.span_of(hang, hang + 2),
+            span_of(hang, hang + 2),
             "this `${` never closes: the daemon's config loader scans for its `}` forever and "
             "the daemon never starts",
             "close the placeholder (`${VAR}`), or write a literal `$` followed by something "
             "other than `{`",
         )
     for start, end, inner in find_placeholders(text):
-        span = spans.span_of(start, end)
+        span = span_of(start, end)
         name, default = placeholder_name(inner)
         if not inner.startswith("file:") and default is not None and "${" in default:
             findings.at(
@@ -408,6 +416,8 @@ def _substituted(document: YamlDocument, *, stand_ins: bool = False) -> YamlDocu
     parts: list[str] = []
     last = 0
     kept: dict[str, str] = {}
+    edits: list[Edit] = []
+    length = 0  # of the substituted text so far
     for start, end, inner in find_placeholders(text):
         resolved = None if inner.startswith("file:") else resolve_placeholder(inner)
         if resolved is None and stand_ins:
@@ -415,11 +425,14 @@ def _substituted(document: YamlDocument, *, stand_ins: bool = False) -> YamlDocu
             kept[resolved] = text[start:end]
         if resolved is not None:
             parts.extend((text[last:start], resolved))
+            length += start - last
+            edits.append((start, end, length, length + len(resolved)))
+            length += len(resolved)
             last = end
     if not parts:
         return document
     parts.append(text[last:])
-    read = parse_yaml("".join(parts))
+    read = moved_back(parse_yaml("".join(parts)), text, edits)
     if kept:
         read.data = _put_back(read.data, kept)
     return read
@@ -606,7 +619,8 @@ def lint_config_text(
     """Every finding of one daemon config file (``text`` read from ``path``); ``nexo_version``
     is the daemon whose discovery decides which microapps load (default the newest known)."""
     base = cwd or Path.cwd()
-    parent = Path(path).parent
+    # By where the file is, however it was named (`bob.yaml` from inside agents.d/).
+    parent = (base / path).parent
     drop_in = kind == "agents" and parent.name == AGENTS_DROP_IN_DIR
     document = parse_yaml(text)
     problems = [problem for problem in document.problems if _refused(problem, drop_in=drop_in)]
@@ -720,7 +734,7 @@ def _overridden(problem: YamlProblem, *, drop_in: bool) -> bool:
     path = problem.key_path
     return (
         drop_in
-        and problem.kind == "duplicate"
+        and problem.kind in ("duplicate", "duplicate-text")
         and len(path) == 4
         and path[0] == "agents"
         and path[2] == "extensions_config"
@@ -749,9 +763,17 @@ def _refused(problem: YamlProblem, *, drop_in: bool) -> bool:
         return not drop_in or (
             len(path) >= 5 and path[0] == "agents" and path[2] == "extensions_config"
         )
+    in_settings = len(path) >= 4 and path[0] == "agents" and path[2] == "extensions_config"
+    if problem.kind in ("duplicate-value", "duplicate-text"):
+        # Inside a microapp's settings (an opaque `Value`, in a drop-in too) keys are YAML
+        # values: `1` and `0x1` are one key, `1` and `"1"` two. Elsewhere keys are read as
+        # text, where `1` and `"1"` are one key; a key that is no string is refused there
+        # already (`key-type`), except the ids of a drop-in's `extensions_config`, read as
+        # their text (`1` and `0x1` are two ids).
+        value_keys = len(path) >= 5 and in_settings
+        return value_keys if problem.kind == "duplicate-value" else drop_in and not value_keys
     if problem.kind != "key-type":
         return True
-    in_settings = len(path) >= 4 and path[0] == "agents" and path[2] == "extensions_config"
     if not in_settings:
         return True
     scalar_key = not str(path[-1]).startswith("<")
@@ -929,6 +951,11 @@ _SCHEMA_BASE = "https://raw.githubusercontent.com/nexo-pkg/nexo-pkg/main/schemas
 def microapp_schemas() -> dict[str, dict[str, Any]]:
     """The published JSON Schemas (file name -> schema) of the microapp manifest and of
     ``extensions.yaml``, built from the models the linter checks with."""
+    from nexo_pkg.lint.microapp_descriptions import (  # noqa: PLC0415
+        EXTENSIONS_HELP,
+        MANIFEST_HELP,
+        describe,
+    )
     from nexo_pkg.manifest.rules_microapp import EXTENSION_MANIFEST  # noqa: PLC0415
     from nexo_pkg.manifest.shape import to_json_schema  # noqa: PLC0415
 
@@ -950,6 +977,8 @@ def microapp_schemas() -> dict[str, dict[str, Any]]:
     extensions["properties"]["schema_version"] = {
         "description": "Dropped by the daemon's loader before the file is read."
     }
+    describe(manifest, MANIFEST_HELP)
+    describe(extensions, EXTENSIONS_HELP)
     return {
         "microapp-manifest.schema.json": {
             "$schema": "https://json-schema.org/draft/2020-12/schema",

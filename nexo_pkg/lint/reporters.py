@@ -8,6 +8,7 @@ goes (``text`` to stderr, the machine formats to stdout).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -62,6 +63,7 @@ def _summary(results: Sequence[FileResult]) -> dict[str, int]:
     }
 
 
+_LINE_BREAK = re.compile("\r\n|\r|\n")
 _RED, _YELLOW, _BLUE, _BOLD, _RESET = "\x1b[31m", "\x1b[33m", "\x1b[34m", "\x1b[1m", "\x1b[0m"
 
 
@@ -129,7 +131,8 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
 
     blocks: list[str] = []
     for result in results:
-        lines = result.source.split("\n") if result.source else []
+        # Lines end where an editor ends them (a lone carriage return too, as in YAML).
+        lines = _LINE_BREAK.split(result.source) if result.source else []
         if result.parser not in _UNANNOUNCED_PARSERS and (result.diagnostics or context.summary):
             # `path: <what it is and whose rules applied>` (--quiet: only above findings)
             from nexo_pkg.lint.microapp import PARSER_DESCRIPTIONS  # noqa: PLC0415 - rare path

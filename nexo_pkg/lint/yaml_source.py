@@ -9,18 +9,39 @@ path -> (key span, value span) map. Never raises: problems become :class:`YamlPr
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import math
 import re
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Position, Span
-from nexo_pkg.core.toml_spans import SpanMap
 
-__all__ = ["KeyPath", "ProblemKind", "YamlDocument", "YamlProblem", "parse_yaml"]
+__all__ = [
+    "Edit",
+    "KeyPath",
+    "ProblemKind",
+    "YamlDocument",
+    "YamlProblem",
+    "moved_back",
+    "parse_yaml",
+    "spans_in",
+]
 
 KeyPath = tuple[str | int, ...]
-ProblemKind = Literal["syntax", "tag", "empty-tag", "wide-int", "key-type", "duplicate", "depth"]
+ProblemKind = Literal[
+    "syntax",
+    "tag",
+    "empty-tag",
+    "wide-int",
+    "key-type",
+    "duplicate",
+    "duplicate-value",
+    "duplicate-text",
+    "depth",
+]
 
 _NULL = frozenset({"", "~", "null", "Null", "NULL"})
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
@@ -29,6 +50,8 @@ _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": Fals
 _FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _RUST_INFINITE = re.compile(r"[-+]?(?:inf|infinity|nan)", re.IGNORECASE)
 _BREAKS = "\r\n\x85\u2028\u2029"
+_LINE_BREAK = re.compile("\r\n|\r|\n")
+"""Where an editor and LSP end a line."""
 _BREAKZ = "\0" + _BREAKS
 _BLANKZ = " \t" + _BREAKZ
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -60,7 +83,11 @@ class YamlProblem:
     kind: ProblemKind = "syntax"
     """``syntax``, ``tag`` and ``wide-int``: the file cannot be read into a ``Value`` at all
     (``wide-int``: a 128-bit integer); ``key-type``: a key that is not
-    a string (fine where the daemon keeps an opaque ``Value``); ``duplicate``; ``depth``."""
+    a string (fine where the daemon keeps an opaque ``Value``); ``duplicate``: a key written
+    twice; ``duplicate-value``: a key equal as a YAML value to an earlier one written otherwise
+    (``0x1`` after ``1``), refused where the keys are read into a ``Value``;
+    ``duplicate-text``: a key spelling an earlier one as another value (``"1"`` after ``1``),
+    refused where the keys are read as text; ``depth``."""
 
 
 @dataclass
@@ -93,10 +120,76 @@ class YamlDocument:
         return Span(start, start)
 
 
-def _span(node: Any) -> Span:
-    start, end = node.start_mark, node.end_mark
-    begin = Position(start.line + 1, start.column + 1)
-    finish = Position(end.line + 1, end.column + 1)
+class _Locator:
+    """Positions of offsets into the text as an editor (and LSP) counts them: lines end at a
+    line feed, a carriage return and line feed, or a lone carriage return; columns count code
+    points; a leading byte-order mark is no column (as for a manifest). PyYAML's marks also
+    break lines at U+0085, U+2028 and U+2029, as libyaml does, and never count a U+FEFF: their
+    offset is used, not their line and column."""
+
+    def __init__(self, text: str) -> None:
+        self.lead = 1 if text.startswith("\ufeff") else 0
+        self.starts = [0, *(found.end() for found in _LINE_BREAK.finditer(text, self.lead))]
+
+    def position(self, index: int) -> Position:
+        index = max(index, self.lead)
+        line = bisect.bisect_right(self.starts, index)
+        start = self.starts[line - 1] if line > 1 else self.lead
+        return Position(line, index - start + 1)
+
+    def offset(self, position: Position) -> int:
+        """The offset of ``position`` (the inverse of :meth:`position`)."""
+        line = min(max(position.line, 1), len(self.starts))
+        start = self.starts[line - 1] if line > 1 else self.lead
+        return start + position.column - 1
+
+
+Edit = tuple[int, int, int, int]
+"""One replacement of a text: ``(start, end)`` in the original, ``(start, end)`` in the
+result."""
+
+
+def moved_back(document: YamlDocument, original: str, edits: list[Edit]) -> YamlDocument:
+    """``document``, parsed from ``original`` with ``edits`` made (``${...}`` substituted),
+    with every span of its keys, values and problems moved back onto ``original``: a finding
+    after a placeholder on the same line, or after one whose value holds line breaks, is
+    where it is in the file, and one inside a substituted value is on its placeholder."""
+    if not edits:
+        return document
+    edited, written = _Locator(document.text), _Locator(original)
+
+    def back(position: Position) -> Position:
+        offset = edited.offset(position)
+        shift = 0
+        for start, end, new_start, new_end in edits:
+            if offset < new_start:
+                break
+            if offset < new_end:
+                return written.position(start + min(offset - new_start, end - start))
+            shift = end - new_end
+        return written.position(offset + shift)
+
+    def moved(span: Span) -> Span:
+        return Span(back(span.start), back(span.end))
+
+    document.keys = {path: moved(span) for path, span in document.keys.items()}
+    document.values = {path: moved(span) for path, span in document.values.items()}
+    document.problems = [
+        dataclasses.replace(problem, span=moved(problem.span)) for problem in document.problems
+    ]
+    return document
+
+
+def spans_in(text: str) -> Callable[[int, int], Span]:
+    """The span of ``text[start:end]`` for offsets ``start, end``: lines and columns counted
+    as for the values of the file."""
+    locator = _Locator(text)
+    return lambda start, end: Span(locator.position(start), locator.position(end))
+
+
+def _span(node: Any, locator: _Locator) -> Span:
+    begin = locator.position(node.start_mark.index)
+    finish = locator.position(node.end_mark.index)
     if finish.line > begin.line:
         # A block value runs over several lines: point at its first character.
         finish = Position(begin.line, begin.column + 1)
@@ -550,6 +643,52 @@ def _refused_by_tag(node: Any) -> bool:
     return kind is not None and not _tagged_value(kind, str(node.value))[0]
 
 
+class _Identities:
+    """What a mapping key is as a serde_yaml 0.9.34 ``Value``, for telling two keys apart as
+    its ``Mapping`` does (``src/mapping.rs``: a key equal to an earlier one is a
+    ``DuplicateKeyError``): ``1`` and ``0x1`` are the same number, ``~`` and ``null`` both
+    null, ``0.0`` and ``-0.0`` equal, every NaN one (``src/number.rs`` ``PartialEq for N``),
+    a local tag part of the value (``!a 1`` is no ``1``; ``Tag`` compares without its ``!``),
+    a mapping equal to another with the same entries in any order (``IndexMap``); while ``1``
+    and ``"1"`` differ (a number and a string).
+
+    A collection's identity is a number given to each distinct shape, computed once per node:
+    aliases make a key a graph that would take exponential time to walk as a tree."""
+
+    def __init__(self) -> None:
+        self.by_node: dict[int, Hashable] = {}
+        self.shapes: dict[Hashable, int] = {}
+
+    def of(self, node: Any) -> Hashable:
+        import yaml  # noqa: PLC0415 - only config files pay for it
+
+        found = self.by_node.get(id(node))
+        if found is not None:
+            return found
+        if isinstance(node, yaml.SequenceNode):
+            shape: Hashable = ("seq", tuple(self.of(item) for item in node.value))
+        elif isinstance(node, yaml.MappingNode):
+            shape = ("map", frozenset((self.of(key), self.of(value)) for key, value in node.value))
+        else:
+            shape = None
+        if shape is not None:
+            found = self.shapes.setdefault(shape, len(self.shapes))
+        else:
+            text = str(node.value)
+            kind = _core_tag(node)
+            value = (
+                scalar_value(text, _plain(node)) if kind is None else _tagged_value(kind, text)[1]
+            )
+            if isinstance(value, float):
+                value = "nan" if math.isnan(value) else value + 0.0  # -0.0 + 0.0 is 0.0
+            found = (type(value).__name__, value)
+            tag = _explicit_tag(node)
+            if tag is not None and tag.startswith("!"):
+                found = ("tagged", tag[1:] or tag, found)
+        self.by_node[id(node)] = found
+        return found
+
+
 class _Builder:
     def __init__(
         self,
@@ -558,6 +697,9 @@ class _Builder:
         events: int = 0,
     ) -> None:
         self.document = document
+        self.locator = _Locator(document.text)
+        self.identities = _Identities()
+        self.replayed: dict[int, int] = {}
         self.count = 0
         self.stopped = False
         self.aliases = aliases or {}
@@ -570,13 +712,13 @@ class _Builder:
         """The alias written in the file whose value is being built, if any: where a problem
         found while repeating it is reported."""
 
-    def follow(self, path: KeyPath, alias: Any) -> bool:
+    def follow(self, path: KeyPath, alias: Any, count: int = 1) -> bool:
         """Count one alias followed (``alias``: its event, or ``None`` for a child written out),
-        as serde_yaml's ``jump`` does; ``False`` (and a problem) once the file has used up its
-        budget."""
+        or ``count`` of them met inside ``alias`` (a mapping key), as serde_yaml's ``jump``
+        does; ``False`` (and a problem) once the file has used up its budget."""
         if alias is None:
             return True
-        self.jumps += 1
+        self.jumps += count
         if self.jumps <= self.budget:
             return True
         if not self.stopped:
@@ -585,7 +727,7 @@ class _Builder:
                 YamlProblem(
                     f"aliases are followed more than {REPETITIONS_PER_EVENT} times per value "
                     "written (the daemon's YAML reader stops there: repetition limit exceeded)",
-                    _span(self.outermost or alias),
+                    _span(self.outermost or alias, self.locator),
                     path,
                     "depth",
                 )
@@ -609,7 +751,7 @@ class _Builder:
                     YamlProblem(
                         f"`{text}` is tagged `!!{kind}` but is not {_TAGGED_KINDS[kind]} to the "
                         "daemon's YAML reader: it refuses the file",
-                        _span(node),
+                        _span(node, self.locator),
                         path,
                         # Read straight into a list or map, an empty plain one is empty first.
                         "empty-tag" if node.style is None and not text else "tag",
@@ -624,7 +766,7 @@ class _Builder:
                     f"the integer `{text}` does not fit in 64 bits: the daemon's YAML reader "
                     "takes it as a 128-bit integer, which a YAML value cannot hold, and refuses "
                     "the file",
-                    _span(node),
+                    _span(node, self.locator),
                     path,
                     "wide-int",
                 )
@@ -646,10 +788,10 @@ class _Builder:
                     else f"values are nested more than {MAX_DEPTH} levels deep (the daemon's "
                     "YAML reader stops there: recursion limit exceeded)"
                 )
-                where = _span(self.outermost or node)
+                where = _span(self.outermost or node, self.locator)
                 self.document.problems.append(YamlProblem(reason, where, path, "depth"))
             return None
-        self.document.values[path] = _span(node)
+        self.document.values[path] = _span(node, self.locator)
         if isinstance(node, yaml.ScalarNode):
             if _plain(node):
                 self.document.plain.add(path)
@@ -667,6 +809,7 @@ class _Builder:
                 items.append(self.child(item, (*path, index), depth, alias) if followed else None)
             return items
         result: dict[str, Any] = {}
+        written: dict[Hashable, str] = {}
         for position, (key_node, value_node) in enumerate(node.value):
             key_alias, value_alias = [*flags[2 * position : 2 * position + 2], None, None][:2]
             if not self.follow(path, key_alias):
@@ -684,37 +827,71 @@ class _Builder:
                                 if _core_tag(key_node)
                                 else f'quote it: `"{key}":`)'
                             ),
-                            _span(key_node),
+                            _span(key_node, self.locator),
                             (*path, key),
                             "key-type",
                         )
                     )
             else:
+                # A key is read into a `Value` too, following every alias inside it.
+                if not self.follow(path, key_node, self.replays(key_node)):
+                    return result
                 key = f"<{type(key_node).__name__.removesuffix('Node').lower()} key>"
                 self.document.problems.append(
                     YamlProblem(
                         "a mapping key must be a string: the daemon refuses the file",
-                        _span(key_node),
+                        _span(key_node, self.locator),
                         (*path, key),
                         "key-type",
                     )
                 )
             child = (*path, key)
-            if key in result:
+            identity = self.identities.of(key_node)
+            same = written.get(identity)
+            if key in result or same is not None:
+                # "duplicate-value": `0x1` after `1`, the same YAML value written otherwise;
+                # "duplicate-text": `"1"` after `1`, the same text but another value. Which of
+                # them the daemon refuses depends on how it reads the keys there.
+                kind: ProblemKind = "duplicate"
+                message = f"key `{key}` is defined more than once"
+                if same is None:
+                    kind = "duplicate-text"
+                elif key not in result:
+                    kind = "duplicate-value"
+                    message += f": it is the same YAML value as `{same}`"
                 self.document.problems.append(
-                    YamlProblem(
-                        f"key `{key}` is defined more than once",
-                        _span(key_node),
-                        child,
-                        "duplicate",
-                    )
+                    YamlProblem(message, _span(key_node, self.locator), child, kind)
                 )
-                continue
-            self.document.keys[child] = _span(key_node)
+                if key in result:
+                    continue
+            written.setdefault(identity, key)
+            self.document.keys[child] = _span(key_node, self.locator)
             if not self.follow(child, value_alias):
                 return result
             result[key] = self.child(value_node, child, depth, value_alias)
         return result
+
+    def replays(self, node: Any) -> int:
+        """How many aliases serde_yaml follows to read ``node``: each child written as an
+        alias, and what reading each child follows in turn; counted once per node."""
+        import yaml  # noqa: PLC0415 - only config files pay for it
+
+        if isinstance(node, yaml.ScalarNode):
+            return 0
+        found = self.replayed.get(id(node))
+        if found is None:
+            children = (
+                node.value
+                if isinstance(node, yaml.SequenceNode)
+                else [part for pair in node.value for part in pair]
+            )
+            flags = self.aliases.get(id(node), [])
+            found = sum(
+                (index < len(flags) and flags[index] is not None) + self.replays(child)
+                for index, child in enumerate(children)
+            )
+            self.replayed[id(node)] = found
+        return found
 
     def child(self, node: Any, path: KeyPath, depth: int, alias: Any) -> Any:
         """:meth:`build` of a child, remembering the outermost alias it was reached through."""
@@ -738,14 +915,19 @@ def parse_yaml(text: str) -> YamlDocument:
         node = loader.get_single_node()
     except yaml.reader.ReaderError as error:
         # A character YAML does not allow (a control character), at its position.
-        here = SpanMap(text).position(error.position)
+        here = _Locator(text).position(error.position)
         reason = f"the character U+{error.character:04X} is not allowed in YAML"
         document.problems.append(YamlProblem(f"YAML syntax error: {reason}", Span(here, here)))
         return document
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
-        position = Position(mark.line + 1, mark.column + 1) if mark else Position(1, 1)
+        position = _Locator(text).position(mark.index) if mark else Position(1, 1)
         reason = error.problem or error.context or "invalid YAML"
+        if reason == "but found another document":
+            # PyYAML's half sentence (its context says "expected a single document"); the
+            # daemon's reader: "deserializing from YAML containing more than one document
+            # is not supported" (serde_yaml 0.9.34 src/error.rs `MoreThanOneDocument`).
+            reason = "the file holds more than one YAML document (`---`); the daemon reads one"
         document.problems.append(
             YamlProblem(f"YAML syntax error: {reason}", Span(position, position))
         )

@@ -2,8 +2,8 @@
 
 Only what editor help needs: local ``$ref`` into ``$defs``/``definitions``, ``properties``,
 ``patternProperties``, ``additionalProperties``, ``items`` (array of tables), and the branches
-of ``anyOf``/``oneOf``/``allOf`` (merged, because the cursor cannot tell which branch the user
-means). It never validates; the lint engine does that.
+of ``anyOf``/``oneOf``/``allOf`` and ``if``/``then``/``else`` (merged, because the cursor cannot
+tell which branch the user means). It never validates; the lint engine does that.
 """
 
 from __future__ import annotations
@@ -133,7 +133,9 @@ class SchemaNavigator:
         return node
 
     def branches(self, node: Node, depth: int = 0) -> Iterator[Node]:
-        """``node`` itself (dereferenced), then every ``anyOf``/``oneOf``/``allOf`` branch."""
+        """``node`` itself (dereferenced), then every ``anyOf``/``oneOf``/``allOf`` branch and
+        the ``then``/``else`` of an ``if`` (the keys one ``kind`` adds; the ``if`` itself is a
+        condition, not a branch)."""
         node = self.deref(node)
         yield node
         if depth >= _MAX_DEPTH:
@@ -142,6 +144,10 @@ class SchemaNavigator:
             for branch in node.get(keyword, ()):
                 if isinstance(branch, Mapping):
                     yield from self.branches(branch, depth + 1)
+        for keyword in ("then", "else"):
+            branch = node.get(keyword)
+            if isinstance(branch, Mapping):
+                yield from self.branches(branch, depth + 1)
 
     def _item_schemas(self, node: Node) -> Iterator[Node]:
         for branch in self.branches(node):

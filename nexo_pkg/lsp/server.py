@@ -14,6 +14,7 @@ import contextlib
 import functools
 import json
 import logging
+import math
 import os
 import posixpath
 import re
@@ -35,7 +36,6 @@ from pygls.exceptions import (
 )
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.json_rpc import JsonRPCNotification
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
@@ -284,6 +284,26 @@ class _QuietWriter:
             self.writer.close()
 
 
+def _is_valid_id(value: Any) -> bool:
+    """Whether ``value`` is an id JSON-RPC 2.0 allows: a string, a number or null. A number
+    too large for a float (``1e400``) or a ``NaN`` is none: echoed back, it would not be
+    JSON."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or (isinstance(value, (int, str)) and not isinstance(value, bool))
+
+
+def _is_message(data: Any) -> bool:
+    """Whether ``data`` is a JSON-RPC 2.0 request, notification or response object."""
+    if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
+        return False
+    if "id" in data and not _is_valid_id(data["id"]):
+        return False
+    if "method" in data:
+        return isinstance(data["method"], str)
+    return "id" in data and ("result" in data or "error" in data)
+
+
 class _Protocol(LanguageServerProtocol):
     """pygls's protocol, except that a request whose params do not deserialize is answered.
 
@@ -304,15 +324,21 @@ class _Protocol(LanguageServerProtocol):
     exit_code = 0
 
     def handle_message(self, message: Any) -> None:
-        """Hand ``message`` on, except as LSP says for the wrong time.
+        """Hand ``message`` on, except as JSON-RPC and LSP say for a message that is not one,
+        or one at the wrong time.
 
+        What is not a JSON-RPC 2.0 message is answered ``-32600`` (:meth:`_refuse_invalid`).
         Before ``initialize`` a request is answered ``-32002`` (server not initialized) and a
-        notification other than ``exit`` is dropped; after ``shutdown`` a request is answered
-        ``-32600`` (invalid request) instead of never (pygls drops it, and the client would
-        wait for ever).
+        notification other than ``exit`` is dropped; a second ``initialize`` is answered
+        ``-32600`` and changes nothing (as tower-lsp's ``Initialize`` layer does); after
+        ``shutdown`` a request is answered ``-32600`` (invalid request) instead of never
+        (pygls drops it, and the client would wait for ever).
         """
-        if getattr(message, "jsonrpc", None) != "2.0":
+        if not _is_message(message):
             self._refuse_invalid(message)
+            return
+        message = self._structure(message)
+        if message is None:
             return
         method = getattr(message, "method", None)
         request_id = getattr(message, "id", None)
@@ -320,6 +346,8 @@ class _Protocol(LanguageServerProtocol):
             refusal: JsonRpcException | None = None
             if self._workspace is None and method != types.INITIALIZE:
                 refusal = JsonRpcServerNotInitialized("the server has not been initialized")
+            elif self._workspace is not None and method == types.INITIALIZE:
+                refusal = JsonRpcInvalidRequest("the server is already initialized")
             elif self._shutdown:
                 refusal = JsonRpcInvalidRequest("the server is shutting down")
             if refusal is not None:
@@ -331,24 +359,47 @@ class _Protocol(LanguageServerProtocol):
             self.exit_code = 0 if self._shutdown else 1
         super().handle_message(message)
 
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """Keep every JSON object as it is: the reader calls this for each object of a body,
+        nested ones too, and only the whole body is a message (:meth:`_structure`). An object
+        in the client's own JSON (``initializationOptions``) that has a ``jsonrpc`` key is
+        data, not a message of its own."""
+        return data
+
+    def _structure(self, data: dict[str, Any]) -> Any:
+        """The typed message for the JSON-RPC object ``data``, or ``None`` when its params do
+        not fit the method: a request is then answered with the error (``-32602``), a
+        notification is logged (never answered, and no pop-up in the editor).
+
+        ``params`` may be omitted (JSON-RPC 2.0); for a method pygls has no type for, the
+        message is read with ``null`` params, so an unknown request is answered ``-32601``
+        (method not found) and an unknown notification is dropped.
+        """
+        if "method" in data and "params" not in data and not self.get_message_type(data["method"]):
+            data = {**data, "params": None}
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as error:
+            if "method" in data and "id" in data:
+                self._send_response(data["id"], error=error.to_response_error())
+            else:
+                logger.warning(
+                    "%s: not read (%s), dropped", data.get("method", "a response"), error.message
+                )
+            return None
+
     def _refuse_invalid(self, message: Any) -> None:
-        """Answer what is not a JSON-RPC 2.0 message (no or another ``jsonrpc``, a batch,
-        which LSP does not use) with ``-32600``: under the request's id when it has one, under
-        a null id when none can be read; a notification is only logged."""
-        if isinstance(message, dict):
-            request_id = message.get("id")
-        elif isinstance(message, list):
-            request_id = None
-        else:
-            request_id = getattr(message, "id", None)
-            if request_id is None or getattr(message, "method", None) is None:
-                logger.warning("not a JSON-RPC 2.0 message, ignored: %.200r", message)
-                return
+        """Answer what is not a JSON-RPC 2.0 message with ``-32600``: an object whose
+        ``jsonrpc`` is not ``"2.0"``, whose ``method`` is not a string or whose ``id`` is
+        neither a string nor a number, one with neither a method nor a result, a batch (which
+        LSP does not use), any other JSON value. The answer goes under the message's id when
+        it has a valid one, else under a null id, as JSON-RPC 2.0 says."""
+        request_id = message.get("id") if isinstance(message, dict) else None
         logger.warning("not a JSON-RPC 2.0 message, refused: %.200r", message)
         self._send_data(
             {
                 "jsonrpc": "2.0",
-                "id": request_id if isinstance(request_id, (int, str)) else None,
+                "id": request_id if _is_valid_id(request_id) else None,
                 "error": {
                     "code": JsonRpcInvalidRequest.CODE,
                     "message": 'not a JSON-RPC 2.0 message (`"jsonrpc": "2.0"` and a method)',
@@ -398,16 +449,6 @@ class _Protocol(LanguageServerProtocol):
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield handler, (params,), None
 
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as error:
-            if "id" not in data or "method" not in data:
-                raise
-            self._send_response(data["id"], error=error.to_response_error())
-            # Something for the reader to hand on: a notification no handler knows.
-            return JsonRPCNotification(method="$/nexo/invalidRequest", jsonrpc="2.0", params=None)
-
 
 class NexoLanguageServer(LanguageServer):
     """A pygls server that knows which documents are nexo files and lints them."""
@@ -426,11 +467,13 @@ class NexoLanguageServer(LanguageServer):
         self._lint_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nexo-lint")
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """A message body that is not JSON (or not UTF-8) is answered as JSON-RPC says: a
-        ``-32700`` parse error with a null id, not a pop-up in the editor; the session goes on.
-        Other failures are reported as pygls does."""
-        if isinstance(error, ValueError) and source is JsonRpcException:
-            # json.JSONDecodeError and UnicodeDecodeError are both ValueErrors.
+        """A message body that is not JSON (or not UTF-8, or nested deeper than the JSON
+        reader goes) is answered as JSON-RPC says: a ``-32700`` parse error with a null id,
+        not a pop-up in the editor; the session goes on. Other failures are reported as pygls
+        does."""
+        if isinstance(error, (ValueError, RecursionError)) and source is JsonRpcException:
+            # json.JSONDecodeError and UnicodeDecodeError are both ValueErrors; json raises
+            # RecursionError for nesting past the interpreter's limit.
             # Sent as a plain document: JSON-RPC wants `"id": null`, which pygls would omit.
             self.protocol._send_data(
                 {

@@ -192,10 +192,11 @@ SCHEMA_VIOLATION = Rule(
 UNPARSED_CODES = frozenset(
     rule.code
     for rule in (TOML_SYNTAX, DUPLICATE_KEY, INVALID_ENCODING, FILE_TOO_LARGE, NESTING_TOO_DEEP)
-)
+) | {"NX222"}
 """Findings that mean the file was not parsed, so nothing else was checked: as ruff reports
 a syntax error whatever is selected, neither ``--select``/``--ignore`` (flags, settings,
-``per-file-ignores``) nor a ``# nexo: ignore`` comment drops them."""
+``per-file-ignores``) nor a ``# nexo: ignore`` comment drops them. ``NX222`` is the same for
+the daemon's YAML config files (``config-yaml-syntax``: not YAML to its reader, a key twice)."""
 
 CORE_RULES: tuple[Rule, ...] = (
     TOML_SYNTAX,

@@ -67,12 +67,16 @@ class Package:
 
     @property
     def purl(self) -> str:
-        """``pkg:pypi/<normalised name>@<version>``, percent-encoded as packageurl-python
-        writes it (``1!2.0`` is ``1%212.0``, ``1.0+local`` is ``1.0%2Blocal``): the SBOM's
-        ``purl``, its ``bom-ref`` and ``list --json`` say the same."""
+        """``pkg:pypi/<name>@<version>``, the name lowercased with ``_`` as ``-`` and its
+        dots kept (the purl specification's PyPI type: ``Zope.Event_Hub`` is
+        ``zope.event-hub``, not PEP 503's ``zope-event-hub``), percent-encoded as
+        packageurl-python writes it (``1!2.0`` is ``1%212.0``, ``1.0+local`` is
+        ``1.0%2Blocal``): the SBOM's ``purl``, its ``bom-ref`` and ``list --json`` say the
+        same."""
         from urllib.parse import quote  # noqa: PLC0415
 
-        return f"pkg:pypi/{quote(self.key)}@{quote(self.version, safe=':')}"
+        name = self.name.lower().replace("_", "-")
+        return f"pkg:pypi/{quote(name)}@{quote(self.version, safe=':')}"
 
     def to_json(self) -> dict[str, Any]:
         return {

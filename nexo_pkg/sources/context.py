@@ -62,6 +62,13 @@ class TrustChoices:
     require_signature: bool = False
     skip_signature_verify: bool = False
 
+    def load_policy(self, nexo_home: Path) -> trust.TrustPolicy:
+        """The policy these choices name: ``--trusted-keys`` (which must exist), else the
+        daemon's policy file, else ``$NEXO_HOME``'s; ``policy_invalid`` for a bad one."""
+        explicit = self.trusted_keys
+        path = explicit or self.policy_path or trust.default_policy_path(nexo_home)
+        return trust.load_policy(path, explicit=explicit is not None)
+
 
 class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
     """Clients, cache, deadline and trust policy of one command; a context manager (on exit
@@ -151,9 +158,7 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
     def policy(self) -> trust.TrustPolicy:
         """The trust policy, read on first use (``policy_invalid`` for a bad one)."""
         if self._policy is None:
-            explicit = self.trust.trusted_keys
-            path = explicit or self.trust.policy_path or trust.default_policy_path(self.nexo_home)
-            self._policy = trust.load_policy(path, explicit=explicit is not None)
+            self._policy = self.trust.load_policy(self.nexo_home)
         return self._policy
 
     def trust_mode(self, owner: str | None, repo: str | None = None) -> trust.Mode:
@@ -278,14 +283,17 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
         raise AssertionError("unreachable: the registry itself is the last candidate")
 
     def request_counts(self) -> dict[str, Any]:
-        """Requests made so far: per registry host and kind (summed over the clients of every
-        thread), whether GitHub was asked, and the cache's hits and misses."""
+        """Requests made so far: per registry host asked and kind (summed over the clients of
+        every thread), whether GitHub was asked, and the cache's hits and misses."""
         totals: dict[str, Counter[str]] = {}
         with self._guard:
             clients = list(self._registries)
         for host, client in clients:
             totals.setdefault(host, Counter()).update(client.requests)
-        registries = {host: dict(sorted(totals[host].items())) for host in sorted(totals)}
+        # A host whose client was made but never asked anything is not named.
+        registries = {
+            host: dict(sorted(totals[host].items())) for host in sorted(totals) if totals[host]
+        }
         return {
             "registries": registries,
             "github_client_used": self._github_used,

@@ -99,7 +99,7 @@ def version_tags(
 ) -> list[tuple[Version, str]]:
     """The semver tags of ``reference``'s repository that satisfy ``requirement`` (no
     prerelease unless it asks for one) with their versions, highest first."""
-    return _matching(_all_version_tags(client, reference), requirement)
+    return _matching(all_version_tags(client, reference), requirement)
 
 
 def _matching(
@@ -113,7 +113,7 @@ def _matching(
     ]
 
 
-def _all_version_tags(client: RegistryClient, reference: OciReference) -> list[tuple[Version, str]]:
+def all_version_tags(client: RegistryClient, reference: OciReference) -> list[tuple[Version, str]]:
     """Every semver tag of ``reference``'s repository with its version, highest first."""
     found = []
     for tag in client.list_tags(reference.repository):
@@ -128,7 +128,7 @@ def latest_tag(
 ) -> str:
     """The highest semver tag of ``reference``'s repository that satisfies ``requirement``
     (no prerelease unless it asks for one); ``release_not_found`` when there is none."""
-    every = _all_version_tags(client, reference)
+    every = all_version_tags(client, reference)
     candidates = _matching(every, requirement)
     if not candidates:
         wanted = f" matching {requirement}" if requirement is not None else ""

@@ -221,6 +221,12 @@ class OciSource:
             )
         return {first: plugin.targets[first]}
 
+    def version_tags(self) -> list[tuple[Version, str]]:
+        """Every semver tag of the repository with the version it names, highest first: a
+        registry has no releases, its tags are what an operator picks from (``info``)."""
+        where, client = self._served()
+        return oci.all_version_tags(client, where)
+
     def manifest_text(self) -> str | None:
         """The plugin manifest the first chosen target's manifest carries in its annotation
         (``push`` writes it), read without the tarball; ``None`` when it carries none."""
@@ -249,7 +255,8 @@ class OciSource:
                 asset_name=asset.asset_name,
                 manifest_digest=entry.manifest_digest,
                 github=github,
-                published=timestamp_or_none(plugin.created),
+                # Not the version's creation time: a plain install stamps its receipt with
+                # its own time, as the reference installer does (sync passes the lock's).
                 policy=self.context.policy(),
             )
             candidates.append(

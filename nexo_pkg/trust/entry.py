@@ -140,9 +140,9 @@ def verify_asset_signature(
             ),
         )
     offers = _offers(asset_name, material)
-    # A local tarball has no GitHub owner: any author entry may vouch for its signer (the
-    # identity itself names the repository).
-    authors = policy.authors_for(owner) if owner is not None else policy.authors
+    # A local tarball has no GitHub owner: any entry deciding for its owner may vouch for its
+    # signer (the certificate names the repository, and the owner is always bound).
+    authors = policy.authors_for(owner) if owner is not None else policy.deciding_authors()
     source = f"{owner}/{repo}" if owner and repo else (owner or asset_name)
     if not offers:
         if mode == "require":
@@ -177,6 +177,9 @@ def verify_asset_signature(
     except SignerUntrustedError as untrusted:
         remedied = _with_remedy(untrusted, policy, owner, repo)
         if authors or mode != "warn" or untrusted.details.get("bound"):
+            if warnings:
+                # Said with the refusal: an entry an earlier one hides may be why it refuses.
+                remedied.details["policy_warnings"] = list(warnings)
             raise remedied from None
         command = remedied.details.get("trust_command")
         how = f"run: {command}" if command else "add an author entry for it"

@@ -39,6 +39,13 @@ POLICY_FILE_NAME = "trusted_keys.toml"
 # GitHub's character set for owner and repository names (SPEC §5, `source_invalid`).
 _GITHUB_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 
+
+def _is_github_name(name: str) -> bool:
+    """An owner or repository name as SPEC §5 takes it: GitHub's characters, no ``..``, not
+    ``.`` (the rules of an install source's owner and repo)."""
+    return _GITHUB_NAME.fullmatch(name) is not None and ".." not in name and name != "."
+
+
 _TOP_LEVEL_KEYS = ("schema_version", "default", "cosign_binary", "trusted_root", "authors")
 _AUTHOR_KEYS = (
     "owner",
@@ -68,18 +75,84 @@ def _is_escaped(pattern: str, index: int) -> bool:
     return backslashes % 2 == 1
 
 
+def _class_end(pattern: str, index: int) -> int:
+    """Where the character class opening at ``pattern[index]`` (``[``) ends (just past its
+    ``]``), as RE2 reads it: a ``]`` first (after ``^``) is a member, ``[:alpha:]`` nests."""
+    i = index + 1
+    if pattern.startswith("^", i):
+        i += 1
+    if pattern.startswith("]", i):
+        i += 1
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            i += 2
+        elif pattern.startswith("[:", i) and (close := pattern.find(":]", i + 2)) >= 0:
+            i = close + 2
+        elif pattern[i] == "]":
+            return i + 1
+        else:
+            i += 1
+    return len(pattern)
+
+
+def _alternatives(pattern: str) -> tuple[list[str], bool]:
+    """The top-level alternatives of ``pattern`` (split at each ``|`` outside groups,
+    classes, escapes and ``\\Q…\\E``), and whether it ends inside an unclosed ``\\Q``."""
+    parts: list[str] = []
+    depth = start = i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if pattern.startswith("\\Q", i):
+            close = pattern.find("\\E", i + 2)
+            if close < 0:
+                parts.append(pattern[start:])
+                return parts, True
+            i = close + 2
+            continue
+        if char == "\\":
+            i += 2
+            continue
+        if char == "[":
+            i = _class_end(pattern, i)
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(depth - 1, 0)
+        elif char == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    parts.append(pattern[start:])
+    return parts, False
+
+
+def _anchored_at(alternative: str) -> tuple[bool, bool]:
+    """Whether ``alternative`` starts with ``^``/``\\A`` and ends with ``$``/``\\z``."""
+    starts = alternative.startswith(("^", "\\A"))
+    ends = (alternative.endswith("$") and not _is_escaped(alternative, len(alternative) - 1)) or (
+        alternative.endswith("\\z") and not _is_escaped(alternative, len(alternative) - 2)
+    )
+    return starts, ends
+
+
 def anchored_form(pattern: str) -> str | None:
     """The pattern cosign would read as we do, or ``None`` when it is anchored already:
     cosign and the reference installer search (``^`` and ``$`` only when written) where we
-    match the whole identity, so an unanchored pattern trusts more identities there."""
-    starts = pattern.startswith(("^", "\\A"))
-    ends = (pattern.endswith("$") and not _is_escaped(pattern, len(pattern) - 1)) or (
-        pattern.endswith("\\z") and not _is_escaped(pattern, len(pattern) - 2)
-    )
-    if starts and ends:
+    match the whole identity, so an unanchored pattern trusts more identities there. Every
+    top-level alternative must be anchored: ``^a|b$`` is ``(?:^a)|(?:b$)``, which a search
+    reads as "starts with a, or ends with b"."""
+    alternatives, quoted = _alternatives(pattern)
+    if quoted:
+        # A `$` in an unclosed `\Q` is a dollar sign: close the quote, then anchor.
+        pattern += "\\E"
+        alternatives[-1] += "\\E"
+    anchors = [_anchored_at(alternative) for alternative in alternatives]
+    if all(starts and ends for starts, ends in anchors):
         return None
-    if "|" in pattern:
+    if len(alternatives) > 1:
         return f"^(?:{pattern})$"
+    starts, ends = anchors[0]
     return ("" if starts else "^") + pattern + ("" if ends else "$")
 
 
@@ -203,11 +276,15 @@ class TrustPolicy:
         if owner is None:
             return ()
         wanted = owner.casefold()
+        return tuple(a for a in self.deciding_authors() if a.owner.casefold() == wanted)
+
+    def deciding_authors(self) -> tuple[AuthorPolicy, ...]:
+        """Every entry that decides for its owner: the entries an earlier one for the same
+        owner covers are left out (:meth:`authors_for`), whatever artifact is judged — a
+        local tarball's signer is trusted by the entries that would trust its release."""
         found: list[AuthorPolicy] = []
         for author in self.authors:
-            if author.owner.casefold() == wanted and not any(
-                earlier.covers(author) for earlier in found
-            ):
+            if not any(earlier.covers(author) for earlier in found):
                 found.append(author)
         return tuple(found)
 
@@ -365,7 +442,8 @@ def _policy_rules() -> dict[str, Rule]:
             "policy-unanchored-regexp",
             "warning",
             "`identity_regexp` lacks `^` or `$`",
-            "Looks for an identity pattern that is not anchored at both ends.",
+            "Looks for an identity pattern that is not anchored at both ends, in each "
+            "top-level alternative (`^a|b$` is `^a` or `b$`).",
             "nexo-pkg always matches the whole identity, but cosign and the reference "
             "installer search for the pattern anywhere in it: unanchored, the same policy "
             "trusts more signers there (`github.com/acme/` also matches "
@@ -600,7 +678,7 @@ class _Validator:
         owner = text("owner")
         if "owner" not in entry:
             self.add("NXT005", f"{prefix} has no `owner`", prefix, self.author_span(index, None))
-        elif owner is not None and not _GITHUB_NAME.fullmatch(owner):
+        elif owner is not None and not _is_github_name(owner):
             self.add(
                 "NXT004",
                 f"{prefix}.owner {owner!r} is not a GitHub owner name ([A-Za-z0-9._-])",
@@ -651,7 +729,7 @@ class _Validator:
                     "omit it to trust every repository of the owner",
                     *where("repos"),
                 )
-            elif bad := [n for n in raw_repos if not _GITHUB_NAME.fullmatch(n) or ".." in n]:
+            elif bad := [n for n in raw_repos if not _is_github_name(n)]:
                 self.add(
                     "NXT004",
                     f"{prefix}.repos has names that are not GitHub repository names: "
@@ -984,7 +1062,7 @@ def parse_registry_bindings(
                 "host/path (`registry.example.com/plugins/echo`), without oci://, tag or digest",
                 (*at, "repository"),
             )
-        if not _GITHUB_NAME.fullmatch(owner):
+        if not _is_github_name(owner):
             raise refuse(
                 f"{prefix}.owner {owner!r} is not a GitHub owner name ([A-Za-z0-9._-])",
                 (*at, "owner"),

@@ -8,6 +8,7 @@ would refuse.
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,17 @@ def _entry_table(author: AuthorPolicy, *, inline: bool = False) -> Any:
     return table
 
 
+def _dumps(document: Any, original: str) -> str:
+    """``document`` as TOML with the line endings ``original`` mostly uses: tomlkit writes
+    what it adds with LF, and a policy saved on Windows keeps its CRLF."""
+    import tomlkit  # noqa: PLC0415 - only editing commands pay for tomlkit
+
+    text: str = tomlkit.dumps(document)
+    if original.count("\r\n") * 2 > original.count("\n"):
+        text = re.sub(r"(?<!\r)\n", "\r\n", text)
+    return text
+
+
 def _write(path: Path, text: str) -> TrustPolicy:
     """Validate ``text`` as a policy and replace ``path`` with it atomically."""
     policy = parse_policy(text, path=path)
@@ -98,7 +110,7 @@ def add_author(path: Path, author: AuthorPolicy) -> EditResult:
         # The first entry for an owner decides: appended after one that covers it, the new
         # entry would be ignored. Limited to its repositories, it goes before it instead.
         authors.insert(hiding, table)
-    return EditResult(path, _write(path, tomlkit.dumps(document)), 1)
+    return EditResult(path, _write(path, _dumps(document, text)), 1)
 
 
 def _hiding_entry(policy: TrustPolicy, author: AuthorPolicy) -> int | None:
@@ -150,4 +162,4 @@ def remove_authors(path: Path, owner: str, repo: str | None = None) -> EditResul
         return EditResult(path, parse_policy(text, path=path), 0)
     if len(authors) == 0:
         del document["authors"]
-    return EditResult(path, _write(path, tomlkit.dumps(document)), changed)
+    return EditResult(path, _write(path, _dumps(document, text)), changed)

@@ -480,21 +480,29 @@ def _read_until(fd: int, needle: bytes, timeout: float) -> bytes:
     return seen
 
 
-def test_ctrl_c_at_the_prompt_is_130_not_aborted(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+def _install_asking(tmp_path: Path, *flags: str) -> tuple[subprocess.Popen[bytes], int, bytes]:
+    """``install`` of a local hello 1.0.0 under ``NEXO_HOME=tmp_path/home`` with stdin and
+    stderr on a terminal (stdout too, unless ``--json``: then a pipe), run up to its question;
+    the process, the terminal's controlling end (for the caller to close) and what it showed."""
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     controller, terminal = pty.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "install", str(tarball)],
-        env=base_env(NEXO_HOME=str(home), NO_COLOR="1"),
+        [sys.executable, "-m", "nexo_pkg", "plugin", "install", str(tarball), *flags],
+        env=base_env(NEXO_HOME=str(tmp_path / "home"), NO_COLOR="1"),
         stdin=terminal,
-        stdout=terminal,
+        stdout=subprocess.PIPE if "--json" in flags else terminal,
         stderr=terminal,
         start_new_session=True,
     )
     os.close(terminal)
+    shown = _read_until(controller, b"Install this plugin?", 60)
+    return process, controller, shown
+
+
+def test_ctrl_c_at_the_prompt_is_130_not_aborted(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    process, controller, shown = _install_asking(tmp_path)
     try:
-        shown = _read_until(controller, b"Install this plugin?", 60)
         assert b"Install this plugin?" in shown, shown
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 130
@@ -504,6 +512,25 @@ def test_ctrl_c_at_the_prompt_is_130_not_aborted(tmp_path: Path) -> None:
     assert b"interrupted" in rest
     assert b"Aborted" not in rest
     assert not (home / "state/plugins/hello-1.0.0").exists()
+
+
+def test_json_install_on_a_terminal_shows_what_it_asks_about(tmp_path: Path) -> None:
+    # --json keeps stdout to one document, but the person asked on the terminal still sees
+    # the plugin, its source and its signer before the question, as without --json.
+    process, controller, shown = _install_asking(tmp_path, "--json")
+    try:
+        assert b"Install this plugin?" in shown, shown
+        os.write(controller, b"n\n")
+        out, _ = process.communicate(timeout=30)
+    finally:
+        os.close(controller)
+    question = shown.index(b"Install this plugin?")
+    for line in (b"Plugin:       hello 1.0.0", b"Source:", b"Signer:       unsigned"):
+        assert 0 <= shown.find(line) < question, shown
+    assert process.returncode == 1
+    document = json.loads(out)
+    assert (document["ok"], document["kind"]) == (False, "cancelled")
+    assert not (tmp_path / "home/state/plugins").exists()
 
 
 def test_lsp_stops_on_the_first_ctrl_c() -> None:

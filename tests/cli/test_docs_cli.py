@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
+import typer
 from support.cli import nexo
 
-from nexo_pkg.cli.app import COMMANDS, SHELLS
+from nexo_pkg.cli.app import COMMANDS, SHELLS, build_app
+from nexo_pkg.cli.reference import MARKER, reference_markdown
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
@@ -67,3 +70,40 @@ def test_every_command_is_listed_in_plugin_help() -> None:
     text = help_of("plugin")
     for name in COMMANDS:
         assert re.search(rf"^  {name}\s", text, flags=re.MULTILINE), name
+
+
+def test_the_command_reference_is_current() -> None:
+    """Every argument and option of every command is in docs/cli.md, in its `--help` words."""
+    assert MARKER in PAGE, "run: python scripts/gen_cli_reference.py"
+    assert PAGE.split(MARKER, 1)[1] == reference_markdown().split(MARKER, 1)[1], (
+        "run: python scripts/gen_cli_reference.py"
+    )
+
+
+def test_every_option_of_every_command_is_in_the_page() -> None:
+    """Read from the real command tree, not from the generator: the page names each option
+    of each command under that command's heading."""
+    root, _ = build_app()
+    missing: list[str] = []
+    # Described once, under "Quiet, verbose, colour" (checked above).
+    shared = {"--quiet", "--verbose", "--color", "--help"}
+
+    def walk(ctx: Any) -> None:
+        command = ctx.command
+        if hasattr(command, "list_commands"):
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                walk(sub.make_context(name, [], parent=ctx, resilient_parsing=True))
+            return
+        heading = f"\n### `{ctx.command_path}`\n"
+        assert heading in PAGE, ctx.command_path
+        start = PAGE.index(heading) + len(heading)
+        end = PAGE.find("\n### ", start)
+        described = PAGE[start : end if end >= 0 else len(PAGE)]
+        for param in command.params:
+            for option in getattr(param, "opts", []) + getattr(param, "secondary_opts", []):
+                if option.startswith("--") and option not in shared and option not in described:
+                    missing.append(f"{ctx.command_path} {option}")
+
+    walk(typer.main.get_command(root).make_context("nexo", [], resilient_parsing=True))
+    assert missing == []

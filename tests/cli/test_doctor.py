@@ -372,3 +372,30 @@ def test_a_microapps_handshake_reads_the_grants_of_doctors_config(tmp_path: Path
     ok, _, summary = _handshake(5000, None, elsewhere)(root)
     assert not ok
     assert summary.startswith('admin: "nexo/admin/agents/list" (app:boot) dropped: required')
+
+
+@pytest.mark.parametrize("receipt", [None, '{"id":'])
+def test_a_plugin_without_a_readable_receipt_is_still_judged_as_the_daemon_would(
+    root: Path, receipt: str | None
+) -> None:
+    """The daemon reads manifests, not receipts: a plugin directory whose receipt is gone (or
+    unreadable) is loaded and spawned all the same, so a manifest it refuses or a handshake
+    that fails there is an error (exit 1), not only the note that nexo-pkg cannot verify it."""
+    future = _install(root, "future", requirement=">=9.0")
+    mute = _install(root, "mute", mode="silent")
+    for tree in (future, mute):
+        if receipt is None:
+            (tree / ".nexo-install.json").unlink()
+        else:
+            (tree / ".nexo-install.json").write_text(receipt)
+    code, document = _doctor(root, "--nexo-version", "0.2.1")
+    assert code == 1, document
+    findings = _findings(document)
+    assert ("error", "manifest", "future") in findings
+    assert ("error", "check", "mute") in findings
+    assert findings.count(("warning", "receipt", None)) == 2
+    assert document["plugins"] == []
+    text = plugin("doctor", "--dest", str(root), "--no-check", "--nexo-version", "0.2.1")
+    assert text.code == 1
+    assert "NX105" in text.stdout
+    assert "1 error(s)" in text.stderr

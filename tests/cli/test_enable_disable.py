@@ -204,3 +204,27 @@ def test_a_file_with_crlf_line_endings_keeps_them(config: Path, text: str) -> No
     edited = _file(config).read_bytes()
     assert b"hello" in edited
     assert edited.count(b"\n") == edited.count(b"\r\n"), edited
+
+
+@pytest.mark.parametrize(
+    "search_paths",
+    ["[${PLUGIN_ROOT}]", "[${PLUGIN_ROOT:-/srv/nexo/plugins}, ${NEXO_HOME}/more]"],
+)
+def test_placeholders_in_a_flow_list_are_kept_as_written(
+    config: Path, monkeypatch: pytest.MonkeyPatch, search_paths: str
+) -> None:
+    """The daemon substitutes ``${VAR}`` in the raw text before it parses the file
+    (``resolve_placeholders`` in its ``crates/config/src/env.rs``), so ``[${PLUGIN_ROOT}]``
+    loads though it is no YAML as written: the edit touches only the list it changes and
+    leaves the placeholders as they are."""
+    root = config.parent / "plugins"
+    monkeypatch.setenv("PLUGIN_ROOT", str(root))
+    before = f"discovery:\n  search_paths: {search_paths}  # from the environment\n"
+    _file(config).write_text(before)
+    result = plugin("disable", "hello", "--config", str(config), "--json")
+    assert result.code == 0, result.stdout
+    assert _file(config).read_text() == f"{before}  disabled: [hello]\n"
+    assert _listed_state(config) == "disabled"
+    result = plugin("enable", "hello", "--config", str(config), "--json")
+    assert result.code == 0, result.stdout
+    assert _file(config).read_text() == f"{before}  disabled: []\n"

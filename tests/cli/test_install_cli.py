@@ -133,6 +133,10 @@ def test_list_verify_remove(home: Path, tmp_path: Path) -> None:
     assert [(Path(p["path"]).name, p["problem"]) for p in failed] == [
         ("stray", "no install receipt")
     ]
+    code, out, _ = nexo("plugin", "verify", in_process=True)
+    stray = home / "state/plugins/stray"
+    assert code == 1
+    assert f"CHANGED  {stray}\n  no install receipt\n" in out, out  # its path, once
     (home / "state/plugins/stray").rmdir()
     assert nexo("plugin", "verify", in_process=True)[0] == 0
     installed = home / "state/plugins/hello-1.0.0"

@@ -100,7 +100,9 @@ def test_new_lint_check_pack_install_check(tmp_path: Path) -> None:
     (config / "extensions.yaml").write_bytes((project / "extensions.yaml.example").read_bytes())
     daemon_lint = plugin("lint", "--config", str(config), "--format", "json", env=env, cwd=tmp_path)
     assert daemon_lint.code == 0, daemon_lint.stdout + daemon_lint.stderr
-    assert str(tree / "plugin.toml") in daemon_lint.stdout
+    # Named relative to the working directory, as a directory search names what it finds.
+    linted_paths = [entry["path"] for entry in json.loads(daemon_lint.stdout)["files"]]
+    assert str((tree / "plugin.toml").relative_to(tmp_path)) in linted_paths
 
     by_id = plugin(
         "check", "greeter", "--dest", str(dest), "--config", str(config), "--strict", "--json",

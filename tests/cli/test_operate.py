@@ -216,6 +216,42 @@ def test_rollback_never_swaps_the_installed_artifact_for_its_own_copy(
     assert (listed["version"], listed["held"]) == ("2.0.0", False)
 
 
+@pytest.mark.parametrize("squatter", ["file", "directory", "link"])
+def test_a_rollback_whose_place_is_taken_changes_nothing(
+    home: Path, server: GitHubServer, squatter: str
+) -> None:
+    """Something that is no install of the plugin sits where the version put back goes
+    (``<dest>/hello-1.0.0``): the rollback is refused before anything is written, naming
+    it, as ``install`` refuses such a place (``already_installed``); no journal entry or
+    empty kept holder is left behind. An empty directory holds nothing and is replaced."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    assert nexo("plugin", "upgrade", "hello", in_process=True)[0] == 0
+    root = home / "state/plugins"
+    place = root / "hello-1.0.0"
+    if squatter == "file":
+        place.write_text("not a plugin\n")
+    elif squatter == "directory":
+        place.mkdir()
+        (place / "notes.txt").write_text("mine\n")
+    else:
+        place.symlink_to(home)
+    before = tree_snapshot(root)
+    for dry_run in ((), ("--dry-run",)):
+        code, out, _ = nexo("plugin", "rollback", "hello", *dry_run, "--json", in_process=True)
+        assert (code, json.loads(out)["kind"]) == (1, "already_installed"), out
+        assert str(place) in json.loads(out)["error"]
+        assert tree_snapshot(root) == before
+
+    if squatter == "directory":
+        shutil.rmtree(place)
+        place.mkdir()
+        code, out, err = nexo("plugin", "rollback", "hello", "--json", in_process=True)
+        assert code == 0, err
+        assert (place / ".nexo-install.json").is_file()
+
+
 def test_remove_takes_the_kept_versions_left_alone(home: Path, server: GitHubServer) -> None:
     """The installed version is gone (deleted by hand), the one kept for rollback is not:
     `list` shows it, so `remove` removes it, rather than saying the plugin is not there."""

@@ -72,7 +72,8 @@ def test_an_id_not_installed_changes_nothing_not_even_a_new_root(
     assert not (tmp_path / "home").exists()
 
 
-def test_unhold_releases_a_hold_whose_plugin_was_removed_by_hand(tmp_path: Path) -> None:
+def _hello_installed(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """The environment and the root of a fresh install of ``hello`` 1.0.0 from a file."""
     from support.tarballs import write_plugin
 
     env = clean_env(NEXO_HOME=str(tmp_path / "home"))
@@ -82,6 +83,11 @@ def test_unhold_releases_a_hold_whose_plugin_was_removed_by_hand(tmp_path: Path)
         "plugin", "install", tarball, "--dest", root, "--yes", env=env, in_process=True
     )
     assert installed.code == 0, installed.stderr
+    return env, root
+
+
+def test_unhold_releases_a_hold_whose_plugin_was_removed_by_hand(tmp_path: Path) -> None:
+    env, root = _hello_installed(tmp_path)
     held = nexo("plugin", "hold", "hello", "--dest", root, "--json", env=env, in_process=True)
     assert held.document["changed"] is True
     shutil.rmtree(root / "hello-1.0.0")
@@ -89,6 +95,19 @@ def test_unhold_releases_a_hold_whose_plugin_was_removed_by_hand(tmp_path: Path)
     assert (released.code, released.document["changed"]) == (0, True), released.stdout
     again = nexo("plugin", "unhold", "hello", "--dest", root, "--json", env=env, in_process=True)
     assert (again.code, again.document["kind"]) == (1, "not_installed")
+
+
+def test_hold_of_a_plugin_whose_receipt_is_unreadable_is_refused(tmp_path: Path) -> None:
+    """A receipt nexo-pkg cannot read says no version: ``hold`` refuses it as ``upgrade``
+    does (``not_installed`` naming it, reinstall with ``--force``), rather than holding the
+    plugin "at ?", and writes no hold."""
+    env, root = _hello_installed(tmp_path)
+    (root / "hello-1.0.0" / ".nexo-install.json").write_text('{"id":')
+    held = nexo("plugin", "hold", "hello", "--dest", root, "--json", env=env, in_process=True)
+    assert (held.code, held.document["kind"]) == (1, "not_installed"), held.stdout
+    assert "receipt unreadable" in held.document["error"]
+    assert "--force" in held.document["error"]
+    assert not (root / ".nexo" / "holds" / "hello.json").exists()
 
 
 _UNWORKABLE = [

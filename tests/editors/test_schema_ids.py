@@ -47,3 +47,36 @@ def test_the_catalog_entry_lists_every_schema_by_its_id() -> None:
                 "nexo-plugins.toml",
                 "nexo-plugins.lock",
             }
+
+
+def _undescribed(node: object, path: str) -> list[str]:
+    """The properties under ``node`` (through nested objects, maps, arrays, variants and
+    definitions; not the conditions of ``if``/``not``) that have no description."""
+    found: list[str] = []
+    if not isinstance(node, dict):
+        return found
+    for name, child in node.get("properties", {}).items():
+        key = f"{path}.{name}" if path else name
+        described = not isinstance(child, dict) or {"const", "$ref", "description"} & set(child)
+        if not described or (isinstance(child, dict) and child.get("description") == ""):
+            found.append(key)
+        found += _undescribed(child, key)
+    for keyword in ("additionalProperties", "items"):
+        if isinstance(node.get(keyword), dict):
+            found += _undescribed(node[keyword], f"{path}.*")
+    for keyword in ("oneOf", "anyOf", "allOf"):
+        for variant in node.get(keyword, []):
+            if isinstance(variant, dict):
+                found += _undescribed({k: v for k, v in variant.items() if k != "if"}, path)
+    for name, definition in node.get("$defs", {}).items():
+        found += _undescribed(definition, f"$defs.{name}")
+    return found
+
+
+def test_every_property_of_every_schema_is_described() -> None:
+    """SPEC §7: the schemas carry descriptions, which hover (`nexo plugin lsp`) and taplo show
+    for the key under the cursor; a key without one shows its type alone."""
+    missing = {
+        schema.name: _undescribed(json.loads(schema.read_text("utf-8")), "") for schema in SCHEMAS
+    }
+    assert {name: keys for name, keys in missing.items() if keys} == {}

@@ -150,3 +150,33 @@ def test_documented_toml_snippets_parse() -> None:
         tomllib.loads(block)
     helix = next(tomllib.loads(b) for b in blocks if "language-server" in b)
     assert helix["language-server"]["nexo"] == {"command": "nexo", "args": ["plugin", "lsp"]}
+
+
+def test_a_microapp_manifest_takes_its_schema_by_directive_over_the_association(
+    tmp_path: Path,
+) -> None:
+    """docs/editors.md, "Microapps": the project association checks every plugin.toml against
+    the plugin schema, which a scaffolded microapp's manifest fails (it needs no
+    `min_nexo_version`); its `#:schema` directive for the microapp schema wins over the
+    association, and the manifest passes."""
+    shutil.copy(SCHEMA, tmp_path / "nexo-plugin.schema.json")
+    shutil.copy(ROOT / "schemas" / "microapp-manifest.schema.json", tmp_path)
+    (tmp_path / ".taplo.toml").write_text(
+        '[[rule]]\ninclude = ["**/plugin.toml", "**/nexo-plugin.toml"]\n'
+        'schema.path = "./nexo-plugin.schema.json"\n',
+        encoding="utf-8",
+    )
+    made = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "new", "notes", "--kind", "microapp",
+         "--dest", str(tmp_path / "notes"), "-q"],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    manifest = tmp_path / "notes" / "plugin.toml"
+    failed = _check(manifest, schema=None, cwd=tmp_path, auto_config=True)
+    assert failed.returncode != 0
+    assert "min_nexo_version" in failed.stdout + failed.stderr
+    text = manifest.read_text("utf-8")
+    manifest.write_text("#:schema ../microapp-manifest.schema.json\n" + text, encoding="utf-8")
+    passed = _check(manifest, schema=None, cwd=tmp_path, auto_config=True)
+    assert passed.returncode == 0, passed.stdout + passed.stderr

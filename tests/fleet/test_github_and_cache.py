@@ -501,3 +501,38 @@ def test_lock_names_a_changed_source_not_a_version_that_did_not_change(
         "echo": "1.2.3 (source acme/nexo-plugin-echo -> acme/echo-mirror)"
     }
     assert 'source = "acme/echo-mirror"' in (tmp_path / "nexo-plugins.lock").read_text()
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("oci://registry.example.com/nexo/echo", ("--plain-http",), "usage"),
+        (
+            "oci://127.0.0.1:1/nexo/echo",
+            ("--plain-http", "--registry-config", "{tmp}/absent.json"),
+            "registry_config",
+        ),
+        ("oci://127.0.0.1:1/nexo/echo", ("--plain-http", "SOURCE_DATE_EPOCH=soon"), "usage"),
+    ],
+    ids=["plain-http-to-a-remote-registry", "unreadable-registry-config", "source-date-epoch"],
+)
+def test_mirror_refuses_a_destination_it_cannot_use_before_fetching_the_release(
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    case: tuple[str, tuple[str, ...], str],
+) -> None:
+    destination, flags, kind = case
+    _publish(github_server, private_sigstore, "1.2.3")
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
+    env.update(flag.partition("=")[::2] for flag in flags if "=" in flag)  # the environment
+    filled = [flag.replace("{tmp}", str(tmp_path)) for flag in flags if "=" not in flag]
+    result = nexo(
+        "plugin", "mirror", "acme/nexo-plugin-echo@v1.2.3", destination, *filled, "--json",
+        env=env, in_process=True,
+    )  # fmt: skip
+    assert (result.code, result.document["kind"]) == (2, kind), result.stdout
+    assert github_server.requests_to("/") == []  # a usage error: nothing asked, nothing fetched
+    blobs = Path(fleet_env["NEXO_HOME"]) / "cache" / "blobs" / "sha256"
+    assert not blobs.exists() or not any(blobs.iterdir())

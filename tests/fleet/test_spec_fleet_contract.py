@@ -151,3 +151,25 @@ def test_registry_auth_kinds(
         broken = install("broken", fleet_env, "--registry-config", str(path))
         assert (broken.code, broken.document["kind"]) == (2, "registry_config")
     assert not (tmp_path / "broken").exists() or not any((tmp_path / "broken").glob("echo*"))
+
+
+def test_the_requests_report_names_only_the_hosts_asked(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist,
+    policy: Path,
+) -> None:  # fmt: skip
+    home = Path(fleet_env["NEXO_HOME"])
+    push_dist(make_dist("echo", "1.2.3"), registry.ref("plugins/echo:1.2.3"), home)
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo")}"\n')
+    trust = ("--plain-http", "--trusted-keys", str(policy))
+    assert _plugin("lock", "-f", str(wanted), *trust, env=fleet_env).code == 0
+    before = registry.all_requests()
+    # The lock filled the cache, and no signature is read: nothing is asked of the registry.
+    synced = _plugin(
+        "sync", "--frozen", "--lock", str(tmp_path / "nexo-plugins.lock"),
+        "--dest", str(tmp_path / "root"), "--skip-signature-verify", *trust, env=fleet_env,
+    )  # fmt: skip
+    assert synced.code == 0, synced.stderr
+    assert [p["action"] for p in synced.document["plugins"]] == ["installed"]
+    assert registry.all_requests() == before
+    assert synced.document["requests"]["registries"] == {}

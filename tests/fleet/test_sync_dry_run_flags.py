@@ -46,3 +46,39 @@ def test_a_dry_run_refuses_what_the_run_refuses(
     assert run.code == 2, run.stdout
     assert (rehearsal.code, rehearsal.document) == (run.code, run.document)
     assert not dest.exists()
+
+
+def test_a_frozen_dry_run_refuses_a_stale_lock_as_the_run_does(
+    tmp_path: Path, fleet_env: dict[str, str]
+) -> None:
+    lock = _lock(tmp_path / "nexo-plugins.lock")
+    text = lock.read_bytes()
+    (tmp_path / "nexo-plugins.toml").write_text(  # alpha no longer wanted, beta new
+        '[plugins.beta]\nsource = "oci://127.0.0.1:9/plugins/beta"\n', encoding="utf-8"
+    )
+    dest = tmp_path / "root"
+    common = ("plugin", "sync", "--lock", str(lock), "--dest", str(dest), "--frozen", "--json")
+    run = nexo(*common, env=fleet_env, in_process=True)
+    rehearsal = nexo(*common, "--dry-run", env=fleet_env, in_process=True)
+    assert (run.code, run.document["kind"]) == (1, "lock_stale"), run.stdout
+    assert (rehearsal.code, rehearsal.document) == (run.code, run.document)
+    assert sorted(rehearsal.document["stale"]) == [
+        "alpha is locked but no longer wanted", "beta is wanted but not locked",
+    ]  # fmt: skip
+    assert lock.read_bytes() == text
+    assert not dest.exists()
+
+
+def test_a_dry_run_refuses_a_malformed_source_date_epoch_as_the_run_does(
+    tmp_path: Path, fleet_env: dict[str, str]
+) -> None:
+    lock = _lock(tmp_path / "nexo-plugins.lock")
+    dest = tmp_path / "root"
+    env = {**fleet_env, "SOURCE_DATE_EPOCH": "yesterday"}  # receipts may take it
+    common = ("plugin", "sync", "--lock", str(lock), "--dest", str(dest), "--json")
+    run = nexo(*common, env=env, in_process=True)
+    rehearsal = nexo(*common, "--dry-run", env=env, in_process=True)
+    assert (run.code, run.document["kind"]) == (2, "usage"), run.stdout
+    assert "SOURCE_DATE_EPOCH" in run.document["error"]
+    assert (rehearsal.code, rehearsal.document) == (run.code, run.document)
+    assert not dest.exists()

@@ -35,3 +35,5 @@ def test_a_dry_run_without_a_lock_is_lock_stale(
         env=fleet_env, in_process=True,
     )  # fmt: skip
     assert (plain.code, plain.document["kind"]) == (result.code, result.document["kind"])
+    if flags:  # the run's own refusal, word for word: a frozen run would not resolve either
+        assert result.document == plain.document

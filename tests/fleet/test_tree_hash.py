@@ -184,3 +184,23 @@ def test_verify_lock_says_what_it_cannot_check(
     assert code == 2
     assert report["kind"] == "lock_invalid"
     assert json.loads(json.dumps(report))["ok"] is False
+
+
+def test_verify_lock_of_an_id_the_lock_does_not_name_is_refused_not_passed(
+    fleet_env: dict[str, str], synced_root: tuple[Path, Path]
+) -> None:
+    lock_file, root = synced_root
+
+    def verify(plugin_id: str) -> tuple[int, dict[str, Any]]:
+        done = nexo(
+            "plugin", "verify", plugin_id, "--lock", str(lock_file), "--dest", str(root),
+            "--json", env=fleet_env, in_process=True,
+        )  # fmt: skip
+        return done.code, done.document
+
+    code, report = verify("echo")
+    assert (code, [item["id"] for item in report["plugins"]]) == (0, ["echo"])
+    code, report = verify("ehco")  # a typo vouches for nothing: it is not an empty pass
+    assert (code, report["kind"]) == (2, "usage"), report
+    assert "ehco" in report["error"]
+    assert "echo" in report["error"]  # the ids the lock does name

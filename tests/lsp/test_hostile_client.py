@@ -398,3 +398,187 @@ def test_what_is_not_json_rpc_2_is_answered_invalid_request(
     body = json.dumps(message).encode()
     raw = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
     assert errors_then_answer(server, raw) == [(expected_id, -32600)]
+
+
+def _raw(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected_id"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 70, "method": 7}', 70),
+        (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "shutdown"}', None),
+        (b'{"jsonrpc": "2.0", "id": [71], "method": "shutdown"}', None),
+        (b'{"jsonrpc": "2.0", "id": true, "method": "shutdown"}', None),
+        (b'{"jsonrpc": "2.0", "id": 1e400, "method": "custom/x", "params": {}}', None),
+        (b'{"jsonrpc": "2.0", "id": NaN, "method": "custom/x", "params": {}}', None),
+        (b'{"jsonrpc": "2.0", "id": 72}', 72),
+        (b'{"jsonrpc": "2.0"}', None),
+        (b'{"jsonrpc": "2.0", "result": 1}', None),
+        (b'{"jsonrpc": "2.0", "method": 1, "params": "bar"}', None),
+        (b"42", None),
+        (b'"shutdown"', None),
+        (b"null", None),
+    ],
+    ids=[
+        "method-not-a-string",
+        "id-an-object",
+        "id-an-array",
+        "id-a-boolean",
+        "id-past-a-float",
+        "id-not-a-number",
+        "id-alone",
+        "version-alone",
+        "result-without-id",
+        "json-rpc-spec-example",
+        "a-number",
+        "a-string",
+        "null",
+    ],
+)
+def test_an_invalid_request_object_is_answered_invalid_request_without_traceback(
+    server: subprocess.Popen[bytes], body: bytes, expected_id: int | None
+) -> None:
+    """JSON-RPC 2.0: what is not a valid Request object (a method that is no string, an id
+    that is no string or number, neither a method nor a result) gets `-32600`, under its id
+    when that id is valid and `null` otherwise. It used to get `-32603` with a Python
+    traceback in `data`, a `window/showMessage` pop-up, or nothing at all; the session goes
+    on (the hover after it is answered) and nothing reaches the client's log window."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(_raw(body) + frame(_hover(99)))
+    server.stdin.flush()
+    answers = messages_until(server.stdout, 99)
+    assert "result" in answers[-1]
+    errors = [answer for answer in answers if "error" in answer]
+    assert [(error["id"], error["error"]["code"]) for error in errors] == [(expected_id, -32600)]
+    assert "data" not in errors[0]["error"], errors[0]
+    assert not [answer for answer in answers if answer.get("method") == "window/showMessage"]
+
+
+def test_a_method_without_params_is_answered_as_json_rpc_allows_omitting_them(
+    server: subprocess.Popen[bytes],
+) -> None:
+    """JSON-RPC 2.0: `params` MAY be omitted. A request for a method the server does not know
+    is answered `-32601` (method not found), not `-32603`; a notification the server does not
+    know is dropped quietly, not shown to the user as "Error in server"."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(
+        _raw(b'{"jsonrpc": "2.0", "method": "custom/notice"}')
+        + _raw(b'{"jsonrpc": "2.0", "id": 73, "method": "custom/question"}')
+        + frame(_hover(99))
+    )
+    server.stdin.flush()
+    answers = messages_until(server.stdout, 99)
+    assert "result" in answers[-1]
+    assert answers[:-1] == [{"jsonrpc": "2.0", "id": 73, "error": answers[0]["error"]}]
+    assert answers[0]["error"]["code"] == -32601
+
+
+def test_a_notification_with_params_of_the_wrong_shape_is_logged_not_shown(
+    server: subprocess.Popen[bytes],
+) -> None:
+    """A notification is never answered (JSON-RPC 2.0); one whose params do not fit is a
+    line in the server log, not an "Error in server" pop-up in the editor."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(
+        _raw(b'{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"x": 1}}')
+        + frame(_hover(99))
+    )
+    server.stdin.flush()
+    answers = messages_until(server.stdout, 99)
+    assert answers == [answers[-1]], answers
+    assert "result" in answers[-1]
+
+
+def test_a_nested_object_with_a_jsonrpc_key_is_data_not_a_message() -> None:
+    """`initializationOptions` is the client's own JSON: an object in it that happens to have
+    a `jsonrpc` key used to be read as a message of its own, and `initialize` was never
+    answered (the client waited for ever)."""
+    process = spawn()
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        process.stdin.write(
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "capabilities": {},
+                        "initializationOptions": {"proxy": {"jsonrpc": "2.0"}},
+                    },
+                }
+            )
+        )
+        process.stdin.flush()
+        answer = read_message(process.stdout)
+        assert answer["id"] == 1
+        assert "capabilities" in answer["result"]
+    finally:
+        process.kill()
+        process.communicate(timeout=10)
+
+
+def test_a_second_initialize_is_refused_and_the_session_keeps_its_encoding() -> None:
+    """LSP: `initialize` is sent once. A second one is answered `-32600` (as tower-lsp's
+    `Initialize` layer does, src/service/layers.rs) and changes nothing: it used to be
+    answered again and to reset the negotiated UTF-8 positions to UTF-16 under the client."""
+    process = spawn()
+    assert process.stdin is not None
+    assert process.stdout is not None
+    text = '[plugin]\nid = "wé🙂ather"\n'
+    params = {"capabilities": {"general": {"positionEncodings": ["utf-8"]}}}
+    try:
+        process.stdin.write(
+            frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+        )
+        process.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        process.stdin.write(_initialize().replace(b'"id": 1', b'"id": 2'))
+        process.stdin.write(
+            frame({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                   "params": {"textDocument": {"uri": URI, "languageId": "toml",
+                                               "version": 1, "text": text}}})
+        )  # fmt: skip
+        process.stdin.flush()
+        first = response_to(process.stdout, 1)
+        assert first["result"]["capabilities"]["positionEncoding"] == "utf-8"
+        assert response_to(process.stdout, 2)["error"]["code"] == -32600
+        published = read_message(process.stdout)
+        while published.get("method") != "textDocument/publishDiagnostics":
+            published = read_message(process.stdout)
+        [invalid_id] = [
+            item for item in published["params"]["diagnostics"] if item["code"] == "NX100"
+        ]
+        # `"wé🙂ather"` is 14 UTF-8 bytes from byte 5 (it would be 11 UTF-16 units).
+        assert invalid_id["range"] == {
+            "start": {"line": 1, "character": 5},
+            "end": {"line": 1, "character": 19},
+        }
+    finally:
+        process.kill()
+        process.communicate(timeout=10)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"jsonrpc": "2.0", "id": 74, "method": "textDocument/hover", "params": '
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}",
+    ],
+    ids=["nested-array", "nested-params"],
+)
+def test_a_body_nested_past_the_json_reader_is_a_parse_error(
+    server: subprocess.Popen[bytes], body: bytes
+) -> None:
+    """JSON nested deeper than the reader goes cannot be read: `-32700` under a null id, as
+    for a body that is not JSON (it used to pop up "Error in server: maximum recursion depth
+    exceeded" in the editor and leave the request unanswered); the session goes on."""
+    assert errors_then_answer(server, _raw(body)) == [(None, -32700)]

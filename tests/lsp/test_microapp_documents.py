@@ -188,3 +188,66 @@ def test_microapp_manifests_get_hover_and_completion_from_their_schema(
         assert "plugin.entrypoint" not in tables
 
     shared_server.run(scenario)
+
+
+def test_hover_in_microapp_files_shows_the_description_and_default(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    """Hover in a microapp's plugin.toml and in extensions.yaml tells what a key does and its
+    default, as it does in a plugin manifest (it used to show the type alone)."""
+    config = tmp_path / "config"
+    config.mkdir()
+    yaml_text = (
+        "extensions:\n  max_depth: 5\n  entries:\n    weather_app:\n"
+        "      allow_external_bind: true\n"
+    )
+
+    async def scenario(session: LspSession) -> None:
+        manifest = session.open(tmp_path / "plugin.toml", MICROAPP)
+        await session.diagnostics(manifest, version=1)
+        command = _markdown(
+            await session.hover(manifest, MICROAPP.split("\n").index('command = "python3"'), 2)
+        )
+        assert "transport.command" in command
+        assert "Program the daemon spawns" in command
+        described = _markdown(await session.hover(manifest, 1, 1))
+        assert "lowercase letter" in described
+        extensions = session.open(config / "extensions.yaml", yaml_text)
+        await session.diagnostics(extensions, version=1)
+        depth = _markdown(await session.hover(extensions, 1, 3))
+        assert "extensions.max_depth" in depth
+        assert "default `3`" in depth
+        assert "below each search path" in depth
+        bind = _markdown(await session.hover(extensions, 4, 8))
+        assert "default `false`" in bind
+        assert "127.0.0.1" in bind
+
+    shared_server.run(scenario)
+
+
+def test_every_key_of_the_microapp_schemas_is_described() -> None:
+    """Hover and taplo show a key's description: every property of the microapp manifest and
+    extensions.yaml schemas has one, as every property of the plugin manifest schema does."""
+    from nexo_pkg.lint.daemon_files import microapp_schemas
+
+    undescribed: list[str] = []
+
+    def walk(node: object, path: str) -> None:
+        if isinstance(node, dict):
+            for name, child in node.get("properties", {}).items():
+                key = f"{path}.{name}" if path else name
+                if (
+                    isinstance(child, dict)
+                    and "const" not in child
+                    and not child.get("description")
+                ):
+                    undescribed.append(key)
+                walk(child, key)
+            for variant in node.get("oneOf", []):
+                walk(variant, path)
+            if isinstance(node.get("additionalProperties"), dict):
+                walk(node["additionalProperties"], f"{path}.*")
+
+    for schema in microapp_schemas().values():
+        walk(schema, "")
+    assert undescribed == []

@@ -141,3 +141,25 @@ def test_packaged_manifest_schema_describes_the_sandbox() -> None:
 
 def test_missing_packaged_schema_is_none() -> None:
     assert packaged_navigator("no-such.schema.json") is None
+
+
+def test_keys_of_a_conditional_branch_are_known() -> None:
+    """`plugin.dashboard.layout.subdir` and `auth_check.path`/`candidates` are described in the
+    `then` of an `if kind = …` (the keys each kind adds): hover and completion know them, as
+    they know the branches of `anyOf`/`oneOf`/`allOf` (they used to know nothing of them)."""
+    navigator = packaged_navigator("nexo-plugin.schema.json")
+    assert navigator is not None
+    subdir = navigator.key_info(("plugin", "dashboard", "layout", "subdir"))
+    assert subdir is not None
+    assert subdir.description.startswith("Workspace subdirectory")
+    candidates = navigator.key_info(("plugin", "dashboard", "auth_check", "candidates"))
+    assert candidates is not None
+    assert candidates.types == ("array",)
+    assert candidates.has_default
+    auth_check = navigator.resolve(("plugin", "dashboard", "auth_check"))
+    assert auth_check is not None
+    assert {"kind", "path", "candidates"} <= set(navigator.properties(auth_check))
+    # The `if` itself is a condition, not a branch: it adds no key of its own.
+    layout = navigator.resolve(("plugin", "dashboard", "layout"))
+    assert layout is not None
+    assert set(navigator.properties(layout)) == {"kind", "subdir"}

@@ -568,3 +568,30 @@ def test_diagnostics_follow_the_nearest_lint_config(
         assert sorted(str(item.code) for item in published.diagnostics) == ["NX106", "NX113"]
 
     shared_server.run(scenario)
+
+
+def test_hover_and_completion_know_the_keys_a_kind_adds(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    """The dashboard's `layout.subdir` and `auth_check.path`/`candidates` (the keys one `kind`
+    adds, in the schema's `if`/`then`), as the whatsapp, email, telegram and browser plugins
+    write them: hover describes them and completion offers them (both used to say nothing)."""
+    text = (
+        GOOD
+        + '\n[plugin.dashboard.layout]\nkind = "workspace_walk"\nsubdir = "whatsapp"\n'
+        + '\n[plugin.dashboard.auth_check]\nkind = "session_dir_files"\n\n'
+    )
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "nexo-plugin.toml", text)
+        lines = text.split("\n")
+        subdir = await session.hover(uri, lines.index('subdir = "whatsapp"'), 2)
+        assert subdir is not None
+        assert isinstance(subdir.contents, types.MarkupContent)
+        assert "plugin.dashboard.layout.subdir" in subdir.contents.value
+        assert "Workspace subdirectory" in subdir.contents.value
+        blank = len(lines) - 2
+        keys = {item.label for item in await session.complete(uri, blank, 0)}
+        assert {"candidates", "path"} <= keys
+
+    shared_server.run(scenario)

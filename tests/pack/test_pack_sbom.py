@@ -268,3 +268,32 @@ def test_reading_a_malformed_sbom_is_one_sbom_error(data: bytes, reason: str) ->
     with pytest.raises(SbomError) as caught:
         read_sbom(data)
     assert reason in str(caught.value)
+
+
+def test_purls_follow_the_package_url_specification(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    offline_pip_env: dict[str, str],
+    make_project: ProjectFactory,
+) -> None:
+    """A ``pkg:pypi`` purl's name is lowercased with ``_`` as ``-`` and keeps its dots (the
+    purl specification's PyPI type, as packageurl-python, which cyclonedx-python-lib uses,
+    writes it): ``Zope.Event_Hub`` is ``pkg:pypi/zope.event-hub``, not PEP 503's
+    ``zope-event-hub``; scanners match the names they read this way."""
+    from packageurl import PackageURL
+
+    directory = tmp_path / "wheels"
+    build_wheel(
+        directory, "Zope.Event_Hub", "1.0", {"zope_hub/__init__.py": b""}, purelib=True,
+        tag="py3-none-any",
+    )  # fmt: skip
+    monkeypatch.setenv("PIP_FIND_LINKS", f"{directory} {offline_pip_env['PIP_FIND_LINKS']}")
+    project = make_project(requirements="zope.event-hub\n")
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH))
+    document = json.loads(_members(result.tarball.path)["sbom.cdx.json"])
+    (component,) = document["components"]
+    expected = PackageURL(type="pypi", name="Zope.Event_Hub", version="1.0").to_string()
+    assert expected == "pkg:pypi/zope.event-hub@1.0"
+    assert component["purl"] == expected
+    assert component["bom-ref"] == expected
+    assert _strict_errors(_members(result.tarball.path)["sbom.cdx.json"]) is None

@@ -61,3 +61,32 @@ def test_info_of_a_registry_version_lists_every_target(
     [targets_line] = [line for line in text.stdout.splitlines() if line.startswith("Targets:")]
     assert all(target in targets_line for target in ("noarch", LINUX, "aarch64-apple-darwin"))
     assert not (Path(fleet_env["NEXO_HOME"]) / "state" / "plugins").exists()
+
+
+def test_info_of_a_registry_repository_names_its_tags(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """A registry has no releases: its tags are what an operator picks from. ``info`` names
+    the tag of the version it shows (the highest semver tag without one asked for) and every
+    version tag of the repository, highest first."""
+    for version in ("1.0.0", "1.2.3", "1.10.0"):
+        dist = make_dist("echo", version, identity=None, targets=(LINUX,))
+        pushed = nexo(
+            "plugin", "push", str(dist), registry.ref("plugins/echo"), "--plain-http",
+            env=fleet_env, in_process=True,
+        )  # fmt: skip
+        assert pushed.code == 0, pushed.stderr
+    for reference, version in (("plugins/echo", "1.10.0"), ("plugins/echo:1.2.3", "1.2.3")):
+        shown = nexo(
+            "plugin", "info", registry.ref(reference), "--plain-http", "--json",
+            env=fleet_env, in_process=True,
+        )  # fmt: skip
+        assert shown.code == 0, shown.stderr
+        assert (shown.document["version"], shown.document["tag"]) == (version, version)
+        assert shown.document["tags"] == ["1.10.0", "1.2.3", "1.0.0"]
+        text = nexo(
+            "plugin", "info", registry.ref(reference), "--plain-http",
+            env=fleet_env, in_process=True,
+        )  # fmt: skip
+        assert f"Release:    {version}\n" in text.stdout
+        assert "Tags:       1.10.0, 1.2.3, 1.0.0\n" in text.stdout

@@ -195,8 +195,15 @@ def test_escapes(pattern: str, index: int, escaped: bool) -> None:
         ("^a\\\\z", "^a\\\\z$"),  # a backslash, then z: no anchor
         ("^a\\\\\\z", None),
         ("a|b", "^(?:a|b)$"),
-        ("^a|b$", None),
+        ("^a|b$", "^(?:^a|b$)$"),
         ("^a|b", "^(?:^a|b)$"),
+        ("^a$|^b$", None),
+        ("^a[|]b$", None),
+        ("^a[]|]b$", None),
+        ("^a[[:alpha:]|]b$", None),
+        ("^(a|b)$", None),
+        ("^a\\Q|\\Eb$", None),
+        ("^a\\Qb$", "^a\\Qb$\\E$"),
     ],
 )
 def test_anchored_forms(pattern: str, anchored: str | None) -> None:

@@ -14,7 +14,7 @@ from support.private_sigstore import PrivateSigstore
 from support.shared_fixtures import skip_unless_present
 from support.tarballs import asset_name, release_assets
 
-from .helpers import SHARED_FIXTURES, cli_env
+from .helpers import FIXTURES, SHARED_FIXTURES, VECTOR_ARTIFACT, cli_env
 
 __all__ = ["asset_host", "github_server"]
 
@@ -189,6 +189,22 @@ def test_verify_usage_errors_are_exit_2(tmp_path: Path) -> None:
                   env=cli_env(tmp_path), in_process=True)  # fmt: skip
     assert result.code == 2
     assert json.loads(result.stdout)["kind"] == "usage"
+
+
+@skip_unless_present("sigstore")
+@pytest.mark.parametrize("owner", ["trailofbits/rfc8785.py", "trailofbits/another-repo"])
+def test_verify_owner_with_a_repository_is_a_usage_error_not_the_owner_alone(
+    tmp_path: Path, owner: str
+) -> None:
+    """``--owner`` names an owner (gh's ``--owner``); ``OWNER/REPO`` there is a usage error
+    pointing at ``--repo``, never read as the owner alone with the repository dropped (which
+    would trust every repository of the owner the user meant to narrow to one)."""
+    result = nexo("plugin", "trust", "verify", str(FIXTURES / VECTOR_ARTIFACT), "--owner", owner,
+                  "--json", env=cli_env(tmp_path))  # fmt: skip
+    assert (result.code, json.loads(result.stdout)["kind"]) == (2, "usage"), result.stdout
+    assert json.loads(result.stdout)["error"] == (
+        f"--owner takes OWNER alone, not {owner!r}: for OWNER/REPO use --repo"
+    )
 
 
 @pytest.mark.parametrize(
