@@ -324,13 +324,12 @@ def fuzz(
     while time.monotonic() < end and (most is None or tally.mutants < most):
         data = mutate(rng, workspace.valid, workspace.fmt)
         tally.mutants += 1
-        workspace.file.write_bytes(data)
+        _write(workspace.file, data)
         if workspace.after_write is not None:
             workspace.after_write(data)
         for argv in workspace.commands:
             if workspace.consumed:
-                workspace.file.parent.mkdir(parents=True, exist_ok=True)
-                workspace.file.write_bytes(data)
+                _write(workspace.file, data)
             code, out, err = run(argv, workspace.env, workspace.cwd)
             tally.runs += 1
             tally.outcomes[(" ".join(argv[1:3]), code)] += 1
@@ -344,8 +343,15 @@ def fuzz(
                                                   code, out, err))  # fmt: skip
             for scratch in workspace.scratch:
                 shutil.rmtree(scratch, ignore_errors=True)
-    workspace.file.write_bytes(workspace.valid)
+    _write(workspace.file, workspace.valid)
     return tally
+
+
+def _write(path: Path, data: bytes) -> None:
+    """``data`` as ``path`` (its directory made again when a run removed it, as a replayed
+    journal's is)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
 
 
 def save(findings: Sequence[Finding], into: Path) -> None:
