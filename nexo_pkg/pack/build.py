@@ -442,6 +442,13 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
     name = asset_name(plugin_id, version, options.target)
     if out.exists() and not out.is_dir():
         raise usage_error(f"output directory {out} exists and is not a directory")
+    if read.path.name != read.shipped_name and out.resolve() == project.resolve():
+        # The copy would shadow the project's own manifest for the daemon, lint and every
+        # later pack, which would then ship it instead of the edited one.
+        raise usage_error(
+            f"--out {out} is the project itself: the manifest copy {read.shipped_name} would "
+            f"shadow its {read.path.name}; choose another directory (default: DIR/dist)"
+        )
     if out.is_symlink() and not out.exists():
         raise usage_error(
             f"output directory {out} is a symbolic link to {out.readlink()}, which does not "

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.version import SEMVER_2
-from nexo_pkg.manifest.daemon import is_valid_id
+from nexo_pkg.manifest.daemon import ID_PATTERN, is_valid_id
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.errors import io_error, layout_error, manifest_error
 from nexo_pkg.sources.api import check_member_names
@@ -68,8 +68,7 @@ def asset_name(plugin_id: str, version: str, target: str) -> str:
             else ""
         )
         raise manifest_error(
-            f"plugin.id {plugin_id!r} cannot name a tarball: it must match "
-            f"^[a-z][a-z0-9_]{{0,31}}${hyphen}"
+            f"plugin.id {plugin_id!r} cannot name a tarball: it must match {ID_PATTERN}{hyphen}"
         )
     if not SEMVER_2.match(version):
         raise manifest_error(

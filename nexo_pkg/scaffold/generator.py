@@ -305,6 +305,15 @@ def render(request: NewProject, pin: Pin | None = None) -> dict[str, str]:
     return files
 
 
+def _not_a_directory(location: Path) -> str | None:
+    """Why ``location`` cannot be made when a file stands where one of its parent directories
+    goes (mkdir would only say "File exists" or "Not a directory")."""
+    for parent in location.parents:
+        if parent.exists() or parent.is_symlink():
+            return None if parent.is_dir() else f"{parent} is a file, not a directory"
+    return None
+
+
 def create_project(request: NewProject) -> CreatedProject:
     """Create the project at ``request.dest`` (default ``./<id>``).
 
@@ -334,7 +343,9 @@ def create_project(request: NewProject) -> CreatedProject:
         staging = Path(tempfile.mkdtemp(prefix=f".{location.name}.new-", dir=location.parent))
     except OSError as exc:
         raise ScaffoldError(
-            f"cannot create {dest}: {exc.strerror}", kind="io", exit_code=EXIT_FAILURE
+            f"cannot create {dest}: {_not_a_directory(location) or exc.strerror}",
+            kind="io",
+            exit_code=EXIT_FAILURE,
         ) from exc
     moved: list[Path] = []
     try:

@@ -236,3 +236,21 @@ def test_quiet_pack_still_warns_about_a_shadowed_manifest(tmp_path: Path) -> Non
     ]
     assert (tmp_path / "dist" / "nexo-plugin.toml").is_file()
     assert not (tmp_path / "dist" / "plugin.toml").exists()
+
+
+def test_the_project_itself_as_the_output_directory_is_refused(tmp_path: Path) -> None:
+    """`--out .` in a project whose manifest is `plugin.toml` would write the release's
+    `nexo-plugin.toml` beside it, which the daemon, lint and the next pack read first: the
+    next edit of `plugin.toml` would be packed as the old manifest. Refused as `--out src` is,
+    before anything is written."""
+    create_project(NewProject("demo", dest=tmp_path / "demo"))
+    project = tmp_path / "demo"
+    before = sorted(str(p.relative_to(project)) for p in project.rglob("*"))
+    for out in (".", str(project), "src/.."):
+        completed = nexo("plugin", "pack", "--out", out, "--json", cwd=project)
+        assert completed.code == 2, completed.stderr
+        assert json.loads(completed.stdout)["kind"] == "usage"
+        assert completed.stderr.startswith("error: ")
+        assert "nexo-plugin.toml" in completed.stderr
+        assert len(completed.stderr.splitlines()) == 1
+    assert sorted(str(p.relative_to(project)) for p in project.rglob("*")) == before

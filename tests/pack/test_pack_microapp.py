@@ -3,10 +3,13 @@ go into the tarball."""
 
 from __future__ import annotations
 
+import json
+import re
 import tarfile
 from pathlib import Path
 
 import pytest
+from support.cli import clean_env, nexo
 
 from nexo_pkg.pack.build import PackOptions, pack
 from nexo_pkg.pack.errors import PackError
@@ -65,3 +68,33 @@ def test_a_hyphenated_microapp_id_is_refused_with_the_reason(tmp_path: Path) -> 
     assert "microapp id may hold `-`" in str(caught.value)
     assert "'greeter_bot'" in str(caught.value)
     assert not out.exists()
+
+
+def test_the_rule_a_hyphenated_id_is_refused_by_is_the_one_its_fix_passes(tmp_path: Path) -> None:
+    """A 40-character microapp id with a `-`: the one line states the id rule pack applies
+    (ids up to the daemon's 64 characters), which the suggested id meets, and that id packs."""
+    project = microapp(tmp_path)
+    hyphenated = "greeter" + "-x" * 16 + "y"
+    assert len(hyphenated) == 40
+    fixed = hyphenated.replace("-", "_")
+
+    def rename(old: str, new: str) -> None:
+        for name in ("plugin.toml", "nexo-plugin.toml"):
+            path = project / name
+            path.write_text(path.read_text("utf-8").replace(f'id = "{old}"', f'id = "{new}"'))
+
+    rename("greeter", hyphenated)
+    refused = nexo("plugin", "pack", "--json", cwd=project, env=clean_env())
+    assert refused.code == 1, refused.stderr
+    document = json.loads(refused.stdout)
+    assert document["kind"] == "manifest_invalid"
+    rule = re.search(r"it must match (\S+)", document["error"])
+    assert rule is not None
+    assert f"{fixed!r}" in document["error"]
+    assert re.fullmatch(rule.group(1), fixed)
+    assert not (project / "dist").exists()
+
+    rename(hyphenated, fixed)
+    packed = nexo("plugin", "pack", "--json", cwd=project, env=clean_env())
+    assert packed.code == 0, packed.stderr
+    assert json.loads(packed.stdout)["id"] == fixed

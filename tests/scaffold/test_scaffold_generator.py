@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 
 from nexo_pkg import __version__
 from nexo_pkg.core.errors import NexoError
@@ -501,3 +502,20 @@ def test_force_into_a_tree_in_the_way_is_refused_before_anything_is_written(
     assert str(dest / (directory or file or "")) in error.message
     assert sorted(str(path.relative_to(dest)) for path in dest.rglob("*")) == before
     assert [path.name for path in tmp_path.iterdir()] == ["out"]
+
+
+@pytest.mark.parametrize("below", [("demo",), ("deeper", "demo")])
+def test_a_file_where_a_parent_directory_goes_is_named(
+    tmp_path: Path, below: tuple[str, ...]
+) -> None:
+    """`new --dest notes.txt/demo`: the one line says which path is a file, not mkdir's bare
+    "File exists" or "Not a directory"; nothing is written."""
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("mine\n")
+    completed = nexo("plugin", "new", "demo", "--dest", Path("notes.txt", *below), cwd=tmp_path)
+    assert completed.code == 1, completed.stderr
+    assert completed.stderr.splitlines()[-1] == (
+        f"error: cannot create {Path('notes.txt', *below)}: {blocker} is a file, not a directory"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    assert blocker.read_text() == "mine\n"
