@@ -189,6 +189,10 @@ def run_sync(request: SyncRequest) -> int:
             raise
         codes.append(0 if result.ok else 1)
         defer_signals()  # the outcome is printed whole, then a signal is answered
+        if json_output:  # on stderr as without --json, where show() says them
+            for item in result.outcomes:
+                if item.action == "failed":
+                    _say_failure(item)
         return _warned(result)
 
     def show(result: SyncResult) -> None:
@@ -199,9 +203,7 @@ def run_sync(request: SyncRequest) -> int:
             note(f"Locked {lock_file} again: {fleet_api.WANTED_NAME} had changed.")
         for item in result.outcomes:
             if item.action == "failed":
-                # An error: said with --quiet too.
-                sys.stderr.write(printable(f"error: {item.plugin_id}: {item.error} [{item.kind}]"))
-                sys.stderr.write("\n")
+                _say_failure(item)  # an error: said with --quiet too
             elif item.action != "unchanged":
                 note(_outcome_line(item))
         changed = sum(item.action not in {"unchanged", "failed"} for item in result.outcomes)
@@ -224,6 +226,12 @@ def run_sync(request: SyncRequest) -> int:
         if not codes or not silence_left_readers():
             raise
         return codes[0]
+
+
+def _say_failure(item: PluginOutcome) -> None:
+    """The ``error:`` line of a plugin the sync failed on."""
+    sys.stderr.write(printable(f"error: {item.plugin_id}: {item.error} [{item.kind}]"))
+    sys.stderr.write("\n")
 
 
 def _warned(result: SyncResult) -> SyncResult:

@@ -198,6 +198,12 @@ class ErrorKind(StrEnum):
         EXIT_FAILURE,
         "`--frozen`: the lock file no longer matches the wanted set.",
     )
+    SYNC_FAILED = (
+        "sync_failed",
+        EXIT_FAILURE,
+        "`sync --json`: some plugins failed (each one's own kind is in `plugins`); the others "
+        "were synced.",
+    )
     WANTED_INVALID = (
         "wanted_invalid",
         EXIT_USAGE,

@@ -160,6 +160,13 @@ def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonCon
                 "directory; the daemon skips it, and so does nexo-pkg"
             )
             continue
+        if "\x00" in expanded:
+            # Canonicalising it fails as for an empty one (no path holds a NUL byte).
+            warnings.append(
+                f"{path}: search path {item!r} holds a NUL byte, which names no directory; "
+                "the daemon skips it, and so does nexo-pkg"
+            )
+            continue
         if expanded.startswith("~"):
             warnings.append(
                 f"{path}: search path {item!r} starts with `~`, which the daemon does not "

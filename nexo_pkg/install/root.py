@@ -174,8 +174,13 @@ _DIR_FLAGS = os.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXE
 
 def _spot(relative: Any) -> _Spot:
     """A journal entry's path as directories and a name under the root; ``ValueError`` for
-    anything that would leave the root."""
-    if not isinstance(relative, str) or not relative or relative.startswith("/"):
+    anything that would leave the root, or that no file system can hold (a NUL)."""
+    if (
+        not isinstance(relative, str)
+        or not relative
+        or relative.startswith("/")
+        or "\x00" in relative
+    ):
         raise ValueError(f"bad path {relative!r}")
     parts = Path(relative).parts
     if any(part in {"", ".", ".."} for part in parts):

@@ -136,6 +136,26 @@ def test_an_empty_search_path_is_skipped_never_the_working_directory(
     assert list(work.iterdir()) == []
 
 
+def test_a_search_path_holding_a_nul_byte_is_skipped(tmp_path: Path) -> None:
+    """``"\\0"`` in a double-quoted YAML string (found by tests/fuzz/test_fuzz_files.py) names
+    no directory: skipped with a warning, as an empty path is, by every command that reads the
+    search paths, never an internal error."""
+    other = tmp_path / "second"
+    config = _config(tmp_path, f'discovery:\n  search_paths: ["/tmp/a\\0b", "{other}"]\n')
+    env = _env(tmp_path)
+    listed = plugin("list", "--json", "--config", config, env=env)
+    assert listed.code == 0, listed.stderr
+    assert listed.document["roots"] == [str(other)]
+    assert "holds a NUL byte" in listed.stderr
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    installed = plugin("install", tarball, "--yes", "--json", "--config", config, env=env)
+    assert installed.code == 0, installed.stderr
+    assert installed.document["path"] == str(other / "hello-1.0.0")
+    for command in ("disable", "enable"):
+        switched = plugin(command, "hello", "--yes", "--json", "--config", config, env=env)
+        assert switched.code == 0, switched.stderr
+
+
 def _two_roots(tmp_path: Path) -> tuple[Path, Path, Path]:
     first, second = tmp_path / "first", tmp_path / "second"
     config = _config(tmp_path, f"discovery:\n  search_paths: ['{first}', '{second}']\n")

@@ -325,7 +325,7 @@ def test_quiet_keeps_the_failure(case: str, world: World) -> None:
 
 @pytest.mark.parametrize("case", [case for case, row in CASES.items() if row[3]])
 def test_json_prints_one_failure_document(case: str, world: World) -> None:
-    _, code, _, _, kind = CASES[case]
+    _, code, said, _, kind = CASES[case]
     result = _script([*_args(case, world), "--json"], world)
     assert result.code == code, result
     document = json.loads(result.stdout)  # one document and nothing else
@@ -337,6 +337,8 @@ def test_json_prints_one_failure_document(case: str, world: World) -> None:
     assert document["ok"] is False, document
     if kind is not None:
         assert document["kind"] == kind, document
+        # An error is said on stderr too, as without --json (a partly failed sync included).
+        assert re.search(said, result.stderr, re.MULTILINE), result.stderr
 
 
 def _json_commands(option: str) -> list[tuple[str, ...]]:

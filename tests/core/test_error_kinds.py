@@ -289,7 +289,42 @@ def kind_uses(root: Path = PACKAGE) -> list[KindUse]:
                 )
             if (kind := _string(_failure_kind(node))) is not None:
                 uses.append(KindUse(kind, line, "document", "--json", True))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                uses.extend(
+                    KindUse(kind, f"{where}:{at}", "document", "--json", True)
+                    for kind, at in _kinds_set_with_an_error(node)
+                )
     return uses
+
+
+def _kinds_set_with_an_error(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> list[tuple[str, int]]:
+    """The kinds a failure document is given item by item (``document["kind"] = K`` where the
+    same function sets ``document["error"]``): a report's ``kind`` without an error is none."""
+
+    def assigned(node: ast.AST, key: str) -> tuple[str, ast.expr] | None:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Name)
+                and isinstance(target.slice, ast.Constant)
+                and target.slice.value == key
+            ):
+                return target.value.id, node.value
+        return None
+
+    nodes = list(ast.walk(function))
+    with_errors = {found[0] for node in nodes if (found := assigned(node, "error")) is not None}
+    kinds: list[tuple[str, int]] = []
+    for node in nodes:
+        found = assigned(node, "kind")
+        if found is not None and found[0] in with_errors:
+            kind = _string(found[1])
+            if kind is not None:
+                kinds.append((kind, getattr(node, "lineno", 0)))
+    return kinds
 
 
 @pytest.fixture(scope="module")

@@ -96,6 +96,32 @@ def test_a_journal_through_a_planted_link_moves_no_plugin_out(tmp_path: Path) ->
     assert [item["id"] for item in listed.document["plugins"]] == ["hello"]
 
 
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"final": "a\x00b", "staged": "x", "moves": []},
+        {"final": "hello-1.0.0", "staged": ".nexo/\x00", "moves": []},
+        {"final": "x", "staged": "y", "moves": [["hello-1.0.0", ".nexo/\x00"]]},
+    ],
+    ids=["final", "staged", "moves"],
+)
+def test_a_journal_naming_a_path_with_a_nul_is_not_ours(
+    tmp_path: Path, record: dict[str, object]
+) -> None:
+    """A path no file system can hold (found by tests/fuzz/test_fuzz_files.py) is a journal
+    nexo-pkg never wrote: passed over and removed, as a torn one is, never an internal error."""
+    root = _installed_root(tmp_path)
+    _plant_journal(root, record)
+    listed = _listed(root, tmp_path)
+    assert listed.exit_code == 0, listed.stderr
+    assert [item["id"] for item in listed.document["plugins"]] == ["hello"]
+    assert listed.stderr.count("error") == 0, listed.stderr
+    assert (root / "hello-1.0.0" / ".nexo-install.json").is_file()
+    assert not (root / ".nexo" / "journal").exists() or not any(
+        (root / ".nexo" / "journal").iterdir()
+    )
+
+
 # -- FIFOs, links and directories where a file is opened --------------------------------------
 
 
