@@ -69,6 +69,11 @@ def test_a_newest_release_that_excludes_the_daemon_needs_nexo(
     )
     # Each newer release's manifest asset is read beside its release document: no tarball.
     assert _requests(server) == sorted(LATEST + MANIFESTS)
+    # The run after: the release documents asked with their ETag, the manifests kept.
+    code, again, _ = nexo("plugin", "outdated", "--nexo-version", "0.2.1")
+    assert (code, again) == (0, out)
+    assert all("if-none-match" in r.headers for r in server.requests)
+    assert _requests(server) == LATEST
 
     # hello alone has nothing upgrade would install: --exit-code does not count it.
     code, out, _ = nexo("plugin", "outdated", "hello", "--nexo-version", "0.2.1", "--exit-code")
