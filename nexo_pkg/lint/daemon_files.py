@@ -3,7 +3,8 @@
 ``extensions.yaml`` is checked against ``ExtensionsConfigFile`` of the daemon's config crate
 (``crates/config/src/types/extensions.rs``, every struct ``deny_unknown_fields``; the loader
 drops a top-level ``schema_version`` and propagates any other error, so the daemon does not
-start). ``agents.yaml`` (and ``agents.d/*.yaml``) only for its microapp keys. ``${...}``
+start). ``agents.yaml`` (and ``agents.d/*.yaml``) for its top, each agent's keys
+(``AgentConfig``, ``crates/config/src/types/agents.rs``) and its microapp keys. ``${...}``
 placeholders are found and resolved as the loader does (``crates/config/src/env.rs``).
 
 Cross-file checks compare the files with the microapps the daemon discovers and their
@@ -194,10 +195,13 @@ AGENT_FIELDS = frozenset(
 )
 """The keys of ``AgentConfig`` (``crates/config/src/types/agents.rs:28-367``:
 ``deny_unknown_fields``, no alias, rename or flatten)."""
-AGENT_REQUIRED = ("id",)
-"""Fields of ``AgentConfig`` without ``#[serde(default)]`` that lint requires: ``id``
-(``agents.rs:31``). ``model`` (``agents.rs:38``) is required by the daemon too and not yet
-checked here."""
+AGENT_REQUIRED = ("id", "model")
+"""The fields of ``AgentConfig`` without ``#[serde(default)]``: ``id`` (``agents.rs:31``) and
+``model`` (``agents.rs:38``, a ``ModelConfig {provider, model}``)."""
+_AGENT_REQUIRED_HELP = {
+    "id": "give the agent its `id:`",
+    "model": "give the agent its `model: {provider: ..., model: ...}` (both strings)",
+}
 _AGENT_KEY_HINTS = {
     "extensions": "delete it: every agent gets the tools of every loaded microapp; per-agent "
     "settings go to `extensions_config`",
@@ -984,7 +988,7 @@ def _check_agent_keys(findings: Findings, data: Any, *, drop_in: bool) -> None:
                     "NX221",
                     path,
                     f"`{format_key_path((*path, key))}` is missing: {refused} and does not start",
-                    f"add `{key}:` to the agent",
+                    _AGENT_REQUIRED_HELP[key],
                     part="key",
                 )
 

@@ -285,7 +285,7 @@ _RULES: tuple[Rule, ...] = (
         "a string), lists of strings, mappings (a null is an empty one), durations with a unit "
         "(`30s`, `1.5s`); and the keys the daemon requires (`extensions:` at the top of "
         "`extensions.yaml`, `agents:` at the top of `agents.yaml` and of each drop-in, `id` "
-        "in each agent).",
+        "and `model` in each agent).",
         why="serde refuses the file and the daemon does not start.",
         example="extensions:\n  max_depth: -1\n",
         fix="Write the value with the expected type: `max_depth: 3`.",
@@ -401,7 +401,8 @@ _RULES: tuple[Rule, ...] = (
         what="Reports every `extensions_config` of an agent in `agents.yaml`.",
         why="The daemon accepts the key but no code passes it on: the `initialize` request "
         "carries only `agent_version` and `extension_id`.",
-        example="agents:\n  - id: ana\n    extensions_config:\n      weather: {region: bogota}\n",
+        example="agents:\n  - id: ana\n    model: {provider: minimax, model: m}\n"
+        "    extensions_config:\n      weather: {region: bogota}\n",
         fix="Give the microapp its settings through its own configuration file or "
         "environment until the daemon delivers them.",
         beyond_daemon=True,
@@ -428,7 +429,8 @@ _RULES: tuple[Rule, ...] = (
         why="The daemon reads a drop-in straight into its types, where `extensions_config` is a "
         "map: the second definition silently replaces the first (in `agents.yaml`, read "
         "through a YAML value first, the same is an error).",
-        example="agents:\n  - id: ana\n    extensions_config:\n      weather: {region: a}\n"
+        example="agents:\n  - id: ana\n    model: {provider: minimax, model: m}\n"
+        "    extensions_config:\n      weather: {region: a}\n"
         "      weather: {region: b}\n",
         fix="Keep one definition of each id.",
         beyond_daemon=True,

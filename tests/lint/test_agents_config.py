@@ -95,6 +95,20 @@ def test_an_agent_without_its_id_is_an_error(tmp_path: Path, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_an_agent_without_its_model_is_an_error(tmp_path: Path, name: str) -> None:
+    """`model: ModelConfig` has no `#[serde(default)]` (agents.rs:38): "missing field
+    `model`"."""
+    project(tmp_path, None, companion="")
+    code, [diagnostic] = _diagnostics(tmp_path, name, "agents:\n  - id: ana\n    plugins: []\n")
+    assert code == 1
+    assert (diagnostic["code"], diagnostic["severity"]) == ("NX221", "error")
+    assert diagnostic["key_path"] == "agents[0]"
+    assert diagnostic["range"]["start"] == {"line": 2, "column": 5}
+    assert diagnostic["message"].startswith("`agents[0].model` is missing: the daemon refuses ")
+    assert "model: {provider: ..., model: ...}" in diagnostic["help"]
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_agents_the_daemon_loads_pass(tmp_path: Path, name: str) -> None:
     """load_test.rs `happy_path` (:113-118) and `defaults_applied` (:264-282, an agent of only
     `id` and `model`) load."""
