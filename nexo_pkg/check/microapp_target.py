@@ -230,8 +230,11 @@ def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
             "`nexo plugin lint --config` shows every problem"
         )
     # `extensions:` is the file's one top-level key (`types/extensions.rs:9-12`).
-    section = parsed.data.get("extensions") if isinstance(parsed.data, dict) else None
-    not_loaded = _not_loaded(section, target.extension_id, path)
+    # Judged on the file as the daemon reads it, its `${VAR}` placeholders substituted.
+    from nexo_pkg.lint.daemon_files import extension_skipped  # noqa: PLC0415
+
+    skipped = extension_skipped(path.parent, target.extension_id)
+    not_loaded = f"{path} {skipped}, so the daemon never spawns this microapp" if skipped else None
     grant = parsed.data
     for key in ("extensions", "entries", target.extension_id, "capabilities_grant"):
         grant = grant.get(key) if isinstance(grant, dict) else None
@@ -248,22 +251,3 @@ def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
     return AdminGrants(
         names, f"entries.{target.extension_id}.capabilities_grant of {path}", not_loaded
     )
-
-
-def _not_loaded(section: object, extension_id: str, path: Path) -> str | None:
-    """Why the daemon configured by ``section`` (``extensions:`` of ``path``) never spawns
-    ``extension_id``: the extension system is off (``src/main.rs:6531-6534``), or discovery
-    drops the id as ``disabled`` or for not being on a non-empty ``allowlist``
-    (``discovery.rs:329-360``); None when it loads."""
-    if not isinstance(section, dict):
-        return None
-    disabled, allowlist = section.get("disabled"), section.get("allowlist")
-    if section.get("enabled") is False:
-        why = "sets `enabled: false`: the extension system is off"
-    elif isinstance(disabled, list) and extension_id in disabled:
-        why = f"lists {extension_id!r} under `disabled`"
-    elif isinstance(allowlist, list) and allowlist and extension_id not in allowlist:
-        why = f"has an `allowlist` without {extension_id!r}"
-    else:
-        return None
-    return f"{path} {why}, so the daemon never spawns this microapp"

@@ -62,6 +62,7 @@ __all__ = [
     "DiscoveredMicroapp",
     "config_kind",
     "daemon_config_files",
+    "extension_skipped",
     "lint_config_text",
     "microapp_schemas",
     "unreadable_config_files",
@@ -551,6 +552,25 @@ class _Extensions:
     allowlist: tuple[str, ...]
     entries: Mapping[str, Any]
 
+    def skips(self, extension_id: str) -> str | None:
+        """Why the daemon never spawns ``extension_id``: the extension system is off
+        (``src/main.rs:6531-6534``), or discovery drops the id as ``disabled`` or for not
+        being on a non-empty ``allowlist`` (``discovery.rs:329-360``); None when it loads."""
+        if not self.enabled:
+            return "sets `enabled: false`: the extension system is off"
+        if extension_id in self.disabled:
+            return f"lists {extension_id!r} under `disabled`"
+        if self.allowlist and extension_id not in self.allowlist:
+            return f"has an `allowlist` without {extension_id!r}"
+        return None
+
+
+def extension_skipped(directory: Path, extension_id: str) -> str | None:
+    """Why the daemon configured by ``directory``'s ``extensions.yaml``, read as its loader
+    reads it (placeholders substituted, nulls as defaults), never spawns ``extension_id``
+    (:meth:`_Extensions.skips`); None when it loads it or the file cannot be read."""
+    return _extensions_settings(_extensions_data(directory)).skips(extension_id)
+
 
 def _strings(value: Any, default: tuple[str, ...]) -> tuple[str, ...]:
     if not isinstance(value, list):
@@ -809,12 +829,7 @@ def _check_extensions(
     for listing in ("disabled", "allowlist"):
         for index, name in enumerate(getattr(settings, listing)):
             _no_microapp(findings, (*base, listing, index), name, known, f"`{listing}` id")
-    loaded = [
-        app
-        for app in microapps
-        if app.manifest.id not in settings.disabled
-        and (not settings.allowlist or app.manifest.id in settings.allowlist)
-    ]
+    loaded = [app for app in microapps if settings.skips(app.manifest.id) is None]
     declaring = [
         (app.companion.id or app.manifest.id, app.companion)
         for app in loaded

@@ -638,6 +638,37 @@ def test_a_microapp_the_daemons_config_does_not_load_is_a_warning(
     assert "discovery" not in statuses(document)
 
 
+@pytest.mark.parametrize(
+    ("extensions", "why"),
+    [
+        ("enabled: ${NEXO_TEST_EXTENSIONS_ON:-false}", "enabled: false"),
+        ('disabled: ["${NEXO_TEST_SKIPPED}"]', "disabled"),
+        ('allowlist: ["${NEXO_TEST_ONLY:-other}"]', "allowlist"),
+    ],
+)
+def test_a_microapp_the_substituted_config_does_not_load_is_a_warning(
+    tmp_path: Path, extensions: str, why: str
+) -> None:
+    """The daemon substitutes every `${VAR}` of extensions.yaml before it reads the file
+    (as `nexo plugin lint --config` does): what the substituted file keeps from loading is
+    judged as when it is written out."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text(f"extensions:\n  {extensions}\n", encoding="utf-8")
+    root = scripted_microapp(tmp_path / "ok", "ok")
+    env = {"NEXO_TEST_SKIPPED": "scripted"}
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path, env=env)
+    assert code == 0, document
+    assert statuses(document)["discovery"] == "warn"
+    assert why in detail(document, "discovery")
+    assert "never spawns" in detail(document, "discovery")
+    loaded = {"NEXO_TEST_SKIPPED": "other", "NEXO_TEST_EXTENSIONS_ON": "true"}
+    loaded["NEXO_TEST_ONLY"] = "scripted"
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path, env=loaded)
+    assert code == 0, document
+    assert "discovery" not in statuses(document)
+
+
 # -- the decoders, against the daemon's serde types ------------------------------------------
 
 
