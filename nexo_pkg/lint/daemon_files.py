@@ -63,6 +63,7 @@ __all__ = [
     "config_kind",
     "daemon_config_files",
     "extension_skipped",
+    "extensions_as_read",
     "lint_config_text",
     "microapp_schemas",
     "unreadable_config_files",
@@ -565,11 +566,18 @@ class _Extensions:
         return None
 
 
-def extension_skipped(directory: Path, extension_id: str) -> str | None:
-    """Why the daemon configured by ``directory``'s ``extensions.yaml``, read as its loader
-    reads it (placeholders substituted, nulls as defaults), never spawns ``extension_id``
-    (:meth:`_Extensions.skips`); None when it loads it or the file cannot be read."""
-    return _extensions_settings(_extensions_data(directory)).skips(extension_id)
+def extensions_as_read(text: str) -> YamlDocument:
+    """``extensions.yaml``'s ``text`` as the daemon's loader reads it: its placeholders
+    substituted before it is parsed (:func:`_substituted`; one that cannot be resolved here
+    is kept as written), its problems where ``text`` holds them."""
+    return _substituted(parse_yaml(text), stand_ins=True)
+
+
+def extension_skipped(document: YamlDocument, extension_id: str) -> str | None:
+    """Why the daemon configured by ``document`` (:func:`extensions_as_read`) never spawns
+    ``extension_id`` (:meth:`_Extensions.skips`, nulls read as defaults); None when it
+    loads it."""
+    return _extensions_settings(_read_extensions(document)).skips(extension_id)
 
 
 def _strings(value: Any, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -602,8 +610,7 @@ def _extensions_data(directory: Path) -> Any:
         raw = read_capped_bytes(directory / EXTENSIONS_FILE, MAX_CONFIG_BYTES)
     except (OSError, FileTooLargeError):
         return None
-    document = parse_yaml(raw.decode("utf-8", errors="replace"))
-    return _read_extensions(_substituted(document, stand_ins=True))
+    return _read_extensions(extensions_as_read(raw.decode("utf-8", errors="replace")))
 
 
 def _read_extensions(read: YamlDocument) -> Any:

@@ -643,6 +643,8 @@ def test_a_microapp_the_daemons_config_does_not_load_is_a_warning(
     [
         ("enabled: ${NEXO_TEST_EXTENSIONS_ON:-false}", "enabled: false"),
         ('disabled: ["${NEXO_TEST_SKIPPED}"]', "disabled"),
+        # No YAML as written (a `{` in a flow list): the daemon parses the substituted text.
+        ("disabled: [other, ${NEXO_TEST_SKIPPED}]", "disabled"),
         ('allowlist: ["${NEXO_TEST_ONLY:-other}"]', "allowlist"),
     ],
 )
