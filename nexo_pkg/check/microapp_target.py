@@ -23,6 +23,7 @@ from typing import Any
 from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.core.errors import EXIT_USAGE, ConfigError, NexoError
 from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.lint.yaml_source import parse_yaml
 from nexo_pkg.manifest.microapp import (
     COMPANION_MANIFEST_NAME,
     MICROAPP_MANIFEST_NAME,
@@ -218,19 +219,21 @@ def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
         raw = read_config_bytes(path, _MAX_CONFIG_BYTES)
     except OSError as error:
         raise ConfigError(f"cannot read {path}: {error.strerror or error}") from error
-    # As the daemon reads it: its `${VAR}` placeholders substituted, then parsed.
     from nexo_pkg.lint.daemon_files import extension_skipped, extensions_as_read  # noqa: PLC0415
 
     try:
-        parsed = extensions_as_read(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ConfigError(f"{path} is not UTF-8 text") from error
-    if parsed.problems:
-        problem = parsed.problems[0]
-        raise ConfigError(
-            f"{path}:{problem.span.start.line}: not valid YAML: {problem.message}; "
-            "`nexo plugin lint --config` shows every problem"
-        )
+    # The daemon's schema migration step reads the file as written, then its loader reads it
+    # with its `${VAR}` placeholders substituted: both must be YAML, and the second is used.
+    for parsed in (parse_yaml(text), extensions_as_read(text)):
+        if parsed.problems:
+            problem = parsed.problems[0]
+            raise ConfigError(
+                f"{path}:{problem.span.start.line}: not valid YAML: {problem.message}; "
+                "`nexo plugin lint --config` shows every problem"
+            )
     # `extensions:` is the file's one top-level key (`types/extensions.rs:9-12`).
     skipped = extension_skipped(parsed, target.extension_id)
     not_loaded = f"{path} {skipped}, so the daemon never spawns this microapp" if skipped else None

@@ -643,8 +643,6 @@ def test_a_microapp_the_daemons_config_does_not_load_is_a_warning(
     [
         ("enabled: ${NEXO_TEST_EXTENSIONS_ON:-false}", "enabled: false"),
         ('disabled: ["${NEXO_TEST_SKIPPED}"]', "disabled"),
-        # No YAML as written (a `{` in a flow list): the daemon parses the substituted text.
-        ("disabled: [other, ${NEXO_TEST_SKIPPED}]", "disabled"),
         ('allowlist: ["${NEXO_TEST_ONLY:-other}"]', "allowlist"),
     ],
 )
@@ -669,6 +667,21 @@ def test_a_microapp_the_substituted_config_does_not_load_is_a_warning(
     code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path, env=loaded)
     assert code == 0, document
     assert "discovery" not in statuses(document)
+
+
+def test_a_placeholder_that_is_no_yaml_as_written_stays_a_config_error(tmp_path: Path) -> None:
+    """The daemon's schema migration step reads extensions.yaml as written, before the
+    loader substitutes `${...}` (docs/microapps.md, NX222): `[other, ${X}]` stops its boot
+    whatever X holds, so check refuses the file as lint does."""
+    config = tmp_path / "config"
+    config.mkdir()
+    extensions = "extensions:\n  disabled: [other, ${NEXO_TEST_SKIPPED}]\n"
+    (config / "extensions.yaml").write_text(extensions, encoding="utf-8")
+    root = scripted_microapp(tmp_path / "ok", "ok")
+    env = {"NEXO_TEST_SKIPPED": "scripted"}
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path, env=env)
+    assert (code, document["kind"]) == (2, "config")
+    assert "extensions.yaml:2: not valid YAML" in document["error"]
 
 
 # -- the decoders, against the daemon's serde types ------------------------------------------
