@@ -372,6 +372,24 @@ def test_an_optional_capability_denied_is_a_warning(tmp_path: Path) -> None:
     assert document["microapp"]["admin"]["granted"] == ["agents_crud"]
 
 
+def test_a_grant_written_as_a_placeholder_is_read_substituted(tmp_path: Path) -> None:
+    """The daemon's loader substitutes `${...}` before serde reads the grants."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text(
+        "extensions:\n  entries:\n    scripted:\n"
+        '      capabilities_grant: ["${NEXO_TEST_GRANT}"]\n',
+        encoding="utf-8",
+    )
+    root = scripted_microapp(
+        tmp_path / "admin", "ok", companion=companion("scripted", required=("agents_crud",))
+    )
+    env = {"NEXO_TEST_GRANT": "agents_crud"}
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path, env=env)
+    assert code == 0, document
+    assert document["microapp"]["admin"]["granted"] == ["agents_crud"]
+
+
 def test_a_granted_echo_is_answered_as_the_dispatcher_does(tmp_path: Path) -> None:
     code, document = check_granted_echo(tmp_path, "admin", "nexo/admin/echo")
     assert code == 0, document
