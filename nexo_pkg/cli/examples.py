@@ -91,6 +91,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "outdated": (
         ("nexo plugin outdated", "what has a newer release"),
         ("nexo plugin outdated --exit-code", "exit 1 when something is outdated (cron, CI)"),
+        ("nexo plugin outdated --nexo-version 0.4.2", "hold newer versions to that daemon"),
     ),
     "rollback": (
         ("nexo plugin rollback weather --dry-run", "say what would be put back"),

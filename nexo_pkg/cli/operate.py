@@ -96,7 +96,9 @@ class _Lookups:
                 with self.guard:
                     self.limited.setdefault(receipt.source, error)
             raise
-        return install_api.LatestVersion(offered.version, offered.label)
+        return install_api.LatestVersion(
+            offered.version, offered.label, read_manifest=lambda: offered.manifest
+        )
 
     def settled(self, entries: list[OutdatedEntry]) -> list[OutdatedEntry]:
         """``entries`` with every rate-limit answer of one kind of source replaced by the
@@ -119,6 +121,7 @@ _STATUS_WORDS = {
     "ahead": "newer than the source",
     "pinned": "pinned to its tag",
     "held": "held (see unhold)",
+    "incompatible": "needs nexo",
     "local": "local file: not checked",
     "failed": "could not check",
 }
@@ -132,10 +135,20 @@ def _render(entries: list[OutdatedEntry]) -> None:
     for entry in entries:
         latest = entry.latest.version if entry.latest else "-"
         status = _STATUS_WORDS[entry.status]
+        if entry.needs is not None:
+            status = f"{status} {entry.needs}"
         row = (
             f"{entry.plugin_id:<24} {entry.installed:<12} {latest:<12} {status:<22} {entry.source}"
         )
         result_line(printable(row))
+        if entry.needs is not None and entry.daemon is not None:
+            say(
+                f"  {printable(entry.plugin_id)}: {entry.latest.version if entry.latest else ''} "
+                f"needs a daemon matching min_nexo_version `{printable(entry.needs)}`; the daemon "
+                f"is {printable(entry.daemon.version)} ({entry.daemon.source}): upgrade installs "
+                f"the newest older version that admits it if one is newer than {entry.installed}, "
+                "else refuses (incompatible)"
+            )
         if entry.error is not None and entry.error.kind != "rate_limited":
             # An error, shown with --quiet too.
             sys.stderr.write(
@@ -508,6 +521,16 @@ def outdated_command(
     timeout: TimeoutOption = None,
     registry_config: RegistryConfigOption = None,
     plain_http: PlainHttpOption = False,
+    nexo_version: Annotated[
+        str | None,
+        typer.Option(
+            "--nexo-version",
+            metavar="VERSION",
+            help="Version of the daemon the plugins are for (default: NEXO_DAEMON_VERSION): a "
+            "newer version whose manifest's min_nexo_version excludes it is shown as \"needs "
+            'nexo REQ", not outdated, as upgrade does not install it.',
+        ),
+    ] = None,
     exit_code: Annotated[
         bool,
         typer.Option(
@@ -534,7 +557,11 @@ def outdated_command(
     named or `nexo plugin unhold` releases it, so --exit-code does not count it. --jobs
     sources are asked at a time over kept-alive connections; a release document asked
     before is asked again with its ETag (If-None-Match), and a 304 reuses the answer
-    kept beside the blob cache.
+    kept beside the blob cache. With the daemon's version (--nexo-version or
+    NEXO_DAEMON_VERSION), a newer version is also held to its manifest's
+    min_nexo_version (one more request for its manifest asset where its version was read
+    from tarball names): one that excludes the daemon is "needs nexo REQ", not counted
+    by --exit-code, and a line says what upgrade does instead.
     Exit codes: 0 (with --exit-code: 0 nothing outdated, 1 something is); 1 a source
     could not be checked; 2 usage or configuration error.
     """
@@ -542,6 +569,7 @@ def outdated_command(
     def run() -> list[OutdatedEntry]:
         from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
 
+        daemon = install_api.daemon_version(nexo_version)
         roots = _roots(dest, config)
         for plugin_id in plugin_ids or ():
             _holding(roots, plugin_id)  # a mistyped id gets the closest installed ones
@@ -561,14 +589,14 @@ def outdated_command(
             lookups = _Lookups(context)
             found = lookups.settled(install_api.outdated(
                 roots, plugin_ids or (), lookups.lookup,
-                jobs=checked_jobs(jobs), prepare=lookups.prepare,
+                jobs=checked_jobs(jobs), prepare=lookups.prepare, daemon=daemon,
             ))  # fmt: skip
         return [
             # A held plugin is left alone by `upgrade`: what its source offers is shown,
             # not counted as outdated. A hold outranks a tag pin, as `upgrade` names it.
-            replace(entry, status="held")
+            replace(entry, status="held", needs=None, daemon=None)
             if (entry.path.parent, entry.plugin_id) in held
-            and entry.status in {"outdated", "current", "ahead", "pinned"}
+            and entry.status in {"outdated", "current", "ahead", "pinned", "incompatible"}
             else entry
             for entry in found
         ]

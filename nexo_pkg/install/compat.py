@@ -188,9 +188,12 @@ def _requirement(manifest_text: str, daemon: DaemonVersion) -> tuple[str, bool] 
     return requirement_text, requirement.matches(current)
 
 
-def _excludes(manifest_text: str, daemon: DaemonVersion) -> bool:
+def excluding_requirement(manifest_text: str, daemon: DaemonVersion) -> str | None:
+    """The manifest's ``min_nexo_version`` when it does not admit the daemon (as
+    :func:`check_compatible` refuses it); ``None`` when it admits it or is left to the
+    manifest checks. Never raises."""
     found = _requirement(manifest_text, daemon)
-    return found is not None and not found[1]
+    return found[0] if found is not None and not found[1] else None
 
 
 def check_compatible(
@@ -234,4 +237,4 @@ class Admitting:
         return f"{self.version.version} ({self.version.source})"
 
     def __call__(self, manifest_text: str) -> bool:
-        return not _excludes(manifest_text, self.version)
+        return excluding_requirement(manifest_text, self.version) is None

@@ -9,25 +9,30 @@ knows nothing of registries or HTTP: the CLI gives it one built on
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.threads import run_bounded
 from nexo_pkg.core.version import VersionError, compare_versions
+from nexo_pkg.install.compat import DaemonVersion, excluding_requirement
 from nexo_pkg.install.receipts import Installed, Receipt, installed_versions, scan_installed
 from nexo_pkg.sources.api import origin_label, tag_pins
 
-Status = Literal["outdated", "current", "ahead", "pinned", "held", "local", "failed"]
+Status = Literal[
+    "outdated", "current", "ahead", "pinned", "held", "incompatible", "local", "failed"
+]
 
 
 @dataclass(frozen=True)
 class LatestVersion:
-    """The newest version a source offers: its version and where it was read (tag)."""
+    """The newest version a source offers: its version, where it was read (tag) and its
+    manifest (a release's manifest asset, a registry annotation), read when first asked."""
 
     version: str
     tag: str | None = None
+    read_manifest: Callable[[], str | None] = field(default=lambda: None, compare=False, repr=False)
 
 
 # (receipt) -> the newest version its source offers, ``None`` when its source cannot be
@@ -46,6 +51,9 @@ class OutdatedEntry:
     status: Status
     latest: LatestVersion | None = None
     error: NexoError | None = None
+    # With the daemon's version known: the newest version's min_nexo_version that excludes it.
+    needs: str | None = None
+    daemon: DaemonVersion | None = None
 
     @property
     def is_outdated(self) -> bool:
@@ -62,6 +70,10 @@ class OutdatedEntry:
             "outdated": self.is_outdated,
             "path": str(self.path),
         }
+        if self.needs is not None and self.daemon is not None:
+            document["min_nexo_version"] = self.needs
+            document["nexo_version"] = self.daemon.version
+            document["nexo_version_source"] = self.daemon.source
         if self.error is not None:
             document["error"] = self.error.to_json()
         return document
@@ -84,17 +96,21 @@ def _compare(latest: str, installed: str) -> Status:
     return "current" if order == 0 else "ahead"
 
 
-def _entry(item: Installed, lookup: LatestLookup) -> OutdatedEntry:
+def _entry(item: Installed, lookup: LatestLookup, daemon: DaemonVersion | None) -> OutdatedEntry:
     receipt = item.receipt
     assert receipt is not None  # noqa: S101 (callers pass installs with receipts)
     label = source_label(receipt)
 
     def entry(
-        status: Status, latest: LatestVersion | None = None, error: NexoError | None = None
+        status: Status,
+        latest: LatestVersion | None = None,
+        error: NexoError | None = None,
+        needs: str | None = None,
     ) -> OutdatedEntry:
         return OutdatedEntry(
-            receipt.id, receipt.version, label, item.path, status, latest=latest, error=error
-        )
+            receipt.id, receipt.version, label, item.path, status, latest=latest, error=error,
+            needs=needs, daemon=daemon if needs is not None else None,
+        )  # fmt: skip
 
     try:
         latest = lookup(receipt)
@@ -106,6 +122,15 @@ def _entry(item: Installed, lookup: LatestLookup) -> OutdatedEntry:
     if status == "outdated" and tag_pins(receipt.source) and receipt.pinned_tag is not None:
         # Installed from an explicit tag: `upgrade` stays on it (as the reference does).
         status = "pinned"
+    if status == "outdated" and daemon is not None:
+        # `upgrade` does not install a newest version whose manifest excludes the daemon.
+        try:
+            manifest = latest.read_manifest()
+        except NexoError as error:
+            return entry("failed", latest, error=error)
+        needs = excluding_requirement(manifest, daemon) if manifest is not None else None
+        if needs is not None:
+            return entry("incompatible", latest, needs=needs)
     return entry(status, latest)
 
 
@@ -116,15 +141,18 @@ def outdated(
     *,
     jobs: int = 1,
     prepare: Callable[[list[Receipt]], None] | None = None,
+    daemon: DaemonVersion | None = None,
 ) -> list[OutdatedEntry]:
     """Compare every installed plugin of every plugin root (or those named) with the newest
     version its source offers, as ``lookup`` reads it; plugins whose source cannot be asked
     again (a local file) are reported as ``local``, those installed from an explicit tag
     with a newer release as ``pinned``, those whose lookup fails as ``failed`` (the others
-    go on). ``prepare`` hears every receipt before the first lookup (to ask for many at
-    once); ``jobs`` lookups run at a time; the entries come in the same order whatever their
-    number. Raises ``not_installed`` for a
-    named id installed in no root, ``io`` when a root cannot be read."""
+    go on). With the ``daemon``'s version known, a newer version whose manifest's
+    ``min_nexo_version`` excludes it is ``incompatible`` (its manifest read for that alone),
+    as ``upgrade`` does not install it. ``prepare`` hears every receipt before the first
+    lookup (to ask for many at once); ``jobs`` lookups run at a time; the entries come in
+    the same order whatever their number. Raises ``not_installed`` for a named id installed
+    in no root, ``io`` when a root cannot be read."""
     all_roots = (roots,) if isinstance(roots, Path) else roots
     wanted = list(dict.fromkeys(plugin_ids))
     items: list[Installed] = []
@@ -146,4 +174,4 @@ def outdated(
             items.extend(item for item in scan_installed(root) if item.receipt is not None)
     if prepare is not None:
         prepare([item.receipt for item in items if item.receipt is not None])
-    return run_bounded(lambda item: _entry(item, lookup), items, jobs=jobs)
+    return run_bounded(lambda item: _entry(item, lookup, daemon), items, jobs=jobs)

@@ -399,8 +399,24 @@ class GitHubReleaseSource:
             pinned=f"{spec.owner}/{spec.repo}@{release.tag}",
             tag=release.tag,
             published=release.published_at,
-            read_manifest=lambda: found.manifest[1] if found.manifest else None,
+            read_manifest=self._manifest_text,
         )
+
+    def _manifest_text(self) -> str | None:
+        """The text of :meth:`newest`'s manifest asset: the one :meth:`identify` read, or,
+        when a lookup read the version from the tarball names alone (``installed``), the
+        asset read now (from its browser download URL first without a token)."""
+        found = self.identify()
+        if found.manifest is None and self.installed is not None:
+            client = self.context.github()
+            manifest = client.read_manifest_asset(
+                found.release,
+                MANIFEST_ASSETS,
+                max_bytes=MAX_MANIFEST_ASSET_BYTES,
+                browser_first=client.token is None,
+            )
+            return manifest[1] if manifest else None
+        return found.manifest[1] if found.manifest else None
 
     def compatible(
         self, admits: Admits, *, above: str | None = None, doing: str = "installing"

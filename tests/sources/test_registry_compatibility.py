@@ -205,3 +205,29 @@ def test_builds_of_one_version_are_ordered_as_the_daemon_orders_them(
                  env=fleet_env, in_process=True)  # fmt: skip
     assert fresh.code == 0, fresh.stderr
     assert fresh.document["version"] == "1.0.0+build.2"
+
+
+def test_outdated_says_the_newest_version_needs_a_newer_daemon(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry
+) -> None:
+    """A registry install whose newest version excludes the daemon: `outdated` reads its
+    manifest annotation (no tarball) and reports it as needing a newer daemon, not outdated."""
+    home = Path(fleet_env["NEXO_HOME"])
+    _push(registry, home, tmp_path, "1.0.0", ">=0.1.0")
+    source = registry.ref("plugins/hello")
+    installed = nexo("plugin", "install", source, *_common(tmp_path), env=fleet_env,
+                     in_process=True)  # fmt: skip
+    assert installed.code == 0, installed.stderr
+    _push(registry, home, tmp_path, "2.0.0", ">=9.0")
+    before = _tarball_gets(registry)
+    dest = ("--dest", str(tmp_path / "plugins"), "--plain-http", "--json")
+    found = nexo("plugin", "outdated", "--nexo-version", "0.2.1", "--exit-code", *dest,
+                 env=fleet_env)  # fmt: skip
+    assert found.code == 0, found.stderr
+    (entry,) = found.document["plugins"]
+    assert (entry["status"], entry["latest"], entry["outdated"]) == ("incompatible", "2.0.0", False)
+    assert (entry["min_nexo_version"], entry["nexo_version"]) == (">=9.0", "0.2.1")
+    assert _tarball_gets(registry) == before
+    admitted = nexo("plugin", "outdated", "--nexo-version", "9.1.0", "--exit-code", *dest,
+                    env=fleet_env)  # fmt: skip
+    assert (admitted.code, admitted.document["plugins"][0]["status"]) == (1, "outdated")
