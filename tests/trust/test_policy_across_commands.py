@@ -314,3 +314,39 @@ def test_a_sync_refusing_a_signer_says_the_policy_warnings_install_says(
     assert outcome["warnings"][0].startswith(hidden), outcome
     assert hidden in synced.stderr, synced.stderr
     assert not any(root.glob("echo*"))
+
+
+def test_upgrade_all_refusing_a_signer_says_the_policy_warnings(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """`upgrade --all` goes on past a plugin refused for its signer, and says the policy's
+    warnings with the refusal (on stderr, once), as a single upgrade or install says them."""
+    from support.tarballs import asset_name
+
+    env, _ = _installed_twice(tmp_path, github_server)
+    identity = "https://github.com/acme/echo/.github/workflows/release.yml@refs/tags/v3.0.0"
+    assets = release_assets("echo", "3.0.0")
+    name = asset_name("echo", "3.0.0")
+    assets[f"{name}.sigstore.json"] = json.dumps(
+        private_sigstore.sign(assets[name], identity=identity)
+    ).encode()
+    github_server.publish("acme", "echo", "v3.0.0", assets)
+    private_sigstore.write_trusted_root(tmp_path / "root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        'trusted_root = "root.json"\ndefault = "warn"\n\n'
+        '[[authors]]\nowner = "acme"\nidentity_regexp = "^https://github\\\\.com/acme/other/.+$"\n\n'
+        '[[authors]]\nowner = "acme"\nidentity_regexp = "^https://github\\\\.com/acme/echo/.+$"\n',
+        encoding="utf-8",
+    )
+    # hello stays: no install of its own says the policy's warnings.
+    assert nexo("plugin", "hold", "hello", env=env).code == 0
+    result = nexo("plugin", "upgrade", "--all", "--yes", "--trusted-keys", policy, env=env)
+    assert result.code == 1, result.stderr
+    hidden = f"WARNING: {policy}:8:1: authors[1] for owner 'acme' is ignored"
+    assert result.stderr.count(hidden) == 1, result.stderr
+    assert (
+        "[signer_untrusted]" in result.stderr
+        or "signer_untrusted" in result.stderr
+        or ("not trusted" in result.stderr)
+    ), result.stderr
