@@ -219,19 +219,24 @@ def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
         raw = read_config_bytes(path, _MAX_CONFIG_BYTES)
     except OSError as error:
         raise ConfigError(f"cannot read {path}: {error.strerror or error}") from error
+    from nexo_pkg.lint.daemon_files import extension_skipped, extensions_as_read  # noqa: PLC0415
+
     try:
-        parsed = parse_yaml(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ConfigError(f"{path} is not UTF-8 text") from error
-    if parsed.problems:
-        problem = parsed.problems[0]
-        raise ConfigError(
-            f"{path}:{problem.span.start.line}: not valid YAML: {problem.message}; "
-            "`nexo plugin lint --config` shows every problem"
-        )
+    # The daemon's schema migration step reads the file as written, then its loader reads it
+    # with its `${VAR}` placeholders substituted: both must be YAML, and the second is used.
+    for parsed in (parse_yaml(text), extensions_as_read(text)):
+        if parsed.problems:
+            problem = parsed.problems[0]
+            raise ConfigError(
+                f"{path}:{problem.span.start.line}: not valid YAML: {problem.message}; "
+                "`nexo plugin lint --config` shows every problem"
+            )
     # `extensions:` is the file's one top-level key (`types/extensions.rs:9-12`).
-    section = parsed.data.get("extensions") if isinstance(parsed.data, dict) else None
-    not_loaded = _not_loaded(section, target.extension_id, path)
+    skipped = extension_skipped(parsed, target.extension_id)
+    not_loaded = f"{path} {skipped}, so the daemon never spawns this microapp" if skipped else None
     grant = parsed.data
     for key in ("extensions", "entries", target.extension_id, "capabilities_grant"):
         grant = grant.get(key) if isinstance(grant, dict) else None
@@ -248,22 +253,3 @@ def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
     return AdminGrants(
         names, f"entries.{target.extension_id}.capabilities_grant of {path}", not_loaded
     )
-
-
-def _not_loaded(section: object, extension_id: str, path: Path) -> str | None:
-    """Why the daemon configured by ``section`` (``extensions:`` of ``path``) never spawns
-    ``extension_id``: the extension system is off (``src/main.rs:6531-6534``), or discovery
-    drops the id as ``disabled`` or for not being on a non-empty ``allowlist``
-    (``discovery.rs:329-360``); None when it loads."""
-    if not isinstance(section, dict):
-        return None
-    disabled, allowlist = section.get("disabled"), section.get("allowlist")
-    if section.get("enabled") is False:
-        why = "sets `enabled: false`: the extension system is off"
-    elif isinstance(disabled, list) and extension_id in disabled:
-        why = f"lists {extension_id!r} under `disabled`"
-    elif isinstance(allowlist, list) and allowlist and extension_id not in allowlist:
-        why = f"has an `allowlist` without {extension_id!r}"
-    else:
-        return None
-    return f"{path} {why}, so the daemon never spawns this microapp"

@@ -47,7 +47,7 @@ from nexo_pkg.cli.options import (
     YesOption,
 )
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
-from nexo_pkg.core.output import OUTPUT, emit_json, say, warn
+from nexo_pkg.core.output import OUTPUT, emit_json, say, say_policy_warnings, warn
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.fleet import api as fleet_api
 from nexo_pkg.install import api as install_api
@@ -743,6 +743,7 @@ def upgrade_command(
             if error.kind == "rate_limited":
                 limited.setdefault(kind, error)
             else:
+                say_policy_warnings(error)  # as for one plugin
                 sys.stderr.write(f"error: {printable(each)}: {printable(error.message)}\n")
             continue
         documents.append(outcome.to_json())

@@ -22,7 +22,7 @@ from nexo_pkg.cli import defer_signals
 from nexo_pkg.cli.common import answer, plain_options, policy_path, result_line
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.leaving import silence_left_readers
-from nexo_pkg.core.output import say, warn
+from nexo_pkg.core.output import say, say_once
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.fleet import api as fleet_api
 from nexo_pkg.install import api as install_api
@@ -241,7 +241,8 @@ def _warned(result: SyncResult) -> SyncResult:
         for message in item.warnings:
             # A trust warning names its asset (`WARNING: echo-1.0.0-….tar.gz is NOT SIGNED`).
             named = message if message.startswith("WARNING") else f"{item.plugin_id}: {message}"
-            warn(printable(named))
+            # Once a run: the policy's own warnings come with every plugin it refuses.
+            say_once(printable(named), warning=True)
     return result
 
 

@@ -60,6 +60,14 @@ def say_once(message: str, *, warning: bool = False) -> None:
     (warn if warning else say)(message)
 
 
+def say_policy_warnings(error: NexoError) -> None:
+    """The trust policy's warnings that came with ``error`` (a refusal its entries decided:
+    an entry an earlier one hides may be why), each once a run."""
+    for warning in error.details.get("policy_warnings") or ():
+        if isinstance(warning, str):
+            say_once(printable(warning), warning=True)
+
+
 def emit_json(document: Any) -> None:
     """Print exactly one JSON document on stdout (``ensure_ascii``: no raw control bytes)."""
     sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
@@ -88,10 +96,7 @@ def report_error(error: NexoError, *, json_output: bool = False) -> int:
     with ``--verbose`` the details and the chain of causes. Never fails."""
     if json_output:
         emit_json(error.to_json())
-    # The trust policy's warnings, with a refusal its entries decided (once a run).
-    for warning in error.details.get("policy_warnings") or ():
-        if isinstance(warning, str):
-            say_once(printable(warning), warning=True)
+    say_policy_warnings(error)
     sys.stderr.write(error_line(error) + "\n")
     entry = error.details.get("entry")
     if isinstance(entry, str) and not json_output:

@@ -586,9 +586,13 @@ def _sync_one(
             released_hold=released.version if released is not None else None,
         )  # fmt: skip
     except NexoError as error:
+        # A signer refusal comes with the policy's warnings (a hidden entry may be why), said
+        # with it as install says them.
+        said = error.details.get("policy_warnings") or ()
         return PluginOutcome(
-            entry.plugin_id, "failed", entry.version, kind=error.kind, error=error.message
-        )
+            entry.plugin_id, "failed", entry.version, kind=error.kind, error=error.message,
+            warnings=tuple(warning for warning in said if isinstance(warning, str)),
+        )  # fmt: skip
 
 
 def _current(entry: LockedPlugin, row: LockedTarget, present: list[Installed]) -> list[Installed]:

@@ -1024,9 +1024,8 @@ def release_info(
             if manifest is not None:
                 requirement = min_nexo_version(manifest)
             # A registry (pinned by digest here) names its versions by tag alone.
-            listed = getattr(source, "version_tags", None)
-            if listed is not None:
-                version_tags = listed()
+            version_tags = source.version_tags()
+            if version_tags is not None:
                 tags = tuple(name for _, name in version_tags)
                 shown = parse_version(result.plan.version)
                 tag = next((name for version, name in version_tags if version == shown), tag)

@@ -66,6 +66,8 @@ __all__ = [
     "DiscoveredMicroapp",
     "config_kind",
     "daemon_config_files",
+    "extension_skipped",
+    "extensions_as_read",
     "lint_config_text",
     "microapp_schemas",
     "unreadable_config_files",
@@ -620,6 +622,32 @@ class _Extensions:
     allowlist: tuple[str, ...]
     entries: Mapping[str, Any]
 
+    def skips(self, extension_id: str) -> str | None:
+        """Why the daemon never spawns ``extension_id``: the extension system is off
+        (``src/main.rs:6531-6534``), or discovery drops the id as ``disabled`` or for not
+        being on a non-empty ``allowlist`` (``discovery.rs:329-360``); None when it loads."""
+        if not self.enabled:
+            return "sets `enabled: false`: the extension system is off"
+        if extension_id in self.disabled:
+            return f"lists {extension_id!r} under `disabled`"
+        if self.allowlist and extension_id not in self.allowlist:
+            return f"has an `allowlist` without {extension_id!r}"
+        return None
+
+
+def extensions_as_read(text: str) -> YamlDocument:
+    """``extensions.yaml``'s ``text`` as the daemon's loader reads it: its placeholders
+    substituted before it is parsed (:func:`_substituted`; one that cannot be resolved here
+    is kept as written), its problems where ``text`` holds them."""
+    return _substituted(parse_yaml(text), stand_ins=True)
+
+
+def extension_skipped(document: YamlDocument, extension_id: str) -> str | None:
+    """Why the daemon configured by ``document`` (:func:`extensions_as_read`) never spawns
+    ``extension_id`` (:meth:`_Extensions.skips`, nulls read as defaults); None when it
+    loads it."""
+    return _extensions_settings(_read_extensions(document)).skips(extension_id)
+
 
 def _strings(value: Any, default: tuple[str, ...]) -> tuple[str, ...]:
     if not isinstance(value, list):
@@ -651,8 +679,7 @@ def _extensions_data(directory: Path) -> Any:
         raw = read_capped_bytes(directory / EXTENSIONS_FILE, MAX_CONFIG_BYTES)
     except (OSError, FileTooLargeError):
         return None
-    document = parse_yaml(raw.decode("utf-8", errors="replace"))
-    return _read_extensions(_substituted(document, stand_ins=True))
+    return _read_extensions(extensions_as_read(raw.decode("utf-8", errors="replace")))
 
 
 def _read_extensions(read: YamlDocument) -> Any:
@@ -880,12 +907,7 @@ def _check_extensions(
     for listing in ("disabled", "allowlist"):
         for index, name in enumerate(getattr(settings, listing)):
             _no_microapp(findings, (*base, listing, index), name, known, f"`{listing}` id")
-    loaded = [
-        app
-        for app in microapps
-        if app.manifest.id not in settings.disabled
-        and (not settings.allowlist or app.manifest.id in settings.allowlist)
-    ]
+    loaded = [app for app in microapps if settings.skips(app.manifest.id) is None]
     declaring = [
         (app.companion.id or app.manifest.id, app.companion)
         for app in loaded

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from nexo_pkg.core.errors import NexoError
 
 if TYPE_CHECKING:
+    from nexo_pkg.core.version import Version
     from nexo_pkg.core.versionreq import VersionReq
     from nexo_pkg.sources.select import ManifestCheck
 
@@ -240,4 +241,10 @@ class Source(Protocol):
     def every_target(self, *, vouched: bool = False) -> list[ReleaseCandidate]:
         """Every target of :meth:`newest`'s version, without a download; with ``vouched``,
         each with the sha256 the source vouches for (what a lock pins)."""
+        ...
+
+    def version_tags(self) -> list[tuple[Version, str]] | None:
+        """Every semver tag naming a version of the source, with its version, highest first,
+        for a source whose versions are tags an operator picks from (a registry); ``None``
+        for one whose releases are not listed (a GitHub release, a file)."""
         ...

@@ -160,6 +160,9 @@ class LocalTarballSource:
         del vouched
         return self.resolve()
 
+    def version_tags(self) -> None:
+        """A file has no tags: ``None``."""
+
     def fetch(self, candidate: ReleaseCandidate, *, material: bool = True) -> FetchedArtifact:
         """The file in the blob cache, checked against its sidecar, with the signature files
         beside it. Raises ``archive_unsafe`` over the download limit, ``checksum_missing``

@@ -528,6 +528,10 @@ class GitHubReleaseSource:
                 return None
         return version
 
+    def version_tags(self) -> None:
+        """Releases are not listed here (``outdated`` and ``upgrade`` ask for the newest):
+        ``None``."""
+
     def every_target(self, *, vouched: bool = False) -> list[ReleaseCandidate]:
         """Every ``<id>-<version>-<target>.tar.gz`` of the release, by target; with
         ``vouched``, each with the sha256 its ``.sha256`` sidecar and API digest agree on."""

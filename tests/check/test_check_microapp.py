@@ -372,6 +372,24 @@ def test_an_optional_capability_denied_is_a_warning(tmp_path: Path) -> None:
     assert document["microapp"]["admin"]["granted"] == ["agents_crud"]
 
 
+def test_a_grant_written_as_a_placeholder_is_read_substituted(tmp_path: Path) -> None:
+    """The daemon's loader substitutes `${...}` before serde reads the grants."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text(
+        "extensions:\n  entries:\n    scripted:\n"
+        '      capabilities_grant: ["${NEXO_TEST_GRANT}"]\n',
+        encoding="utf-8",
+    )
+    root = scripted_microapp(
+        tmp_path / "admin", "ok", companion=companion("scripted", required=("agents_crud",))
+    )
+    env = {"NEXO_TEST_GRANT": "agents_crud"}
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path, env=env)
+    assert code == 0, document
+    assert document["microapp"]["admin"]["granted"] == ["agents_crud"]
+
+
 def test_a_granted_echo_is_answered_as_the_dispatcher_does(tmp_path: Path) -> None:
     code, document = check_granted_echo(tmp_path, "admin", "nexo/admin/echo")
     assert code == 0, document
@@ -636,6 +654,52 @@ def test_a_microapp_the_daemons_config_does_not_load_is_a_warning(
     (config / "extensions.yaml").write_text("extensions:\n  enabled: true\n", encoding="utf-8")
     code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path)
     assert "discovery" not in statuses(document)
+
+
+@pytest.mark.parametrize(
+    ("extensions", "why"),
+    [
+        ("enabled: ${NEXO_TEST_EXTENSIONS_ON:-false}", "enabled: false"),
+        ('disabled: ["${NEXO_TEST_SKIPPED}"]', "disabled"),
+        ('allowlist: ["${NEXO_TEST_ONLY:-other}"]', "allowlist"),
+    ],
+)
+def test_a_microapp_the_substituted_config_does_not_load_is_a_warning(
+    tmp_path: Path, extensions: str, why: str
+) -> None:
+    """The daemon substitutes every `${VAR}` of extensions.yaml before it reads the file
+    (as `nexo plugin lint --config` does): what the substituted file keeps from loading is
+    judged as when it is written out."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text(f"extensions:\n  {extensions}\n", encoding="utf-8")
+    root = scripted_microapp(tmp_path / "ok", "ok")
+    env = {"NEXO_TEST_SKIPPED": "scripted"}
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path, env=env)
+    assert code == 0, document
+    assert statuses(document)["discovery"] == "warn"
+    assert why in detail(document, "discovery")
+    assert "never spawns" in detail(document, "discovery")
+    loaded = {"NEXO_TEST_SKIPPED": "other", "NEXO_TEST_EXTENSIONS_ON": "true"}
+    loaded["NEXO_TEST_ONLY"] = "scripted"
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path, env=loaded)
+    assert code == 0, document
+    assert "discovery" not in statuses(document)
+
+
+def test_a_placeholder_that_is_no_yaml_as_written_stays_a_config_error(tmp_path: Path) -> None:
+    """The daemon's schema migration step reads extensions.yaml as written, before the
+    loader substitutes `${...}` (docs/microapps.md, NX222): `[other, ${X}]` stops its boot
+    whatever X holds, so check refuses the file as lint does."""
+    config = tmp_path / "config"
+    config.mkdir()
+    extensions = "extensions:\n  disabled: [other, ${NEXO_TEST_SKIPPED}]\n"
+    (config / "extensions.yaml").write_text(extensions, encoding="utf-8")
+    root = scripted_microapp(tmp_path / "ok", "ok")
+    env = {"NEXO_TEST_SKIPPED": "scripted"}
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path, env=env)
+    assert (code, document["kind"]) == (2, "config")
+    assert "extensions.yaml:2: not valid YAML" in document["error"]
 
 
 # -- the decoders, against the daemon's serde types ------------------------------------------

@@ -274,3 +274,79 @@ def test_trust_add_says_the_policys_warnings_before_it_asks(tmp_path: Path) -> N
     ), added.stderr
     assert policy.stat().st_mode & 0o777 == 0o644
     assert 'owner = "acme"' in policy.read_text(encoding="utf-8")
+
+
+def test_a_sync_refusing_a_signer_says_the_policy_warnings_install_says(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """A plugin sync fails on for its signer is refused with the policy's warnings (an entry
+    an earlier one hides may be why), on stderr and in its outcome, as install says them."""
+    from support.tarballs import asset_name
+
+    identity = "https://github.com/acme/echo/.github/workflows/release.yml@refs/tags/v1.0.0"
+    assets = release_assets("echo", "1.0.0")
+    name = asset_name("echo", "1.0.0")
+    assets[f"{name}.sigstore.json"] = json.dumps(
+        private_sigstore.sign(assets[name], identity=identity)
+    ).encode()
+    github_server.publish("acme", "echo", "v1.0.0", assets)
+    private_sigstore.write_trusted_root(tmp_path / "root.json")
+    head = 'trusted_root = "root.json"\ndefault = "require"\n'
+    echo = (
+        '\n[[authors]]\nowner = "acme"\nidentity_regexp = "^https://github\\\\.com/acme/echo/.+$"\n'
+    )
+    other = '\n[[authors]]\nowner = "acme"\nidentity_regexp = "^https://github\\\\.com/acme/other/.+$"\n'
+    trusting, hiding = tmp_path / "trusting.toml", tmp_path / "trusted_keys.toml"
+    trusting.write_text(head + echo, encoding="utf-8")
+    hiding.write_text(head + other + echo, encoding="utf-8")
+    env = stand_in_env(tmp_path / "home", github_server.url)
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text('[plugins.echo]\nsource = "acme/echo"\n', encoding="utf-8")
+    locked = nexo("plugin", "lock", "-f", wanted, "--trusted-keys", trusting, env=env)
+    assert locked.code == 0, locked.stderr
+    root = tmp_path / "root"
+    synced = nexo("plugin", "sync", "--frozen", "--lock", tmp_path / "nexo-plugins.lock",
+                  "--dest", root, "--trusted-keys", hiding, "--json", env=env)  # fmt: skip
+    assert synced.code == 1, synced.stdout
+    (outcome,) = synced.document["plugins"]
+    assert (outcome["action"], outcome["kind"]) == ("failed", "signer_untrusted")
+    hidden = f"WARNING: {hiding}:8:1: authors[1] for owner 'acme' is ignored"
+    assert outcome["warnings"][0].startswith(hidden), outcome
+    assert hidden in synced.stderr, synced.stderr
+    assert not any(root.glob("echo*"))
+
+
+def test_upgrade_all_refusing_a_signer_says_the_policy_warnings(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """`upgrade --all` goes on past a plugin refused for its signer, and says the policy's
+    warnings with the refusal (on stderr, once), as a single upgrade or install says them."""
+    from support.tarballs import asset_name
+
+    env, _ = _installed_twice(tmp_path, github_server)
+    identity = "https://github.com/acme/echo/.github/workflows/release.yml@refs/tags/v3.0.0"
+    assets = release_assets("echo", "3.0.0")
+    name = asset_name("echo", "3.0.0")
+    assets[f"{name}.sigstore.json"] = json.dumps(
+        private_sigstore.sign(assets[name], identity=identity)
+    ).encode()
+    github_server.publish("acme", "echo", "v3.0.0", assets)
+    private_sigstore.write_trusted_root(tmp_path / "root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        'trusted_root = "root.json"\ndefault = "warn"\n\n'
+        '[[authors]]\nowner = "acme"\nidentity_regexp = "^https://github\\\\.com/acme/other/.+$"\n\n'
+        '[[authors]]\nowner = "acme"\nidentity_regexp = "^https://github\\\\.com/acme/echo/.+$"\n',
+        encoding="utf-8",
+    )
+    # hello stays: no install of its own says the policy's warnings.
+    assert nexo("plugin", "hold", "hello", env=env).code == 0
+    result = nexo("plugin", "upgrade", "--all", "--yes", "--trusted-keys", policy, env=env)
+    assert result.code == 1, result.stderr
+    hidden = f"WARNING: {policy}:8:1: authors[1] for owner 'acme' is ignored"
+    assert result.stderr.count(hidden) == 1, result.stderr
+    assert (
+        "[signer_untrusted]" in result.stderr
+        or "signer_untrusted" in result.stderr
+        or ("not trusted" in result.stderr)
+    ), result.stderr
