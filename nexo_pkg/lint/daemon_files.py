@@ -3,7 +3,8 @@
 ``extensions.yaml`` is checked against ``ExtensionsConfigFile`` of the daemon's config crate
 (``crates/config/src/types/extensions.rs``, every struct ``deny_unknown_fields``; the loader
 drops a top-level ``schema_version`` and propagates any other error, so the daemon does not
-start). ``agents.yaml`` (and ``agents.d/*.yaml``) only for its microapp keys. ``${...}``
+start). ``agents.yaml`` (and ``agents.d/*.yaml``) for its top, each agent's keys
+(``AgentConfig``, ``crates/config/src/types/agents.rs``) and its microapp keys. ``${...}``
 placeholders are found and resolved as the loader does (``crates/config/src/env.rs``).
 
 Cross-file checks compare the files with the microapps the daemon discovers and their
@@ -13,6 +14,7 @@ on bad input; every problem is a :class:`Diagnostic`.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -21,7 +23,9 @@ from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes
+from nexo_pkg.core.terminal import printable
 from nexo_pkg.core.toml_spans import SpanPart
+from nexo_pkg.core.toml_text import format_key_path
 from nexo_pkg.lint.yaml_source import (
     Edit,
     KeyPath,
@@ -138,7 +142,72 @@ EXTENSIONS_FILE_SPEC = Table({"extensions": EXTENSIONS_CONFIG}, frozenset({"exte
 """``ExtensionsConfigFile``: ``extensions:`` at the top (``schema_version`` is dropped first)."""
 AGENTS_FILE_SPEC = Table({"agents": ListOf(MapOf(None))}, frozenset({"agents"}))
 """``AgentsConfig`` (``crates/config/src/types/agents.rs:4-8``, ``deny_unknown_fields``):
-``agents:`` required, a list of agents; only their microapp keys are checked further."""
+``agents:`` required, a list of agents, each checked by :func:`_check_agent_keys`."""
+AGENT_FIELDS = frozenset(
+    {
+        "id",
+        "tenant_id",
+        "model",
+        "plugins",
+        "heartbeat",
+        "config",
+        "system_prompt",
+        "language",
+        "link_understanding",
+        "web_search",
+        "pairing_policy",
+        "workspace",
+        "skills",
+        "skills_dir",
+        "skill_overrides",
+        "transcripts_dir",
+        "dreaming",
+        "workspace_git",
+        "tool_rate_limits",
+        "tool_args_validation",
+        "extra_docs",
+        "inbound_bindings",
+        "allowed_tools",
+        "sender_rate_limit",
+        "allowed_delegates",
+        "accept_delegates_from",
+        "description",
+        "google_auth",
+        "outbound_allowlist",
+        "credentials",
+        "context_optimization",
+        "dispatch_policy",
+        "plan_mode",
+        "remote_triggers",
+        "lsp",
+        "config_tool",
+        "team",
+        "proactive",
+        "repl",
+        "auto_dream",
+        "assistant_mode",
+        "away_summary",
+        "channels",
+        "brief",
+        "auto_approve",
+        "extract_memories",
+        "event_subscribers",
+        "extensions_config",
+    }
+)
+"""The keys of ``AgentConfig`` (``crates/config/src/types/agents.rs:28-367``:
+``deny_unknown_fields``, no alias, rename or flatten)."""
+AGENT_REQUIRED = ("id", "model")
+"""The fields of ``AgentConfig`` without ``#[serde(default)]``: ``id`` (``agents.rs:31``) and
+``model`` (``agents.rs:38``, a ``ModelConfig {provider, model}``)."""
+_AGENT_REQUIRED_HELP = {
+    "id": "give the agent its `id:`",
+    "model": "give the agent its `model: {provider: ..., model: ...}` (both strings)",
+}
+_AGENT_KEY_HINTS = {
+    "extensions": "delete it: every agent gets the tools of every loaded microapp; per-agent "
+    "settings go to `extensions_config`",
+}
 
 
 def config_kind(path: str, text: str | None = None) -> ConfigKind | None:
@@ -733,7 +802,9 @@ def lint_config_text(
                 "delete it; `schema_version` belongs to agents.yaml",
                 part="key",
             )
-        _structure(findings, _read_agents(read, drop_in=drop_in), AGENTS_FILE_SPEC)
+        agents = _read_agents(read, drop_in=drop_in)
+        _structure(findings, agents, AGENTS_FILE_SPEC)
+        _check_agent_keys(findings, agents, drop_in=drop_in)
     # `enabled: false`: the daemon discovers nothing (`run_extension_discovery` returns early).
     microapps = (
         _discover(settings, base, nexo_version or NEWEST_DAEMON_VERSION) if settings.enabled else []
@@ -911,22 +982,44 @@ def _check_grants(
             )
 
 
+def _check_agent_keys(findings: Findings, data: Any, *, drop_in: bool) -> None:
+    """Each agent's keys as ``AgentConfig`` takes them: an unknown key or a missing required
+    field fails ``serde_yaml`` and the loader's error stops the daemon's boot
+    (``crates/config/src/lib.rs`` ``load_required``, ``merge_agents_drop_in``)."""
+    refused = "the daemon refuses " + ("this agents.d drop-in" if drop_in else "agents.yaml")
+    for index, agent in tables(data.get("agents") if isinstance(data, Mapping) else None):
+        path: KeyPath = ("agents", index)
+        for key in agent:
+            if not isinstance(key, str) or key in AGENT_FIELDS or _has_placeholder(key):
+                continue  # a key that is no string is reported as such (NX222)
+            hint = _AGENT_KEY_HINTS.get(key)
+            if hint is None:
+                close = difflib.get_close_matches(key, sorted(AGENT_FIELDS), n=1, cutoff=0.75)
+                hint = f"did you mean `{close[0]}`?" if close else "delete it"
+            findings.add(
+                "NX220",
+                (*path, key),
+                f"unknown key `{printable(key, lines=True)}` in an agent: {refused} and "
+                "does not start",
+                hint,
+                part="key",
+            )
+        for key in AGENT_REQUIRED:
+            if key not in agent:
+                findings.add(
+                    "NX221",
+                    path,
+                    f"`{format_key_path((*path, key))}` is missing: {refused} and does not start",
+                    _AGENT_REQUIRED_HELP[key],
+                    part="key",
+                )
+
+
 def _check_agents(
     findings: Findings, data: Any, known: set[str] | None, read: YamlDocument, *, direct: bool
 ) -> None:
     for index, agent in tables(data.get("agents") if isinstance(data, Mapping) else None):
         path: KeyPath = ("agents", index)
-        if "extensions" in agent:
-            findings.add(
-                "NX220",
-                (*path, "extensions"),
-                "unknown key `extensions` in an agent: the daemon refuses "
-                + ("this agents.d drop-in" if direct else "agents.yaml")
-                + " and does not start",
-                "delete it: every agent gets the tools of every loaded microapp; per-agent "
-                "settings go to `extensions_config`",
-                part="key",
-            )
         settings = _serde_defaults(
             agent.get("extensions_config"),
             MapOf(None),

@@ -41,7 +41,7 @@ PARSER_DESCRIPTIONS: dict[str, str] = {
     "(plugin manifest schema, no semantic rules) and compared with plugin.toml",
     "extensions-config": "the daemon's extensions.yaml, checked against its config types and "
     "the microapps it discovers",
-    "agents-config": "the daemon's agents.yaml, its microapp keys checked",
+    "agents-config": "the daemon's agents.yaml: each agent's keys and its microapp settings",
     "trust-policy": "trust policy, checked with the rules of trusted_keys.toml",
 }
 """What ``nexo plugin lint`` says about each parser's rules (text and ``--json``)."""

@@ -263,7 +263,9 @@ _RULES: tuple[Rule, ...] = (
         "`transport_defaults`, `watch`, `doctor`, `follow_links` and `entries`; each "
         "`entries.<id>` holds only `capabilities_grant` and `allow_external_bind`. In "
         "`agents.yaml`, the top holds only `agents` (and `schema_version`, which the loader "
-        "drops; not in an `agents.d/` drop-in) and an agent has no `extensions` key.",
+        "drops; not in an `agents.d/` drop-in), and an agent only the keys of the daemon's "
+        "agent type (`id`, `model`, `plugins`, `inbound_bindings`, `extensions_config` and "
+        "the other documented agent settings): `extensions`, a misspelt key, is refused.",
         why="The daemon's config types deny unknown fields and the loader propagates the "
         "error: one unknown key anywhere stops the daemon from starting. First-party docs "
         "show `enabled`, `path`, `config`, `timeout_secs` under `entries.<id>` and "
@@ -282,7 +284,8 @@ _RULES: tuple[Rule, ...] = (
         "`yes`/`on` are strings), unsigned integers (`0x`/`0o`/`0b` too; a leading zero makes "
         "a string), lists of strings, mappings (a null is an empty one), durations with a unit "
         "(`30s`, `1.5s`); and the keys the daemon requires (`extensions:` at the top of "
-        "`extensions.yaml`, `agents:` at the top of `agents.yaml` and of each drop-in).",
+        "`extensions.yaml`, `agents:` at the top of `agents.yaml` and of each drop-in, `id` "
+        "and `model` in each agent).",
         why="serde refuses the file and the daemon does not start.",
         example="extensions:\n  max_depth: -1\n",
         fix="Write the value with the expected type: `max_depth: 3`.",
@@ -398,7 +401,8 @@ _RULES: tuple[Rule, ...] = (
         what="Reports every `extensions_config` of an agent in `agents.yaml`.",
         why="The daemon accepts the key but no code passes it on: the `initialize` request "
         "carries only `agent_version` and `extension_id`.",
-        example="agents:\n  - id: ana\n    extensions_config:\n      weather: {region: bogota}\n",
+        example="agents:\n  - id: ana\n    model: {provider: minimax, model: m}\n"
+        "    extensions_config:\n      weather: {region: bogota}\n",
         fix="Give the microapp its settings through its own configuration file or "
         "environment until the daemon delivers them.",
         beyond_daemon=True,
@@ -425,7 +429,8 @@ _RULES: tuple[Rule, ...] = (
         why="The daemon reads a drop-in straight into its types, where `extensions_config` is a "
         "map: the second definition silently replaces the first (in `agents.yaml`, read "
         "through a YAML value first, the same is an error).",
-        example="agents:\n  - id: ana\n    extensions_config:\n      weather: {region: a}\n"
+        example="agents:\n  - id: ana\n    model: {provider: minimax, model: m}\n"
+        "    extensions_config:\n      weather: {region: a}\n"
         "      weather: {region: b}\n",
         fix="Keep one definition of each id.",
         beyond_daemon=True,

@@ -31,8 +31,10 @@ AGENTS_YAML = (
     "  - id: ana\n"
     "    extensions_config:\n"
     "      notes: {region: bogota}\n"
+    "    model: {provider: minimax, model: m}\n"
     "  - id: bob\n"
     "    extensions_config: null\n"
+    "    model: {provider: minimax, model: m}\n"
 )
 TRUSTED_SIGNER = (
     'default = "warn"\n\n'

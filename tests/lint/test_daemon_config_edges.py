@@ -16,7 +16,7 @@ from support.lint_cli import run_lint_json
 
 from nexo_pkg.manifest.humantime import DurationError, parse_duration
 
-from .test_microapp_config import lint_yaml, project
+from .test_microapp_config import MODEL, lint_yaml, project
 
 
 def _plain(tmp_path: Path) -> None:
@@ -153,7 +153,7 @@ def test_any_key_goes_inside_a_microapps_settings(tmp_path: Path) -> None:
     _plain(tmp_path)
     text = (
         "agents:\n  - id: ana\n    extensions_config:\n"
-        "      agent_creator: {tiers: {1: gold, 2: silver}, true: yes, ~: none}\n"
+        "      agent_creator: {tiers: {1: gold, 2: silver}, true: yes, ~: none}\n" + MODEL
     )
     for name in ("agents.yaml", "agents.d/10-ana.yaml"):
         code, found = lint_yaml(tmp_path, name, text)
@@ -163,7 +163,7 @@ def test_any_key_goes_inside_a_microapps_settings(tmp_path: Path) -> None:
 
 def test_a_scalar_microapp_id_key_is_its_text_in_a_drop_in_only(tmp_path: Path) -> None:
     _plain(tmp_path)
-    text = "agents:\n  - id: ana\n    extensions_config: {1: {}}\n"
+    text = "agents:\n  - id: ana\n    extensions_config: {1: {}}\n" + MODEL
     code, found = lint_yaml(tmp_path, "agents.d/10-ana.yaml", text)
     assert code == 0
     assert ("NX229", 3, "warning") in found  # the id "1" names no microapp
@@ -172,7 +172,7 @@ def test_a_scalar_microapp_id_key_is_its_text_in_a_drop_in_only(tmp_path: Path) 
 
 def test_a_sequence_key_is_refused_even_in_a_drop_in(tmp_path: Path) -> None:
     _plain(tmp_path)
-    text = "agents:\n  - id: ana\n    extensions_config: {? [a] : {}}\n"
+    text = "agents:\n  - id: ana\n    extensions_config: {? [a] : {}}\n" + MODEL
     assert lint_yaml(tmp_path, "agents.d/10-ana.yaml", text) == (1, [("NX222", 3, "error")])
 
 
@@ -266,7 +266,7 @@ def test_a_placeholder_in_a_flow_sequence_must_be_yaml_as_written(tmp_path: Path
     assert "before substituting" in report["files"][0]["diagnostics"][0]["help"]
     quoted = 'extensions:\n  search_paths: ["${NEXO_T_DIR}"]\n'
     assert lint_yaml(tmp_path, "extensions.yaml", quoted, env=env) == (0, [])
-    text = "agents:\n  - id: ana\n    extensions_config: {${NEXO_T_ID}: {}, other: {}}\n"
+    text = "agents:\n  - id: ana\n    extensions_config: {${NEXO_T_ID}: {}, other: {}}\n" + MODEL
     code, found = lint_yaml(tmp_path, "agents.d/10-ana.yaml", text, env=env)
     assert (code, sorted(found)) == (0, [("NX229", 3, "warning"), ("NX230", 3, "warning")])
 
@@ -276,7 +276,7 @@ def test_an_unset_placeholder_in_a_drop_ins_flow_mapping_is_only_unset(tmp_path:
 
     _plain(tmp_path)
     env = {key: value for key, value in os.environ.items() if key != "NEXO_T_UNSET"}
-    text = "agents:\n  - id: ana\n    extensions_config: {${NEXO_T_UNSET}: {}}\n"
+    text = "agents:\n  - id: ana\n    extensions_config: {${NEXO_T_UNSET}: {}}\n" + MODEL
     code, found = lint_yaml(tmp_path, "agents.d/10-ana.yaml", text, env=env)
     assert (code, sorted(found)) == (0, [("NX223", 3, "warning"), ("NX230", 3, "warning")])
     text = "agents:\n  - id: ana\n    extensions_config: [${NEXO_T_UNSET}\n"  # never closed
@@ -325,14 +325,14 @@ def test_an_id_twice_in_a_drop_ins_extensions_config_is_the_last_one(tmp_path: P
     _plain(tmp_path)
     text = (
         "agents:\n  - id: ana\n    extensions_config:\n"
-        "      agent_creator: {region: a}\n      agent_creator: {region: b}\n"
+        "      agent_creator: {region: a}\n      agent_creator: {region: b}\n" + MODEL
     )
     code, found = lint_yaml(tmp_path, "agents.d/10-ana.yaml", text)
     assert (code, [item for item in found if item[0] != "NX230"]) == (0, [("NX232", 5, "warning")])
     code, found = lint_yaml(tmp_path, "agents.yaml", text)
     assert (code, [item for item in found if item[0] == "NX222"]) == (1, [("NX222", 5, "error")])
     # A field of the agent twice is serde's `duplicate field` in a drop-in too.
-    text = "agents:\n  - id: ana\n    id: bob\n"
+    text = "agents:\n  - id: ana\n    id: bob\n" + MODEL
     assert lint_yaml(tmp_path, "agents.d/10-ana.yaml", text) == (1, [("NX222", 3, "error")])
 
 
@@ -413,16 +413,20 @@ def test_a_message_names_a_dotted_key_as_the_key_path_does(tmp_path: Path) -> No
         ("extensions.yaml", "extensions:\n  max_depth: 18446744073709551615\n", 0),
         (
             "agents.yaml",
-            "agents:\n  - id: a\n    extensions_config: {x: {n: -9223372036854775809}}\n",
+            "agents:\n  - id: a\n    extensions_config: {x: {n: -9223372036854775809}}\n" + MODEL,
             1,
         ),
         (
             "agents.d/10-a.yaml",
-            "agents:\n  - id: a\n    extensions_config: {x: {n: 0x1ffffffffffffffff}}\n",
+            "agents:\n  - id: a\n    extensions_config: {x: {n: 0x1ffffffffffffffff}}\n" + MODEL,
             1,
         ),
         # A drop-in's `id` is a `String` read straight from the text: the digits are its text.
-        ("agents.d/10-a.yaml", "agents:\n  - id: 18446744073709551616\n", 0),
+        (
+            "agents.d/10-a.yaml",
+            "agents:\n  - id: 18446744073709551616\n" + MODEL,
+            0,
+        ),
     ],
 )
 def test_an_integer_beyond_64_bits_is_refused_where_a_value_reads_it(
@@ -433,7 +437,7 @@ def test_an_integer_beyond_64_bits_is_refused_where_a_value_reads_it(
     errors = [item for item in found if item[2] == "error"]
     assert (code, errors) == (
         expected,
-        [("NX222", len(text.splitlines()), "error")] if expected else [],
+        [("NX222", 2 if name == "extensions.yaml" else 3, "error")] if expected else [],
     )
 
 
@@ -461,7 +465,7 @@ def test_with_extensions_disabled_no_microapp_loads_for_agents(tmp_path: Path) -
     """src/main.rs `run_extension_discovery`: `if !cfg.enabled { return (Vec::new(), ...) }`:
     an agent's settings for a microapp under the search paths name nothing loaded."""
     _plain(tmp_path)
-    text = "agents:\n  - id: ana\n    extensions_config:\n      agent_creator: {}\n"
+    text = "agents:\n  - id: ana\n    extensions_config:\n      agent_creator: {}\n" + MODEL
     found = lint_yaml(tmp_path, "agents.yaml", text)[1]
     assert ("NX229", 4, "warning") not in found
     (tmp_path / "config" / "extensions.yaml").write_text("extensions:\n  enabled: false\n")
@@ -476,7 +480,10 @@ def test_an_agents_extensions_key_names_the_file_the_daemon_refuses(tmp_path: Pa
     (tmp_path / "config" / "agents.d").mkdir()
     for name in ("agents.yaml", "agents.d/10-ana.yaml"):
         path = tmp_path / "config" / name
-        path.write_text("agents:\n  - id: ana\n    extensions: [agent_creator]\n", encoding="utf-8")
+        path.write_text(
+            "agents:\n  - id: ana\n    extensions: [agent_creator]\n" + MODEL,
+            encoding="utf-8",
+        )
         _, report = run_lint_json([path], cwd=tmp_path)
         [diagnostic] = report["files"][0]["diagnostics"]
         shown = "this agents.d drop-in" if "agents.d" in name else "agents.yaml"
@@ -504,7 +511,7 @@ def test_a_tagged_empty_extensions_config_in_a_drop_in_is_an_empty_map(
     """serde_yaml 0.9.34 src/de.rs `deserialize_map` reads a scalar whose value is empty and
     whose style is plain as an empty map, whatever its tag; only `~` (not empty) is refused."""
     _plain(tmp_path)
-    text = f"agents:\n  - id: a\n    extensions_config: {value}\n"
+    text = f"agents:\n  - id: a\n    extensions_config: {value}\n" + MODEL
     assert lint_yaml(tmp_path, "agents.d/10-a.yaml", text) == (0, [("NX230", 3, "warning")])
 
 
@@ -512,7 +519,7 @@ def test_a_tagged_empty_string_is_no_map_in_agents_yaml(tmp_path: Path) -> None:
     """agents.yaml is read through a `Value` first: `!!str` with nothing after it is the
     string "", which no map is (src/value/de.rs `deserialize_map`)."""
     _plain(tmp_path)
-    text = "agents:\n  - id: a\n    extensions_config: !!str\n"
+    text = "agents:\n  - id: a\n    extensions_config: !!str\n" + MODEL
     code, found = lint_yaml(tmp_path, "agents.yaml", text)
     assert code == 1
     assert ("NX221", 3, "error") in found
@@ -541,7 +548,7 @@ def test_a_drop_in_the_daemon_cannot_read_is_an_error(tmp_path: Path, entry: str
         (drop_ins / "20-b.yaml").mkdir()
     else:
         (drop_ins / "20-b.yaml").symlink_to("nowhere.yaml")
-    (drop_ins / "10-a.yaml").write_text("agents:\n  - id: a\n", encoding="utf-8")
+    (drop_ins / "10-a.yaml").write_text("agents:\n  - id: a\n" + MODEL, encoding="utf-8")
     found = _unreadable(tmp_path)
     [(code, message)] = found["20-b.yaml"]
     assert code == "NX008"

@@ -20,7 +20,7 @@ import pytest
 
 from nexo_pkg.lint import yaml_source
 
-from .test_microapp_config import GRANTED, MICROAPP, Finding, lint_yaml, project
+from .test_microapp_config import GRANTED, MICROAPP, MODEL, Finding, lint_yaml, project
 
 
 def _plain(tmp_path: Path) -> None:
@@ -77,10 +77,12 @@ def test_a_null_search_paths_is_no_search_path_not_the_default(tmp_path: Path) -
 
 def test_a_null_extensions_config_in_agents_yaml_is_an_empty_map(tmp_path: Path) -> None:
     _plain(tmp_path)
-    text = "agents:\n  - id: bob\n    extensions_config:\n  - id: ana\n    extensions_config: ~\n"
+    model = MODEL
+    text = f"agents:\n  - id: bob\n    extensions_config:\n{model}  - id: ana\n"
+    text += f"    extensions_config: ~\n{model}"
     assert lint_yaml(tmp_path, "agents.yaml", text) == (
         0,
-        [("NX230", 3, "warning"), ("NX230", 5, "warning")],
+        [("NX230", 3, "warning"), ("NX230", 6, "warning")],
     )
 
 
@@ -91,8 +93,16 @@ def test_a_null_extensions_config_in_agents_yaml_is_an_empty_map(tmp_path: Path)
         ("extensions.yaml", "extensions:\n  entries: {123: {}}\n", 2),
         ("extensions.yaml", "extensions:\n  entries:\n    true: {}\n", 3),
         ("extensions.yaml", "extensions:\n  entries:\n    ~: {}\n", 3),
-        ("agents.yaml", "agents:\n  - id: a\n    extensions_config: {1: {}}\n", 3),
-        ("agents.yaml", "agents:\n  - id: a\n    extensions_config: {1.5: {}}\n", 3),
+        (
+            "agents.yaml",
+            "agents:\n  - id: a\n    extensions_config: {1: {}}\n" + MODEL,
+            3,
+        ),
+        (
+            "agents.yaml",
+            "agents:\n  - id: a\n    extensions_config: {1.5: {}}\n" + MODEL,
+            3,
+        ),
     ],
 )
 def test_a_key_that_is_not_a_string_is_refused(
@@ -108,7 +118,7 @@ def test_a_key_that_is_not_a_string_is_refused(
 
 def test_a_quoted_number_is_a_string_key(tmp_path: Path) -> None:
     _plain(tmp_path)
-    text = 'agents:\n  - id: a\n    extensions_config: {"1": {}}\n'
+    text = 'agents:\n  - id: a\n    extensions_config: {"1": {}}\n' + MODEL
     code, found = lint_yaml(tmp_path, "agents.yaml", text)
     assert code == 0
     assert ("NX222", 3, "error") not in found
@@ -144,7 +154,10 @@ def test_the_nesting_limit_is_128_containers(tmp_path: Path, levels: int, accept
     """serde_yaml 0.9.34 src/de.rs: `remaining_depth: 128`, one taken per sequence or mapping
     (`recursion_check`). Here the document, `agents` and the agent are three of them."""
     _plain(tmp_path)
-    text = f"agents:\n  - id: a\n    extensions_config: {{agent_creator: {_nested(levels - 1)}}}\n"
+    text = (
+        f"agents:\n  - id: a\n    extensions_config: {{agent_creator: {_nested(levels - 1)}}}\n"
+        + MODEL
+    )
     code, found = lint_yaml(tmp_path, "agents.yaml", text)
     if accepted:
         assert code == 0
@@ -173,9 +186,8 @@ def _repeated(levels: int) -> str:
         f"        l{level}: &l{level} [" + ", ".join([f"*l{level - 1}"] * 10) + "]"
         for level in range(1, levels)
     ]
-    return "agents:\n  - id: a\n    extensions_config:\n      agent_creator:\n" + "\n".join(
-        [*lines, ""]
-    )
+    text = "agents:\n  - id: a\n    extensions_config:\n      agent_creator:\n"
+    return text + "\n".join([*lines, ""]) + MODEL
 
 
 @pytest.mark.parametrize(("levels", "accepted"), [(3, True), (4, False)])
@@ -258,8 +270,10 @@ def test_an_escape_naming_no_unicode_character_is_refused(
         "extensions:\n  enabled: false\n  disabled: ['a'\t, \"b\"\t, c\t]\n",
         "extensions:\n  enabled: false\n  disabled: [x?, y?z]\n",
         "extensions:\n  enabled: false\n  disabled:\n    - two\twords\n",
-        "agents:\n  - id: a\n    extensions_config:\n      agent_creator: |#raw\n        x\n",
-        "agents:\n  - id: a\n    extensions_config:\n      agent_creator: >-\t# c\n        x\n",
+        "agents:\n  - id: a\n    extensions_config:\n      agent_creator: |#raw\n        x\n"
+        + MODEL,
+        "agents:\n  - id: a\n    extensions_config:\n      agent_creator: >-\t# c\n        x\n"
+        + MODEL,
     ],
 )
 def test_tabs_and_flow_scalars_as_libyaml_scans_them(tmp_path: Path, text: str) -> None:
@@ -280,7 +294,7 @@ def test_tabs_and_flow_scalars_as_libyaml_scans_them(tmp_path: Path, text: str) 
     "text",
     [
         "extensions:\n\tenabled: false\n",
-        "agents:\n  - id: a\n    extensions_config:\n      agent_creator: |\n       \tx\n",
+        "agents:\n  - id: a\n    extensions_config:\n      agent_creator: |\n       \tx\n" + MODEL,
         "extensions:\n  enabled: false\n  disabled: [a:]\n",
         "extensions:\n  enabled: false\n  disabled:\n  -\ta\n",
     ],
@@ -423,7 +437,7 @@ def test_tilde_is_not_the_home_directory(tmp_path: Path) -> None:
 # -- 5. agents.d drop-ins are read straight into the struct ---------------------------------
 def test_schema_version_in_a_drop_in_is_an_unknown_key(tmp_path: Path) -> None:
     _plain(tmp_path)
-    text = "schema_version: 1\nagents:\n  - id: a\n"
+    text = "schema_version: 1\nagents:\n  - id: a\n" + MODEL
     assert lint_yaml(tmp_path, "agents.d/10-a.yaml", text) == (1, [("NX220", 1, "error")])
     # agents.yaml's own is removed before the struct is read.
     assert lint_yaml(tmp_path, "agents.yaml", text) == (0, [])
@@ -432,9 +446,9 @@ def test_schema_version_in_a_drop_in_is_an_unknown_key(tmp_path: Path) -> None:
 def test_an_empty_extensions_config_in_a_drop_in_is_an_empty_map(tmp_path: Path) -> None:
     """src/de.rs `deserialize_map`: an empty plain scalar is an empty map; `~` is not."""
     _plain(tmp_path)
-    text = "agents:\n  - id: a\n    extensions_config:\n"
+    text = "agents:\n  - id: a\n    extensions_config:\n" + MODEL
     assert lint_yaml(tmp_path, "agents.d/10-a.yaml", text) == (0, [("NX230", 3, "warning")])
-    text = "agents:\n  - id: a\n    extensions_config: ~\n"
+    text = "agents:\n  - id: a\n    extensions_config: ~\n" + MODEL
     assert lint_yaml(tmp_path, "agents.d/10-a.yaml", text) == (
         1,
         [("NX230", 3, "warning"), ("NX221", 3, "error")],

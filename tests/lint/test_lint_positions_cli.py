@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from support.cli import clean_env, nexo
 
+from .test_microapp_config import MODEL
+
 BREAKS = ["\u2028", "\u2029", "\x85"]
 
 
@@ -122,7 +124,7 @@ OTHER_VALUES = [
 def _settings(tmp_path: Path, name: str, mapping: str) -> Path:
     path = _config(tmp_path, "extensions: {}\n").parent / name
     path.parent.mkdir(exist_ok=True)
-    text = f"agents:\n  - id: bob\n    extensions_config:\n      app: {mapping}\n"
+    text = f"agents:\n  - id: bob\n    extensions_config:\n      app: {mapping}\n" + MODEL
     path.write_text(text, encoding="utf-8")
     return path
 
@@ -164,7 +166,8 @@ def test_drop_in_ids_are_their_text_so_1_and_0x1_are_two_ids(tmp_path: Path) -> 
     path.mkdir()
     drop_in = path / "bob.yaml"
     drop_in.write_text(
-        "agents:\n  - id: bob\n    extensions_config: {1: {}, 0x1: {}}\n", encoding="utf-8"
+        "agents:\n  - id: bob\n    extensions_config: {1: {}, 0x1: {}}\n" + MODEL,
+        encoding="utf-8",
     )
     code, findings = _lint(drop_in)
     assert code == 0
@@ -173,7 +176,8 @@ def test_drop_in_ids_are_their_text_so_1_and_0x1_are_two_ids(tmp_path: Path) -> 
         "agents[0].extensions_config.1",
     ]
     drop_in.write_text(
-        'agents:\n  - id: bob\n    extensions_config: {1: {}, "1": {}}\n', encoding="utf-8"
+        'agents:\n  - id: bob\n    extensions_config: {1: {}, "1": {}}\n' + MODEL,
+        encoding="utf-8",
     )
     code, findings = _lint(drop_in)
     assert code == 0
@@ -273,7 +277,10 @@ def test_a_finding_after_a_placeholder_on_its_line_is_where_the_file_has_it(
     the placeholder keeps its column in the file, whatever the value's length."""
     drop_ins = _config(tmp_path, "extensions: {}\n").parent / "agents.d"
     drop_ins.mkdir()
-    line = "  - {id: bob, extensions_config: {app: [${NEXO_TEST_X}], other: {}}}"
+    line = (
+        "  - {id: bob, model: {provider: p, model: m}, "
+        "extensions_config: {app: [${NEXO_TEST_X}], other: {}}}"
+    )
     (drop_ins / "bob.yaml").write_text(f"agents:\n{line}\n", encoding="utf-8")
     column = line.index("other") + 1
     base = {key: value for key, value in clean_env().items() if key != "NEXO_TEST_X"}
@@ -315,7 +322,10 @@ def test_a_settings_key_built_of_aliases_is_read_as_serde_yaml_reads_it(tmp_path
         (f"[{', '.join(parts)}]", ["NX222"]),
         ("[&c [x, y], *c, *c]", ["NX230", "NX229"]),
     ):
-        text = f"agents:\n  - id: bob\n    extensions_config:\n      app: {{? {key} : 1, z: 2}}\n"
+        text = (
+            f"agents:\n  - id: bob\n    extensions_config:\n      app: {{? {key} : 1, z: 2}}\n"
+            + MODEL
+        )
         path.write_text(text, encoding="utf-8")
         result = nexo("plugin", "lint", "--format", "json", path.name, cwd=path.parent, timeout=60)
         [entry] = json.loads(result.stdout)["files"]

@@ -63,7 +63,7 @@ def test_daemon_config_files_are_linted(shared_server: SharedServer, tmp_path: P
     async def scenario(session: LspSession) -> None:
         for name, text, expected in (
             ("extensions.yaml", EXTENSIONS, [("NX220", 4, 6)]),
-            ("agents.yaml", AGENTS, [("NX220", 2, 4)]),
+            ("agents.yaml", AGENTS + "    model: {provider: p, model: m}\n", [("NX220", 2, 4)]),
         ):
             path = config / name
             uri = session.open(path, text)

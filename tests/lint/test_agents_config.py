@@ -1,0 +1,128 @@
+"""The keys of each agent in agents.yaml and agents.d/ drop-ins, as the daemon's agent type
+takes them.
+
+Source: lordmacu/nexo-rs eec3f33. ``crates/config/src/types/agents.rs:4-8`` (``AgentsConfig``)
+and ``:28-367`` (``AgentConfig``): both ``#[serde(deny_unknown_fields)]``, no alias, rename or
+flatten; every field ``#[serde(default)]`` but ``id`` (``:31``) and ``model`` (``:38``).
+``crates/config/src/lib.rs:65`` (``load_required``) and ``:213`` (``merge_agents_drop_in``)
+propagate serde's error: the daemon does not start. The accepted and refused files below are
+the daemon's own tests, ``crates/config/tests/load_test.rs``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.lint_cli import run_lint_json
+
+from nexo_pkg.lint.daemon_files import AGENT_FIELDS
+
+from .test_microapp_config import lint_yaml, project
+
+# crates/config/tests/load_test.rs:23-37 (`write_fixtures`, loaded by `happy_path`, :113-118).
+KATE = (
+    "agents:\n"
+    '  - id: "kate"\n'
+    "    model:\n"
+    '      provider: "minimax"\n'
+    '      model: "MiniMax-M2.5"\n'
+    "    plugins: [whatsapp]\n"
+    "    heartbeat:\n"
+    "      enabled: true\n"
+    '      interval: "5m"\n'
+)
+# crates/config/tests/load_test.rs:205-227 (`unknown_field_in_agents_yaml`): refused.
+TYPO = (
+    "agents:\n"
+    '  - id: "kate"\n'
+    "    model:\n"
+    '      provider: "minimax"\n'
+    '      model: "MiniMax-M2.5"\n'
+    '    typo_field: "oops"\n'
+)
+NAMES = ("agents.yaml", "agents.d/10-kate.yaml")
+
+
+def _diagnostics(tmp_path: Path, name: str, text: str) -> tuple[int, list[dict[str, Any]]]:
+    path = tmp_path / "config" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    code, report = run_lint_json([path], cwd=tmp_path)
+    [entry] = report["files"]
+    return code, entry["diagnostics"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_agents_unknown_key_is_an_error_at_the_key(tmp_path: Path, name: str) -> None:
+    project(tmp_path, None, companion="")
+    code, [diagnostic] = _diagnostics(tmp_path, name, TYPO)
+    assert code == 1
+    assert diagnostic["code"] == "NX220"
+    assert diagnostic["severity"] == "error"
+    assert diagnostic["key_path"] == "agents[0].typo_field"
+    assert diagnostic["range"] == {
+        "start": {"line": 6, "column": 5},
+        "end": {"line": 6, "column": 15},
+    }
+    shown = "this agents.d drop-in" if "agents.d" in name else "agents.yaml"
+    assert diagnostic["message"] == (
+        f"unknown key `typo_field` in an agent: the daemon refuses {shown} and does not start"
+    )
+
+
+def test_a_misspelt_agent_key_is_named(tmp_path: Path) -> None:
+    project(tmp_path, None, companion="")
+    text = KATE.replace("    plugins:", "    sytem_prompt: hi\n    plugins:")
+    code, [diagnostic] = _diagnostics(tmp_path, "agents.yaml", text)
+    assert code == 1
+    assert (diagnostic["code"], diagnostic["range"]["start"]) == ("NX220", {"line": 6, "column": 5})
+    assert diagnostic["help"] == "did you mean `system_prompt`?"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_agent_without_its_id_is_an_error(tmp_path: Path, name: str) -> None:
+    """`id` has no `#[serde(default)]` (agents.rs:31): "missing field `id`"."""
+    project(tmp_path, None, companion="")
+    text = KATE + "  - model: {provider: minimax, model: m}\n    plugins: []\n"
+    code, [diagnostic] = _diagnostics(tmp_path, name, text)
+    assert code == 1
+    assert (diagnostic["code"], diagnostic["severity"]) == ("NX221", "error")
+    assert diagnostic["key_path"] == "agents[1]"
+    assert diagnostic["range"]["start"] == {"line": 10, "column": 5}
+    assert diagnostic["message"].startswith("`agents[1].id` is missing: the daemon refuses ")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_agent_without_its_model_is_an_error(tmp_path: Path, name: str) -> None:
+    """`model: ModelConfig` has no `#[serde(default)]` (agents.rs:38): "missing field
+    `model`"."""
+    project(tmp_path, None, companion="")
+    code, [diagnostic] = _diagnostics(tmp_path, name, "agents:\n  - id: ana\n    plugins: []\n")
+    assert code == 1
+    assert (diagnostic["code"], diagnostic["severity"]) == ("NX221", "error")
+    assert diagnostic["key_path"] == "agents[0]"
+    assert diagnostic["range"]["start"] == {"line": 2, "column": 5}
+    assert diagnostic["message"].startswith("`agents[0].model` is missing: the daemon refuses ")
+    assert "model: {provider: ..., model: ...}" in diagnostic["help"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_agents_the_daemon_loads_pass(tmp_path: Path, name: str) -> None:
+    """load_test.rs `happy_path` (:113-118) and `defaults_applied` (:264-282, an agent of only
+    `id` and `model`) load."""
+    project(tmp_path, None, companion="")
+    text = KATE + "  - id: ana\n    model: {provider: minimax, model: m}\n"
+    assert lint_yaml(tmp_path, name, text) == (0, [])
+
+
+def test_every_key_of_the_agent_type_is_accepted(tmp_path: Path) -> None:
+    """All 48 fields of `AgentConfig` (agents.rs:30-366), each with its default-shaped value."""
+    project(tmp_path, None, companion="")
+    assert len(AGENT_FIELDS) == 48
+    lines = ["agents:", "  - id: ana", "    model: {provider: minimax, model: m}"]
+    lines += [f"    {key}: ~" for key in sorted(AGENT_FIELDS - {"id", "model"})]
+    code, found = lint_yaml(tmp_path, "agents.yaml", "\n".join(lines) + "\n")
+    assert code == 0
+    assert [item for item in found if item[2] == "error"] == []
