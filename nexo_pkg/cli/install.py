@@ -649,8 +649,9 @@ def upgrade_command(
     are looked up first, --jobs at a time (with a GitHub token, many to one GraphQL
     request), and once GitHub says its rate limit is spent nothing more is asked of it
     and one line says when it resets. A version signed by another identity than the
-    installed one, or unsigned after a signed one, is refused (signer_changed) whatever
-    the trust mode, unless --allow-signer-change.
+    installed one, or unsigned after a signed one, is refused (signer_changed) under
+    `require` and `warn` alike, unless --allow-signer-change (mode `ignore`, from the policy
+    or --skip-signature-verify, reads no signature and so checks none).
     Exit codes: 0 upgraded or already newest; 1 refused (any plugin, with --all);
     2 usage or configuration error.
     """

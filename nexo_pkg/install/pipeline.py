@@ -379,10 +379,10 @@ def check_signer_continuity(
 
     An installed version that was verified binds its successors to the same identity (the
     same workflow, whatever tag it ran for) and issuer: a different signer, or no signature
-    at all, raises ``signer_changed`` naming both, whatever the trust mode (``warn``
-    included), as a changed signer on an update is the mark of a taken-over repository.
-    An installed version that was never verified binds nothing, and
-    ``--skip-signature-verify`` (which verifies nothing) is not checked.
+    at all, raises ``signer_changed`` naming both, under ``require`` and ``warn`` alike, as a
+    changed signer on an update is the mark of a taken-over repository. An installed version
+    that was never verified binds nothing, and mode ``ignore`` (from the policy or
+    ``--skip-signature-verify``), which verifies nothing, is not checked.
     """
     if previous.get("status") != "verified" or outcome.status == "skipped":
         return
