@@ -30,15 +30,23 @@ def _listed(root: Path, env: dict[str, str]) -> list[tuple[str, bool]]:
     return sorted((entry["version"], entry["kept"]) for entry in listing.document["plugins"])
 
 
-def test_reinstalling_the_locked_version_keeps_the_version_kept_before(
+def _two_locked_versions(
     tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
-) -> None:
+) -> tuple[Path, Path]:
+    """alpha 1.0.0 and 1.1.0 pushed unsigned, and a lock pinning each: (newer, older)."""
     home = Path(fleet_env["NEXO_HOME"])
     for version in ("1.0.0", "1.1.0"):
         dist = make_dist("alpha", version, identity=None, targets=(LINUX,))
         push_dist(dist, registry.ref("plugins/alpha"), home)
     newer = _lock(tmp_path / "newer", registry, "=1.1.0", fleet_env)
     older = _lock(tmp_path / "older", registry, "=1.0.0", fleet_env)
+    return newer, older
+
+
+def test_reinstalling_the_locked_version_keeps_the_version_kept_before(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    newer, older = _two_locked_versions(tmp_path, fleet_env, registry, make_dist)
     root = tmp_path / "root"
 
     def sync(lock: Path) -> dict[str, object]:
@@ -79,12 +87,7 @@ def test_a_sync_that_changes_a_held_plugin_says_it_released_the_hold(
 ) -> None:
     """The lock names another version of a held plugin: sync installs it (the lock decides),
     and the hold it ends is said, in the text and as ``released_hold`` in ``--json``."""
-    home = Path(fleet_env["NEXO_HOME"])
-    for version in ("1.0.0", "1.1.0"):
-        dist = make_dist("alpha", version, identity=None, targets=(LINUX,))
-        push_dist(dist, registry.ref("plugins/alpha"), home)
-    newer = _lock(tmp_path / "newer", registry, "=1.1.0", fleet_env)
-    older = _lock(tmp_path / "older", registry, "=1.0.0", fleet_env)
+    newer, older = _two_locked_versions(tmp_path, fleet_env, registry, make_dist)
     root = tmp_path / "root"
     common = ("--dest", str(root), "--plain-http", "--frozen")
 
