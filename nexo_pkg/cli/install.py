@@ -191,6 +191,10 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
         _show_plan(plan)
         for warning in result.warnings:
             warn(printable(warning))
+        if result.was_already_present:
+            label, where = printable(f"{plan.plugin_id} {plan.version}"), printable(result.path)
+            say(f"Dry run: {label} is already installed at {where}; nothing to do.")
+            return
         say(f"Dry run: every check passed; nothing was written to {printable(plan.destination)}.")
         return
     label, where = printable(f"{plan.plugin_id} {plan.version}"), printable(result.path)
