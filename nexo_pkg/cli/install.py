@@ -953,7 +953,9 @@ def verify_command(
             changes = (report.modified, report.missing, report.extra, report.mode_changed)
             for kind, names in zip(kinds, changes, strict=True):
                 for name in names:
-                    result_line(printable(f"  {kind}{name}"))
+                    # `.` is the plugin directory itself (its own mode).
+                    shown = ". (the plugin directory)" if name == "." else name
+                    result_line(printable(f"  {kind}{shown}"))
             if report.problem:
                 result_line(printable(f"  {report.problem}"))
     raise typer.Exit(0 if ok else 1)
