@@ -365,8 +365,8 @@ def reference_receipt_problem(pairs: list[tuple[str, Any]]) -> None:
     seen: set[str] = set()
     for key, value in pairs:
         if _LONE_SURROGATE.search(key):
-            # Each key is read as a field name, a string: serde_json 1.0.149 ``src/read.rs``
-            # ``parse_unicode_escape`` (900-961) refuses a surrogate not half of a pair.
+            # Each key is read as a field name, a string: serde_json 1.0.149 decodes a ``\uXXXX``
+            # escape in ``src/read.rs`` (900-961) and refuses a surrogate not half of a pair.
             raise ValueError(f"key {key!r} holds a lone UTF-16 surrogate escape")
         if key not in REFERENCE_RECEIPT_FIELDS:
             continue
