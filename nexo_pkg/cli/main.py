@@ -93,6 +93,7 @@ def _open_closed_streams() -> None:
             io.FileIO(descriptor, "r" if descriptor == 0 else "w", closefd=False),
             encoding="utf-8",
             errors="backslashreplace" if descriptor == 2 else "strict",
+            newline="\n",
             line_buffering=descriptor == 2,
         )
         setattr(sys, name, stream)
