@@ -23,10 +23,13 @@ def _mode(call: ast.Call, position: int) -> str | None:
     for keyword in call.keywords:
         if keyword.arg == "mode":
             value = keyword.value
-            return value.value if isinstance(value, ast.Constant) else None
-    if len(call.args) > position and isinstance(call.args[position], ast.Constant):
-        value = call.args[position].value
-        return value if isinstance(value, str) else None
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                return value.value
+            return None
+    if len(call.args) > position:
+        argument = call.args[position]
+        if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+            return argument.value
     return None
 
 
