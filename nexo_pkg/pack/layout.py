@@ -57,6 +57,15 @@ _NAME_MAX = 255
 # Interpreter-specific byte code never goes into a tarball.
 _SKIPPED_SUFFIXES = (".pyc", ".pyo")
 
+#: What a desktop's file manager leaves in the folders it shows (macOS Finder's ``.DS_Store``
+#: and the ``._NAME`` AppleDouble files of a copy to a non-Apple file system, Windows
+#: Explorer's ``Thumbs.db``): the author's machine's, never the plugin's.
+_DESKTOP_FILES = frozenset({".DS_Store", "Thumbs.db"})
+
+
+def _desktop_file(name: str) -> bool:
+    return name in _DESKTOP_FILES or name.startswith("._")
+
 
 def asset_name(plugin_id: str, version: str, target: str) -> str:
     """``<id>-<version>-<target>.tar.gz``; raises ``manifest_invalid`` for unusable parts."""
@@ -167,7 +176,7 @@ def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
         except OSError as exc:
             raise io_error(f"cannot read directory {directory}: {exc.strerror}") from exc
         for child in children:
-            if directory == root and child.name in walk.skip_top:
+            if (directory == root and child.name in walk.skip_top) or _desktop_file(child.name):
                 continue
             name = f"{prefix}/{child.name}"
             path = Path(child.path)

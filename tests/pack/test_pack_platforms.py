@@ -1,4 +1,6 @@
-"""Modes in a tarball packed on Windows. Windows's file systems keep no execute bit: Python's
+"""The same tarball from a Windows, macOS or Linux checkout.
+
+Modes in a tarball packed on Windows. Windows's file systems keep no execute bit: Python's
 ``stat`` there makes ``.exe``, ``.bat``, ``.cmd`` and ``.com`` files executable and nothing
 else, so a project's ``tool.sh`` reads 0644 and its ``run.bat`` 0755. ``pack`` takes the
 execute bits of ``src/`` from git's index there, and packs the bytes a Linux or macOS
@@ -91,3 +93,23 @@ def test_without_git_a_file_packed_on_windows_is_0644(tmp_path: Path) -> None:
     modes = _modes(project / "dist" / "demo-0.1.0-noarch.tar.gz")
     assert {modes[f"lib/plugin/{name}"] for name in ("tool.sh", "run.bat", "main.py")} == {0o644}
     assert modes["bin/demo"] == 0o755
+
+
+def test_what_finder_and_explorer_leave_in_src_is_not_packed(tmp_path: Path) -> None:
+    """A Mac's ``.DS_Store`` and ``._*`` AppleDouble files and Windows's ``Thumbs.db`` are the
+    author's desktop's: the tarball is the one a Linux checkout packs."""
+    clean = write_project(tmp_path / "clean" / "demo", files={"src/pkg/util.py": "x = 1\n"})
+    _pack(clean, windows=False)
+    desktop = write_project(
+        tmp_path / "desktop" / "demo",
+        files={
+            "src/pkg/util.py": "x = 1\n",
+            "src/.DS_Store": "\0\0\0\1Bud1",
+            "src/pkg/.DS_Store": "\0\0\0\1Bud1",
+            "src/._main.py": "\0\5\26\7",
+            "src/pkg/Thumbs.db": "\xd0\xcf",
+        },
+    )
+    _pack(desktop, windows=False)
+    name = "demo-0.1.0-noarch.tar.gz"
+    assert (desktop / "dist" / name).read_bytes() == (clean / "dist" / name).read_bytes()
