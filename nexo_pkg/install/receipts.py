@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from dataclasses import dataclass, replace
 from itertools import chain, repeat
 from pathlib import Path
@@ -242,9 +243,13 @@ def read_receipt(directory: Path) -> Receipt:
             return receipt
         # Anything the quick reading did not take is read again here, so every refusal is
         # worded as before.
-        document = json.loads(text, object_pairs_hook=_JsonObject.of)
+        document = json.loads(
+            text, object_pairs_hook=_JsonObject.of, parse_constant=_SerdeConstantError.refuse
+        )
     except RecursionError as exc:
         raise ValueError("nested too deeply") from exc
+    except _SerdeConstantError as exc:
+        raise ValueError(_serde_constant_problem(text)) from exc
     if isinstance(document, _JsonObject):
         reference_receipt_problem(document.pairs)
     return Receipt.from_json(document)
@@ -266,6 +271,11 @@ def _plain_receipt(text: str) -> Receipt | None:
         return None
     if not all(map(isinstance, map(document.get, REFERENCE_RECEIPT_FIELDS), repeat(str))):
         return None
+    # Every field read above is a string: serde_json refuses a lone surrogate in one, or in a key.
+    if _LONE_SURROGATE.search(
+        "".join(chain(document, map(document.__getitem__, REFERENCE_RECEIPT_FIELDS)))
+    ):
+        return None
     try:
         return Receipt.from_json(document)
     except ValueError:
@@ -274,6 +284,45 @@ def _plain_receipt(text: str) -> Receipt | None:
 
 class _NotPlainError(Exception):
     pass
+
+
+def _not_plain_constant(_name: str) -> object:
+    raise _NotPlainError
+
+
+# A UTF-16 surrogate left in a decoded string: only a lone ``\uD800``-``\uDFFF`` escape makes
+# one (a pair decodes to the character it names).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# A JSON string, or a ``NaN``/``Infinity``/``-Infinity`` token outside one.
+_STRING_OR_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|-?(?:NaN|Infinity)')
+
+
+def _serde_constant_problem(text: str) -> str:
+    """serde_json's refusal of the first ``NaN``, ``Infinity`` or ``-Infinity`` token in
+    ``text``, at the line and byte column serde_json counts. Python's ``json`` reads them;
+    serde_json has no such tokens, in ignored values too (serde_json 1.0.149
+    ``src/de.rs:1149``: ``ignore_value`` answers ``ExpectedSomeValue`` on the ``N`` or
+    ``I``; ``ignore_integer`` answers ``InvalidNumber`` on the ``I`` after a ``-``)."""
+    for match in _STRING_OR_CONSTANT.finditer(text):
+        token = match.group()
+        if token.startswith('"'):
+            continue
+        negative = token.startswith("-")
+        offset = match.start() + negative
+        line_start = text.rfind("\n", 0, offset) + 1
+        line = text.count("\n", 0, offset) + 1
+        column = len(text[line_start : offset + 1].encode("utf-8", "surrogatepass"))
+        message = "invalid number" if negative else "expected value"
+        return f"{message} at line {line} column {column}"
+    return "a NaN or Infinity token, which is not JSON"
+
+
+class _SerdeConstantError(ValueError):
+    """Python's ``json`` met ``NaN``, ``Infinity`` or ``-Infinity``."""
+
+    @staticmethod
+    def refuse(_name: str) -> object:
+        raise _SerdeConstantError
 
 
 def _unrepeated(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -286,7 +335,7 @@ def _unrepeated(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 # ``json.loads(text, object_pairs_hook=_unrepeated)`` without a decoder made for every receipt.
-_PLAIN_DECODER = json.JSONDecoder(object_pairs_hook=_unrepeated)
+_PLAIN_DECODER = json.JSONDecoder(object_pairs_hook=_unrepeated, parse_constant=_not_plain_constant)
 
 
 class _JsonObject(dict[str, Any]):
@@ -315,6 +364,10 @@ def reference_receipt_problem(pairs: list[tuple[str, Any]]) -> None:
     """
     seen: set[str] = set()
     for key, value in pairs:
+        if _LONE_SURROGATE.search(key):
+            # Each key is read as a field name, a string: serde_json 1.0.149 ``src/read.rs``
+            # ``parse_unicode_escape`` (900-961) refuses a surrogate not half of a pair.
+            raise ValueError(f"key {key!r} holds a lone UTF-16 surrogate escape")
         if key not in REFERENCE_RECEIPT_FIELDS:
             continue
         if key in seen:
@@ -324,6 +377,8 @@ def reference_receipt_problem(pairs: list[tuple[str, Any]]) -> None:
             raise ValueError(
                 f"invalid type: {_json_kind(value)}, expected a string (field `{key}`)"
             )
+        if _LONE_SURROGATE.search(value):
+            raise ValueError(f"field `{key}` holds a lone UTF-16 surrogate escape")
     for field_name in REFERENCE_RECEIPT_FIELDS:
         if field_name not in seen:
             raise ValueError(f"missing field `{field_name}`")

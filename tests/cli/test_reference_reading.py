@@ -263,6 +263,92 @@ def test_a_receipt_the_reference_cannot_read_is_an_orphan(
     assert not path.exists()
 
 
+@pytest.mark.parametrize(
+    ("spoil", "problem"),
+    [
+        (
+            lambda text: text.replace("{", '{"extra": NaN, ', 1),
+            "expected value at line 1 column 11",
+        ),
+        (
+            lambda text: text.replace("{", '{"x": [-Infinity], ', 1),
+            "invalid number at line 1 column 9",
+        ),
+        (
+            lambda text: text.replace("{", '{"x": Infinity, ', 1),
+            "expected value at line 1 column 7",
+        ),
+        (
+            lambda text: text.replace('"source": "', '"source": "\\ud800', 1),
+            "field `source` holds a lone UTF-16 surrogate escape",
+        ),
+        (
+            lambda text: text.replace("{", '{"\\udc00": 1, ', 1),
+            "holds a lone UTF-16 surrogate escape",
+        ),
+    ],
+    ids=["nan", "negative-infinity", "infinity", "surrogate-in-a-field", "surrogate-in-a-key"],
+)
+def test_json_serde_json_refuses_makes_the_receipt_unreadable(
+    env: dict[str, str], server: GitHubServer, spoil: Any, problem: str
+) -> None:
+    """plugin_admin.rs:158 at eec3f33 reads the receipt with `serde_json::from_slice`
+    (serde_json 1.0.149, Cargo.lock), which Python's `json` outreads: `NaN`, `Infinity` and
+    `-Infinity` are no JSON tokens even in a value it ignores (serde_json `src/de.rs:1149`,
+    `ignore_value` -> `ExpectedSomeValue`; `src/de.rs:1217`, `ignore_integer` ->
+    `InvalidNumber` on the `I`), and a lone `\\uD800`-`\\uDFFF` escape is refused in every
+    string it reads as one, each key and each of the ten fields (`src/read.rs:900-961`,
+    `parse_unicode_escape` with `validate`). The reference then treats the plugin as an
+    orphan; so does nexo-pkg, with serde_json's words and position for the tokens."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    installed = nexo("plugin", "install", "acme/hello", "--json", env=env)
+    assert installed.code == 0, installed.stderr
+    path = Path(installed.document["path"])
+    receipt = (path / ".nexo-install.json").read_text(encoding="utf-8")
+    spoilt = spoil(json.dumps(json.loads(receipt)))
+    json.loads(spoilt)  # Python's json reads every one of them
+    _spoil_receipt(path, spoilt)
+    listing = nexo("plugin", "list", "--json", env=env)
+    assert listing.document["plugins"] == []
+    [entry] = listing.document["unreadable"]
+    assert entry["path"] == str(path)
+    assert entry["problem"].startswith("receipt unreadable: ")
+    assert problem in entry["problem"]
+    verified = nexo("plugin", "verify", "--json", env=env)
+    assert verified.code == 1
+    assert [report["path"] for report in verified.document["plugins"] if not report["ok"]] == [
+        str(path)
+    ]
+    removed = nexo("plugin", "remove", "hello", "--yes", "--json", env=env)
+    assert removed.code == 0
+    assert removed.document["removed"] == [str(path)]
+    assert not path.exists()
+
+
+@pytest.mark.parametrize(
+    "extra",
+    ['"\\ud800"', "1e400", "[" * 200 + "]" * 200, '{"a": 1, "a": 2}'],
+    ids=["lone-surrogate", "out-of-range-number", "deep-nesting", "repeated-key"],
+)
+def test_what_serde_json_ignores_in_an_unknown_key_keeps_the_receipt(
+    env: dict[str, str], server: GitHubServer, extra: str
+) -> None:
+    """A key the reference's `InstallMetadata` does not name is skipped with serde_json's
+    `ignore_value` (1.0.149 `src/de.rs:1102-1215`): without a recursion limit (a stack of its
+    own), without checking a number's range (`ignore_integer`, `ignore_exponent`), a string's
+    escapes (`src/read.rs:1025`, `ignore_escape`: "we don't care if the codepoint is valid")
+    or a repeated key. Such a receipt stays readable."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    installed = nexo("plugin", "install", "acme/hello", "--json", env=env)
+    assert installed.code == 0, installed.stderr
+    path = Path(installed.document["path"])
+    receipt = (path / ".nexo-install.json").read_text(encoding="utf-8")
+    _spoil_receipt(path, receipt.replace("{", '{"x": ' + extra + ", ", 1))
+    listing = nexo("plugin", "list", "--json", env=env)
+    assert listing.document["unreadable"] == []
+    assert [plugin["path"] for plugin in listing.document["plugins"]] == [str(path)]
+
+
 # --- upgrade keeps what the receipt pinned ----------------------------------------------------
 
 
