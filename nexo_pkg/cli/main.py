@@ -93,6 +93,7 @@ def _open_closed_streams() -> None:
             io.FileIO(descriptor, "r" if descriptor == 0 else "w", closefd=False),
             encoding="utf-8",
             errors="backslashreplace" if descriptor == 2 else "strict",
+            newline="\n",
             line_buffering=descriptor == 2,
         )
         setattr(sys, name, stream)
@@ -133,11 +134,35 @@ def _unexpected(error: Exception) -> int:
     return report_error(failure, json_output="--json" in sys.argv[1:])
 
 
+def _unicode_stdout() -> None:
+    """Make standard output carry any text the command prints, whatever the locale's code
+    page (Windows's ``cp1252`` when output is redirected, ``PYTHONIOENCODING=ascii``): a
+    file or pipe gets UTF-8, which is what JSON and SARIF documents must be and what CI
+    logs, editors and ``pre-commit`` read; a terminal keeps its encoding and shows what it
+    cannot encode as ``\\u`` escapes."""
+    import codecs  # noqa: PLC0415 (loaded at interpreter start-up)
+
+    stream = sys.stdout
+    reconfigure = getattr(stream, "reconfigure", None)
+    try:
+        if reconfigure is None or codecs.lookup(stream.encoding).name == "utf-8":
+            return
+        if stream.isatty():
+            reconfigure(errors="backslashreplace")
+        else:
+            reconfigure(encoding="utf-8")
+    except (AttributeError, LookupError, OSError, TypeError, ValueError):
+        pass  # a stream that cannot say or change its encoding is left as it is
+
+
 def main() -> None:
     """Run the command line and exit with its code (0 yes, 1 no, 2 usage, 129/130/143
     signals)."""
     if sys.stdin is None or sys.stdout is None or sys.stderr is None:
         _open_closed_streams()
+    if sys.argv[1:3] != ["plugin", "lsp"]:
+        # (The language server speaks bytes on stdout.)
+        _unicode_stdout()
     install_signal_handlers()
     DEFERRED.clear()
     if sys.argv[1:] not in (["--version"], ["-V"]) and sys.argv[1:3] != ["plugin", "lsp"]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from nexo_pkg.core.programs import find_program
 
-__all__ = ["git_output"]
+__all__ = ["git_output", "git_paths"]
 
 
 def git_output(directory: Path, *arguments: str) -> str | None:
@@ -29,3 +29,22 @@ def git_output(directory: Path, *arguments: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return completed.stdout.strip() if completed.returncode == 0 else None
+
+
+def git_paths(directory: Path, *arguments: str) -> list[str] | None:
+    """The NUL-separated records ``git ARGUMENTS`` (given ``-z``) prints in ``directory``,
+    read as UTF-8 (git writes paths as it stores them, whatever the console's code page);
+    ``None`` as :func:`git_output` gives it."""
+    git = find_program("git")
+    if git is None:
+        return None
+    try:
+        completed = subprocess.run(
+            [git, *arguments], cwd=directory, capture_output=True, check=False, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if completed.returncode != 0:
+        return None
+    text = completed.stdout.decode("utf-8", "surrogateescape")
+    return [record for record in text.split("\0") if record]

@@ -41,10 +41,12 @@ from nexo_pkg.pack.errors import (
 from nexo_pkg.pack.layout import (
     KNOWN_TARGETS,
     LAUNCHER,
+    MODES_ON_DISK,
     NOARCH,
     TreeWalk,
     asset_name,
     collect_tree,
+    git_executables,
     stored_names,
 )
 from nexo_pkg.pack.vendor import DEFAULT_PYTHON, VendorTarget, vendor_requirements
@@ -279,7 +281,13 @@ def _noarch_entries(
             "would put this one's tarball into lib/plugin/; choose another directory "
             "(default: DIR/dist)"
         )
-    walk = TreeWalk("lib/plugin", containment_root=project, exclude=frozenset({out.resolve()}))
+    walk = TreeWalk(
+        "lib/plugin",
+        containment_root=project,
+        exclude=frozenset({out.resolve()}),
+        # Where files carry no execute bit, git's index says which are executable.
+        executables=None if MODES_ON_DISK else git_executables(project),
+    )
     entries = collect_tree(src, walk)
     entries.append(ArchiveEntry("lib/plugin", is_dir=True))
     distributions: list[Distribution] = []
@@ -297,9 +305,13 @@ def _noarch_entries(
                     "a vendored requirement installs a top-level `plugin` package, which "
                     "would collide with lib/plugin/ (the plugin's own code)"
                 )
-            entries += collect_tree(
-                vendor_dir, TreeWalk("lib", containment_root=vendor_dir, skip_top=_VENDOR_SKIPPED)
+            vendored = TreeWalk(
+                "lib",
+                containment_root=vendor_dir,
+                skip_top=_VENDOR_SKIPPED,
+                executables=None if MODES_ON_DISK else frozenset(),
             )
+            entries += collect_tree(vendor_dir, vendored)
             distributions = find_distributions(vendor_dir, "lib")
         inventory, environment = _inventory(vendor_dir, report, requirements)
     return entries, distributions, inventory, environment

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.git import git_paths
 from nexo_pkg.core.version import SEMVER_2
 from nexo_pkg.manifest.daemon import ID_PATTERN, is_valid_id
 from nexo_pkg.pack.archive import ArchiveEntry
@@ -56,6 +57,15 @@ _NAME_MAX = 255
 # Interpreter-specific byte code never goes into a tarball.
 _SKIPPED_SUFFIXES = (".pyc", ".pyo")
 
+#: What a desktop's file manager leaves in the folders it shows (macOS Finder's ``.DS_Store``
+#: and the ``._NAME`` AppleDouble files of a copy to a non-Apple file system, Windows
+#: Explorer's ``Thumbs.db``): the author's machine's, never the plugin's.
+_DESKTOP_FILES = frozenset({".DS_Store", "Thumbs.db"})
+
+
+def _desktop_file(name: str) -> bool:
+    return name in _DESKTOP_FILES or name.startswith("._")
+
 
 def asset_name(plugin_id: str, version: str, target: str) -> str:
     """``<id>-<version>-<target>.tar.gz``; raises ``manifest_invalid`` for unusable parts."""
@@ -99,12 +109,39 @@ class TreeWalk:
     ``containment_root``: symlinks must resolve to a file inside this directory.
     ``skip_top``: top-level names of the tree to leave out (pip's ``bin/`` scripts).
     ``exclude``: resolved directories to leave out (an output directory inside ``src/``).
+    ``executables``: where the file system keeps no execute bit (Windows), the resolved files
+    stored as 0755, every other one 0644; ``None``: each file's own mode says.
     """
 
     archive_prefix: str
     containment_root: Path
     skip_top: frozenset[str] = frozenset()
     exclude: frozenset[Path] = frozenset()
+    executables: frozenset[Path] | None = None
+
+
+#: Whether this OS's file systems keep execute bits. Windows's do not: Python's ``stat`` there
+#: makes ``.exe``, ``.bat``, ``.cmd`` and ``.com`` files executable, and nothing else.
+MODES_ON_DISK = os.name != "nt"
+
+
+def _is_executable(walk: TreeWalk, path: Path, mode: int) -> bool:
+    if walk.executables is None:
+        return is_executable(mode)
+    return path.resolve() in walk.executables
+
+
+def git_executables(project: Path) -> frozenset[Path]:
+    """The files under ``project`` git records as executable (mode ``100755``) in the index
+    of the repository it is in, resolved; none when ``project`` is no git checkout (or git is
+    missing)."""
+    records = git_paths(project, "ls-files", "--stage", "-z")
+    executables = set()
+    for record in records or ():
+        fields, _, relative = record.partition("\t")
+        if fields.startswith("100755 ") and relative:
+            executables.add((project / relative).resolve())
+    return frozenset(executables)
 
 
 def stored_names(entries: list[ArchiveEntry]) -> list[ArchiveEntry]:
@@ -139,7 +176,7 @@ def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
         except OSError as exc:
             raise io_error(f"cannot read directory {directory}: {exc.strerror}") from exc
         for child in children:
-            if directory == root and child.name in walk.skip_top:
+            if (directory == root and child.name in walk.skip_top) or _desktop_file(child.name):
                 continue
             name = f"{prefix}/{child.name}"
             path = Path(child.path)
@@ -167,7 +204,9 @@ def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
                 if child.name.endswith(_SKIPPED_SUFFIXES) or target.suffix in _SKIPPED_SUFFIXES:
                     continue
                 mode = target.stat().st_mode
-                entries.append(ArchiveEntry(name, executable=is_executable(mode), source=target))
+                entries.append(
+                    ArchiveEntry(name, executable=_is_executable(walk, target, mode), source=target)
+                )
                 continue
             try:
                 info = child.stat(follow_symlinks=False)
@@ -181,9 +220,8 @@ def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
             elif stat.S_ISREG(info.st_mode):
                 if child.name.endswith(_SKIPPED_SUFFIXES):
                     continue
-                entries.append(
-                    ArchiveEntry(name, executable=is_executable(info.st_mode), source=path)
-                )
+                executable = _is_executable(walk, path, info.st_mode)
+                entries.append(ArchiveEntry(name, executable=executable, source=path))
             else:
                 raise layout_error(
                     f"{path} is not a regular file or directory; remove it from the tree",

@@ -305,7 +305,9 @@ def _prefer_pure_wheels(
     if not any(_compiled(dist_info) for dist_info in installed):
         return
     pins = target.parent / f".{target.name}-pins.txt"
-    pins.write_text("".join(f"{_pin(dist_info)}\n" for dist_info in installed), encoding="utf-8")
+    pins.write_text(
+        "".join(f"{_pin(dist_info)}\n" for dist_info in installed), encoding="utf-8", newline="\n"
+    )
     pure = target.parent / f"{target.name}-pure"
     pure_report = target.parent / f".{target.name}-pure-report.json"
     log = target.parent / f".{target.name}-pure-pip.log"

@@ -352,7 +352,7 @@ def create_project(request: NewProject) -> CreatedProject:
         for relative, text in files.items():
             target = staging / relative
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            target.write_text(text, encoding="utf-8", newline="\n")
             if relative.startswith("bin/"):
                 # Launchers run directly; honour the umask for the read and execute bits too.
                 target.chmod(0o777 & ~_umask())

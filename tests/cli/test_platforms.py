@@ -110,3 +110,31 @@ def test_help_of_a_refused_command_still_shows_on_windows(tmp_path: Path) -> Non
     result = _on_windows(["plugin", "install", "--help"], tmp_path)
     assert result.code == 0, result.stderr
     assert "SOURCE" in result.stdout
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "ascii"])
+@pytest.mark.parametrize("output_format", ["json", "sarif", "text"])
+def test_a_report_reaches_a_stream_of_a_legacy_code_page(
+    tmp_path: Path, encoding: str, output_format: str
+) -> None:
+    """Windows gives redirected output its ANSI code page (``cp1252``), which has no ``✓``:
+    a report quoting a manifest's non-ASCII key is written whole, as UTF-8, and a JSON or
+    SARIF one parses."""
+    created = _on_windows(["plugin", "new", "demo", "--lang", "python"], tmp_path)
+    assert created.code == 0, created.stderr
+    project = tmp_path / "demo"
+    manifest = project / "plugin.toml"
+    text = manifest.read_text("utf-8")
+    manifest.write_bytes(text.replace("[plugin]\n", '[plugin]\n"clé✓" = 1\n', 1).encode())
+    before = manifest.read_bytes()
+    result = _on_windows(
+        ["plugin", "lint", "--format", output_format, "plugin.toml"],
+        project,
+        PYTHONIOENCODING=encoding,
+    )
+    assert result.code == 1, result.stderr
+    assert "error:" not in result.stderr, result.stderr
+    assert "unknown key `clé✓` in table [plugin]" in result.stdout
+    if output_format != "text":
+        assert "clé✓" in json.dumps(json.loads(result.stdout), ensure_ascii=False)
+    assert manifest.read_bytes() == before

@@ -1,0 +1,115 @@
+"""The same tarball from a Windows, macOS or Linux checkout.
+
+Modes in a tarball packed on Windows. Windows's file systems keep no execute bit: Python's
+``stat`` there makes ``.exe``, ``.bat``, ``.cmd`` and ``.com`` files executable and nothing
+else, so a project's ``tool.sh`` reads 0644 and its ``run.bat`` 0755. ``pack`` takes the
+execute bits of ``src/`` from git's index there, and packs the bytes a Linux or macOS
+checkout of the same commit packs.
+
+Each Windows run is a real ``python -m nexo_pkg`` child under the Windows shim
+(``tests/support/windows_shim.py``): ``os.name`` is ``"nt"``; the modes on disk are set here
+as Windows shows them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tarfile
+from pathlib import Path
+
+from support import windows_shim
+from support.cli import CliResult, clean_env, nexo
+
+from pack.pack_helpers import write_project
+
+EPOCH = "1700000000"
+FILES = {"src/tool.sh": "#!/bin/sh\necho hi\n", "src/run.bat": "@echo off\r\n"}
+
+
+def _git(project: Path, *arguments: str) -> None:
+    env = {
+        **clean_env(),
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
+    subprocess.run(["git", *arguments], cwd=project, check=True, env=env, capture_output=True)
+
+
+def _pack(project: Path, *, windows: bool) -> CliResult:
+    env = clean_env()
+    if windows:
+        windows_shim.child_environment(env)
+    result = nexo("plugin", "pack", "--source-date-epoch", EPOCH, "--quiet", env=env, cwd=project)
+    assert result.code == 0, result.stderr
+    return result
+
+
+def _modes(tarball: Path) -> dict[str, int]:
+    with tarfile.open(tarball) as archive:
+        return {member.name: member.mode for member in archive.getmembers()}
+
+
+def _as_windows_shows_it(project: Path) -> None:
+    (project / "src" / "tool.sh").chmod(0o644)
+    (project / "src" / "run.bat").chmod(0o755)
+
+
+def test_a_tarball_packed_on_windows_takes_execute_bits_from_git(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "demo", files=FILES)
+    (project / ".gitignore").write_text("dist/\n")
+    _git(project, "init", "-q")
+    _git(project, "add", ".")
+    _git(project, "update-index", "--chmod=+x", "src/tool.sh")
+    _git(project, "commit", "-qm", "init")
+    # A Linux checkout of the commit has the modes git records.
+    checkout = tmp_path / "checkout"
+    _git(tmp_path, "clone", "-q", str(project), str(checkout))
+    assert (checkout / "src" / "tool.sh").stat().st_mode & 0o111
+    assert not (checkout / "src" / "run.bat").stat().st_mode & 0o111
+    _pack(checkout, windows=False)
+
+    _as_windows_shows_it(project)
+    _pack(project, windows=True)
+    name = "demo-0.1.0-noarch.tar.gz"
+    modes = _modes(project / "dist" / name)
+    assert modes["lib/plugin/tool.sh"] == 0o755
+    assert modes["lib/plugin/run.bat"] == 0o644
+    assert modes["lib/plugin/main.py"] == 0o644
+    assert modes["bin/demo"] == 0o755
+    assert (project / "dist" / name).read_bytes() == (checkout / "dist" / name).read_bytes()
+
+
+def test_without_git_a_file_packed_on_windows_is_0644(tmp_path: Path) -> None:
+    """No repository records a mode: what Windows's ``stat`` says of a ``.bat`` is no execute
+    bit a daemon host would see on Linux."""
+    project = write_project(tmp_path / "demo", files=FILES)
+    _as_windows_shows_it(project)
+    _pack(project, windows=True)
+    modes = _modes(project / "dist" / "demo-0.1.0-noarch.tar.gz")
+    assert {modes[f"lib/plugin/{name}"] for name in ("tool.sh", "run.bat", "main.py")} == {0o644}
+    assert modes["bin/demo"] == 0o755
+
+
+def test_what_finder_and_explorer_leave_in_src_is_not_packed(tmp_path: Path) -> None:
+    """A Mac's ``.DS_Store`` and ``._*`` AppleDouble files and Windows's ``Thumbs.db`` are the
+    author's desktop's: the tarball is the one a Linux checkout packs."""
+    clean = write_project(tmp_path / "clean" / "demo", files={"src/pkg/util.py": "x = 1\n"})
+    _pack(clean, windows=False)
+    desktop = write_project(
+        tmp_path / "desktop" / "demo",
+        files={
+            "src/pkg/util.py": "x = 1\n",
+            "src/.DS_Store": "\0\0\0\1Bud1",
+            "src/pkg/.DS_Store": "\0\0\0\1Bud1",
+            "src/._main.py": "\0\5\26\7",
+            "src/pkg/Thumbs.db": "\xd0\xcf",
+        },
+    )
+    _pack(desktop, windows=False)
+    name = "demo-0.1.0-noarch.tar.gz"
+    assert (desktop / "dist" / name).read_bytes() == (clean / "dist" / name).read_bytes()
