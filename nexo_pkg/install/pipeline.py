@@ -864,8 +864,13 @@ def replace_installed(
     kept = moved if keep and not result.dry_run else ()
     pruned: tuple[Path, ...] = ()
     if keep_old is None and kept:
-        # The version just replaced is the one kept: the ones kept before it go.
-        pruned = _remove_trees(options.dest, [path for path in earlier if path not in kept])
+        # One previous version per plugin: the newest of those replaced (they moved newest
+        # first) is the one kept; the ones kept before it go, and so do older versions that
+        # were installed beside it (the reference's upgrade leaves the old one in place).
+        kept, beside = kept[:1], kept[1:]
+        pruned = _remove_trees(
+            options.dest, [path for path in earlier if path not in kept] + list(beside)
+        )
     removed = bool(moved) and not keep
     return UpgradeResult(plugin_id, *versions, current.path, result, removed, kept, pruned=pruned)
 

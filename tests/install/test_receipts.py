@@ -151,6 +151,34 @@ def test_a_reference_install_is_listed_upgraded_and_removed(install_env: Install
     assert discovered_versions(install_env.dest) == {"hello": "1.1.0"}
 
 
+def test_upgrading_versions_the_reference_left_side_by_side_keeps_one(
+    install_env: InstallEnv,
+) -> None:
+    """The reference's `upgrade` installs the new version beside the old one
+    (plugin_admin.rs `run_plugin_upgrade` hands over to the install, which never removes a
+    version): our upgrade replaces both, and keeps one previous version for rollback, the
+    newest, as it does by default; the other goes."""
+    older = _write_reference_install(install_env.dest, "hello", "1.0.0", "latest")
+    newer = _write_reference_install(install_env.dest, "hello", "1.1.0", "latest")
+    install_env.server.publish("acme", "hello", "v1.2.0", release_assets("hello", "1.2.0"))
+    upgraded = nexo("plugin", "upgrade", "hello", "--yes", "--json", *_dest(install_env),
+                    env=_env(install_env), in_process=True)  # fmt: skip
+    assert upgraded.exit_code == 0, upgraded.stdout
+    document = upgraded.document
+    assert (document["from_version"], document["version"]) == ("1.1.0", "1.2.0")
+    assert not older.exists()
+    assert not newer.exists()
+    assert discovered_versions(install_env.dest) == {"hello": "1.2.0"}
+    [kept] = document["kept_paths"]
+    assert json.loads((Path(kept) / RECEIPT_NAME).read_text())["version"] == "1.1.0"
+    [pruned] = document["pruned_kept_paths"]
+    assert not Path(pruned).exists()
+    listing = nexo("plugin", "list", "--json", *_dest(install_env), env=_env(install_env),
+                   in_process=True)  # fmt: skip
+    versions = sorted((p["version"], p["kept"]) for p in listing.document["plugins"])
+    assert versions == [("1.1.0", True), ("1.2.0", False)]
+
+
 @pytest.mark.parametrize(
     ("owner", "repo"), [("..", "hello"), (".", "hello"), ("acme", ".."), ("acme", "a/../../b")]
 )
