@@ -191,6 +191,10 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
         _show_plan(plan)
         for warning in result.warnings:
             warn(printable(warning))
+        if result.was_already_present:
+            label, where = printable(f"{plan.plugin_id} {plan.version}"), printable(result.path)
+            say(f"Dry run: {label} is already installed at {where}; nothing to do.")
+            return
         say(f"Dry run: every check passed; nothing was written to {printable(plan.destination)}.")
         return
     label, where = printable(f"{plan.plugin_id} {plan.version}"), printable(result.path)
@@ -949,7 +953,9 @@ def verify_command(
             changes = (report.modified, report.missing, report.extra, report.mode_changed)
             for kind, names in zip(kinds, changes, strict=True):
                 for name in names:
-                    result_line(printable(f"  {kind}{name}"))
+                    # `.` is the plugin directory itself (its own mode).
+                    shown = ". (the plugin directory)" if name == "." else name
+                    result_line(printable(f"  {kind}{shown}"))
             if report.problem:
                 result_line(printable(f"  {report.problem}"))
     raise typer.Exit(0 if ok else 1)

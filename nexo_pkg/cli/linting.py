@@ -132,6 +132,9 @@ def _lint_found(
         if (request.force_exclude or not named_here) and settings.excluded(path, found.resolved):
             continue
         file_options = settings.options_for(path, found.resolved)
+        if found.unlisted is not None:
+            results.append(unreadable_file(path, found.unlisted, file_options, directory=True))
+            continue
         try:
             # A FIFO or a device named on the command line is refused, not read without end.
             raw = read_config_bytes(path, MAX_MANIFEST_BYTES)

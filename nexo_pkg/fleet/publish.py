@@ -59,7 +59,9 @@ class PushResult:
             "ok": True,
             "reference": self.reference,
             "digest": self.digest,
-            "pinned": f"{self.reference.rsplit(':', 1)[0]}@{self.digest}",
+            # The repository at the digest (a reference without a tag has no ':TAG' to cut:
+            # its last ':' is the registry's port).
+            "pinned": str(parse_reference(self.reference).with_digest(self.digest)),
             "id": self.plugin_id,
             "version": self.version,
             "targets": list(self.targets),

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core import posix
+from nexo_pkg.core.dirs import make_dirs
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
 from nexo_pkg.core.source_date import source_date_epoch
@@ -170,7 +171,9 @@ class SyncResult:
 @contextlib.contextmanager
 def _sync_lock(dest: Path) -> Iterator[None]:
     try:
-        dest.mkdir(parents=True, exist_ok=True)
+        # The root and its missing parents are 0755 whatever the umask, as install makes
+        # them: a root every user could write would let anyone plant a plugin the daemon loads.
+        make_dirs(dest)
         descriptor = open_lock_file(dest / SYNC_LOCK_NAME)
     except OSError as exc:
         raise NexoError(f"cannot lock {dest}: {exc.strerror or exc}", kind="io") from exc

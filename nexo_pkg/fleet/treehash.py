@@ -32,6 +32,7 @@ from nexo_pkg.core.files import sha256_file
 from nexo_pkg.install.api import (
     RECEIPT_NAME,
     Installed,
+    plugin_directory_mode_changed,
     scan_installed,
     verify_installed,
 )
@@ -212,4 +213,12 @@ def _check_installed(
         )  # fmt: skip
     report = verify_installed(item)
     changes = {key: list(getattr(report, key)) for key in _CHANGES}
-    return LockCheck(name, entry.version, target, str(item.path), row.tree, actual, changes=changes)
+    # The tree hash covers what is below the plugin directory; the directory itself must be
+    # as install makes it (a plugin directory every user could write is not the locked tree).
+    problem = None
+    if plugin_directory_mode_changed(item.path):
+        mode = stat.S_IMODE(item.path.lstat().st_mode)
+        problem = f"the plugin directory's mode is {mode:04o}, not {DIRECTORY_MODE:04o}"
+    return LockCheck(
+        name, entry.version, target, str(item.path), row.tree, actual, problem, changes
+    )

@@ -124,6 +124,7 @@ if TYPE_CHECKING:
         render_plan,
     )
     from nexo_pkg.install.verify import (
+        plugin_directory_mode_changed,
         verify_installed,
     )
 
@@ -158,7 +159,7 @@ _HOMES = homes(
         ),
         "sbom": "InstalledSbom installed_sbom",
         "summary": "InstallPlan render_plan",
-        "verify": "verify_installed",
+        "verify": "plugin_directory_mode_changed verify_installed",
     }
 )
 
@@ -213,6 +214,7 @@ __all__ = [
     "manifest_asset_problem",
     "misnamed_manifest",
     "outdated",
+    "plugin_directory_mode_changed",
     "prefetch_latest",
     "read_hold",
     "receipt_source",

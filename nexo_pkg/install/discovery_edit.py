@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.core import posix
+from nexo_pkg.core.dirs import make_dirs
 from nexo_pkg.core.errors import ConfigError, NexoError
 from nexo_pkg.core.files import read_config_file, write_config_file
 from nexo_pkg.install.config import (
@@ -315,7 +316,7 @@ def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> Edi
         if _state(edited, path) != expected:
             raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(path.parent)  # 0755 whatever the umask, as the policy's directory
             mode = path.stat().st_mode & 0o7777 if text else 0o644
         except OSError as exc:
             raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc

@@ -306,7 +306,17 @@ def install_artifact(
             listing = inspect_archive(artifact.path, options.limits)
             _check_archive_compatible(listing, artifact, options)
             plan = _plan(origin.display, artifact, outcome, listing, final)
-            return InstallResult(plan, final, dry_run=True, replaced_link=link)
+            present = False
+            if step.bind_installed:
+                # `install --dry-run` judges the root as the install would (`info`, which
+                # describes the release whatever is installed, does not): the same archive
+                # already there, another one in its place, a newer version installed.
+                present = _already_present(plan, final, options)
+                if not present:
+                    _refuse_downgrade(options, artifact.plugin_id, artifact.version)
+            return InstallResult(
+                plan, final, was_already_present=present, dry_run=True, replaced_link=link
+            )
         if link is not None:
             step = replace(step, replaces=(*step.replaces, link.path))
         result = _install_tree(
@@ -520,6 +530,38 @@ def _installed_signatures(dest: Path, plugin_id: str) -> list[Mapping[str, Any]]
     ]
 
 
+def _already_present(plan: InstallPlan, final: Path, options: InstallOptions) -> bool:
+    """Whether ``final`` already holds this very archive (its receipt names the same hash):
+    True. False when nothing (or an empty directory) is there, or with ``force``. Anything
+    else in the plugin's place is ``already_installed``: a link (never followed to a
+    receipt), a tree from another archive, a tree without a readable receipt."""
+    if options.force or not (final.is_symlink() or final.exists()) or _is_empty_dir(final):
+        return False
+    unreadable = ""
+    try:
+        existing: Receipt | None = None if final.is_symlink() else read_receipt(final)
+    except (OSError, ValueError) as exc:
+        existing = None
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        unreadable = f"its install receipt is missing or unreadable ({why})"
+    if existing is not None and existing.sha256 == plan.sha256:
+        return True
+    if final.is_symlink():
+        raise NexoError(
+            f"{final} is a symbolic link, not an install of {plan.plugin_id}; use "
+            "--force to replace the link (what it points to is left alone)",
+            kind="already_installed",
+            details={"path": str(final)},
+        )
+    raise NexoError(
+        f"{plan.plugin_id} {plan.version} is already installed at {final} "
+        f"{'but ' + unreadable if unreadable else 'from a different archive'}; use "
+        "--force to replace it",
+        kind="already_installed",
+        details={"path": str(final)},
+    )
+
+
 def _refuse_downgrade(options: InstallOptions, plugin_id: str, version: str) -> None:
     """``downgrade_refused`` when a newer version of ``plugin_id`` is installed, which this
     install would replace, unless ``allow_downgrade`` (as ``upgrade`` asks). Versions that
@@ -568,29 +610,8 @@ def _install_tree(
             listing = inspect_archive(fetched.path, options.limits)
             plan = _plan(source_display, fetched, outcome, listing, final)
             _confirmed(plan, callbacks)
-            unreadable = ""
-            try:
-                existing: Receipt | None = None if final.is_symlink() else read_receipt(final)
-            except (OSError, ValueError) as exc:
-                existing = None
-                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-                unreadable = f"its install receipt is missing or unreadable ({why})"
-            if existing is not None and existing.sha256 == plan.sha256:
+            if _already_present(plan, final, options):
                 return InstallResult(plan, final, was_already_present=True)
-            if final.is_symlink():
-                raise NexoError(
-                    f"{final} is a symbolic link, not an install of {plan.plugin_id}; use "
-                    "--force to replace the link (what it points to is left alone)",
-                    kind="already_installed",
-                    details={"path": str(final)},
-                )
-            raise NexoError(
-                f"{plan.plugin_id} {plan.version} is already installed at {final} "
-                f"{'but ' + unreadable if unreadable else 'from a different archive'}; use "
-                "--force to replace it",
-                kind="already_installed",
-                details={"path": str(final)},
-            )
         _refuse_downgrade(options, fetched.plugin_id, fetched.version)
         staging: Path | None = None
         origin = fetched.origin

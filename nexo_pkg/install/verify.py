@@ -94,6 +94,20 @@ class VerifyReport:
 
 # Bits an install never sets: a file or directory that gained one was tampered with.
 _SUSPICIOUS_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX | stat.S_IWOTH
+# What install makes every directory it extracts, the plugin directory included.
+PLUGIN_DIRECTORY_MODE = 0o755
+
+
+def plugin_directory_mode_changed(path: Path, *, recorded: bool = True) -> bool:
+    """Whether the plugin directory ``path`` itself (``.`` in a report; the receipt records
+    the modes below it) is no longer as install made it: another mode than 0755 for a
+    receipt that records modes, a suspicious bit for one that does not. A directory that
+    cannot be stat'ed is not judged here."""
+    try:
+        mode = stat.S_IMODE(path.lstat().st_mode)
+    except OSError:
+        return False
+    return mode != PLUGIN_DIRECTORY_MODE if recorded else bool(mode & _SUSPICIOUS_BITS)
 
 
 def verify_installed(item: Installed) -> VerifyReport:
@@ -141,6 +155,8 @@ def verify_installed(item: Installed) -> VerifyReport:
         extra = sorted({*extra, *(name for name in modes if name not in recorded)})
     else:
         changed = {name for name, mode in modes.items() if mode & _SUSPICIOUS_BITS}
+    if plugin_directory_mode_changed(item.path, recorded=recorded is not None):
+        changed.add(".")
     unchanged = [name for name in MANIFEST_NAMES if name in present and name not in modified]
     problem = _named_otherwise(item, unchanged[0]) if unchanged else None
     return VerifyReport(

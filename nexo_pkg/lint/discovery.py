@@ -73,7 +73,11 @@ class Walked:
             self.files[""] = names  # `Path(".") / name` prints as the bare name
 
 
-def _search(root: Path, walked: Walked | None = None) -> list[Path]:
+def _search(
+    root: Path, walked: Walked | None = None, unlisted: list[tuple[Path, OSError]] | None = None
+) -> list[Path]:
+    """The manifests below ``root``; each directory below it that cannot be listed goes to
+    ``unlisted`` with its error (the walk goes on, as ruff's)."""
     found: list[Path] = []
     errors: list[OSError] = []
     resolved = {str(root): root.resolve()} if walked is not None else {}
@@ -99,6 +103,12 @@ def _search(root: Path, walked: Walked | None = None) -> list[Path]:
         found.extend(base / name for name in MANIFEST_NAMES if name in files)
     if errors and not found and errors[0].filename == str(root):
         raise UsageError(f"cannot read directory {root}: {errors[0].strerror}")
+    if unlisted is not None:
+        unlisted.extend(
+            (Path(error.filename), error)
+            for error in errors
+            if isinstance(error.filename, str) and error.filename != str(root)
+        )
     return found
 
 
@@ -110,6 +120,9 @@ class FoundManifest:
     shadowed_by: Path | None = None
     # ``path.resolve()``, as the search found it (the settings' lookups start from it).
     resolved: Path | None = field(default=None, compare=False)
+    # A directory the search could not list: ``path`` is that directory, reported as
+    # unreadable (``NX008``) rather than linted.
+    unlisted: OSError | None = field(default=None, compare=False)
 
 
 def shadowing_manifest(path: Path) -> Path | None:
@@ -142,15 +155,19 @@ def discover_manifests(paths: Iterable[str], walked: Walked | None = None) -> li
     """The files to lint for the given PATH arguments, in a stable order, without repeats;
     ``walked`` collects what the directory searches saw.
 
-    Raises :class:`UsageError` (exit 2) for a path that does not exist or cannot be read.
+    Raises :class:`UsageError` (exit 2) for a path that does not exist or cannot be read. A
+    dangling symbolic link named on the command line is a file to lint (its finding says it
+    dangles), as one the directory search meets; so is a directory below a PATH that cannot
+    be listed (``unlisted``).
     """
     files: list[FoundManifest] = []
     seen: set[Path] = set()
     for given in paths:
         path = Path(given)
+        unlisted: list[tuple[Path, OSError]] = []
         if path.is_dir():
-            candidates = _search(path, walked)
-        elif path.exists():
+            candidates = _search(path, walked, unlisted)
+        elif path.exists() or path.is_symlink():
             candidates = [path]
         else:
             raise UsageError(f"no such file or directory: {given}")
@@ -159,4 +176,9 @@ def discover_manifests(paths: Iterable[str], walked: Walked | None = None) -> li
             if key not in seen:
                 seen.add(key)
                 files.append(FoundManifest(candidate, shadowing_manifest(candidate), key))
+        for directory, error in unlisted:
+            key = directory.absolute()
+            if key not in seen:
+                seen.add(key)
+                files.append(FoundManifest(directory, None, key, unlisted=error))
     return files

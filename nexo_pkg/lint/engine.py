@@ -257,21 +257,25 @@ def lint_file(path: Path, *, options: LintOptions | None = None) -> FileResult:
     return lint_bytes(path.read_bytes(), path=str(path), options=options)
 
 
-def unreadable_file(path: Path, error: OSError, options: LintOptions | None = None) -> FileResult:
+def unreadable_file(
+    path: Path, error: OSError, options: LintOptions | None = None, *, directory: bool = False
+) -> FileResult:
     """The finding for a manifest that cannot be read (``NX008``), as ruff's E902: the run
-    goes on with the other files and fails at the end."""
+    goes on with the other files and fails at the end. With ``directory``, ``path`` is a
+    directory the search could not list (the manifests it may hold were not linted)."""
     from nexo_pkg.manifest.core_rules import UNREADABLE_FILE  # noqa: PLC0415 - rare path
 
     reason = error.strerror or type(error).__name__
     if error.errno == errno.ENOENT and path.is_symlink() and not path.exists():
         reason = "dangling symlink (its target does not exist)"
     start = Position(1, 1)
-    finding = UNREADABLE_FILE.diagnostic(
-        f"cannot read {path.name}: {reason}",
-        "",
-        Span(start, start),
-        "make the file readable, repair the symlink, or remove it",
-    )
+    if directory:
+        message = f"cannot list directory {path.name}: {reason} (manifests in it were not linted)"
+        fix = "make the directory readable, or exclude it (`exclude` or --exclude)"
+    else:
+        message = f"cannot read {path.name}: {reason}"
+        fix = "make the file readable, repair the symlink, or remove it"
+    finding = UNREADABLE_FILE.diagnostic(message, "", Span(start, start), fix)
     return FileResult(str(path), tuple(_filtered([finding], options)), "")
 
 

@@ -108,7 +108,9 @@ UNREADABLE_FILE = Rule(
     severity="error",
     summary="A manifest the search found cannot be read.",
     what="Reports a manifest that cannot be opened or read: no read permission, a dangling "
-    "symlink, an I/O error. The other manifests of the run are linted as usual.",
+    "symlink (met by the search or named on the command line), an I/O error; and a "
+    "directory below a PATH that the search cannot list, whose manifests go unlinted. The "
+    "other manifests of the run are linted as usual.",
     why="The daemon cannot read it either, so the plugin would not load.",
     example="plugin.toml -> ../shared/plugin.toml, a symlink whose target was removed",
     fix="Make the file readable (`chmod a+r plugin.toml`), repair the symlink, or remove it.",

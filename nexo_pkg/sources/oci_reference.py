@@ -64,12 +64,18 @@ class OciReference:
             name = self.host[1 : self.host.index("]")]
         else:
             name = self.host.split(":", 1)[0]
-        if name.lower() == "localhost":  # host names are case-insensitive
-            return True
-        try:
-            return ipaddress.ip_address(name).is_loopback
-        except ValueError:
-            return False
+        return is_loopback_name(name)
+
+
+def is_loopback_name(name: str) -> bool:
+    """Whether a host name or address (no port, no brackets) is this machine: ``localhost``
+    or a loopback address."""
+    if name.lower() == "localhost":  # host names are case-insensitive
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def registry_label(origin: Mapping[str, Any], *, exact: bool) -> str | None:

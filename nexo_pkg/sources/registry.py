@@ -40,6 +40,7 @@ from nexo_pkg.net.api import (
 )
 from nexo_pkg.sources.cache import BlobSink, over_download_limit
 from nexo_pkg.sources.oci_auth import Credentials
+from nexo_pkg.sources.oci_reference import is_loopback_name
 
 if TYPE_CHECKING:
     import httpx
@@ -298,7 +299,8 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
 
     def _checked_realm(self, realm: str | None) -> str:
         """The challenge's token realm: an absolute https URL, or http only when the registry
-        itself is the loopback plain-http one (credentials never cross the network in clear).
+        itself is the loopback plain-http one and the realm is on loopback too (credentials
+        never cross the network in clear).
         ``registry_auth`` otherwise, a malformed URL included."""
         if not realm:
             raise NexoError(
@@ -313,13 +315,17 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
             raise NexoError(
                 f"{self.host} named a malformed token realm {realm!r}", kind="registry_auth"
             ) from error
-        plain_allowed = self.base.startswith("http://")
+        # Plain http only between this machine and itself: the registry is the loopback
+        # `--plain-http` one and the realm is on loopback too. A loopback registry naming an
+        # http realm on another host would send the credentials across the network in clear.
+        plain_allowed = self.base.startswith("http://") and is_loopback_name(parts.hostname or "")
         if not parts.hostname or parts.scheme not in (
             {"https", "http"} if plain_allowed else {"https"}
         ):
             raise NexoError(
                 f"{self.host} named the token realm {realm!r}: credentials go to a token "
-                "service over https only",
+                "service over https only (plain http only on this machine, for a loopback "
+                "--plain-http registry)",
                 kind="registry_auth",
             )
         return realm

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.core.dirs import make_dirs
 from nexo_pkg.core.errors import ConfigError, UsageError
 from nexo_pkg.core.files import read_config_file, write_config_file
 from nexo_pkg.trust.policy import (
@@ -69,7 +70,9 @@ def _dumps(document: Any, original: str) -> str:
 def _write(path: Path, text: str) -> TrustPolicy:
     """Validate ``text`` as a policy and replace ``path`` with it atomically."""
     policy = parse_policy(text, path=path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # The policy's directory and its missing parents are 0755 whatever the umask: in a
+    # directory every user could write, anyone could put another policy in its place.
+    make_dirs(path.parent)
     mode = 0o644
     with contextlib.suppress(OSError):
         mode = path.stat().st_mode & 0o777 & ~0o022

@@ -252,6 +252,78 @@ def test_lint_reports_an_unreadable_manifest_and_lints_the_others(tmp_path: Path
     assert "Found 3 errors and 0 warnings in 4 files." in text.stdout
 
 
+def test_a_dangling_manifest_link_named_on_the_command_line_is_a_finding(tmp_path: Path) -> None:
+    """As a pre-commit hook names files: the link that dangles is reported, the others linted."""
+    (tmp_path / "good").mkdir()
+    good = tmp_path / "good" / "plugin.toml"
+    good.write_text(MANIFEST.format(id="good"), "utf-8")
+    (tmp_path / "gone").mkdir()
+    (tmp_path / "gone" / "plugin.toml").symlink_to(tmp_path / "nowhere" / "plugin.toml")
+    before = tree(tmp_path)
+
+    result = nexo(
+        "plugin", "lint", "--format", "json", "gone/plugin.toml", "good/plugin.toml",
+        cwd=tmp_path, env=base_env(tmp_path / "home"),
+    )  # fmt: skip
+    assert result.code == 1, result.stderr
+    found = {
+        file["path"]: [(d["code"], d["message"]) for d in file["diagnostics"]]
+        for file in json.loads(result.stdout)["files"]
+    }
+    assert found == {
+        "gone/plugin.toml": [
+            ("NX008", "cannot read plugin.toml: dangling symlink (its target does not exist)")
+        ],
+        "good/plugin.toml": [],
+    }
+    # A path that is not there at all stays a usage error (a mistyped name).
+    missing = nexo("plugin", "lint", "nowhere/plugin.toml", cwd=tmp_path, env=base_env(tmp_path))
+    assert missing.code == 2
+    assert "no such file or directory: nowhere/plugin.toml" in missing.stderr
+    assert tree(tmp_path) == before
+
+
+def test_a_directory_the_walk_cannot_list_is_a_finding(tmp_path: Path) -> None:
+    """ruff reports E902 for a directory it cannot read and checks the rest; so does lint
+    (NX008), instead of skipping the manifests below it without a word."""
+    for name in ("good", "closed", "vendor"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "plugin.toml").write_text(MANIFEST.format(id=name), "utf-8")
+    (tmp_path / "closed").chmod(0)
+    (tmp_path / "vendor").chmod(0)
+    (tmp_path / ".nexo.toml").write_text('[lint]\nexclude = ["vendor"]\n', "utf-8")
+    try:
+        result = cli.nexo(
+            "plugin", "lint", "--format", "json", ".",
+            cwd=tmp_path, prefix=_unprivileged(), env=base_env(tmp_path / "home"),
+        )  # fmt: skip
+        text = cli.nexo(
+            "plugin", "lint", ".",
+            cwd=tmp_path, prefix=_unprivileged(), env=base_env(tmp_path / "home"),
+        )  # fmt: skip
+    finally:
+        (tmp_path / "closed").chmod(0o755)
+        (tmp_path / "vendor").chmod(0o755)
+    assert result.code == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    found = {
+        file["path"]: [(d["code"], d["message"]) for d in file["diagnostics"]]
+        for file in json.loads(result.stdout)["files"]
+    }
+    # The excluded directory is not reported; the unreadable one is, and good is linted.
+    assert found == {
+        "good/plugin.toml": [],
+        "closed": [
+            (
+                "NX008",
+                "cannot list directory closed: Permission denied (manifests in it were not linted)",
+            )
+        ],
+    }
+    assert text.code == 1
+    assert "closed:1:1: NX008 cannot list directory closed: Permission denied" in text.stdout
+
+
 # -- 8: messages that say what is true ------------------------------------------------------
 
 

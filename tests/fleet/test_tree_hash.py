@@ -162,6 +162,26 @@ def test_verify_lock_detects_a_changed_file_mode_or_extra_file(
     assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
 
 
+def test_verify_lock_refuses_a_plugin_directory_every_user_can_write(
+    fleet_env: dict[str, str], synced_root: tuple[Path, Path]
+) -> None:
+    """The tree hash covers what is below the plugin directory; the directory itself must be
+    0755 as install made it, or anyone could add files the daemon runs."""
+    lock_file, root = synced_root
+    tree = root / "echo-1.2.3"
+    tree.chmod(0o777)
+    code, report = verify_lock(fleet_env, lock_file, root)
+    assert code == 1
+    (plugin,) = report["plugins"]
+    assert plugin["ok"] is False
+    assert plugin["actual_tree"] == plugin["tree"]  # nothing below it changed
+    assert plugin["problem"] == "the plugin directory's mode is 0777, not 0755"
+    assert plugin["mode_changed"] == ["."]
+    tree.chmod(0o755)
+    code, report = verify_lock(fleet_env, lock_file, root)
+    assert code == 0, report
+
+
 def test_verify_lock_says_what_it_cannot_check(
     tmp_path: Path, fleet_env: dict[str, str], synced_root: tuple[Path, Path]
 ) -> None:

@@ -337,6 +337,29 @@ def test_changed_modes_fail(install_env: InstallEnv, installed: Path, name: str,
     assert reports[0]["modified"] == []
 
 
+@pytest.mark.parametrize("mode", [0o777, 0o775, 0o2755, 0o1755])
+def test_a_changed_mode_of_the_plugin_directory_itself_fails(
+    install_env: InstallEnv, installed: Path, mode: int
+) -> None:
+    """Install makes the plugin directory 0755 whatever the umask; one every user (or the
+    group) could write lets anyone add or swap files the daemon runs."""
+    installed.chmod(mode)
+    try:
+        done = nexo("plugin", "verify", *_dest(install_env), "--json",
+                    env=_env(install_env), in_process=True)  # fmt: skip
+        assert done.exit_code == 1
+        (report,) = done.document["plugins"]
+        assert (report["ok"], report["mode_changed"], report["modified"]) == (False, ["."], [])
+        text = nexo("plugin", "verify", *_dest(install_env), env=_env(install_env),
+                    in_process=True)  # fmt: skip
+        assert text.exit_code == 1
+        assert "  mode:     . (the plugin directory)" in text.stdout.splitlines()
+    finally:
+        installed.chmod(0o755)
+    again = nexo("plugin", "verify", *_dest(install_env), env=_env(install_env), in_process=True)
+    assert again.exit_code == 0, again.stdout
+
+
 def test_fifos_are_never_opened(install_env: InstallEnv, installed: Path) -> None:
     target = installed / "lib/plugin/main.py"
     target.unlink()

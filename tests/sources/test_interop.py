@@ -730,6 +730,36 @@ def test_mirror_between_registries_keeps_every_digest_and_a_second_run_copies_no
     )
 
 
+def test_mirror_by_digest_to_an_untagged_repository_prints_a_pinned_reference_that_installs(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """No tag on either side: the copy is reachable by its digest alone, so ``pinned`` must
+    name the destination repository (its host's port included) at that digest."""
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    (entry, _) = get_json(registry, "plugins/echo/manifests/1.2.3")["manifests"]
+    source = registry.ref("plugins/echo@" + entry["digest"])
+    copied = mirror(fleet_env, source, second_registry.ref("bydigest/echo"))
+    assert copied["digest"] == entry["digest"]
+    assert copied["tags"] == []
+    pinned = second_registry.ref("bydigest/echo@" + entry["digest"])
+    assert copied["pinned"] == pinned
+    tagged = mirror(fleet_env, registry.ref("plugins/echo:1.2.3"), second_registry.ref("t/echo"))
+    assert tagged["pinned"] == second_registry.ref("t/echo@" + tagged["digest"])
+    registry.stop()
+    result = install_verified(fleet_env, pinned, tmp_path / "plugins", policy)
+    assert (result["id"], result["version"], result["signature"]["status"]) == (
+        "echo",
+        "1.2.3",
+        "verified",
+    )
+
+
 def test_mirror_between_registries_resumes_a_partial_copy(
     *,
     tmp_path: Path,

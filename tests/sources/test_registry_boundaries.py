@@ -4,8 +4,11 @@ where credentials go, which descriptors are followed, and what the origin annota
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
+import socket
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -325,6 +328,84 @@ def test_an_https_registry_s_plain_http_token_realm_gets_nothing(
     finally:
         running.stop()
         service.stop()
+
+
+def _this_machine_off_loopback() -> str | None:
+    """An address of this machine that is not loopback (what a route out would use), or
+    None. A UDP ``connect`` sends nothing; it only picks the address."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))
+            address = str(probe.getsockname()[0])
+        except OSError:
+            return None
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+def test_a_loopback_registry_s_plain_http_realm_on_another_host_gets_nothing(
+    tmp_path: Path, fleet_env: dict[str, str]
+) -> None:
+    """``--plain-http`` keeps plain http on this machine: a loopback registry whose challenge
+    names an ``http://`` realm on a host that is not loopback would have the user name and
+    password cross the network in clear. Refused before that host is asked."""
+    address = _this_machine_off_loopback()
+    if address is None:
+        pytest.skip("this machine has no address off loopback to stand for another host")
+    reached: list[bytes] = []
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind((address, 0))
+    listener.listen(4)
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def record() -> None:
+        while not stop.is_set():
+            try:
+                connection, _peer = listener.accept()
+            except OSError:
+                continue
+            with connection:
+                connection.settimeout(2)
+                with contextlib.suppress(OSError):
+                    reached.append(connection.recv(65536))
+
+    recorder = threading.Thread(target=record, daemon=True)
+    recorder.start()
+    (tmp_path / "token").mkdir()
+    service = TokenServer(USER, PASSWORD, tmp_path / "token")
+    service.start()
+    service.realm = f"http://{address}:{listener.getsockname()[1]}/token"
+    running = start_registry(tmp_path / "registry", token=service)
+    try:
+        config = auth_config(tmp_path, running)
+        result = nexo(
+            "plugin",
+            "install",
+            running.ref("plugins/echo:1.2.3"),
+            "--dest",
+            str(tmp_path / "plugins"),
+            "--registry-config",
+            str(config),
+            "--plain-http",
+            "--yes",
+            "--json",
+            env=fleet_env,
+            in_process=True,
+        )
+        assert result.code == 1, result.stderr
+        assert result.document["kind"] == "registry_auth"
+        assert "https" in result.document["error"]
+        assert PASSWORD not in result.stdout + result.stderr
+    finally:
+        running.stop()
+        service.stop()
+        stop.set()
+        recorder.join(timeout=5)
+        listener.close()
+    assert reached == [], reached
+    assert not (tmp_path / "plugins").exists() or not [
+        path for path in (tmp_path / "plugins").iterdir() if not path.name.startswith(".")
+    ]
 
 
 # -- 3. every followed descriptor is a verified digest --------------------------------------
