@@ -1,4 +1,4 @@
-"""Write docs/rules.md from the rule registry (tests/lint/test_rules_doc.py checks it is current).
+"""Write docs/rules.md from the rule registry (tests/lint/test_registry.py checks it is current).
 
 Usage: python scripts/gen_rules_doc.py
 """

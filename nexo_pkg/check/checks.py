@@ -55,7 +55,7 @@ from nexo_pkg.check.sandbox import (
 from nexo_pkg.check.target import ResolvedPlugin, default_install_root, resolve_target
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.core.errors import UsageError
-from nexo_pkg.core.version import SEMVER_2
+from nexo_pkg.core.version import Version
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.model import Sandbox
 from nexo_pkg.manifest.names import find_manifest
@@ -136,7 +136,7 @@ def run_check(
     if timeout_ms is not None and timeout_ms <= 0:
         raise UsageError("--timeout-ms must be a positive number of milliseconds")
     version = nexo_version or NEWEST_DAEMON_VERSION
-    if not SEMVER_2.match(version):
+    if not Version.is_valid(version):
         raise UsageError(f"--nexo-version {version!r} is not a semver version such as 0.1.5")
     if invoke is not None and not isinstance(invoke[1], dict):
         raise UsageError("--args must be a JSON object")

@@ -19,7 +19,6 @@ Version requirements (``semver::VersionReq``) live in :mod:`nexo_pkg.core.versio
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 
 _U64_MAX = 2**64 - 1
@@ -35,15 +34,6 @@ _POSITION_NAMES = {
     "pre": "pre-release identifier",
     "build": "build metadata",
 }
-
-
-#: The SemVer 2.0 grammar (semver.org's regular expression), for names that must be a version
-#: as written (a tarball's, ``check --nexo-version``): ``SEMVER_2.match(text)``.
-SEMVER_2 = re.compile(
-    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
-    r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
-    r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$"
-)
 
 
 class VersionError(ValueError):

@@ -140,15 +140,17 @@ class DaemonVersion:
 def daemon_version(flag: str | None) -> DaemonVersion | None:
     """``--nexo-version``, else ``NEXO_DAEMON_VERSION``, else ``None`` (not compared).
 
-    Raises ``usage`` for a value that is not a version."""
+    Raises ``usage`` for a value that is not a version as ``semver::Version`` parses the
+    daemon's own (no ``v`` prefix, no surrounding whitespace, no leading zeros), as ``lint``
+    and ``check`` refuse it."""
     if flag:
-        found = DaemonVersion(flag.strip(), "--nexo-version")
-    elif value := os.environ.get(DAEMON_VERSION_ENV, "").strip():
+        found = DaemonVersion(flag, "--nexo-version")
+    elif value := os.environ.get(DAEMON_VERSION_ENV, ""):
         found = DaemonVersion(value, DAEMON_VERSION_ENV)
     else:
         return None
     try:
-        parse_version(found.version.removeprefix("v"))
+        parse_version(found.version)
     except VersionError as exc:
         raise UsageError(f"{found.source} {found.version!r} is not a version: {exc}") from exc
     return found
@@ -182,7 +184,7 @@ def _requirement(manifest_text: str, daemon: DaemonVersion) -> tuple[str, bool] 
         return None
     try:
         requirement = parse_version_req(requirement_text)
-        current = parse_version(daemon.version.removeprefix("v")).without_prerelease()
+        current = parse_version(daemon.version).without_prerelease()
     except VersionError:
         return None
     return requirement_text, requirement.matches(current)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.git import git_paths
-from nexo_pkg.core.version import SEMVER_2
+from nexo_pkg.core.version import Version
 from nexo_pkg.manifest.daemon import ID_PATTERN, is_valid_id
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.errors import io_error, layout_error, manifest_error
@@ -80,7 +80,7 @@ def asset_name(plugin_id: str, version: str, target: str) -> str:
         raise manifest_error(
             f"plugin.id {plugin_id!r} cannot name a tarball: it must match {ID_PATTERN}{hyphen}"
         )
-    if not SEMVER_2.match(version):
+    if not Version.is_valid(version):
         raise manifest_error(
             f"plugin.version {version!r} cannot name a tarball: it must be a semver 2.0 "
             "version such as 0.1.0 (no `v` prefix)"

@@ -163,6 +163,10 @@ def test_nexo_version_is_sent_in_initialize(tmp_path: Path) -> None:
         (["--invoke", "sdkdemo_echo", "--args", '{"s": "\\ud800"}'], "lone surrogate"),
         (["--args", "{}"], "--args needs --invoke"),
         (["--nexo-version", "v1"], "not a semver version"),
+        # As semver::Version parses it: no trailing newline, ASCII digits only, a u64 part.
+        (["--nexo-version", "1.0.0\n"], "not a semver version"),
+        (["--nexo-version", "1.0.1\u0663"], "not a semver version"),
+        (["--nexo-version", "18446744073709551616.0.0"], "not a semver version"),
         (["--timeout-ms", "0"], "--timeout-ms"),
     ],
 )

@@ -115,6 +115,47 @@ def test_a_daemon_version_that_is_no_version_is_a_usage_error(home: Path) -> Non
     assert json.loads(out)["kind"] == "usage"
 
 
+@pytest.mark.parametrize("version", ["v0.2.1", "V0.2.1", " 0.2.1", "0.2.1\n", "0.02.1"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("install", "acme/hello"),
+        ("upgrade", "hello"),
+        ("outdated",),
+        ("doctor", "--no-check"),
+        ("lint", "."),
+        ("check", "hello"),
+    ],
+)
+def test_a_daemon_version_is_read_as_semver_reads_it_by_every_command(
+    home: Path, server: GitHubServer, command: tuple[str, ...], version: str
+) -> None:
+    """The daemon's version is a ``semver::Version``: a ``v`` prefix, surrounding whitespace
+    or a leading zero make ``--nexo-version`` a usage error (exit 2) in every command that
+    takes it, as ``lint`` and ``check`` already refused them; nothing is installed."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    before = tree_snapshot(home / "state" / "plugins")
+    code, _, err = nexo("plugin", *command, "--nexo-version", version, in_process=True)
+    assert code == 2, err
+    assert f"--nexo-version {version!r} is not a" in err
+    assert tree_snapshot(home / "state" / "plugins") == before
+
+
+@pytest.mark.parametrize("version", ["v0.2.1", " 0.2.1"])
+def test_the_environments_daemon_version_is_read_as_semver_reads_it(
+    home: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch, version: str
+) -> None:
+    _future_release(server)
+    monkeypatch.setenv("NEXO_DAEMON_VERSION", version)
+    code, out, _ = nexo("plugin", "install", "acme/hello", "--json", in_process=True)
+    assert code == 2
+    document = json.loads(out)
+    assert document["kind"] == "usage"
+    assert f"NEXO_DAEMON_VERSION {version!r} is not a version" in document["error"]
+    assert tree_snapshot(home / "state" / "plugins") == {}
+
+
 def _release(
     server: GitHubServer, tag: str, version: str, requirement: str, *, latest: bool
 ) -> None:
