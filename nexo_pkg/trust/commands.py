@@ -312,10 +312,12 @@ def verification_policy(
     signer_workflow: str | None,
     issuer: str | None,
     signer_ref: str | None = None,
+    trusted_root: Path | None = None,
 ) -> TrustPolicy:
     """The policy ``trust verify`` checks against: the loaded ``policy`` narrowed by the
     flags, or, without one, an entry trusting any workflow of ``owner`` (``repo``), as
-    ``gh attestation verify --owner/--repo`` does. ``signer_ref`` (gh's
+    ``gh attestation verify --owner/--repo`` does, against ``trusted_root`` (the private
+    instance of the policy install reads; ``None``: public-good). ``signer_ref`` (gh's
     ``--signer-workflow FILE@REF``) pins the signer's identity, its SAN, to that workflow at
     that ref; it narrows the flags' entry only (a policy's entries keep their identity)."""
     if signer_ref is not None and (policy is not None or signer_workflow is None):
@@ -351,7 +353,7 @@ def verification_policy(
         repos=(repo,) if repo else None,
         signer_workflow=signer_workflow,
     )
-    return TrustPolicy(default="require", authors=(author,))
+    return TrustPolicy(default="require", authors=(author,), trusted_root=trusted_root)
 
 
 def _signed_checksums_file(bundle: Path, file: Path) -> Path | None:

@@ -12,7 +12,7 @@ from support.cli import CliResult, nexo
 from support.github_server import BlobServer, GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
 from support.shared_fixtures import skip_unless_present
-from support.tarballs import asset_name, release_assets
+from support.tarballs import asset_name, release_assets, write_plugin
 
 from .helpers import FIXTURES, SHARED_FIXTURES, VECTOR_ARTIFACT, cli_env
 
@@ -628,3 +628,46 @@ def test_verify_by_the_policy_alone_names_the_owner_it_bound(tmp_path: Path) -> 
     assert result.stdout.splitlines()[-1] == (
         f"Policy ({policy}): trusted for malancas/attest-demo (its source repository)"
     )
+
+
+def test_verify_with_owner_or_repo_reads_the_policys_trusted_root(
+    tmp_path: Path, private_sigstore: PrivateSigstore
+) -> None:
+    """``trust verify --repo/--owner`` judges by the flags, as gh does, but against the Sigstore
+    instance install verifies against: the ``trusted_root`` of the policy install reads. The
+    same tarball install verifies is verified, and a signature of another instance is not."""
+    extensions = tmp_path / "home" / "config" / "extensions"
+    extensions.mkdir(parents=True)
+    private_sigstore.write_trusted_root(extensions / "private_trusted_root.json")
+    (extensions / "trusted_keys.toml").write_text(
+        'schema_version = "1.0"\ndefault = "require"\n'
+        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
+        "identity_regexp = '^https://github\\.com/acme/nexo-plugin-echo/.+$'\n",
+        encoding="utf-8",
+    )
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.2.3")
+    identity = (
+        "https://github.com/acme/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.2.3"
+    )
+    bundle = tarball.with_name(tarball.name + ".sigstore.json")
+    bundle.write_text(json.dumps(private_sigstore.sign(tarball.read_bytes(), identity=identity)))
+    env = cli_env(tmp_path)
+
+    installed = nexo("plugin", "install", str(tarball), "--yes", "--json", "--dest",
+                     str(tmp_path / "plugins"), env=env, in_process=True)  # fmt: skip
+    assert installed.code == 0, installed.stderr
+    assert json.loads(installed.stdout)["signature"]["status"] == "verified"
+    for scope in (["--repo", "acme/nexo-plugin-echo"], ["--owner", "acme"]):
+        result = nexo("plugin", "trust", "verify", str(tarball), *scope, "--json",
+                      env=env, in_process=True)  # fmt: skip
+        assert result.code == 0, result.stderr
+        document = json.loads(result.stdout)
+        assert document["status"] == "verified"
+        assert document["identity"] == identity
+    # Another instance's signature does not verify against that root.
+    stranger = PrivateSigstore.create()
+    bundle.write_text(json.dumps(stranger.sign(tarball.read_bytes(), identity=identity)))
+    result = nexo("plugin", "trust", "verify", str(tarball), "--repo", "acme/nexo-plugin-echo",
+                  "--json", env=env, in_process=True)  # fmt: skip
+    assert result.code == 1, result.stderr
+    assert json.loads(result.stdout)["kind"] == "signature_invalid"
