@@ -337,7 +337,14 @@ def verify_command(
             trusted_root=loaded.trusted_root,
         )
         outcome = verify_file(
-            file, bundle=bundle, policy=policy, owner=bound_owner, repo=bound_repo, tag=tag
+            file,
+            bundle=bundle,
+            policy=policy,
+            owner=bound_owner,
+            repo=bound_repo,
+            tag=tag,
+            signer_workflow=workflow,
+            issuer=oidc_issuer,
         )
         return outcome, policy, bound_owner, bound_repo
 
