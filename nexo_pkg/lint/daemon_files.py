@@ -62,12 +62,14 @@ from nexo_pkg.manifest.shape import (
 )
 
 __all__ = [
+    "EXTENSIONS_FILE",
     "ConfigKind",
     "DiscoveredMicroapp",
     "config_kind",
     "daemon_config_files",
     "extension_skipped",
     "extensions_as_read",
+    "extensions_lists",
     "lint_config_text",
     "microapp_schemas",
     "unreadable_config_files",
@@ -647,6 +649,13 @@ def extension_skipped(document: YamlDocument, extension_id: str) -> str | None:
     ``extension_id`` (:meth:`_Extensions.skips`, nulls read as defaults); None when it
     loads it."""
     return _extensions_settings(_read_extensions(document)).skips(extension_id)
+
+
+def extensions_lists(text: str) -> tuple[bool, tuple[str, ...], tuple[str, ...]]:
+    """``enabled``, ``disabled`` and ``allowlist`` of ``extensions.yaml``'s ``text`` as the
+    daemon's loader reads them (placeholders substituted, nulls as the defaults)."""
+    settings = _extensions_settings(_read_extensions(extensions_as_read(text)))
+    return settings.enabled, settings.disabled, settings.allowlist
 
 
 def _strings(value: Any, default: tuple[str, ...]) -> tuple[str, ...]:
