@@ -49,9 +49,23 @@ class DiscoveryState:
     allowlist: tuple[str, ...] = ()
     # ``discovery.follow_symlinks`` (default false): links out of the root are followed.
     follow_symlinks: bool = False
+    #: ``extensions.yaml``'s ``enabled``, ``disabled`` and ``allowlist``: the lists a microapp
+    #: obeys instead of these (``src/main.rs:6530-6543``, ``discovery.rs:329-360``; no file:
+    #: the defaults, every microapp loads).
+    extensions_enabled: bool = True
+    extensions_disabled: tuple[str, ...] = ()
+    extensions_allowlist: tuple[str, ...] = ()
 
-    def state(self, plugin_id: str) -> State:
-        """Whether the daemon would load ``plugin_id`` once discovered."""
+    def state(self, plugin_id: str, *, microapp: bool = False) -> State:
+        """Whether the daemon would load ``plugin_id`` once discovered; a ``microapp`` is
+        discovered by the extension host, which reads ``extensions.yaml``, never
+        ``plugins/discovery.yaml``."""
+        if microapp:
+            if not self.extensions_enabled or plugin_id in self.extensions_disabled:
+                return "disabled"
+            if self.extensions_allowlist and plugin_id not in self.extensions_allowlist:
+                return "not-allowlisted"
+            return "enabled"
         if plugin_id in self.disabled:
             return "disabled"
         if self.allowlist and plugin_id not in self.allowlist:
@@ -117,7 +131,28 @@ def discovery_state(config_directory: Path) -> DiscoveryState:
     """The discovery lists of ``<config_directory>/plugins/discovery.yaml`` (empty when the
     file is absent). Raises :class:`ConfigError` for a file the daemon could not load."""
     path = config_directory / DISCOVERY_FILE
-    return _state(_load(path)[0], path)
+    enabled, disabled, allowlist = _extensions_lists(config_directory)
+    return replace(
+        _state(_load(path)[0], path),
+        extensions_enabled=enabled,
+        extensions_disabled=disabled,
+        extensions_allowlist=allowlist,
+    )
+
+
+def _extensions_lists(config_directory: Path) -> tuple[bool, tuple[str, ...], tuple[str, ...]]:
+    """``enabled``, ``disabled`` and ``allowlist`` of ``<config_directory>/extensions.yaml``,
+    read as the daemon's loader reads it; the defaults when there is no such file
+    (``src/main.rs:6530``)."""
+    from nexo_pkg.lint.daemon_files import EXTENSIONS_FILE, extensions_lists  # noqa: PLC0415
+
+    try:
+        raw = read_config_file(
+            config_directory / EXTENSIONS_FILE, MAX_DISCOVERY_BYTES, missing_ok=True
+        )
+    except FileNotFoundError:
+        return True, (), ()
+    return extensions_lists(raw.decode("utf-8", errors="replace"))
 
 
 def _state(document: Any, path: Path) -> DiscoveryState:
