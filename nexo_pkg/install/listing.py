@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,7 +92,7 @@ class Listing:
                     "kept": item.kept,
                     "discovery": None
                     if states is None
-                    else states.state(receipt.id, microapp=is_microapp(item.path)),
+                    else states.state(receipt.id, microapp=partial(is_microapp, item.path)),
                     "held": not item.kept and (item.path.parent, receipt.id) in held,
                     "vendored": vendored_summary(item),
                 }
@@ -108,7 +109,7 @@ class Listing:
                     "kept": False,
                     "discovery": None
                     if states is None
-                    else states.state(link.plugin_id, microapp=is_microapp(link.target)),
+                    else states.state(link.plugin_id, microapp=partial(is_microapp, link.target)),
                 }
                 for link in self.links
             ],
@@ -140,7 +141,7 @@ class Listing:
                 state = (
                     "unknown"
                     if states is None
-                    else states.state(receipt.id, microapp=is_microapp(item.path))
+                    else states.state(receipt.id, microapp=partial(is_microapp, item.path))
                 )
                 if (item.path.parent, receipt.id) in held:
                     state += ",held"
@@ -148,10 +149,11 @@ class Listing:
                 ListingRow(receipt.id, receipt.version, origin, signature, state, item.path)
             )
         for link in self.links:
+            linked_microapp = partial(is_microapp, link.target)
             state = (
                 "linked"
                 if states is None
-                else f"{states.state(link.plugin_id, microapp=is_microapp(link.target))},linked"
+                else f"{states.state(link.plugin_id, microapp=linked_microapp)},linked"
             )
             rows.append(
                 ListingRow(
