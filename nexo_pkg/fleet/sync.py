@@ -523,6 +523,7 @@ def _sync_one(
         row = pick_target(entry, candidates)
         current = _current(entry, row, present)
         if len(present) == 1 and current:
+            _judge_unverified(session, entry, row, present[0])
             return PluginOutcome(
                 entry.plugin_id, "unchanged", entry.version, str(present[0].path),
                 identity=_identity(present[0]),
@@ -596,6 +597,33 @@ def _sync_one(
             entry.plugin_id, "failed", entry.version, kind=error.kind, error=error.message,
             warnings=tuple(warning for warning in said if isinstance(warning, str)),
         )  # fmt: skip
+
+
+def _judge_unverified(
+    session: Session, entry: LockedPlugin, row: LockedTarget, item: Installed
+) -> None:
+    """An install already at the locked bytes is left alone, unless nothing vouches for its
+    signer (the lock recorded none, and its receipt no verified signature) while this run
+    requires a signature for it (``--require-signature`` or the policy): then the artifact
+    is judged as a clean root's sync judges it, so every host gives the same verdict (an
+    unsigned one is ``signature_missing``, and the installed tree stays as it is)."""
+    receipt = item.receipt.signature if item.receipt is not None else None
+    if row.identity is not None or (receipt and receipt.get("status") == "verified"):
+        return
+    policy, flags = session.policy(), session.trust
+    if flags.skip_signature_verify or not (
+        flags.require_signature
+        or policy.default == "require"
+        or any(author.mode == "require" for author in policy.authors)
+    ):
+        return  # nothing requires a signature: the usual no-op, with no source loaded
+    candidate = locked_candidate(entry, row, published=entry.published, policy=policy)
+    if session.trust_mode(candidate.origin.owner, candidate.origin.repo) != "require":
+        return
+    fetched, mode = session.fetch_locked(candidate, entry.resolved)
+    from nexo_pkg.install.api import verify_artifact  # noqa: PLC0415 - for this case only
+
+    verify_artifact(fetched, policy=policy, mode=mode)
 
 
 def _current(entry: LockedPlugin, row: LockedTarget, present: list[Installed]) -> list[Installed]:
