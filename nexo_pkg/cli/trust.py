@@ -318,23 +318,33 @@ def verify_command(
         if bundle is not None and not bundle.is_file():
             what = "is not a file" if bundle.exists() else "does not exist"
             raise UsageError(f"--bundle {bundle} {what}")
-        loaded = None
-        if trusted_keys is not None or bound_owner is None:
-            explicit = trusted_keys is not None
-            loaded = load_policy(policy_path(config, trusted_keys), explicit=explicit)
+        explicit = trusted_keys is not None
+        loaded = load_policy(policy_path(config, trusted_keys), explicit=explicit)
+        # The policy decides unless --owner/--repo do (gh's verdict); either way its
+        # trusted_root is the Sigstore instance install verifies against.
+        decides = explicit or bound_owner is None
+        if decides or loaded.trusted_root is not None:
             # As install says them, before the verdict: a hidden entry may be why it refuses.
             for warning in loaded.warnings:
                 say_once(printable(warning), warning=True)
         policy = verification_policy(
-            loaded,
+            loaded if decides else None,
             owner=bound_owner,
             repo=bound_repo,
             signer_workflow=workflow,
             issuer=oidc_issuer,
             signer_ref=ref,
+            trusted_root=loaded.trusted_root,
         )
         outcome = verify_file(
-            file, bundle=bundle, policy=policy, owner=bound_owner, repo=bound_repo, tag=tag
+            file,
+            bundle=bundle,
+            policy=policy,
+            owner=bound_owner,
+            repo=bound_repo,
+            tag=tag,
+            signer_workflow=workflow,
+            issuer=oidc_issuer,
         )
         return outcome, policy, bound_owner, bound_repo
 

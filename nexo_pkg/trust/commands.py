@@ -312,29 +312,23 @@ def verification_policy(
     signer_workflow: str | None,
     issuer: str | None,
     signer_ref: str | None = None,
+    trusted_root: Path | None = None,
 ) -> TrustPolicy:
-    """The policy ``trust verify`` checks against: the loaded ``policy`` narrowed by the
-    flags, or, without one, an entry trusting any workflow of ``owner`` (``repo``), as
-    ``gh attestation verify --owner/--repo`` does. ``signer_ref`` (gh's
-    ``--signer-workflow FILE@REF``) pins the signer's identity, its SAN, to that workflow at
-    that ref; it narrows the flags' entry only (a policy's entries keep their identity)."""
+    """The policy ``trust verify`` checks against: the loaded ``policy`` as install reads it
+    (the flags narrow its verdict afterwards, :func:`verify_file`; written into its entries
+    they could widen them), or, without one, an entry trusting any workflow of ``owner``
+    (``repo``), as ``gh attestation verify --owner/--repo`` does, against ``trusted_root``
+    (the private instance of the policy install reads; ``None``: public-good). ``signer_ref``
+    (gh's ``--signer-workflow FILE@REF``) pins the signer's identity, its SAN, to that
+    workflow at that ref; it narrows the flags' entry only (a policy's entries keep their
+    identity)."""
     if signer_ref is not None and (policy is not None or signer_workflow is None):
         raise UsageError(
             "--signer-workflow with @REF pins the signer of a --owner/--repo check; "
             "it cannot narrow a trust policy's entries (pass no --trusted-keys)"
         )
     if policy is not None:
-        if signer_workflow is None and issuer is None:
-            return policy
-        narrowed = tuple(
-            replace(
-                author,
-                signer_workflow=signer_workflow or author.signer_workflow,
-                oidc_issuer=issuer or author.oidc_issuer,
-            )
-            for author in policy.authors
-        )
-        return replace(policy, authors=narrowed)
+        return policy
     if owner is None:
         raise UsageError("--owner or --repo, or a trust policy, is needed to verify")
     # Any workflow of the repository (or of the owner) may have signed, in its own name or
@@ -351,7 +345,7 @@ def verification_policy(
         repos=(repo,) if repo else None,
         signer_workflow=signer_workflow,
     )
-    return TrustPolicy(default="require", authors=(author,))
+    return TrustPolicy(default="require", authors=(author,), trusted_root=trusted_root)
 
 
 def _signed_checksums_file(bundle: Path, file: Path) -> Path | None:
@@ -383,11 +377,16 @@ def verify_file(
     owner: str | None,
     repo: str | None,
     tag: str | None,
+    signer_workflow: str | None = None,
+    issuer: str | None = None,
 ) -> SignatureOutcome:
     """Check ``file`` against its signature material exactly as install would: ``bundle``
     (a Sigstore bundle, attestations, or the bundle of a signed checksums file beside it), else
-    the material found beside ``file``. Raises the verifier's error (its message naming
-    ``bundle`` by its own name)."""
+    the material found beside ``file``; then the signer must also be ``signer_workflow``
+    (``OWNER/REPO/.github/workflows/FILE``) and name ``issuer``, when given (the flags narrow
+    the policy's verdict, never widen it). Raises the verifier's error (its message naming
+    ``bundle`` by its own name), or :class:`SignerUntrustedError` for a signer the flags
+    refuse."""
     offered_as: str | None = None
     checksums = _signed_checksums_file(bundle, file) if bundle is not None else None
     material: dict[str, Path | bytes]
@@ -421,4 +420,32 @@ def verify_file(
         raise
     if offered_as is not None and bundle is not None and outcome.material is not None:
         outcome = replace(outcome, material=outcome.material.replace(offered_as, str(bundle)))
+    _require_flags(outcome, signer_workflow=signer_workflow, issuer=issuer)
     return outcome
+
+
+def _require_flags(
+    outcome: SignatureOutcome, *, signer_workflow: str | None, issuer: str | None
+) -> None:
+    """:class:`SignerUntrustedError` when the verified and trusted signer of ``outcome`` is
+    not the ``signer_workflow`` or does not name the ``issuer`` the flags require."""
+    reasons: list[str] = []
+    if issuer is not None and outcome.issuer != issuer:
+        reasons.append(f"its issuer is {outcome.issuer}, not {issuer} (--oidc-issuer)")
+    signed_by = outcome.claims.get("signer_workflow")
+    if signer_workflow is not None:
+        from nexo_pkg.trust.verifiers.claims import same_workflow  # noqa: PLC0415
+
+        if not same_workflow(signed_by, signer_workflow):
+            reasons.append(
+                f"it was signed by {signed_by or 'no workflow'}, not by {signer_workflow} "
+                "(--signer-workflow)"
+            )
+    if reasons:
+        raise SignerUntrustedError(
+            f"{outcome.material} is signed by {outcome.identity} (issuer {outcome.issuer}), "
+            f"which the policy trusts, but not as the flags require: {'; '.join(reasons)}",
+            identity=outcome.identity,
+            issuer=outcome.issuer,
+            details={"claims": dict(outcome.claims)},
+        )

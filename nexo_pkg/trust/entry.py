@@ -76,7 +76,7 @@ def _offers(asset_name: str, material: Material) -> list[_Offer]:
         value = material.get(name)
         if value is not None:
             offers.append(_Offer("attestations", name, value))
-    for checksums_name in sorted(n for n in material if is_checksums_file(n)):
+    for checksums_name in _checksums_files(asset_name, material):
         # Its own bundle or attestations beside it, else its attestations from the API.
         api_prefix = checksums_attestations_name(checksums_name, "").removesuffix("sha256:)")
         names = [checksums_name + suffix for suffix in (*BUNDLE_SUFFIXES, ATTESTATION_SUFFIX)]
@@ -95,6 +95,26 @@ def _offers(asset_name: str, material: Material) -> list[_Offer]:
     if own is not None and own.bundle is None:
         offers.append(_Offer("detached", own.name, own.primary or Path(), found=own))
     return offers
+
+
+def _checksums_files(asset_name: str, material: Material) -> list[str]:
+    """The checksums files of ``material`` in the order they are offered: those that list
+    ``asset_name`` first (a release may sign one for its other files too, which says nothing
+    about this one), each group by name. One that cannot be read stays in the first group, so
+    that its refusal is not skipped."""
+    names = sorted(name for name in material if is_checksums_file(name))
+    if len(names) < 2:
+        return names
+    from nexo_pkg.trust.verifiers.checksums import listed_digests  # noqa: PLC0415
+
+    def says_nothing(name: str) -> bool:
+        try:
+            raw = read_material(material[name], name, limit=MAX_CHECKSUMS_BYTES)
+        except SignatureInvalidError:
+            return False
+        return not listed_digests(raw.decode("utf-8", errors="replace"), asset_name)
+
+    return sorted(names, key=says_nothing)
 
 
 def verify_asset_signature(

@@ -3,18 +3,22 @@ never a traceback, and are not read whole."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from support.cli import nexo
+from support.private_sigstore import PrivateSigstore
 from support.tarballs import tree_snapshot, write_plugin
 
 from nexo_pkg.trust.api import SignatureInvalidError, TrustPolicy, verify_asset_signature
 from nexo_pkg.trust.material import MAX_BUNDLE_BYTES
 
-from .helpers import author
+from .helpers import ACME_IDENTITY, author
 
 NESTED = "[" * 200_000 + "]" * 200_000
 
@@ -153,3 +157,62 @@ def test_a_trusted_root_sigstore_python_refuses_is_said_in_one_line(tmp_path: Pa
         "certificateAuthorities: Field required; ctlogs: Field required"
     )
     assert stderr.splitlines() == [f"error: {document['error']}"]
+
+
+def _unreadable_issuer(pem_or_der: bytes) -> bytes:
+    """The DER certificate with its issuer's common name retagged ([28], not UTF8String):
+    the certificate still parses, its issuer name does not."""
+    der = bytearray(pem_or_der)
+    at = der.find(b"nexo-test-intermediate")
+    assert der[at - 2] == 0x0C
+    der[at - 2] = 0x9C
+    return bytes(der)
+
+
+@pytest.mark.parametrize("shape", ["bundle", "attestation", "legacy"])
+def test_a_certificate_whose_issuer_cannot_be_read_is_signature_invalid(
+    tmp_path: Path, private_sigstore: PrivateSigstore, shape: str
+) -> None:
+    """A signing certificate with an unreadable issuer name is a broken signature, said in one
+    line of kind signature_invalid; not an internal error."""
+    private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
+        f"identity = '{ACME_IDENTITY}'\n",
+        encoding="utf-8",
+    )
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.2.3")
+    content = tarball.read_bytes()
+    if shape == "legacy":
+        document, _, pem = private_sigstore.sign_legacy(content, identity=ACME_IDENTITY)
+        der = x509.load_pem_x509_certificate(pem).public_bytes(serialization.Encoding.DER)
+        broken = x509.load_der_x509_certificate(_unreadable_issuer(der))
+        document["cert"] = base64.b64encode(
+            broken.public_bytes(serialization.Encoding.PEM)
+        ).decode()
+        suffix = ".bundle"
+    else:
+        if shape == "bundle":
+            document = private_sigstore.sign(content, identity=ACME_IDENTITY)
+        else:
+            document = private_sigstore.attest(content, identity=ACME_IDENTITY)
+        certificate = document["verificationMaterial"]["certificate"]
+        der = base64.b64decode(certificate["rawBytes"])
+        certificate["rawBytes"] = base64.b64encode(_unreadable_issuer(der)).decode()
+        suffix = ".sigstore.json"
+    tarball.with_name(tarball.name + suffix).write_text(json.dumps(document))
+    plugins = tmp_path / "plugins"
+    env = {**os.environ, "NEXO_HOME": str(tmp_path / "home"),
+           "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")}  # fmt: skip
+    for command in (
+        ["install", str(tarball), "--yes", "--dest", str(plugins)],
+        ["trust", "verify", str(tarball)],
+    ):
+        result = nexo("plugin", *command, "--trusted-keys", str(policy), "--json", env=env,
+                      in_process=True)  # fmt: skip
+        assert result.code == 1, result.stdout
+        assert json.loads(result.stdout)["kind"] == "signature_invalid"
+        assert len(result.stderr.splitlines()) == 1, result.stderr
+        assert "Traceback" not in result.stderr
+    assert not plugins.exists() or not any(plugins.iterdir())

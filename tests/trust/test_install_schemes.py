@@ -342,6 +342,38 @@ def test_a_signed_checksums_file_vouches_for_the_tarball(
     assert signature["material"].startswith("echo_1.0.0_checksums.txt")
 
 
+def test_the_signed_checksums_file_that_lists_the_tarball_decides(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """A release with several signed checksums files (a project's CLI binaries in
+    ``checksums.txt``, the plugin in ``echo_1.0.0_checksums.txt``): the one that lists the
+    tarball vouches for it, whichever name sorts first; one that does not mention the
+    tarball says nothing about it."""
+    repo = "nexo-plugin-echo"
+    assets = release_assets(PLUGIN, "1.0.0", sidecar=False)
+    name = asset_name(PLUGIN, "1.0.0")
+    identity = WORKFLOW.format(repo=repo, tag="v1.0.0")
+    files = {
+        "checksums.txt": f"{'0' * 64}  echo-cli_1.0.0_linux_amd64.tar.gz\n".encode(),
+        f"{PLUGIN}_1.0.0_checksums.txt": (
+            f"{hashlib.sha256(assets[name]).hexdigest()}  {name}\n".encode()
+        ),
+    }
+    for checksums_name, text in files.items():
+        assets[checksums_name] = text
+        signed = private_sigstore.sign(text, identity=identity)
+        assets[checksums_name + ".sigstore.json"] = json.dumps(signed).encode()
+    github_server.publish(OWNER, repo, "v1.0.0", assets, digests=True)
+    policy = scheme_policy(tmp_path, private_sigstore)
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    assert result.code == 0, result.stderr
+    signature = json.loads(result.stdout)["signature"]
+    assert signature["status"] == "verified"
+    assert signature["scheme"] == "checksums-file"
+    assert signature["material"].startswith(f"{PLUGIN}_1.0.0_checksums.txt")
+
+
 @pytest.mark.parametrize("case", ["wrong_hash", "not_listed", "contradicting"])
 def test_a_checksums_file_that_does_not_vouch_is_refused(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore, case: str

@@ -12,7 +12,7 @@ from support.cli import CliResult, nexo
 from support.github_server import BlobServer, GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
 from support.shared_fixtures import skip_unless_present
-from support.tarballs import asset_name, release_assets
+from support.tarballs import asset_name, release_assets, write_plugin
 
 from .helpers import FIXTURES, SHARED_FIXTURES, VECTOR_ARTIFACT, cli_env
 
@@ -628,3 +628,140 @@ def test_verify_by_the_policy_alone_names_the_owner_it_bound(tmp_path: Path) -> 
     assert result.stdout.splitlines()[-1] == (
         f"Policy ({policy}): trusted for malancas/attest-demo (its source repository)"
     )
+
+
+def test_verify_with_owner_or_repo_reads_the_policys_trusted_root(
+    tmp_path: Path, private_sigstore: PrivateSigstore
+) -> None:
+    """``trust verify --repo/--owner`` judges by the flags, as gh does, but against the Sigstore
+    instance install verifies against: the ``trusted_root`` of the policy install reads. The
+    same tarball install verifies is verified, and a signature of another instance is not."""
+    extensions = tmp_path / "home" / "config" / "extensions"
+    extensions.mkdir(parents=True)
+    private_sigstore.write_trusted_root(extensions / "private_trusted_root.json")
+    (extensions / "trusted_keys.toml").write_text(
+        'schema_version = "1.0"\ndefault = "require"\n'
+        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
+        "identity_regexp = '^https://github\\.com/acme/nexo-plugin-echo/.+$'\n",
+        encoding="utf-8",
+    )
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.2.3")
+    identity = (
+        "https://github.com/acme/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.2.3"
+    )
+    bundle = tarball.with_name(tarball.name + ".sigstore.json")
+    bundle.write_text(json.dumps(private_sigstore.sign(tarball.read_bytes(), identity=identity)))
+    env = cli_env(tmp_path)
+
+    installed = nexo("plugin", "install", str(tarball), "--yes", "--json", "--dest",
+                     str(tmp_path / "plugins"), env=env, in_process=True)  # fmt: skip
+    assert installed.code == 0, installed.stderr
+    assert json.loads(installed.stdout)["signature"]["status"] == "verified"
+    for scope in (["--repo", "acme/nexo-plugin-echo"], ["--owner", "acme"]):
+        result = nexo("plugin", "trust", "verify", str(tarball), *scope, "--json",
+                      env=env, in_process=True)  # fmt: skip
+        assert result.code == 0, result.stderr
+        document = json.loads(result.stdout)
+        assert document["status"] == "verified"
+        assert document["identity"] == identity
+    # Another instance's signature does not verify against that root.
+    stranger = PrivateSigstore.create()
+    bundle.write_text(json.dumps(stranger.sign(tarball.read_bytes(), identity=identity)))
+    result = nexo("plugin", "trust", "verify", str(tarball), "--repo", "acme/nexo-plugin-echo",
+                  "--json", env=env, in_process=True)  # fmt: skip
+    assert result.code == 1, result.stderr
+    assert json.loads(result.stdout)["kind"] == "signature_invalid"
+
+
+@pytest.mark.parametrize("flag", ["--oidc-issuer", "--signer-workflow"])
+def test_flags_narrow_a_policy_never_widen_it(
+    tmp_path: Path, private_sigstore: PrivateSigstore, flag: str
+) -> None:
+    """With --trusted-keys, --oidc-issuer and --signer-workflow are further requirements on
+    the policy's verdict: a signer install refuses is never reported trusted by the policy
+    because a flag named its issuer or its (reusable, another repository's) workflow."""
+    private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        'schema_version = "1.0"\ndefault = "require"\n'
+        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
+        "identity_regexp = '^https://github\\.com/acme/nexo-plugin-echo/.+$'\n",
+        encoding="utf-8",
+    )
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.2.3")
+    release = (
+        "https://github.com/acme/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.2.3"
+    )
+    reusable = "other/shared/.github/workflows/attest.yml"
+    if flag == "--oidc-issuer":
+        value = "https://issuer.example"
+        bundle = private_sigstore.sign(tarball.read_bytes(), identity=release, issuer=value)
+    else:
+        value = reusable
+        bundle = private_sigstore.attest(
+            tarball.read_bytes(),
+            identity=f"https://github.com/{reusable}@refs/heads/main",
+            repository="acme/nexo-plugin-echo",
+            build_config_uri=release,
+        )
+    tarball.with_name(tarball.name + ".sigstore.json").write_text(json.dumps(bundle))
+    env = cli_env(tmp_path)
+    plugins = tmp_path / "plugins"
+
+    installed = nexo("plugin", "install", str(tarball), "--yes", "--json", "--trusted-keys",
+                     str(policy), "--dest", str(plugins), env=env, in_process=True)  # fmt: skip
+    assert installed.code == 1, installed.stdout
+    assert json.loads(installed.stdout)["kind"] == "signer_untrusted"
+    assert not plugins.exists() or not any(plugins.iterdir())
+    verified = nexo("plugin", "trust", "verify", str(tarball), "--trusted-keys", str(policy),
+                    flag, value, "--json", env=env, in_process=True)  # fmt: skip
+    assert verified.code == 1, verified.stdout
+    document = json.loads(verified.stdout)
+    assert document["kind"] == "signer_untrusted"
+    assert "Traceback" not in verified.stderr
+    text = nexo("plugin", "trust", "verify", str(tarball), "--trusted-keys", str(policy),
+                flag, value, env=env, in_process=True)  # fmt: skip
+    assert text.code == 1
+    assert text.stdout == ""
+    assert text.stderr.startswith("error: ")
+
+
+def test_flags_refuse_a_signer_the_policy_trusts_unless_they_name_it(
+    tmp_path: Path, private_sigstore: PrivateSigstore
+) -> None:
+    """A signer the policy trusts passes --oidc-issuer/--signer-workflow only when they name
+    its issuer and workflow."""
+    private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
+        "identity_regexp = '^https://github\\.com/acme/nexo-plugin-echo/.+$'\n",
+        encoding="utf-8",
+    )
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.2.3")
+    release = (
+        "https://github.com/acme/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.2.3"
+    )
+    bundle = private_sigstore.sign(tarball.read_bytes(), identity=release)
+    tarball.with_name(tarball.name + ".sigstore.json").write_text(json.dumps(bundle))
+
+    def verify(*flags: str) -> CliResult:
+        return nexo("plugin", "trust", "verify", str(tarball), "--trusted-keys", str(policy),
+                    *flags, "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+
+    for flags in (
+        (),
+        ("--oidc-issuer", "https://token.actions.githubusercontent.com"),
+        ("--signer-workflow", "ACME/nexo-plugin-echo/.github/workflows/release.yml"),
+    ):
+        assert verify(*flags).code == 0, flags
+    for flags, said in (
+        (("--oidc-issuer", "https://issuer.example"), "not https://issuer.example"),
+        (("--signer-workflow", "acme/nexo-plugin-echo/.github/workflows/other.yml"), "other.yml"),
+    ):
+        result = verify(*flags)
+        assert result.code == 1, flags
+        document = json.loads(result.stdout)
+        assert document["kind"] == "signer_untrusted"
+        assert "not as the flags require" in document["error"]
+        assert said in document["error"]

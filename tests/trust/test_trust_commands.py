@@ -119,11 +119,14 @@ def test_verify_narrows_a_policy_or_scopes_an_owner() -> None:
     (author,) = scoped.authors
     assert author.identity_regexp == "(?i)^https://github\\.com/acme/echo/\\.github/workflows/.+$"
     assert scoped.default == "require"
+    # A policy's entries are taken as install reads them: the flags narrow the verdict after
+    # verification (verify_file), and written into the entries they could widen them.
+    policy = TrustPolicy(authors=scoped.authors)
     narrowed = verification_policy(
-        TrustPolicy(authors=scoped.authors), owner=None, repo=None,
-        signer_workflow="acme/echo/.github/workflows/r.yml", issuer=None,
+        policy, owner=None, repo=None,
+        signer_workflow="acme/echo/.github/workflows/r.yml", issuer="https://issuer.example",
     )  # fmt: skip
-    assert narrowed.authors[0].signer_workflow == "acme/echo/.github/workflows/r.yml"
+    assert narrowed is policy
 
 
 def test_the_command_line_holds_no_trust_decisions() -> None:

@@ -265,7 +265,7 @@ def _casefold_equal(left: str | None, right: str | None) -> bool:
     return left is not None and right is not None and left.casefold() == right.casefold()
 
 
-def _same_workflow(signed: str | None, named: str) -> bool:
+def same_workflow(signed: str | None, named: str) -> bool:
     """``owner/repo/path``: the owner and repository as GitHub compares them (in any case),
     the path exactly, as gh does: it names a file, and `RELEASE.yml` is not `release.yml`."""
     if signed is None:
@@ -361,7 +361,7 @@ def rejection_reason(
         repository = str(signer.repository)
         if repository.partition("/")[2].casefold() not in {n.casefold() for n in author.repos}:
             return f"repository {repository} is not one of {author.owner}/{list(author.repos)}"
-    if author.signer_workflow is not None and not _same_workflow(
+    if author.signer_workflow is not None and not same_workflow(
         signer.signer_workflow, author.signer_workflow
     ):
         return f"signer workflow {signer.signer_workflow or 'none'} is not {author.signer_workflow}"

@@ -120,7 +120,11 @@ def check_authority(root: RootKeys, certificate: Certificate, integrated: dateti
     """As ``gh attestation verify``: the certificate authority that issued ``certificate``
     must have been valid (not yet retired) at the integrated time. Raises
     :class:`KeyCheckError`."""
-    issuing = [authority for authority in root.authorities if authority.issued(certificate)]
+    try:
+        issuing = [authority for authority in root.authorities if authority.issued(certificate)]
+    except ValueError as exc:
+        # cryptography parses a name when it is first read: a malformed one fails here.
+        raise KeyCheckError(f"the certificate's issuer cannot be read: {exc}") from exc
     if not issuing:
         raise KeyCheckError("no certificate authority of the trusted root issued the certificate")
     if not any(_valid_at(a.start, a.end, integrated) for a in issuing):
