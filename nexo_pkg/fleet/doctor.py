@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -34,6 +35,7 @@ from nexo_pkg.install.api import (
     STAGING_AREA,
     DiscoveryState,
     Installed,
+    is_microapp,
     linked_plugin,
     scan_installed,
     unmet_host_requirements,
@@ -214,9 +216,11 @@ def _installed_findings(
         _requirement_findings(report, manifest, plugin_id, wired, linted)
     if plugin_id is None:
         return  # a manifest the daemon refuses: it loads and spawns nothing from here
-    state = discovery.state(plugin_id) if discovery is not None else "enabled"
-    if state != "enabled":
-        why = "discovery.disabled" if state == "disabled" else "not in discovery.allowlist"
+    # A microapp is loaded by the extension host under extensions.yaml's lists, never under
+    # discovery.yaml's (src/main.rs:6530-6543, crates/extensions/src/discovery.rs:329-360).
+    microapp = partial(is_microapp, item.path)
+    why = discovery.skipped_by(plugin_id, microapp=microapp) if discovery is not None else None
+    if why is not None:
         report.add(
             "note", "discovery", f"{why}: the daemon does not load it",
             plugin_id=plugin_id, path=item.path,
