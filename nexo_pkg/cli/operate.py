@@ -456,7 +456,9 @@ def doctor_command(
     loads it (discovery.disabled, discovery.allowlist). For the root: ids the daemon
     would meet twice, directories without a readable receipt (their manifest and
     handshake are checked all the same), development links, leftovers of interrupted
-    runs, and ./nexo-plugins.lock against ./nexo-plugins.toml.
+    runs, an extensions.yaml max_depth that lets the daemon's microapp walk reach the
+    versions upgrade keeps under .nexo/kept, and ./nexo-plugins.lock against
+    ./nexo-plugins.toml. A microapp's discovery state is extensions.yaml's.
     --jobs plugins are checked at a time, each spawned in its own sandbox under its own
     deadline; the report is the same, in the same order, whatever the number.
     Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
@@ -472,10 +474,16 @@ def doctor_command(
 
     def run() -> Any:
         from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
+        from nexo_pkg.lint.daemon_files import reached_bookkeeping  # noqa: PLC0415
 
         roots = _roots(dest, config)
         directory = install_api.config_dir(config)
         discovery = install_api.discovery_state(directory)
+        # extensions.yaml's `max_depth` deep enough to reach the versions upgrade keeps.
+        walker = [
+            (reached.path, f"{reached.message()}; {reached.remedy()}")
+            for reached in reached_bookkeeping(directory)
+        ]
         wanted, lock = Path(fleet_api.WANTED_NAME), Path(fleet_api.LOCK_NAME)
         handshake = None if no_check else _handshake(timeout_ms, version, config)
         if handshake is not None and not json_output and _shows_progress():
@@ -488,6 +496,7 @@ def doctor_command(
             lock_files=(wanted, lock) if wanted.is_file() else None,
             wired=install_api.wired_capabilities(directory),
             jobs=checked_jobs(jobs),
+            walker=walker,
         )
 
     report = guarded(run, json_output=json_output)
