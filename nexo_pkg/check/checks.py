@@ -21,7 +21,7 @@ import shlex
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +179,27 @@ def run_check(
         return report
 
 
+def daemon_environment(inherited: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The environment the daemon's ``Command`` gives a plugin: its own, then the manifest's
+    ``[plugin.entrypoint.env]`` (``subprocess.rs:200-202`` at eec3f33).
+
+    Rust builds the child's environment as a map sorted by key and writes each entry as
+    ``key=value`` as it is, so a manifest key holding ``=`` (the daemon accepts it) is the
+    entry ``A=B=x`` for ``"A=B" = "x"``: the child reads ``A`` as ``B=x``, unless an ``A``
+    sorts before it (the first entry of a name wins, in ``getenv`` as in Python's
+    ``os.environ``). Python's ``subprocess`` refuses such a key, so it is folded here into the
+    entry the child reads."""
+    merged = {**inherited, **extra}
+    if not any("=" in key for key in merged):
+        return merged
+    environment: dict[str, str] = {}
+    for key in sorted(merged):
+        name, equals, head = key.partition("=")
+        value = f"{head}={merged[key]}" if equals else merged[key]
+        environment.setdefault(name, value)
+    return environment
+
+
 def check_plugin(
     plugin: ResolvedPlugin,
     *,
@@ -202,7 +223,7 @@ def check_plugin(
     for note in plugin.notes:
         report.add("manifest", "warn", note)
     refusal = manifest_refusal(plugin, nexo_version)
-    env = {**os.environ, **plugin.env}
+    env = daemon_environment(os.environ, plugin.env)
     with tempfile.TemporaryDirectory(
         prefix="nexo-check-state-", ignore_cleanup_errors=True
     ) as state_root:
