@@ -7,12 +7,14 @@ signer's name), and a line feed can forge a line of its own. :func:`printable` i
 escaper: every control character is written as ``\\uXXXX``; on one line (the default) tab, line
 feed, the Unicode line separators and the bidirectional overrides are escaped too.
 :func:`shown` quotes and caps a value for a one-line message. :func:`toml_string` writes a value
-as a TOML basic string whose text is printable in the same sense.
+as a TOML basic string whose text is printable in the same sense. :func:`cells` measures how
+many terminal columns a printable text takes, for carets drawn under it.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """C0 control characters except tab and line feed, DEL, and C1 control characters: what a
@@ -58,3 +60,15 @@ def toml_string(value: str) -> str:
     are written as ``\\uXXXX`` escapes, so the string can be shown on a terminal and pasted into
     a file. Never fails."""
     return '"' + "".join(_toml_char(char) for char in value) + '"'
+
+
+def cells(text: str) -> int:
+    """How many terminal columns ``text`` (already :func:`printable`) takes: two for a wide or
+    full-width character (CJK, emoji), none for a combining mark, a format character or a
+    variation selector, one otherwise, as rustc and ruff measure a line to place a caret."""
+    width = 0
+    for char in text:
+        if unicodedata.category(char) in {"Mn", "Me", "Cf"}:
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in {"W", "F"} else 1
+    return width

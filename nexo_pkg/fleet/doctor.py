@@ -19,6 +19,7 @@ needs a look, a ``note`` for a state the operator chose (a disabled plugin).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -317,7 +318,15 @@ def _lock_findings(report: DoctorReport, wanted: Path, lock_path: Path) -> None:
     try:
         result = check(wanted, lock_path)
     except NexoError as error:
-        report.add("warning", "lock", f"{lock_path}: {error.message}", path=lock_path)
+        # The finding carries the path: its message says what is wrong with the file (and
+        # where in it), not the file's name again.
+        message = error.message.removeprefix(str(lock_path))
+        if position := re.match(r":(\d+):(\d+): ", message):
+            line, column = position.groups()
+            message = f"line {line}, column {column}: {message[position.end() :]}"
+        else:
+            message = message.removeprefix(": ")
+        report.add("warning", "lock", message, path=lock_path)
         return
     if result.stale:
         report.add(

@@ -523,6 +523,7 @@ def _sync_one(
         row = pick_target(entry, candidates)
         current = _current(entry, row, present)
         if len(present) == 1 and current:
+            _judge_unverified(session, entry, row, present[0])
             return PluginOutcome(
                 entry.plugin_id, "unchanged", entry.version, str(present[0].path),
                 identity=_identity(present[0]),
@@ -593,9 +594,50 @@ def _sync_one(
         # with it as install says them.
         said = error.details.get("policy_warnings") or ()
         return PluginOutcome(
-            entry.plugin_id, "failed", entry.version, kind=error.kind, error=error.message,
+            entry.plugin_id, "failed", entry.version, kind=error.kind,
+            error=_linked_refusal(entry.plugin_id, error) or error.message,
             warnings=tuple(warning for warning in said if isinstance(warning, str)),
         )  # fmt: skip
+
+
+def _linked_refusal(plugin_id: str, error: NexoError) -> str | None:
+    """Sync's words for install's refusal to go beside a development link of the plugin:
+    install's remedy, ``--force``, is no sync option (sync never replaces a link)."""
+    link, target = error.details.get("path"), error.details.get("linked_to")
+    if error.kind != "already_installed" or target is None:
+        return None
+    return (
+        f"{plugin_id} is linked for development at {link} (-> {target}), and sync never "
+        f"replaces a development link: remove it first (`nexo plugin remove {plugin_id}` "
+        "unlinks it and leaves the checkout alone), then sync again"
+    )
+
+
+def _judge_unverified(
+    session: Session, entry: LockedPlugin, row: LockedTarget, item: Installed
+) -> None:
+    """An install already at the locked bytes is left alone, unless nothing vouches for its
+    signer (the lock recorded none, and its receipt no verified signature) while this run
+    requires a signature for it (``--require-signature`` or the policy): then the artifact
+    is judged as a clean root's sync judges it, so every host gives the same verdict (an
+    unsigned one is ``signature_missing``, and the installed tree stays as it is)."""
+    receipt = item.receipt.signature if item.receipt is not None else None
+    if row.identity is not None or (receipt and receipt.get("status") == "verified"):
+        return
+    policy, flags = session.policy(), session.trust
+    if flags.skip_signature_verify or not (
+        flags.require_signature
+        or policy.default == "require"
+        or any(author.mode == "require" for author in policy.authors)
+    ):
+        return  # nothing requires a signature: the usual no-op, with no source loaded
+    candidate = locked_candidate(entry, row, published=entry.published, policy=policy)
+    if session.trust_mode(candidate.origin.owner, candidate.origin.repo) != "require":
+        return
+    fetched, mode = session.fetch_locked(candidate, entry.resolved)
+    from nexo_pkg.install.api import verify_artifact  # noqa: PLC0415 - for this case only
+
+    verify_artifact(fetched, policy=policy, mode=mode)
 
 
 def _current(entry: LockedPlugin, row: LockedTarget, present: list[Installed]) -> list[Installed]:

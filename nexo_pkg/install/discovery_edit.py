@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -40,6 +40,9 @@ LOCK_POLL = 0.025
 
 State = Literal["enabled", "disabled", "not-allowlisted"]
 
+# The extension host's configuration, beside ``plugins/`` in the config directory.
+EXTENSIONS_FILE = "extensions.yaml"
+
 
 @dataclass(frozen=True)
 class DiscoveryState:
@@ -49,14 +52,36 @@ class DiscoveryState:
     allowlist: tuple[str, ...] = ()
     # ``discovery.follow_symlinks`` (default false): links out of the root are followed.
     follow_symlinks: bool = False
+    #: ``extensions.yaml``'s ``enabled``, ``disabled`` and ``allowlist``: the lists a microapp
+    #: obeys instead of these (``src/main.rs:6530-6543``, ``discovery.rs:329-360``; no file:
+    #: the defaults, every microapp loads).
+    extensions_enabled: bool = True
+    extensions_disabled: tuple[str, ...] = ()
+    extensions_allowlist: tuple[str, ...] = ()
 
-    def state(self, plugin_id: str) -> State:
-        """Whether the daemon would load ``plugin_id`` once discovered."""
-        if plugin_id in self.disabled:
-            return "disabled"
-        if self.allowlist and plugin_id not in self.allowlist:
-            return "not-allowlisted"
-        return "enabled"
+    def state(self, plugin_id: str, *, microapp: bool | Callable[[], bool] = False) -> State:
+        """Whether the daemon would load ``plugin_id`` once discovered; a ``microapp`` is
+        discovered by the extension host, which reads ``extensions.yaml``, never
+        ``plugins/discovery.yaml``. ``microapp`` may be a callable, asked only when the two
+        files' lists give the plugin different states (it reads the plugin's manifest)."""
+        as_plugin = _listed_state(plugin_id, self.disabled, self.allowlist)
+        as_microapp = (
+            "disabled"
+            if not self.extensions_enabled
+            else _listed_state(plugin_id, self.extensions_disabled, self.extensions_allowlist)
+        )
+        if as_plugin == as_microapp:
+            return as_plugin
+        is_microapp = microapp() if callable(microapp) else microapp
+        return as_microapp if is_microapp else as_plugin
+
+
+def _listed_state(plugin_id: str, disabled: tuple[str, ...], allowlist: tuple[str, ...]) -> State:
+    if plugin_id in disabled:
+        return "disabled"
+    if allowlist and plugin_id not in allowlist:
+        return "not-allowlisted"
+    return "enabled"
 
 
 @dataclass(frozen=True)
@@ -117,7 +142,30 @@ def discovery_state(config_directory: Path) -> DiscoveryState:
     """The discovery lists of ``<config_directory>/plugins/discovery.yaml`` (empty when the
     file is absent). Raises :class:`ConfigError` for a file the daemon could not load."""
     path = config_directory / DISCOVERY_FILE
-    return _state(_load(path)[0], path)
+    enabled, disabled, allowlist = _extensions_lists(config_directory)
+    return replace(
+        _state(_load(path)[0], path),
+        extensions_enabled=enabled,
+        extensions_disabled=disabled,
+        extensions_allowlist=allowlist,
+    )
+
+
+def _extensions_lists(config_directory: Path) -> tuple[bool, tuple[str, ...], tuple[str, ...]]:
+    """``enabled``, ``disabled`` and ``allowlist`` of ``<config_directory>/extensions.yaml``,
+    read as the daemon's loader reads it; the defaults when there is no such file
+    (``src/main.rs:6530``)."""
+    try:
+        raw = read_config_file(
+            config_directory / EXTENSIONS_FILE, MAX_DISCOVERY_BYTES, missing_ok=True
+        )
+    except FileNotFoundError:
+        return True, (), ()
+    # Lint's reading of the daemon's YAML is loaded only when there is a file to read: a host
+    # without microapps lists its plugins without it.
+    from nexo_pkg.lint.daemon_files import extensions_lists  # noqa: PLC0415
+
+    return extensions_lists(raw.decode("utf-8", errors="replace"))
 
 
 def _state(document: Any, path: Path) -> DiscoveryState:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,7 +90,9 @@ class Listing:
                     "installed_at": receipt.installed_at,
                     "path": str(item.path),
                     "kept": item.kept,
-                    "discovery": None if states is None else states.state(receipt.id),
+                    "discovery": None
+                    if states is None
+                    else states.state(receipt.id, microapp=partial(is_microapp, item.path)),
                     "held": not item.kept and (item.path.parent, receipt.id) in held,
                     "vendored": vendored_summary(item),
                 }
@@ -104,7 +107,9 @@ class Listing:
                     "signature": None,
                     "path": str(link.path),
                     "kept": False,
-                    "discovery": None if states is None else states.state(link.plugin_id),
+                    "discovery": None
+                    if states is None
+                    else states.state(link.plugin_id, microapp=partial(is_microapp, link.target)),
                 }
                 for link in self.links
             ],
@@ -133,14 +138,23 @@ class Listing:
             if item.kept:
                 state = "kept"
             else:
-                state = "unknown" if states is None else states.state(receipt.id)
+                state = (
+                    "unknown"
+                    if states is None
+                    else states.state(receipt.id, microapp=partial(is_microapp, item.path))
+                )
                 if (item.path.parent, receipt.id) in held:
                     state += ",held"
             rows.append(
                 ListingRow(receipt.id, receipt.version, origin, signature, state, item.path)
             )
         for link in self.links:
-            state = "linked" if states is None else f"{states.state(link.plugin_id)},linked"
+            linked_microapp = partial(is_microapp, link.target)
+            state = (
+                "linked"
+                if states is None
+                else f"{states.state(link.plugin_id, microapp=linked_microapp)},linked"
+            )
             rows.append(
                 ListingRow(
                     link.plugin_id, link.version, f"link: {link.target}", "-", state, link.path
@@ -181,6 +195,20 @@ def manifest_identity(directory: Path) -> tuple[str | None, str | None]:
             version if isinstance(version, str) else None,
         )
     return None, None
+
+
+def is_microapp(directory: Path) -> bool:
+    """Whether ``directory`` holds a microapp: an extension-shaped ``plugin.toml``, which the
+    daemon's extension host discovers (under ``extensions.yaml``'s rules), not its plugin
+    discovery."""
+    from nexo_pkg.manifest.microapp import (  # noqa: PLC0415
+        MICROAPP_MANIFEST_NAME,
+        is_extension_shape,
+        read_toml_or_none,
+    )
+
+    data = read_toml_or_none(directory / MICROAPP_MANIFEST_NAME)
+    return data is not None and is_extension_shape(data)
 
 
 def build_listing(

@@ -173,7 +173,8 @@ def signer_text(outcome: SignatureOutcome) -> str:
         issuer = f" (issuer {outcome.issuer})" if outcome.issuer else ""
         return f"{outcome.identity or 'verified'}{issuer}"
     if outcome.status == "skipped":
-        return "not checked (--skip-signature-verify)"
+        # Mode ignore comes from --skip-signature-verify or from the trust policy.
+        return "not checked (signature mode ignore)"
     return "unsigned"
 
 

@@ -62,12 +62,14 @@ from nexo_pkg.manifest.shape import (
 )
 
 __all__ = [
+    "EXTENSIONS_FILE",
     "ConfigKind",
     "DiscoveredMicroapp",
     "config_kind",
     "daemon_config_files",
     "extension_skipped",
     "extensions_as_read",
+    "extensions_lists",
     "lint_config_text",
     "microapp_schemas",
     "unreadable_config_files",
@@ -649,6 +651,13 @@ def extension_skipped(document: YamlDocument, extension_id: str) -> str | None:
     return _extensions_settings(_read_extensions(document)).skips(extension_id)
 
 
+def extensions_lists(text: str) -> tuple[bool, tuple[str, ...], tuple[str, ...]]:
+    """``enabled``, ``disabled`` and ``allowlist`` of ``extensions.yaml``'s ``text`` as the
+    daemon's loader reads them (placeholders substituted, nulls as the defaults)."""
+    settings = _extensions_settings(_read_extensions(extensions_as_read(text)))
+    return settings.enabled, settings.disabled, settings.allowlist
+
+
 def _strings(value: Any, default: tuple[str, ...]) -> tuple[str, ...]:
     if not isinstance(value, list):
         return default
@@ -817,7 +826,37 @@ def lint_config_text(
             _check_extensions(findings, settings, microapps, known)
     else:
         _check_agents(findings, data, known, read, direct=drop_in)
+        if not drop_in and not (parent / EXTENSIONS_FILE).exists():
+            _check_no_extensions_file(findings, microapps)
     return findings.found
+
+
+def _check_no_extensions_file(findings: Findings, microapps: list[DiscoveredMicroapp]) -> None:
+    """Without ``extensions.yaml`` the daemon still discovers and spawns the microapps under
+    the default search path (``run_extension_discovery`` takes ``ExtensionsConfig::default()``,
+    ``src/main.rs:6530``), but builds no admin RPC at all: its bootstrap needs the file
+    (``cfg.extensions`` is ``None``, ``src/main.rs:1488-1494``). A microapp that declares admin
+    capabilities then gets no admin router and its ``app:`` requests are dropped
+    (``runtime/stdio.rs:858-872``). Reported here, on ``agents.yaml``: the file the daemon
+    always reads, the one that is missing has no line to point at."""
+    for app in microapps:
+        companion = app.companion
+        if companion is None or not companion.admin_declared:
+            continue
+        entry_id = companion.id or app.manifest.id
+        stanza = (
+            f"extensions: {{entries: {{{entry_id}: "
+            f"{{capabilities_grant: [{', '.join(companion.admin_declared)}]}}}}}}"
+        )
+        findings.add(
+            "NX225" if companion.admin_required else "NX226",
+            (),
+            f"microapp `{entry_id}` declares admin capabilities "
+            f"{', '.join(companion.admin_declared)} (nexo-plugin.toml), but this config "
+            "directory has no extensions.yaml: the daemon loads the microapp and builds no "
+            "admin RPC, so none is granted and its `app:` requests are dropped unanswered",
+            f"create extensions.yaml beside agents.yaml granting them: `{stanza}`",
+        )
 
 
 _UNREADABLE = ("syntax", "tag", "empty-tag", "wide-int", "depth")

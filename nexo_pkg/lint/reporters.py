@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from nexo_pkg import __version__
 from nexo_pkg.core.diagnostics import DOCS_URL, Diagnostic, FileResult, Rule, Span
-from nexo_pkg.core.terminal import printable
+from nexo_pkg.core.terminal import cells, printable
 
 __all__ = [
     "REPORTERS",
@@ -95,18 +95,19 @@ def _frame(diagnostic: Diagnostic, lines: Sequence[str], paint: Callable[[str, s
         return ""
     source = lines[start.line - 1].rstrip("\r")
     # Tabs are shown as four spaces so the carets line up with what is printed; control
-    # characters (a file that does not parse may hold any) are shown escaped, never acted on.
+    # characters (a file that does not parse may hold any) are shown escaped, never acted on;
+    # the carets are placed by terminal cells, so a wide character counts twice.
     before = _shown(source[: start.column - 1])
     last = end.column - 1 if end.line == start.line else len(source)
     marked = _shown(source[start.column - 1 : max(last, start.column - 1)])
-    width = max(1, len(marked))
+    width = max(1, cells(marked))
     gutter = " " * len(str(start.line))
     colour = _RED if diagnostic.is_error else _YELLOW
     caret = paint(colour, "^" * width + f" {diagnostic.code}")
     rows = [
         paint(_BLUE, f"{gutter} |"),
         paint(_BLUE, f"{start.line} |") + f" {_shown(source)}",
-        paint(_BLUE, f"{gutter} |") + f" {' ' * len(before)}{caret}",
+        paint(_BLUE, f"{gutter} |") + f" {' ' * cells(before)}{caret}",
     ]
     if diagnostic.help:
         rows.append(

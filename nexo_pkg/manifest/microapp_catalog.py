@@ -335,9 +335,11 @@ _RULES: tuple[Rule, ...] = (
         summary="a microapp's required admin capability is not in its `capabilities_grant`",
         what="For every discovered microapp whose `nexo-plugin.toml` declares "
         "`[plugin.capabilities.admin] required`, `extensions.yaml` `entries.<id>."
-        "capabilities_grant` must list each of them.",
+        "capabilities_grant` must list each of them. With no `extensions.yaml` at all (the "
+        "daemon still loads the microapps under `./extensions`), reported on `agents.yaml`.",
         why="The daemon does not refuse to start: its admin bootstrap fails, logs `admin RPC "
-        "disabled` and goes on with no admin RPC for any microapp.",
+        "disabled` and goes on with no admin RPC for any microapp. Without `extensions.yaml` "
+        "it builds no admin RPC at all, and the microapp's `app:` requests are dropped.",
         example="extensions:\n  entries:\n    agent-creator:\n      capabilities_grant: []\n",
         fix="Grant what the microapp requires: `capabilities_grant: [agents_crud]` (or remove "
         "the microapp).",
@@ -348,7 +350,8 @@ _RULES: tuple[Rule, ...] = (
         severity="warning",
         summary="a microapp's optional admin capability is not granted",
         what="Optional capabilities of `[plugin.capabilities.admin] optional` missing from "
-        "`capabilities_grant`.",
+        "`capabilities_grant` (or, for a microapp declaring only optional ones, a config "
+        "directory with no `extensions.yaml`, reported on `agents.yaml`).",
         why="The daemon starts and warns; calls that need the capability answer `-32004`.",
         example="extensions:\n  entries:\n    agent-creator:\n"
         "      capabilities_grant: [agents_crud]\n",

@@ -15,7 +15,7 @@ import os
 from dataclasses import replace
 
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.sources.oci_reference import OciReference, parse_reference
+from nexo_pkg.sources.oci_reference import SCHEME, OciReference, masked, parse_reference
 
 ENVIRONMENT = "NEXO_REGISTRY_MIRRORS"
 
@@ -31,10 +31,15 @@ def check_mirror(host: str, mirror: str, where: str) -> tuple[str, str]:
         parse_reference(f"oci://{mirror}/probe")
     except NexoError as error:
         raise UsageError(
-            f"{where}: {host}={mirror} is not HOST=MIRROR (registry hosts, the mirror "
-            f"optionally with a /PATH prefix): {error.message}"
+            f"{where}: {_shown(host)}={_shown(mirror)} is not HOST=MIRROR (registry hosts, "
+            f"the mirror optionally with a /PATH prefix): {error.message}"
         ) from error
     return host, mirror
+
+
+def _shown(text: str) -> str:
+    """A host or mirror as it may be printed: a user name and password in it masked."""
+    return masked(SCHEME + text.removeprefix(SCHEME))[len(SCHEME) :]
 
 
 def parse_pairs(pairs: list[str], where: str) -> Mirrors:
@@ -43,7 +48,7 @@ def parse_pairs(pairs: list[str], where: str) -> Mirrors:
     for pair in pairs:
         host, equals, mirror = pair.partition("=")
         if not equals or not host or not mirror:
-            raise UsageError(f"{where}: {pair!r} is not HOST=MIRROR")
+            raise UsageError(f"{where}: {_shown(pair)!r} is not HOST=MIRROR")
         host, mirror = check_mirror(host.strip(), mirror, where)
         found.setdefault(host, []).append(mirror)
     return {host: tuple(items) for host, items in found.items()}

@@ -87,14 +87,32 @@ def registry_label(origin: Mapping[str, Any], *, exact: bool) -> str | None:
     return registry if exact else registry.split("@", 1)[0]
 
 
+def _user_info(text: str) -> str | None:
+    """What stands before an ``@`` in the host part of an ``oci://`` reference (a user name
+    and password written into it, ``oci://USER:PASSWORD@HOST/…``), ``None`` without one."""
+    if not text.startswith(SCHEME):
+        return None
+    host = text[len(SCHEME) :].partition("/")[0]
+    return host.rpartition("@")[0] if "@" in host else None
+
+
+def masked(text: str) -> str:
+    """``text`` as it may be shown: credentials written into an ``oci://`` reference's host
+    part become ``***`` (never printed, never in a ``--json`` document)."""
+    if _user_info(text) is None:
+        return text
+    return SCHEME + "***@" + text[len(SCHEME) :].partition("@")[2]
+
+
 def _invalid(text: str, why: str) -> NexoError:
     """``source_invalid``: a usage error (exit 2), as for a malformed GitHub source."""
+    shown = masked(text)
     return NexoError(
-        f"invalid registry reference {text!r}: {why}; expected "
+        f"invalid registry reference {shown!r}: {why}; expected "
         "oci://HOST/NAMESPACE/NAME[:TAG] or oci://HOST/NAMESPACE/NAME@sha256:DIGEST",
         kind="source_invalid",
         exit_code=EXIT_USAGE,
-        details={"source": text},
+        details={"source": shown},
     )
 
 
@@ -117,6 +135,13 @@ def parse_reference(text: str) -> OciReference:
     """Parse an ``oci://`` reference; raise ``source_invalid`` for anything malformed."""
     if not text.startswith(SCHEME):
         raise _invalid(text, "it does not start with oci://")
+    if _user_info(text) is not None:
+        raise _invalid(
+            text,
+            "credentials do not go in the reference (it is printed, logged and written to "
+            "locks and receipts); put them in the registry config (docker login, "
+            "REGISTRY_AUTH_FILE or --registry-config)",
+        )
     if any(ord(char) <= 0x20 or ord(char) == 0x7F for char in text) or "%" in text:
         raise _invalid(text, "it contains whitespace, control characters or percent-escapes")
     rest = text[len(SCHEME) :]

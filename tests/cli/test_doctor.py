@@ -399,3 +399,29 @@ def test_a_plugin_without_a_readable_receipt_is_still_judged_as_the_daemon_would
     assert text.code == 1
     assert "NX105" in text.stdout
     assert "1 error(s)" in text.stderr
+
+
+@pytest.mark.parametrize(
+    ("lock", "message"),
+    [
+        ("directory", "cannot read it (is not a regular file)"),
+        ("x = [", "line 1, column 6: not valid TOML (Invalid value)"),
+    ],
+)
+def test_an_unreadable_lock_is_named_once(root: Path, lock: str, message: str) -> None:
+    # The finding's path names the lock; its message says what is wrong, not the name again.
+    _install(root, "hello")
+    (root.parent / "nexo-plugins.toml").write_text('[plugins.hello]\nsource = "acme/hello"\n')
+    lock_path = root.parent / "nexo-plugins.lock"
+    if lock == "directory":
+        lock_path.mkdir()
+    else:
+        lock_path.write_text(lock)
+    code, document = _doctor(root, "--no-check")
+    assert code == 0, document
+    findings = document["findings"]
+    assert isinstance(findings, list)
+    [finding] = [f for f in findings if f["check"] == "lock"]
+    assert finding["message"] == message
+    text = plugin("doctor", "--dest", str(root), "--no-check")
+    assert f"warn   lock       nexo-plugins.lock: {message}" in text.stdout.splitlines()

@@ -72,3 +72,26 @@ def test_a_dry_run_over_the_same_version_from_another_archive_is_already_install
     assert "hello 1.0.0 is already installed at" in text.stdout + text.stderr
     assert "every check passed" not in text.stdout + text.stderr
     assert tree_snapshot(root) == before
+
+
+@pytest.mark.parametrize("from_policy", [True, False], ids=["policy", "flag"])
+def test_the_screen_says_mode_ignore_whichever_way_it_was_set(
+    tmp_path: Path, env: dict[str, str], from_policy: bool
+) -> None:
+    # Mode ignore from the trust policy is not the --skip-signature-verify flag: the
+    # confirmation screen names the mode, not a flag the operator did not pass.
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    root = tmp_path / "plugins"
+    extra: tuple[str, ...] = ()
+    if from_policy:
+        policy = Path(env["NEXO_HOME"]) / "config" / "extensions" / "trusted_keys.toml"
+        policy.parent.mkdir(parents=True)
+        policy.write_text('schema_version = "1.0"\ndefault = "ignore"\n', encoding="utf-8")
+    else:
+        extra = ("--skip-signature-verify",)
+    result = nexo("plugin", "install", tarball, "--dest", root, "--dry-run", *extra, env=env)
+    assert result.code == 0, result.stderr
+    # The screen goes to stderr when the output is not a terminal.
+    assert "Signer:       not checked (signature mode ignore)" in result.stderr.splitlines()
+    assert "--skip-signature-verify" not in result.stderr
+    assert not root.exists()

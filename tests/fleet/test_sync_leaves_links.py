@@ -72,3 +72,65 @@ def test_sync_with_prune_leaves_a_linked_checkout_alone(
     ]
     listed = nexo("plugin", "list", "--dest", str(dest), "--json", env=fleet_env, in_process=True)
     assert {(p["id"], p["source"]) for p in listed.document["plugins"]} >= {("hello", "link")}
+
+
+def test_a_locked_plugin_linked_for_development_fails_alone_with_a_remedy_sync_takes(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    checkout = tmp_path / "src" / "echo"
+    checkout.mkdir(parents=True)
+    (checkout / "nexo-plugin.toml").write_text(manifest_text("echo", "0.1.0"))
+    before = tree_snapshot(checkout)
+    dest = tmp_path / "plugins"
+    linked = nexo(
+        "plugin", "install", "--link", str(checkout), "--dest", str(dest),
+        env=fleet_env, in_process=True,
+    )  # fmt: skip
+    assert linked.code == 0, linked.stderr
+    wanted = tmp_path / "nexo-plugins.toml"
+    for plugin_id in ("echo", "other"):
+        dist = make_dist(plugin_id, "1.2.3", identity=None)
+        pushed = nexo(
+            "plugin", "push", str(dist), registry.ref(f"plugins/{plugin_id}"), "--plain-http",
+            env=fleet_env, in_process=True,
+        )  # fmt: skip
+        assert pushed.code == 0, pushed.stderr
+    wanted.write_text(
+        f'[plugins.echo]\nsource = "{registry.ref("plugins/echo")}"\n\n'
+        f'[plugins.other]\nsource = "{registry.ref("plugins/other")}"\n'
+    )
+    locked = nexo(
+        "plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env, in_process=True
+    )
+    assert locked.code == 0, locked.stderr
+
+    lock_file = tmp_path / "nexo-plugins.lock"
+    synced = fleet_run(
+        "sync", "--lock", lock_file, "--dest", str(dest), "--plain-http", env=fleet_env
+    )
+    assert synced.code == 1, synced.stderr
+    outcomes = {p["id"]: p for p in synced.document["plugins"]}
+    assert (outcomes["echo"]["action"], outcomes["echo"]["kind"]) == ("failed", "already_installed")
+    assert outcomes["other"]["action"] == "installed"
+    # The remedy is one sync takes: it has no --force (install's way past the link).
+    error = outcomes["echo"]["error"]
+    assert "--force" not in error
+    assert "sync never replaces a development link" in error
+    assert "`nexo plugin remove echo`" in error
+    assert "--force" not in synced.stderr
+    assert (dest / "echo").readlink() == checkout
+    assert tree_snapshot(checkout) == before
+    # Following the remedy works: the link goes, the checkout stays, the lock's echo comes.
+    removed = nexo(
+        "plugin", "remove", "echo", "--dest", str(dest), "--yes", env=fleet_env, in_process=True
+    )
+    assert removed.code == 0, removed.stderr
+    again = fleet_run(
+        "sync", "--lock", lock_file, "--dest", str(dest), "--plain-http", env=fleet_env
+    )
+    assert again.code == 0, again.stderr
+    assert tree_snapshot(checkout) == before
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == [
+        "echo-1.2.3",
+        "other-1.2.3",
+    ]

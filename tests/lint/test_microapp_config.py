@@ -288,6 +288,48 @@ def test_a_disabled_microapp_needs_no_grant(tmp_path: Path) -> None:
     assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [])
 
 
+AGENTS = "agents:\n  - id: ana\n" + MODEL
+
+
+@pytest.mark.parametrize(
+    ("admin", "expected"),
+    [
+        ('required = ["agents_crud"]\n', ("NX225", "error", 1)),
+        ('optional = ["channels_crud"]\n', ("NX226", "warning", 0)),
+    ],
+)
+def test_without_extensions_yaml_a_microapp_gets_no_admin_rpc(
+    tmp_path: Path, admin: str, expected: tuple[str, str, int]
+) -> None:
+    """No ``extensions.yaml``: the daemon still discovers and spawns the microapps under
+    ``./extensions`` (``run_extension_discovery`` falls back to ``ExtensionsConfig::default()``,
+    ``src/main.rs:6530``) but builds no admin RPC, whose bootstrap needs ``cfg.extensions``
+    (``src/main.rs:1488-1494``): no capability is granted and every ``app:`` request is
+    dropped (``crates/extensions/src/runtime/stdio.rs:858-872``). Reported on agents.yaml,
+    the file the daemon always reads."""
+    companion = COMPANION.partition("[plugin.capabilities.admin]")[0]
+    project(tmp_path, None, companion=companion + "[plugin.capabilities.admin]\n" + admin)
+    (tmp_path / "config" / "agents.yaml").write_text(AGENTS, encoding="utf-8")
+    code, report = run_lint_json([], "--config", "config", cwd=tmp_path)
+    [agents] = [item for item in report["files"] if item["parser"] == "agents-config"]
+    rule, severity, exit_code = expected
+    assert [(d["code"], d["severity"]) for d in agents["diagnostics"]] == [(rule, severity)]
+    [finding] = agents["diagnostics"]
+    assert "no extensions.yaml" in finding["message"]
+    assert "agent_creator" in finding["message"]
+    assert code == exit_code
+    assert not (tmp_path / "config" / "extensions.yaml").exists()
+    # With the file granting what the companion declares, nothing is left to report.
+    declared = "agents_crud" if "required" in admin else "channels_crud"
+    (tmp_path / "config" / "extensions.yaml").write_text(
+        f"extensions:\n  entries:\n    agent_creator:\n      capabilities_grant: [{declared}]\n",
+        encoding="utf-8",
+    )
+    code, report = run_lint_json([], "--config", "config", cwd=tmp_path)
+    assert code == 0
+    assert all(not item["diagnostics"] for item in report["files"])
+
+
 def test_agents_yaml_microapp_keys(tmp_path: Path) -> None:
     project(tmp_path, GRANTED)
     text = (

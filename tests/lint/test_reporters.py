@@ -190,6 +190,21 @@ def test_every_reporter_handles_no_files(name: str) -> None:
     assert isinstance(REPORTERS[name]([], CONTEXT), str)
 
 
+def test_text_caret_counts_terminal_cells_for_wide_and_combining_characters() -> None:
+    """A CJK character or an emoji takes two terminal cells and a combining accent none, as
+    rustc and ruff measure them, so the caret run sits under the span on screen."""
+    source = (
+        '[plugin]\nid = "weather"\nversion = "0.1.0"\nname = "\u3000"\n'
+        'description = "d"\nmin_nexo_version = ">=0.1.0"\n'
+        '[plugin.ui.fields]\n"\U0001f600e\u0301\u65e5" = { label = 1 }\n'
+    )
+    output = render_text([lint_source(source, path="m.toml")], CONTEXT)
+    # U+3000 (ideographic space) is blank to the daemon and two cells wide on screen.
+    assert '4 | name = "\u3000"\n  |        ^^^^ NX102' in output
+    # Before the `1`: quote, emoji (2), e + combining acute (1), 日 (2), quote, then 13 cells.
+    assert '8 | "\U0001f600e\u0301\u65e5" = { label = 1 }\n  | ' + " " * 20 + "^ NX012" in output
+
+
 def test_text_shows_control_characters_escaped_on_one_line() -> None:
     text = BAD.replace('id = "weather"', 'id = "weather\\n"')
     output = render_text([lint_source(text, path="m\x1b.toml")], CONTEXT)
