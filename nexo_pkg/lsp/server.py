@@ -225,7 +225,7 @@ def _diagnostic_data(diagnostic: Diagnostic, index: LineIndex) -> dict[str, str]
         # No fix for lint --fix (a rename onto a name already there), yet the editor may
         # offer another (the removal of a variable): the name is carried all the same.
         start, end = (
-            index.offset(position.line - 1, position.column - 1)
+            index.engine_offset(position)
             for position in (diagnostic.span.start, diagnostic.span.end)
         )
         subject = subject_at(index.text, start, end, rule_of(diagnostic.code, diagnostic.name))
@@ -559,7 +559,10 @@ class NexoLanguageServer(LanguageServer):
     @staticmethod
     def _diagnose(snapshot: _Snapshot, encoding: Encoding) -> list[types.Diagnostic]:
         found = lint_text(snapshot.kind, snapshot.text, _document_path(snapshot.uri))
-        index = LineIndex(snapshot.text)
+        # The YAML reader ends lines where LSP does; TOML's reader at line feeds only.
+        index = LineIndex(
+            snapshot.text, engine_lines="lsp" if snapshot.kind == "daemon-config" else "toml"
+        )
         return [to_lsp_diagnostic(item, index, encoding) for item in found]
 
     def warm_up(self) -> None:
