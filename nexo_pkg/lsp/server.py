@@ -320,8 +320,17 @@ class _Protocol(LanguageServerProtocol):
         """Whether the client closed its end of the output."""
         return isinstance(self.writer, _QuietWriter) and self.writer.gone
 
-    #: The status the process ends with: LSP's 1 for an ``exit`` before ``shutdown``.
-    exit_code = 0
+    #: The status ``exit`` asked for: LSP's 1 when no ``shutdown`` came first; ``None`` until
+    #: an ``exit`` is read.
+    exit_code: int | None = None
+
+    @property
+    def final_status(self) -> int:
+        """The status the process ends with: the ``exit``'s, or, when the input ended without
+        one, 0 after a ``shutdown`` and 1 without (the client went away mid-session)."""
+        if self.exit_code is not None:
+            return self.exit_code
+        return 0 if self._shutdown else 1
 
     def handle_message(self, message: Any) -> None:
         """Hand ``message`` on, except as JSON-RPC and LSP say for a message that is not one,
@@ -334,6 +343,8 @@ class _Protocol(LanguageServerProtocol):
         ``shutdown`` a request is answered ``-32600`` (invalid request) instead of never
         (pygls drops it, and the client would wait for ever).
         """
+        if isinstance(message, dict) and message.get("method") == _REFUSED:
+            return  # the reader has answered it (CappedReader)
         if not _is_message(message):
             self._refuse_invalid(message)
             return
@@ -794,6 +805,36 @@ MAX_HEADER_LINE_BYTES = 64 * 1024
 _CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\S*)[ \t]*\r?\n?\Z", re.IGNORECASE)
 
 
+#: What the reader hands pygls in place of a body it refused itself: a notification the
+#: protocol drops without a word (:meth:`_Protocol.handle_message`).
+_REFUSED = "$/nexo/refused"
+_REFUSED_BODY = json.dumps({"jsonrpc": "2.0", "method": _REFUSED}).encode()
+_CONSTANT_WORDS = (b"NaN", b"Infinity")
+
+
+class _NonJsonConstantError(ValueError):
+    """Python's JSON reader met ``NaN``, ``Infinity`` or ``-Infinity``."""
+
+
+def _refuse_constant(word: str) -> Any:
+    raise _NonJsonConstantError(word)
+
+
+def _non_json_constant(body: bytes) -> str | None:
+    """The first ``NaN``/``Infinity``/``-Infinity`` literal of ``body`` (Python's JSON reader
+    takes them, RFC 8259 has no such values), or ``None``. Only a body that spells one of the
+    words somewhere (a string may) is read a second time, strictly."""
+    if not any(word in body for word in _CONSTANT_WORDS):
+        return None
+    try:
+        json.loads(body, parse_constant=_refuse_constant)
+    except _NonJsonConstantError as found:
+        return str(found)
+    except (ValueError, RecursionError):
+        return None  # not JSON for another reason: pygls's reader answers that
+    return None
+
+
 class CappedReader:
     """stdin for pygls's reader with a cap on what one message may ask it to read.
 
@@ -804,7 +845,10 @@ class CappedReader:
     The ``Content-Length`` header is handed to pygls in the one spelling it reads
     (``Content-Length: N``), whatever the case and spacing the client used. One whose value
     is not a number is answered with a parse error (``-32700``, no id); that message is lost,
-    and the next one is read again from its header.
+    and the next one is read again from its header. So is a ``Content-Length: 0`` (an empty
+    body is no JSON text) and a body with a ``NaN``, ``Infinity`` or ``-Infinity`` literal,
+    which Python's JSON reader would take (RFC 8259, which JSON-RPC builds on, has no such
+    values); the session goes on.
     """
 
     def __init__(self, stream: BinaryIO, output: BinaryIO, *, limit: int = MAX_MESSAGE_BYTES):
@@ -818,18 +862,29 @@ class CappedReader:
         if found is None:
             return line
         value = found.group(1)
-        if value.isdigit():
+        if value.isdigit() and int(value) > 0:
             return b"Content-Length: %s\r\n" % value
-        logger.error("unreadable Content-Length header %r: the message is skipped", line[-80:])
-        self._refuse(-32700, "the Content-Length header is not a number of bytes")
+        if value.isdigit():
+            # An empty body is no JSON text; pygls would skip it without a word.
+            logger.error("a message of 0 bytes is refused")
+            self._refuse(-32700, "the message is empty, which is not JSON")
+        else:
+            logger.error("unreadable Content-Length header %r: the message is skipped", line[-80:])
+            self._refuse(-32700, "the Content-Length header is not a number of bytes")
         return b"X-Unreadable-Header: skipped\r\n"
 
     def read(self, size: int) -> bytes:
-        if size <= self.limit:
-            return self.stream.read(size)
-        logger.error("refusing a message of %d bytes (limit %d)", size, self.limit)
-        self._refuse(-32600, f"message of {size} bytes exceeds the {self.limit}-byte limit")
-        return b""
+        if size > self.limit:
+            logger.error("refusing a message of %d bytes (limit %d)", size, self.limit)
+            self._refuse(-32600, f"message of {size} bytes exceeds the {self.limit}-byte limit")
+            return b""
+        body = self.stream.read(size)
+        constant = _non_json_constant(body)
+        if constant is None:
+            return body
+        logger.error("a message with %s, which is not JSON, is refused", constant)
+        self._refuse(-32700, f"the message is not JSON: {constant} is not a JSON value")
+        return _REFUSED_BODY
 
     def _refuse(self, code: int, message: str) -> None:
         """Write a JSON-RPC error with a null id (no request can be named) to the client."""
@@ -844,7 +899,7 @@ class CappedReader:
 def serve(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> int:
     """Run the language server on stdin/stdout until the client says ``exit`` (or closes
     stdin); return the exit status: 1 for an ``exit`` that no ``shutdown`` preceded, as LSP
-    says, else 0."""
+    says, and for input that ends with neither, else 0."""
     output = sys.stdout.buffer
     descriptor = output.fileno()
     # pygls only calls readline() and read(n), which is all CappedReader offers.
@@ -858,4 +913,4 @@ def serve(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> int:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, descriptor)
             os.close(devnull)
-    return protocol.exit_code
+    return protocol.final_status
