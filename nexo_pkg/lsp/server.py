@@ -152,16 +152,21 @@ def _lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ..
     """
     if text.startswith(BYTE_ORDER_MARK):
         return tuple(_after_mark(item) for item in _lint_text(kind, text[1:], path))
-    if kind in ("manifest", "policy"):
-        # The command names a trust policy by its file name too, and applies the settings.
-        raw = text.encode("utf-8", "surrogatepass")
-        return lint_bytes(raw, path=path, options=manifest_options(path)).diagnostics
     if kind == "daemon-config":
         result = lint_config_source(text, path=path, options=manifest_options(path))
         return () if result is None else result.diagnostics
-    from nexo_pkg.manifest.schema_lint import lint_against_schema  # noqa: PLC0415
+    # The command picks the linter of a trust policy and of a fleet's files by their names
+    # too (a fleet file against its schema), and applies the settings.
+    raw = text.encode("utf-8", "surrogatepass")
+    return lint_bytes(raw, path=_named_as(kind, path), options=manifest_options(path)).diagnostics
 
-    return lint_against_schema(text, SCHEMA_ONLY_FILES[kind], path=path).diagnostics
+
+def _named_as(kind: DocumentKind, path: str) -> str:
+    """``path``, or for a fleet file whose URI is not a ``file:`` one (``untitled:…``, whose
+    path does not end in the name), its bare name: the command picks the linter by it."""
+    if kind in SCHEMA_ONLY_FILES and Path(path).name != kind:
+        return kind
+    return path
 
 
 def _mark_as_space(text: str) -> str:

@@ -101,3 +101,57 @@ def test_stdin_fix_says_what_it_fixed_as_for_a_file(tmp_path: Path) -> None:
     quiet = nexo(*fix, "-q", "--stdin", cwd=tmp_path, stdin=source.encode())
     assert quiet.stderr == ""
     assert quiet.stdout == from_stdin.stdout
+
+
+FLEET_FILES = {
+    "nexo-plugins.toml": (
+        '[plugins.slack]\nsource = "lordmacu/nexo-plugin-slack"\nversion = "^0.3"\nbogus = 1\n',
+        "fleet-wanted-set",
+    ),
+    "nexo-plugins.lock": ('lock_version = "one"\n', "fleet-lock"),
+}
+
+
+def test_fleet_files_are_linted_against_their_schemas_by_the_command_and_the_server(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    """`nexo plugin lint nexo-plugins.toml` checked the wanted set as a plugin manifest
+    (`missing required table [plugin]`) while the language server checked it against the
+    fleet schema; both now check a fleet's files against their schemas, with equal
+    findings, from a file or from standard input."""
+    reports = {}
+    for name, (text, parser) in FLEET_FILES.items():
+        (tmp_path / name).write_text(text, "utf-8")
+        args = ("plugin", "lint", "--format", "json")
+        from_file = nexo(*args, name, cwd=tmp_path)
+        from_stdin = nexo(
+            *args, "--stdin", "--stdin-filename", name, cwd=tmp_path, stdin=text.encode()
+        )
+        assert from_stdin.stdout == from_file.stdout
+        assert from_file.code == 1
+        [report] = json.loads(from_file.stdout)["files"]
+        assert report["parser"] == parser
+        assert "NX010" not in [item["code"] for item in report["diagnostics"]]
+        reports[name] = report["diagnostics"]
+    assert [item["code"] for item in reports["nexo-plugins.toml"]] == ["NX011"]
+    assert [item["code"] for item in reports["nexo-plugins.lock"]] == ["NX012", "NX013"]
+
+    async def scenario(session: LspSession) -> None:
+        for name, (text, _) in FLEET_FILES.items():
+            uri = session.open(tmp_path / name, text)
+            published = await session.diagnostics(uri, version=1)
+            found = [
+                (item.code, item.message, item.range.start.line + 1,
+                 item.range.start.character + 1, item.range.end.line + 1,
+                 item.range.end.character + 1)
+                for item in published.diagnostics
+            ]  # fmt: skip
+            expected = [
+                (item["code"], item["message"], item["range"]["start"]["line"],
+                 item["range"]["start"]["column"], item["range"]["end"]["line"],
+                 item["range"]["end"]["column"])
+                for item in reports[name]
+            ]  # fmt: skip
+            assert found == expected
+
+    shared_server.run(scenario)
