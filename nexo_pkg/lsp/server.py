@@ -130,9 +130,26 @@ def manifest_options(path: str) -> LintOptions | None:
         return None
 
 
+def excluded(path: str) -> bool:
+    """Whether the ``exclude`` of the nearest config file (read afresh) skips the file at
+    ``path``, as ``nexo plugin lint --force-exclude`` skips a file it is named (an editor
+    names every file it opens, as pre-commit does; ruff's server does the same)."""
+    file = Path(path)
+    if not file.is_absolute():
+        return False
+    try:
+        return LintSettings(Path.cwd()).excluded(file)
+    except NexoError as error:
+        logger.warning("lint settings for %s: %s", path, error.message)
+        return False
+
+
 def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...]:
-    """Lint ``text`` with the linter for ``kind``, as ``nexo plugin lint`` lints the file at
-    ``path``: a manifest the daemon ignores for another one beside it gets its warning too."""
+    """Lint ``text`` with the linter for ``kind``, as ``nexo plugin lint --force-exclude``
+    lints the file at ``path``: nothing for a file the lint config excludes, and a manifest
+    the daemon ignores for another one beside it gets its warning too."""
+    if excluded(path):
+        return ()
     found = _lint_text(kind, text, path)
     used = (
         shadowing_manifest(Path(path)) if kind == "manifest" and Path(path).is_absolute() else None

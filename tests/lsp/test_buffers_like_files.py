@@ -155,3 +155,30 @@ def test_fleet_files_are_linted_against_their_schemas_by_the_command_and_the_ser
             assert found == expected
 
     shared_server.run(scenario)
+
+
+def test_a_document_the_lint_config_excludes_gets_no_diagnostics(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    """An editor names every file it opens, as pre-commit does: the server applies the
+    config's `exclude` as `lint --force-exclude` does (and ruff's server), so a vendored
+    manifest the project skips shows no findings; it used to show every one of them."""
+    (tmp_path / ".nexo.toml").write_text('[lint]\nexclude = ["vendor"]\n', "utf-8")
+    vendored = tmp_path / "vendor" / "x" / "nexo-plugin.toml"
+    vendored.parent.mkdir(parents=True)
+    vendored.write_text(SHADOWED, "utf-8")
+    kept = tmp_path / "nexo-plugin.toml"
+    kept.write_text(SHADOWED, "utf-8")
+    args = ("plugin", "lint", "--format", "json", "--force-exclude", "--stdin")
+    for path, expected in ((vendored, []), (kept, ["NX010", "NX010", "NX010"])):
+        report = nexo(*args, "--stdin-filename", str(path), cwd=tmp_path, stdin=SHADOWED.encode())
+        files = json.loads(report.stdout)["files"]
+        assert [item["code"] for file in files for item in file["diagnostics"]] == expected
+
+    async def scenario(session: LspSession) -> None:
+        for path, expected in ((vendored, []), (kept, ["NX010", "NX010", "NX010"])):
+            uri = session.open(path, SHADOWED)
+            published = await session.diagnostics(uri, version=1)
+            assert [item.code for item in published.diagnostics] == expected
+
+    shared_server.run(scenario)
