@@ -20,7 +20,7 @@ import posixpath
 import re
 import sys
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,7 +42,7 @@ from pygls.uris import to_fs_path
 from nexo_pkg import __version__
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.lint.config import LintSettings
+from nexo_pkg.lint.config import CONFIG_FILES, LintSettings
 from nexo_pkg.lint.daemon_files import config_kind
 from nexo_pkg.lint.discovery import shadowing_manifest
 from nexo_pkg.lint.engine import lint_bytes, lint_config_source, lint_source, note_shadowed
@@ -81,6 +81,10 @@ SCHEMA_ONLY_FILES = {
     "nexo-plugins.toml": "nexo-plugins.schema.json",
     "nexo-plugins.lock": "nexo-plugins.lock.schema.json",
 }
+
+#: The files on disk whose change can change an open document's findings: the lint config
+#: files, and the manifests whose presence beside another one makes it shadowed (NX006).
+WATCHED_NAMES = (*CONFIG_FILES, CANONICAL_MANIFEST_NAME, COMPANION_MANIFEST_NAME)
 
 DocumentKind = Literal[
     "manifest", "policy", "nexo-plugins.toml", "nexo-plugins.lock", "daemon-config"
@@ -550,6 +554,46 @@ class NexoLanguageServer(LanguageServer):
 
         task.add_done_callback(forget)
 
+    def watch_files_on_disk(self) -> None:
+        """Ask the client to report changes of the files on disk a lint reads besides the
+        document (:data:`WATCHED_NAMES`), when it can register watchers dynamically; a client
+        that cannot is left alone (the next edit or save re-lints)."""
+        capabilities = self.client_capabilities.workspace
+        watched = capabilities.did_change_watched_files if capabilities is not None else None
+        if watched is None or not watched.dynamic_registration:
+            return
+        registration = types.Registration(
+            id="nexo-lint-inputs",
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                watchers=[
+                    types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in WATCHED_NAMES
+                ]
+            ),
+        )
+
+        def done(error: Any) -> None:
+            if error is not None:
+                logger.warning("the client refused the file watchers: %s", error)
+
+        self.client_register_capability(
+            types.RegistrationParams(registrations=[registration]), callback=done
+        )
+
+    def files_changed_on_disk(self, changes: Sequence[types.FileEvent]) -> None:
+        """Lint every open nexo document again now when one of the ``changes`` is to a file a
+        lint reads besides the document (:data:`WATCHED_NAMES`)."""
+        names = {posixpath.basename(unquote(urlparse(change.uri).path)) for change in changes}
+        if names & set(WATCHED_NAMES):
+            self.relint_open_documents()
+
+    def relint_open_documents(self) -> None:
+        """Lint every open nexo document again now (a file it depends on changed on disk)."""
+        # Under the URI the client opened it with (the workspace keys them unquoted).
+        for document in list(self.workspace.text_documents.values()):
+            if document_kind(document.uri) is not None:
+                self.schedule_lint(document.uri, 0)
+
     def cancel_lint(self, uri: str) -> None:
         """Drop the pending lint of ``uri``, if any (the document closed)."""
         previous = self._pending.pop(uri, None)
@@ -669,6 +713,14 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
     def initialized(ls: NexoLanguageServer, params: types.InitializedParams) -> None:
         del params
         ls.warm_up()
+        ls.watch_files_on_disk()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    @_guarded
+    def did_change_watched_files(
+        ls: NexoLanguageServer, params: types.DidChangeWatchedFilesParams
+    ) -> None:
+        ls.files_changed_on_disk(params.changes)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
