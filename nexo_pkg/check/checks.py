@@ -21,7 +21,7 @@ import shlex
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,12 @@ from nexo_pkg.manifest.rust_text import rust_trim
 #: After replying to ``shutdown`` the daemon closes stdin and waits this long before SIGKILL
 #: (contract §4.2).
 SHUTDOWN_GRACE_SECONDS = 1.0
+
+#: How long the daemon waits for the reply to ``shutdown``: a fixed 5 s, whatever
+#: ``NEXO_PLUGIN_INIT_TIMEOUT_MS`` says (``subprocess.rs`` 1300-1303 at eec3f33); then it closes
+#: stdin and kills the plugin :data:`SHUTDOWN_GRACE_SECONDS` later. ``--timeout-ms`` does not
+#: change it, so a later reply is missed and an earlier one is taken, as there.
+SHUTDOWN_REPLY_SECONDS = 5.0
 
 #: How long a plugin gets to exit on its own after replying to ``shutdown``, before the host
 #: closes its stdin (a plugin that needs the closed stdin gets a warning).
@@ -173,6 +179,27 @@ def run_check(
         return report
 
 
+def daemon_environment(inherited: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The environment the daemon's ``Command`` gives a plugin: its own, then the manifest's
+    ``[plugin.entrypoint.env]`` (``subprocess.rs:200-202`` at eec3f33).
+
+    Rust builds the child's environment as a map sorted by key and writes each entry as
+    ``key=value`` as it is, so a manifest key holding ``=`` (the daemon accepts it) is the
+    entry ``A=B=x`` for ``"A=B" = "x"``: the child reads ``A`` as ``B=x``, unless an ``A``
+    sorts before it (the first entry of a name wins, in ``getenv`` as in Python's
+    ``os.environ``). Python's ``subprocess`` refuses such a key, so it is folded here into the
+    entry the child reads."""
+    merged = {**inherited, **extra}
+    if not any("=" in key for key in merged):
+        return merged
+    environment: dict[str, str] = {}
+    for key in sorted(merged):
+        name, equals, head = key.partition("=")
+        value = f"{head}={merged[key]}" if equals else merged[key]
+        environment.setdefault(name, value)
+    return environment
+
+
 def check_plugin(
     plugin: ResolvedPlugin,
     *,
@@ -196,7 +223,7 @@ def check_plugin(
     for note in plugin.notes:
         report.add("manifest", "warn", note)
     refusal = manifest_refusal(plugin, nexo_version)
-    env = {**os.environ, **plugin.env}
+    env = daemon_environment(os.environ, plugin.env)
     with tempfile.TemporaryDirectory(
         prefix="nexo-check-state-", ignore_cleanup_errors=True
     ) as state_root:
@@ -614,10 +641,18 @@ class _Session(FrameLoop):
             self.report.add(name, status, detail)
 
     def _shutdown(self) -> None:
-        answer = self.request("shutdown", {"reason": "nexo plugin check"})
+        answer = self.request(
+            "shutdown", {"reason": "nexo plugin check"}, timeout=SHUTDOWN_REPLY_SECONDS
+        )
         self.shutdown_answered = not isinstance(answer, NoReply)
         if isinstance(answer, NoReply):
-            self.report.add("shutdown", "warn", f"no reply to shutdown: {answer.detail}")
+            waits = (
+                f" (the daemon waits {SHUTDOWN_REPLY_SECONDS:g} s for it, then closes stdin and "
+                f"kills the plugin {SHUTDOWN_GRACE_SECONDS:g} s later)"
+                if answer.reason == "timeout"
+                else ""
+            )
+            self.report.add("shutdown", "warn", f"no reply to shutdown: {answer.detail}{waits}")
         elif answer.error is not None:
             self.report.add("shutdown", "warn", f"shutdown failed: {_error_text(answer)}")
         elif not isinstance(answer.result, dict) or answer.result.get("ok") is not True:
@@ -664,11 +699,14 @@ class _Session(FrameLoop):
             f"still running {SHUTDOWN_GRACE_SECONDS:g} s after shutdown and closed stdin; killed",
         )
 
-    def request(self, method: str, params: dict[str, Any]) -> Reply | NoReply:
-        """Send one request and wait for its reply, judging every frame that arrives."""
+    def request(
+        self, method: str, params: dict[str, Any], *, timeout: float | None = None
+    ) -> Reply | NoReply:
+        """Send one request and wait for its reply (``timeout`` seconds, by default the
+        session's), judging every frame that arrives."""
         request_id = next(self._ids)
         frame = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        return self.exchange(frame, timeout=self.timeout_seconds)
+        return self.exchange(frame, timeout=self.timeout_seconds if timeout is None else timeout)
 
     def oversize(self, size: int) -> None:
         self._frames.note(

@@ -24,6 +24,7 @@ reports :meth:`HostCalls.results`.
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -47,6 +48,12 @@ EVENTS_PER_TOPIC = 3
 _EVENT_ANSWERS: tuple[Outcome, ...] = ("result", "error", "held")
 
 _ROLES = frozenset({"user", "assistant", "system", "tool"})
+
+_HYPHENATED_UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+# The shapes `Uuid::parse_str` takes (uuid 1.x `parser.rs` `try_parse`, by length: 32, 36, 38, 45).
+_RUST_UUID = re.compile(
+    rf"[0-9a-fA-F]{{32}}|{_HYPHENATED_UUID}|\{{{_HYPHENATED_UUID}\}}|urn:uuid:{_HYPHENATED_UUID}"
+)
 _STREAM_CHUNKS = ("nexo ", "plugin ", "check")
 
 
@@ -306,13 +313,11 @@ def _event_problem(event: object) -> str | None:
 
 
 def _is_uuid(value: object) -> bool:
-    if not isinstance(value, str):
-        return False
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
+    """Whether the ``uuid`` crate reads ``value`` as a ``Uuid`` (its serde impl parses the
+    string with ``Uuid::parse_str``): 32 hex digits, the hyphenated 8-4-4-4-12 form, that form
+    in braces or after ``urn:uuid:``. Python's ``uuid.UUID`` also takes hyphens anywhere, a
+    ``uuid:`` prefix or unbalanced braces, which the daemon refuses."""
+    return isinstance(value, str) and _RUST_UUID.fullmatch(value) is not None
 
 
 def _topic_matches(pattern: str, topic: str) -> bool:

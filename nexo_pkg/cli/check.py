@@ -92,7 +92,10 @@ def check_command(  # noqa: PLR0917  # typer maps each flag to one parameter
         typer.Option(
             "--timeout-ms",
             min=1,
-            help="Deadline for each reply, in milliseconds.",
+            help=(
+                "Deadline for each reply, in milliseconds (a plugin's shutdown reply: the "
+                "daemon's fixed 5 s)."
+            ),
             show_default=(
                 "NEXO_PLUGIN_INIT_TIMEOUT_MS, else 5000; a microapp's initialize: 10000, as "
                 "the extension host waits"

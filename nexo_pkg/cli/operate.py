@@ -171,16 +171,20 @@ ENABLE_HELP = """Let the daemon load a plugin again: take it out of discovery.di
 
 Edits plugins/discovery.yaml of the daemon's configuration directory (see --config)
 as the daemon's own `ext enable` edits extensions.yaml, keeping the file's comments
-and layout; when discovery.allowlist is in force, the id is added to it too. The
-daemon reads the file at start. Exit codes: 0 enabled (or already); 1 not installed;
-2 usage or configuration error.
+and layout; when discovery.allowlist is in force, the id is added to it too. A
+microapp is loaded by the daemon's extension host, which reads extensions.yaml and
+never discovery.yaml: for one, extensions.disabled and extensions.allowlist are
+edited instead (refused while extensions.enabled is false, which keeps every
+microapp off). The daemon reads the file at start. Exit codes: 0 enabled (or
+already); 1 not installed; 2 usage or configuration error.
 """
 DISABLE_HELP = """Keep the daemon from loading a plugin: add it to discovery.disabled.
 
 The plugin stays installed (list shows it as disabled). Edits plugins/discovery.yaml
 of the daemon's configuration directory (see --config), keeping its comments and
-layout. Exit codes: 0 disabled (or already); 1 not installed; 2 usage or
-configuration error.
+layout; for a microapp, extensions.disabled of extensions.yaml (created if missing),
+the list the daemon's extension host reads. Exit codes: 0 disabled (or already);
+1 not installed; 2 usage or configuration error.
 """
 
 
@@ -202,24 +206,30 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
             directory = install_api.config_dir(config)
             roots = _roots(dest, config)
             listed = install_api.discovery_state(directory)
-            mentioned = plugin_id in listed.disabled or plugin_id in listed.allowlist
-            if not mentioned and not any(
-                any(link.plugin_id == plugin_id for link in install_api.linked_plugins(root))
-                for root in roots
-            ):
-                # As the daemon's own `ext enable/disable`: an id nobody installed is a typo.
-                # Every root the daemon discovers counts, as for `list`, and so do a
-                # development link and an install whose receipt is unreadable (the daemon
-                # reads manifests, not receipts).
-                _holding(roots, plugin_id)
-            return install_api.set_enabled(directory, plugin_id, enabled=enabled)
+            as_plugin = plugin_id in listed.disabled or plugin_id in listed.allowlist
+            as_microapp = (
+                plugin_id in listed.extensions_disabled or plugin_id in listed.extensions_allowlist
+            )
+            # A microapp's lists are extensions.yaml's, which the extension host applies
+            # (src/main.rs:6530-6543); the plugin discovery's never reach it.
+            microapp = install_api.installed_microapp(roots, plugin_id)
+            if microapp is None:
+                if not as_plugin and not as_microapp:
+                    # As the daemon's own `ext enable/disable`: an id nobody installed is a
+                    # typo. Every root the daemon discovers counts, as for `list`, and so do
+                    # a development link and an install whose receipt is unreadable (the
+                    # daemon reads manifests, not receipts).
+                    _holding(roots, plugin_id)
+                # Not installed (any more), but named in a list: the list that names it.
+                microapp = as_microapp and not as_plugin
+            return install_api.set_enabled(directory, plugin_id, enabled=enabled, microapp=microapp)
 
         def show(result: EditResult) -> None:
             verb = "enabled" if enabled else "disabled"
             if not result.changed:
                 say(f"{printable(plugin_id)} is already {verb} in {printable(result.path)}.")
                 return
-            extra = " (added to discovery.allowlist)" if result.allowlisted else ""
+            extra = f" (added to {result.section}.allowlist)" if result.allowlisted else ""
             say(
                 f"{printable(plugin_id)} {verb} in {printable(result.path)}{extra}; the daemon "
                 "applies it at its next start."
@@ -446,7 +456,9 @@ def doctor_command(
     loads it (discovery.disabled, discovery.allowlist). For the root: ids the daemon
     would meet twice, directories without a readable receipt (their manifest and
     handshake are checked all the same), development links, leftovers of interrupted
-    runs, and ./nexo-plugins.lock against ./nexo-plugins.toml.
+    runs, an extensions.yaml max_depth that lets the daemon's microapp walk reach the
+    versions upgrade keeps under .nexo/kept, and ./nexo-plugins.lock against
+    ./nexo-plugins.toml. A microapp's discovery state is extensions.yaml's.
     --jobs plugins are checked at a time, each spawned in its own sandbox under its own
     deadline; the report is the same, in the same order, whatever the number.
     Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
@@ -462,10 +474,16 @@ def doctor_command(
 
     def run() -> Any:
         from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
+        from nexo_pkg.lint.daemon_files import reached_bookkeeping  # noqa: PLC0415
 
         roots = _roots(dest, config)
         directory = install_api.config_dir(config)
         discovery = install_api.discovery_state(directory)
+        # extensions.yaml's `max_depth` deep enough to reach the versions upgrade keeps.
+        walker = [
+            (reached.path, f"{reached.message()}; {reached.remedy()}")
+            for reached in reached_bookkeeping(directory)
+        ]
         wanted, lock = Path(fleet_api.WANTED_NAME), Path(fleet_api.LOCK_NAME)
         handshake = None if no_check else _handshake(timeout_ms, version, config)
         if handshake is not None and not json_output and _shows_progress():
@@ -478,6 +496,7 @@ def doctor_command(
             lock_files=(wanted, lock) if wanted.is_file() else None,
             wired=install_api.wired_capabilities(directory),
             jobs=checked_jobs(jobs),
+            walker=walker,
         )
 
     report = guarded(run, json_output=json_output)

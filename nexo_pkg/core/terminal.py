@@ -14,7 +14,6 @@ many terminal columns a printable text takes, for carets drawn under it.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """C0 control characters except tab and line feed, DEL, and C1 control characters: what a
@@ -66,6 +65,10 @@ def cells(text: str) -> int:
     """How many terminal columns ``text`` (already :func:`printable`) takes: two for a wide or
     full-width character (CJK, emoji), none for a combining mark, a format character or a
     variation selector, one otherwise, as rustc and ruff measure a line to place a caret."""
+    if text.isascii():
+        return len(text)  # every plain report: no Unicode database to load
+    import unicodedata  # noqa: PLC0415
+
     width = 0
     for char in text:
         if unicodedata.category(char) in {"Mn", "Me", "Cf"}:

@@ -20,8 +20,9 @@ needs a look, a ``note`` for a state the operator chose (a disabled plugin).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -34,6 +35,7 @@ from nexo_pkg.install.api import (
     STAGING_AREA,
     DiscoveryState,
     Installed,
+    is_microapp,
     linked_plugin,
     scan_installed,
     unmet_host_requirements,
@@ -214,9 +216,11 @@ def _installed_findings(
         _requirement_findings(report, manifest, plugin_id, wired, linted)
     if plugin_id is None:
         return  # a manifest the daemon refuses: it loads and spawns nothing from here
-    state = discovery.state(plugin_id) if discovery is not None else "enabled"
-    if state != "enabled":
-        why = "discovery.disabled" if state == "disabled" else "not in discovery.allowlist"
+    # A microapp is loaded by the extension host under extensions.yaml's lists, never under
+    # discovery.yaml's (src/main.rs:6530-6543, crates/extensions/src/discovery.rs:329-360).
+    microapp = partial(is_microapp, item.path)
+    why = discovery.skipped_by(plugin_id, microapp=microapp) if discovery is not None else None
+    if why is not None:
         report.add(
             "note", "discovery", f"{why}: the daemon does not load it",
             plugin_id=plugin_id, path=item.path,
@@ -346,6 +350,7 @@ def diagnose(
     lock_files: tuple[Path, Path] | None = None,
     wired: frozenset[str] | None = None,
     jobs: int = 1,
+    walker: Sequence[tuple[Path, str]] = (),
 ) -> DoctorReport:
     """Look at every plugin under each of ``roots``, the daemon's search paths in its order
     (see the module docstring: an id met in two roots is loaded from the first).
@@ -353,7 +358,9 @@ def diagnose(
     ``discovery`` is the daemon's discovery state (``None``: unknown); ``handshake`` spawns
     and checks one plugin directory (``None``: not spawned); ``lock_files`` is a wanted set
     and its lock to compare; ``wired`` the capabilities the daemon wires
-    (``install.api.wired_capabilities``; ``None``: its configuration is unknown). ``jobs``
+    (``install.api.wired_capabilities``; ``None``: its configuration is unknown); ``walker``
+    the bookkeeping directories the daemon's extension walk reaches, each with what that
+    means (``lint.daemon_files.reached_bookkeeping``). ``jobs``
     plugins are looked at, and spawned, at a time (each in its own sandbox, under its own
     deadline); the report is the same whatever their number. Raises ``io`` when a root
     cannot be read.
@@ -383,6 +390,8 @@ def diagnose(
         report.plugins.extend(own.plugins)
         report.findings.extend(own.findings)
     _root_findings(report, items)
+    for path, message in walker:
+        report.add("warning", "discovery", message, path=path)
     if lock_files is not None:
         _lock_findings(report, *lock_files)
     return report

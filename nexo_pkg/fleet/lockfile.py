@@ -18,7 +18,7 @@ records changes)::
     [plugins.echo]
     source = "…"            # as wanted
     requirement = "^1.2"    # as wanted ("*" when none)
-    targets = [...]         # as wanted (absent: every target)
+    targets_wanted = [...]  # the wanted set's `targets` (absent: every target)
     version = "1.2.3"
     resolved = "oci://HOST/NS/NAME@sha256:…"   # or "owner/repo@tag"
     published = "2026-…Z"  # optional; receipts written by sync carry it as installed_at

@@ -215,8 +215,10 @@ def _check_installed(
     changes = {key: list(getattr(report, key)) for key in _CHANGES}
     # The tree hash covers what is below the plugin directory; the directory itself must be
     # as install makes it (a plugin directory every user could write is not the locked tree).
+    # A receipt without modes (the reference installer's, whose directory has the umask's
+    # mode) is judged as verify judges it: by the bits no install sets.
     problem = None
-    if plugin_directory_mode_changed(item.path):
+    if plugin_directory_mode_changed(item.path, recorded=receipt.modes is not None):
         mode = stat.S_IMODE(item.path.lstat().st_mode)
         problem = f"the plugin directory's mode is {mode:04o}, not {DIRECTORY_MODE:04o}"
     return LockCheck(

@@ -56,6 +56,8 @@ if TYPE_CHECKING:
     )
     from nexo_pkg.install.listing import (
         build_listing,
+        installed_microapp,
+        is_microapp,
     )
     from nexo_pkg.install.manifest_check import (
         manifest_asset_problem,
@@ -136,7 +138,7 @@ _HOMES = homes(
             "wired_capabilities"
         ),
         "config": "POLICY_FILE config_dir install_root load_daemon_config",
-        "listing": "build_listing",
+        "listing": "build_listing installed_microapp is_microapp",
         "discovery_edit": "DiscoveryState EditResult discovery_state set_enabled",
         "hold": "held_message holds read_hold release_hold set_hold",
         "link": "LinkResult link_install linked_plugin linked_plugins unlink",
@@ -203,8 +205,10 @@ __all__ = [
     "install",
     "install_artifact",
     "install_root",
+    "installed_microapp",
     "installed_sbom",
     "installed_versions",
+    "is_microapp",
     "known_latest_releases",
     "link_install",
     "linked_plugin",

@@ -1,14 +1,18 @@
-"""``nexo plugin enable|disable ID``: edit the daemon's plugin discovery configuration.
+"""``nexo plugin enable|disable ID``: edit the daemon's discovery configuration.
 
 The daemon skips a discovered plugin whose id is in ``discovery.disabled`` of
 ``<config dir>/plugins/discovery.yaml``, and, when ``discovery.allowlist`` is not empty, every
 plugin whose id is not in it (``crates/config/src/types/plugins.rs``,
-``PluginDiscoveryConfig``). ``disable`` adds the id to ``disabled``; ``enable`` takes it out
-and, when an allowlist is in force without it, adds it there, so the plugin loads at the
-next start. The daemon's own ``agent ext enable/disable`` edits ``extensions.yaml`` the same
-way (a ``.yaml.lock`` file made with ``O_EXCL`` while it writes, temp file and rename);
-unlike it, which re-serialises the file and drops its comments, this edit rewrites only the
-lines of the list that changes and keeps every other byte.
+``PluginDiscoveryConfig``). A microapp is discovered by the extension host instead, which
+applies ``extensions.enabled``, ``extensions.disabled`` and ``extensions.allowlist`` of
+``<config dir>/extensions.yaml`` (``src/main.rs:6530-6543``, ``crates/extensions/src/
+discovery.rs:329-360``) and never reads ``discovery.yaml``: a microapp's lists are those.
+``disable`` adds the id to ``disabled``; ``enable`` takes it out and, when an allowlist is in
+force without it, adds it there, so it loads at the next start. The daemon's own ``agent ext
+enable/disable`` edits ``extensions.disabled`` the same way (a ``.yaml.lock`` file made with
+``O_EXCL`` while it writes, temp file and rename: ``crates/extensions/src/cli/yaml_edit.rs``,
+``commands.rs:144-180``); unlike it, which re-serialises the file and drops its comments,
+this edit rewrites only the lines of the list that changes and keeps every other byte.
 """
 
 from __future__ import annotations
@@ -59,6 +63,25 @@ class DiscoveryState:
     extensions_disabled: tuple[str, ...] = ()
     extensions_allowlist: tuple[str, ...] = ()
 
+    def skipped_by(
+        self, plugin_id: str, *, microapp: bool | Callable[[], bool] = False
+    ) -> str | None:
+        """Which setting keeps the daemon from loading ``plugin_id`` (as :meth:`state` decides
+        it), in words naming the file; ``None`` when it loads it."""
+        if self.state(plugin_id, microapp=microapp) == "enabled":
+            return None
+        if not (microapp() if callable(microapp) else microapp):
+            listed = _listed_state(plugin_id, self.disabled, self.allowlist)
+            return "discovery.disabled" if listed == "disabled" else "not in discovery.allowlist"
+        if not self.extensions_enabled:
+            return "extensions.enabled is false in extensions.yaml: no microapp loads"
+        listed = _listed_state(plugin_id, self.extensions_disabled, self.extensions_allowlist)
+        return (
+            "extensions.disabled in extensions.yaml"
+            if listed == "disabled"
+            else "not in extensions.allowlist of extensions.yaml"
+        )
+
     def state(self, plugin_id: str, *, microapp: bool | Callable[[], bool] = False) -> State:
         """Whether the daemon would load ``plugin_id`` once discovered; a ``microapp`` is
         discovered by the extension host, which reads ``extensions.yaml``, never
@@ -86,13 +109,19 @@ def _listed_state(plugin_id: str, disabled: tuple[str, ...], allowlist: tuple[st
 
 @dataclass(frozen=True)
 class EditResult:
-    """What ``enable``/``disable`` did to ``path``."""
+    """What ``enable``/``disable`` did to ``path`` (``extensions.yaml`` for a ``microapp``)."""
 
     plugin_id: str
     path: Path
     state: State
     changed: bool
     allowlisted: bool = False
+    microapp: bool = False
+
+    @property
+    def section(self) -> str:
+        """The top-level key of the lists edited: ``extensions`` or ``discovery``."""
+        return "extensions" if self.microapp else "discovery"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -101,6 +130,7 @@ class EditResult:
             "state": self.state,
             "changed": self.changed,
             "added_to_allowlist": self.allowlisted,
+            "microapp": self.microapp,
             "path": str(self.path),
         }
 
@@ -118,12 +148,12 @@ def _load(path: Path) -> tuple[Any, str]:
     return read_discovery(path, raw), text
 
 
-def _string_list(section: Any, key: str, path: Path) -> list[str]:
+def _string_list(section: Any, key: str, path: Path, top: str = "discovery") -> list[str]:
     value = section.get(key) if section is not None else None
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ConfigError(f"{path}: `discovery.{key}` must be a list of plugin ids")
+        raise ConfigError(f"{path}: `{top}.{key}` must be a list of plugin ids")
     return list(value)
 
 
@@ -244,30 +274,31 @@ class _LayoutError(Exception):
 
 def _item_line(text: str, node: Any, key: str) -> tuple[int, int]:
     """Where the line of the list item ``node`` starts and ends; :class:`_LayoutError` unless
-    the item stands on a line of its own (``- item``)."""
+    the item stands on a line of its own (``- item``). ``key`` is the list's dotted name."""
     start = _line_start(text, node.start_mark.index)
     if text[start : node.start_mark.index].strip() != "-":
-        raise _LayoutError(f"an item of `discovery.{key}` does not stand on a line of its own")
+        raise _LayoutError(f"an item of `{key}` does not stand on a line of its own")
     return start, _line_end(text, max(node.end_mark.index - 1, node.start_mark.index))
 
 
-def _append(text: str, section: Any, key: str, plugin_id: str) -> str:
-    """``text`` with ``plugin_id`` appended to the list ``key`` of the ``discovery`` mapping
-    node ``section``, touching only what must change."""
+def _append(text: str, section: Any, key: str, plugin_id: str, top: str = "discovery") -> str:
+    """``text`` with ``plugin_id`` appended to the list ``key`` of the ``top`` mapping node
+    ``section`` (``discovery`` or ``extensions``), touching only what must change."""
     from yaml import MappingNode, ScalarNode, SequenceNode  # noqa: PLC0415
 
     item = _plain(plugin_id)
+    name = f"{top}.{key}"
     found = _mapping_item(section, key)
     if found is None:
         if isinstance(section, MappingNode) and section.flow_style:
             # `discovery: {}` or `{search_paths: [...]}`: the key goes in before the `}`.
             close = section.end_mark.index - 1
             if text[close] != "}":
-                raise _LayoutError("`discovery` does not end with `}`")
+                raise _LayoutError(f"`{top}` does not end with `}}`")
             separator = ", " if section.value else ""
             return f"{text[:close]}{separator}{key}: [{item}]{text[close:]}"
         if not isinstance(section, MappingNode) or not section.value:
-            raise _LayoutError(f"`discovery` is not a block mapping to add `{key}` to")
+            raise _LayoutError(f"`{top}` is not a block mapping to add `{key}` to")
         first_key = section.value[0][0]
         indent = " " * first_key.start_mark.column
         last_value = section.value[-1][1]
@@ -281,26 +312,26 @@ def _append(text: str, section: Any, key: str, plugin_id: str) -> str:
         end = value.end_mark.index if value.end_mark.index > colon else colon + 1
         return f"{text[: colon + 1]} [{item}]{text[end:]}"
     if not isinstance(value, SequenceNode):
-        raise _LayoutError(f"`discovery.{key}` is not a list")
+        raise _LayoutError(f"`{name}` is not a list")
     if value.flow_style:
         close = value.end_mark.index - 1
         if text[close] != "]":
-            raise _LayoutError(f"`discovery.{key}` does not end with `]`")
+            raise _LayoutError(f"`{name}` does not end with `]`")
         separator = ", " if value.value else ""
         return f"{text[:close]}{separator}{item}{text[close:]}"
     if not value.value:
-        raise _LayoutError(f"`discovery.{key}` is an empty block list")
+        raise _LayoutError(f"`{name}` is an empty block list")
     last = value.value[-1]
-    start, at = _item_line(text, last, key)
+    start, at = _item_line(text, last, name)
     lead = text[start : last.start_mark.index]
     eol = _newline(text)
     prefix = "" if text[at - 1] == "\n" else eol
     return f"{text[:at]}{prefix}{lead}{item}{eol}{text[at:]}"
 
 
-def _remove(text: str, section: Any, key: str, plugin_id: str) -> str:
-    """``text`` without ``plugin_id`` in the list ``key`` of the ``discovery`` mapping; a
-    list left empty becomes ``[]``."""
+def _remove(text: str, section: Any, key: str, plugin_id: str, top: str = "discovery") -> str:
+    """``text`` without ``plugin_id`` in the list ``key`` of the ``top`` mapping; a list left
+    empty becomes ``[]``."""
     from yaml import SequenceNode  # noqa: PLC0415
 
     found = _mapping_item(section, key)
@@ -315,7 +346,7 @@ def _remove(text: str, section: Any, key: str, plugin_id: str) -> str:
         inner = ", ".join(text[n.start_mark.index : n.end_mark.index] for n in keep)
         return f"{text[:start]}[{inner}]{text[end:]}"
     spans = [
-        _item_line(text, node, key)
+        _item_line(text, node, f"{top}.{key}")
         for node in value.value
         if getattr(node, "value", None) == plugin_id
     ]
@@ -327,15 +358,20 @@ def _remove(text: str, section: Any, key: str, plugin_id: str) -> str:
     return text
 
 
-def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> EditResult:
-    """Enable or disable ``plugin_id`` in the daemon's discovery configuration, under the
-    daemon's edit lock: only the list lines that change are rewritten (every other byte
-    stays), and the result must read back as exactly the intended lists before it atomically
-    replaces the file. Raises ``usage`` for an id the daemon would never
-    discover, ``config`` for a file the daemon could not load (or laid out in a way this
-    edit cannot rewrite safely), ``io`` when it cannot be written.
+def set_enabled(
+    config_directory: Path, plugin_id: str, *, enabled: bool, microapp: bool = False
+) -> EditResult:
+    """Enable or disable ``plugin_id`` in the daemon's discovery configuration (a
+    ``microapp``'s: ``extensions.yaml``), under the daemon's edit lock: only the list lines
+    that change are rewritten (every other byte stays), and the result must read back as
+    exactly the intended lists before it atomically replaces the file. Raises ``usage`` for
+    an id the daemon would never discover, ``config`` for a file the daemon could not load
+    (or laid out in a way this edit cannot rewrite safely, or, enabling a microapp, with the
+    extension host turned off), ``io`` when it cannot be written.
     """
     check_id(plugin_id)
+    if microapp:
+        return _set_microapp_enabled(config_directory, plugin_id, enabled=enabled)
     path = config_directory / DISCOVERY_FILE
     load_daemon_config(config_directory)  # a file the daemon cannot load is not edited
     lock = _edit_lock(path) if path.parent.is_dir() else contextlib.nullcontext()
@@ -363,13 +399,107 @@ def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> Edi
             raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand") from exc
         if _state(edited, path) != expected:
             raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand")
-        try:
-            make_dirs(path.parent)  # 0755 whatever the umask, as the policy's directory
-            mode = path.stat().st_mode & 0o7777 if text else 0o644
-        except OSError as exc:
-            raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc
-        write_config_file(path, new_text.encode("utf-8"), mode=mode)
+        _write(path, text, new_text)
     return EditResult(plugin_id, path, wanted, changed=True, allowlisted=allowlisted)
+
+
+def _write(path: Path, text: str, new_text: str) -> None:
+    try:
+        make_dirs(path.parent)  # 0755 whatever the umask, as the policy's directory
+        mode = path.stat().st_mode & 0o7777 if text else 0o644
+    except OSError as exc:
+        raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc
+    write_config_file(path, new_text.encode("utf-8"), mode=mode)
+
+
+# What lint reports on extensions.yaml that keeps the daemon from starting: an unknown key, a
+# wrong type, YAML it cannot read, a refused `${file:...}`, a `${` that never closes.
+_BOOT_FATAL = frozenset({"NX220", "NX221", "NX222", "NX224", "NX231"})
+
+
+def _refuse_unloadable(path: Path, text: str) -> None:
+    """:class:`ConfigError` when the daemon could not load ``extensions.yaml``'s ``text``
+    (its loader stops the daemon's boot): such a file is not edited."""
+    from nexo_pkg.lint.daemon_files import lint_config_text  # noqa: PLC0415
+
+    found = lint_config_text(text, path=str(path), kind="extensions")
+    fatal = next((item for item in found if item.code in _BOOT_FATAL), None)
+    if fatal is not None:
+        where = fatal.span.start
+        raise ConfigError(
+            f"{path}: the daemon cannot load it (line {where.line}: {fatal.message}); fix it "
+            f"first (`nexo plugin lint {path}`)"
+        )
+
+
+def _microapp_lists(document: Any, path: Path) -> tuple[bool, tuple[str, ...], tuple[str, ...]]:
+    """``extensions.enabled``, ``disabled`` and ``allowlist`` of ``document`` (read as the
+    daemon reads it, nulls as the defaults); the defaults with no file (``None``)."""
+    if document is None:
+        return True, (), ()
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping with `extensions`")
+    section = document.get("extensions")
+    if section is not None and not isinstance(section, dict):
+        raise ConfigError(f"{path}: `extensions` must be a mapping")
+    switch = section.get("enabled", True) if section is not None else True
+    if not isinstance(switch, bool):
+        raise ConfigError(f"{path}: `extensions.enabled` must be true or false")
+    return (
+        switch,
+        tuple(_string_list(section, "disabled", path, "extensions")),
+        tuple(_string_list(section, "allowlist", path, "extensions")),
+    )
+
+
+def _set_microapp_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> EditResult:
+    """:func:`set_enabled` of a microapp: ``extensions.disabled`` (and ``extensions.allowlist``)
+    of ``<config_directory>/extensions.yaml``, the lists the extension host applies
+    (``crates/extensions/src/discovery.rs:329-360``), as the daemon's own ``agent ext
+    enable/disable`` edits them (``crates/extensions/src/cli/commands.rs:144-180``). No file:
+    every microapp loads, and ``disable`` creates it, as the daemon's command does. A file
+    whose ``${...}`` names a variable unset here is refused: the lists the daemon reads from
+    it are not known. ``enabled: false`` turns the whole extension host off, which ``enable``
+    of one microapp does not undo (refused); ``disable`` still lists the id."""
+    path = config_directory / EXTENSIONS_FILE
+    lock = _edit_lock(path) if path.parent.is_dir() else contextlib.nullcontext()
+    with lock:
+        exists = path.exists()
+        document, text = _load(path)
+        if exists:
+            _refuse_unloadable(path, text)
+        switch, disabled, allowlist = _microapp_lists(document, path)
+        if enabled and not switch:
+            raise ConfigError(
+                f"{path} sets `extensions.enabled: false`: the daemon's extension host is off "
+                f"and loads no microapp, {plugin_id} included; set it to true by hand to turn "
+                "every microapp on"
+            )
+        wanted: State = "enabled" if enabled else "disabled"
+        if _listed_state(plugin_id, disabled, allowlist) == wanted:
+            return EditResult(plugin_id, path, wanted, changed=False, microapp=True)
+        allowlisted = enabled and bool(allowlist) and plugin_id not in allowlist
+        if enabled:
+            expected = (
+                switch,
+                tuple(x for x in disabled if x != plugin_id),
+                (*allowlist, plugin_id) if allowlisted else allowlist,
+            )
+        else:
+            expected = (switch, (*disabled, plugin_id), allowlist)
+        new_text = _edited(
+            text, path, plugin_id, enabled=enabled, allowlisted=allowlisted, top="extensions"
+        )
+        unsafe = ConfigError(f"{path}: cannot edit this layout safely; edit it by hand")
+        try:
+            edited = read_discovery(path, new_text.encode("utf-8"))
+            _refuse_unloadable(path, new_text)
+        except ConfigError as exc:
+            raise unsafe from exc
+        if _microapp_lists(edited, path) != expected:
+            raise unsafe
+        _write(path, text, new_text)
+    return EditResult(plugin_id, path, wanted, changed=True, allowlisted=allowlisted, microapp=True)
 
 
 def _nodes(path: Path, text: str) -> Any:
@@ -385,22 +515,30 @@ def _nodes(path: Path, text: str) -> Any:
     return parse_yaml_text(path, "".join(masked), nodes=True)
 
 
-def _edited(text: str, path: Path, plugin_id: str, *, enabled: bool, allowlisted: bool) -> str:
-    """The new text of the file (see :func:`set_enabled`)."""
+def _edited(
+    text: str,
+    path: Path,
+    plugin_id: str,
+    *,
+    enabled: bool,
+    allowlisted: bool,
+    top: str = "discovery",
+) -> str:
+    """The new text of the file (see :func:`set_enabled`), whose lists are under ``top``."""
     if not text.strip():
-        return f"{text}discovery:\n  disabled: [{_plain(plugin_id)}]\n"
+        return f"{text}{top}:\n  disabled: [{_plain(plugin_id)}]\n"
     root = _nodes(path, text)
-    found = _mapping_item(root, "discovery")
+    found = _mapping_item(root, top)
     if found is None:
         eol = _newline(text)
         separator = "" if text.endswith("\n") else eol
-        return f"{text}{separator}discovery:{eol}  disabled: [{_plain(plugin_id)}]{eol}"
+        return f"{text}{separator}{top}:{eol}  disabled: [{_plain(plugin_id)}]{eol}"
     if getattr(found[1], "tag", "").endswith(":null"):
         # `discovery:` or `discovery: ~`, which the daemon reads as every default: the null
         # becomes the one-key mapping (only `disable` gets here; enabled is the default).
         key_node, value = found
         if key_node.start_mark.column != 0:
-            raise ConfigError(f"{path}: `discovery` is empty; edit it by hand")
+            raise ConfigError(f"{path}: `{top}` is empty; edit it by hand")
         colon = text.index(":", key_node.end_mark.index)
         end = max(value.end_mark.index, colon + 1)
         eol = _newline(text)
@@ -408,12 +546,12 @@ def _edited(text: str, path: Path, plugin_id: str, *, enabled: bool, allowlisted
     section = found[1]
     try:
         if not enabled:
-            return _append(text, section, "disabled", plugin_id)
-        text = _remove(text, section, "disabled", plugin_id)
+            return _append(text, section, "disabled", plugin_id, top)
+        text = _remove(text, section, "disabled", plugin_id, top)
         if allowlisted:
-            section = _mapping_item(_nodes(path, text), "discovery")
+            section = _mapping_item(_nodes(path, text), top)
             assert section is not None  # noqa: S101 (it was there before the removal)
-            text = _append(text, section[1], "allowlist", plugin_id)
+            text = _append(text, section[1], "allowlist", plugin_id, top)
     except _LayoutError as exc:
         raise ConfigError(f"{path}: {exc}; edit it by hand") from exc
     return text

@@ -211,6 +211,26 @@ def is_microapp(directory: Path) -> bool:
     return data is not None and is_extension_shape(data)
 
 
+def installed_microapp(roots: tuple[Path, ...], plugin_id: str) -> bool | None:
+    """Whether the install of ``plugin_id`` the daemon meets first in ``roots`` (an installed
+    version, a development link's checkout, a directory named after it whose receipt cannot
+    be read) is a microapp; ``None`` when no root holds it."""
+    from nexo_pkg.install.receipts import scan_installed  # noqa: PLC0415
+
+    for root in roots:
+        links = {each.path: each for each in linked_plugins(root)}
+        for item in scan_installed(root):
+            link = links.get(item.path)
+            if link is not None:
+                if link.plugin_id == plugin_id:
+                    return is_microapp(link.target)
+                continue
+            named = item.path.name == plugin_id or item.path.name.startswith(f"{plugin_id}-")
+            if item.plugin_id == plugin_id or (item.receipt is None and named):
+                return is_microapp(item.path)
+    return None
+
+
 def build_listing(
     roots: tuple[Path, ...], items: list[Installed], states: DiscoveryState | None
 ) -> Listing:

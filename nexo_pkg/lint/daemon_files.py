@@ -411,6 +411,107 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
             yield manifest
 
 
+# nexo-pkg's bookkeeping directory in a plugin root (``nexo_pkg/install/root.py``, which the
+# lint path does not import): the versions ``upgrade`` keeps are ``.nexo/kept/<name>/tree/``,
+# its staging and removing trees as deep, so a manifest there is four levels below the root.
+BOOKKEEPING_DIR = ".nexo"
+_TREE_AREAS = ("kept", "staging", "removing")
+_BELOW_BOOKKEEPING = 3  # <area>/<holder>/tree, then the manifest
+
+
+@dataclass(frozen=True)
+class ReachedBookkeeping:
+    """A plugin root's bookkeeping directory (``path``) whose trees the daemon's extension
+    walk of ``search_path`` reaches with ``max_depth``: ``deepest`` is the largest
+    ``max_depth`` that stays above them, ``manifests`` the ``plugin.toml`` files it finds
+    there now."""
+
+    search_path: str
+    path: Path
+    max_depth: int
+    deepest: int
+    manifests: tuple[Path, ...]
+
+    def message(self) -> str:
+        found = (
+            f"; it finds {', '.join(str(each) for each in self.manifests[:3])} there now"
+            if self.manifests
+            else ""
+        )
+        return (
+            f"with `max_depth: {self.max_depth}` the daemon's extension walk of "
+            f"{self.search_path} reaches {self.path}/kept (the versions `nexo plugin upgrade` "
+            "keeps for rollback) and its staging trees: a kept microapp is discovered there, "
+            "and of two microapps with one id the daemon keeps the first by path, the kept "
+            f"one (`.nexo` sorts before every id){found}"
+        )
+
+    def remedy(self) -> str:
+        return (
+            f"set `max_depth` to {self.deepest} or less, or add `.nexo` to `ignore_dirs` "
+            "(with the defaults it replaces: `[target, .git, node_modules, dist, .build, .nexo]`)"
+        )
+
+
+def _reached_bookkeeping(settings: _Extensions, base: Path) -> list[ReachedBookkeeping]:
+    """Every ``.nexo`` directory of a plugin root under the search paths of ``settings`` whose
+    kept, staging and removing trees the daemon's walk reaches (the walk of :func:`_walk`:
+    ``ignore_dirs`` pruned by name, hidden directories walked, ``max_depth`` at least 1)."""
+    max_depth = max(settings.max_depth, 1)
+    ignored = set(settings.ignore_dirs)
+    if BOOKKEEPING_DIR in ignored or "tree" in ignored:
+        return []
+    found: list[ReachedBookkeeping] = []
+    for entry in settings.search_paths:
+        if not entry:
+            continue
+        try:
+            (base / entry).stat()
+            root = (base / entry).resolve(strict=True)
+        except (OSError, RuntimeError, ValueError):
+            continue
+        if not root.is_dir() or root.name in ignored:
+            continue
+        start = len(root.parts)
+        for current, directories, _ in os.walk(root):
+            here = Path(current)
+            depth = len(here.parts) - start
+            directories[:] = sorted(name for name in directories if name not in ignored)
+            if BOOKKEEPING_DIR in directories:
+                directories.remove(BOOKKEEPING_DIR)
+                # `.nexo` is at depth + 1, a manifest in one of its trees 3 levels further.
+                deepest = depth + 1 + _BELOW_BOOKKEEPING
+                if deepest < max_depth:
+                    bookkeeping = here / BOOKKEEPING_DIR
+                    manifests = tuple(
+                        manifest
+                        for area in _TREE_AREAS
+                        if area not in ignored
+                        for manifest in sorted(bookkeeping.glob(f"{area}/*/tree/plugin.toml"))
+                        if manifest.parent.parent.name not in ignored
+                    )
+                    found.append(
+                        ReachedBookkeeping(entry, bookkeeping, max_depth, deepest, manifests)
+                    )
+            # Below this depth a `.nexo`'s trees are out of the walk's reach.
+            if depth + 2 + _BELOW_BOOKKEEPING >= max_depth:
+                directories[:] = []
+    return found
+
+
+def reached_bookkeeping(directory: Path, *, cwd: Path | None = None) -> list[ReachedBookkeeping]:
+    """:func:`_reached_bookkeeping` of ``<directory>/extensions.yaml`` as the daemon reads it
+    (relative search paths from ``cwd``); none without the file or with the extension host
+    off."""
+    data = _extensions_data(directory)
+    if data is None:
+        return []
+    settings = _extensions_settings(data)
+    if not settings.enabled:
+        return []
+    return _reached_bookkeeping(settings, cwd or Path.cwd())
+
+
 def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
     span_of = spans_in(text)
     hang = unterminated_placeholder(text)
@@ -824,6 +925,14 @@ def lint_config_text(
     if kind == "extensions":
         if settings.enabled:
             _check_extensions(findings, settings, microapps, known)
+            for reached in _reached_bookkeeping(settings, base):
+                findings.add(
+                    "NX234",
+                    ("extensions", "max_depth"),
+                    reached.message(),
+                    reached.remedy(),
+                    part="value",
+                )
     else:
         _check_agents(findings, data, known, read, direct=drop_in)
         if not drop_in and not (parent / EXTENSIONS_FILE).exists():

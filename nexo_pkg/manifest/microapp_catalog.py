@@ -452,6 +452,27 @@ _RULES: tuple[Rule, ...] = (
         "daemon runs.",
         beyond_daemon=True,
     ),
+    Rule(
+        code="NX234",
+        name="walker-reaches-kept-versions",
+        severity="warning",
+        summary="`max_depth` lets the daemon's walker reach the versions `upgrade` keeps",
+        what="For each search path, the plugin roots nexo-pkg keeps its bookkeeping in "
+        "(a `.nexo` directory) that the discovery walk meets so high up that, with "
+        "`max_depth` and `ignore_dirs` as set, it also reaches `.nexo/kept/<name>/tree/"
+        "plugin.toml` (the old versions kept for `nexo plugin rollback`, four levels below "
+        "the root; staging and removing trees are as deep).",
+        why="The extension host's walker skips only the directory names of `ignore_dirs` "
+        "(hidden ones are walked) down to `max_depth` (`crates/extensions/src/discovery.rs:"
+        "188-202`). A kept microapp is then discovered beside the installed one, and of two "
+        "with one id the daemon keeps the first by path (`discovery.rs:312-328`): `.nexo` "
+        "sorts before every id, so it loads the version kept for rollback, not the one "
+        "installed.",
+        example="extensions:\n  search_paths: [/var/lib/nexo/plugins]\n  max_depth: 5\n",
+        fix="Keep `max_depth` below the depth shown, or add `.nexo` to `ignore_dirs` (with the "
+        "defaults it replaces: `[target, .git, node_modules, dist, .build, .nexo]`).",
+        beyond_daemon=True,
+    ),
 )
 
 MICROAPP_RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}

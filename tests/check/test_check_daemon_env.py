@@ -12,6 +12,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,4 +128,36 @@ def test_a_plugin_that_closes_stdout_but_keeps_running_is_timed_out_not_failed(
     assert status(report, "shutdown") == "warn"
     assert status(report, "exit") == "warn"  # it exits once its stdin is closed
     assert report.ok
+    assert_nothing_left(pid_file)
+
+
+def test_a_manifest_env_key_holding_an_equals_sign_reaches_the_plugin_as_under_the_daemon(
+    tmp_path: Path, pid_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon accepts ``"A=B" = "x"`` in ``[plugin.entrypoint.env]`` and Rust's
+    ``Command::env`` writes the entry ``A=B=x`` (``subprocess.rs:200-202``), which the plugin
+    reads as ``A`` = ``B=x``; an ``A`` sorting before it (here the inherited one) wins."""
+    monkeypatch.setenv("FIXTURE_ENV_NAMES", "FIXTURE_FOLDED,FIXTURE_KEPT")
+    monkeypatch.setenv("FIXTURE_KEPT", "inherited")
+    root = scripted_plugin(
+        tmp_path / "eq",
+        "ok",
+        extra=(
+            "\n[plugin.entrypoint.env]\n"
+            '"FIXTURE_FOLDED=part" = "rest"\n'
+            '"FIXTURE_KEPT=other" = "ignored"\n'
+        ),
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "check", str(root), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    document = json.loads(result.stdout)
+    assert document["ok"] is True
+    assert "scripted: env FIXTURE_FOLDED='part=rest'" in document["stderr_tail"]
+    assert "scripted: env FIXTURE_KEPT='inherited'" in document["stderr_tail"]
     assert_nothing_left(pid_file)

@@ -111,3 +111,23 @@ def test_a_call_during_the_handshake_gets_the_daemons_not_yet_wired_error(
         "not yet wired"
     )
     assert any('"code": -32603' in line for line in document["stderr_tail"])
+
+
+def test_an_event_id_the_uuid_crate_refuses_is_not_forwarded(tmp_path: Path) -> None:
+    """The broker ``Event``'s ``id`` is a ``uuid::Uuid``, read with ``Uuid::parse_str``: a
+    ``uuid:`` prefix (or hyphens out of place), which Python's ``uuid.UUID`` takes, makes the
+    daemon drop the publish."""
+    loose = "uuid:6f1c1a52-2b7e-4a57-9a0c-5b2b3f1e8d11"
+    code, document = cli_check(
+        channel_plugin(tmp_path / "p", "host_calls"),
+        "--host-calls",
+        env={"FIXTURE_EVENT_ID": loose},
+    )
+    assert code == 0, document["checks"]
+    status, detail = by_name(document)["host.broker"]
+    assert status == "warn"
+    assert detail.startswith(
+        "sent 3 broker.event on plugin.outbound.chat; 4 broker.publish, 0 forwarded; "
+        "the daemon drops 4: "
+    ), detail
+    assert "`plugin.inbound.chat`: `event.id` is not a UUID" in detail

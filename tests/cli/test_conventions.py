@@ -118,6 +118,23 @@ def test_a_command_imports_only_its_own_module() -> None:
     assert "httpx" not in modules
 
 
+@pytest.mark.parametrize("command", ["list", "lint", "lint-warnings"])
+def test_list_and_lint_load_no_unicode_database_for_ascii_text(
+    tmp_path: Path, command: str
+) -> None:
+    """Carets are placed by terminal cells; ASCII text (every plain report) is measured
+    without loading Python's Unicode database, which `list` and a clean `lint DIR` never
+    loaded (they are hot paths: a host's thousand plugins, a pre-commit run)."""
+    if command == "list":
+        arguments = ["plugin", "list", "--dest", str(tmp_path / "root")]
+    else:
+        kind = "valid" if command == "lint" else "warning"
+        arguments = ["plugin", "lint", str(REPO / "tests/fixtures/manifests" / kind)]
+    modules = imported_modules(*arguments)
+    assert "nexo_pkg.core.terminal" in modules
+    assert "unicodedata" not in modules
+
+
 def test_check_does_not_import_install_or_jsonschema(tmp_path: Path) -> None:
     modules = imported_modules("plugin", "check", str(tmp_path / "missing"))
     assert "nexo_pkg.cli.check" in modules

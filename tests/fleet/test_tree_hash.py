@@ -182,6 +182,35 @@ def test_verify_lock_refuses_a_plugin_directory_every_user_can_write(
     assert code == 0, report
 
 
+@pytest.mark.parametrize(
+    ("mode", "ok"), [(0o775, True), (0o700, True), (0o777, False)], ids=["0775", "0700", "0777"]
+)
+def test_verify_lock_judges_a_reference_install_s_directory_by_its_suspicious_bits(
+    fleet_env: dict[str, str], synced_root: tuple[Path, Path], mode: int, *, ok: bool
+) -> None:
+    """The reference installer records no modes and makes the plugin directory with
+    ``create_dir_all`` (0777 less the umask: 0775 under the common umask 002, 0700 under 077),
+    so its mode is no tampering; as ``verify`` does for such a receipt, only a bit no install
+    sets (0777's other-write) fails it."""
+    lock_file, root = synced_root
+    tree = root / "echo-1.2.3"
+    receipt_path = tree / ".nexo-install.json"
+    receipt = json.loads(receipt_path.read_text())
+    reference = {key: receipt[key] for key in (
+        "schema_version", "id", "version", "owner", "repo", "tag", "target", "sha256",
+        "installed_at", "source")}  # fmt: skip
+    receipt_path.write_text(json.dumps(reference, indent=2))
+    tree.chmod(mode)
+    try:
+        code, report = verify_lock(fleet_env, lock_file, root)
+    finally:
+        tree.chmod(0o755)
+    (plugin,) = report["plugins"]
+    assert plugin["actual_tree"] == plugin["tree"]
+    assert (code, plugin["ok"]) == ((0, True) if ok else (1, False)), report
+    assert plugin["problem"] == (None if ok else "the plugin directory's mode is 0777, not 0755")
+
+
 def test_verify_lock_says_what_it_cannot_check(
     tmp_path: Path, fleet_env: dict[str, str], synced_root: tuple[Path, Path]
 ) -> None:
