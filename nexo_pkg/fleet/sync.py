@@ -53,6 +53,7 @@ from nexo_pkg.install.api import (
     InstallStep,
     LockedSigner,
     locked_root,
+    plugin_command,
     remove_tree,
     scan_kept,
     version_order,
@@ -595,21 +596,22 @@ def _sync_one(
         said = error.details.get("policy_warnings") or ()
         return PluginOutcome(
             entry.plugin_id, "failed", entry.version, kind=error.kind,
-            error=_linked_refusal(entry.plugin_id, error) or error.message,
+            error=_linked_refusal(entry.plugin_id, error, root.dest) or error.message,
             warnings=tuple(warning for warning in said if isinstance(warning, str)),
         )  # fmt: skip
 
 
-def _linked_refusal(plugin_id: str, error: NexoError) -> str | None:
+def _linked_refusal(plugin_id: str, error: NexoError, dest: Path) -> str | None:
     """Sync's words for install's refusal to go beside a development link of the plugin:
     install's remedy, ``--force``, is no sync option (sync never replaces a link)."""
     link, target = error.details.get("path"), error.details.get("linked_to")
     if error.kind != "already_installed" or target is None:
         return None
+    remove = plugin_command("remove", plugin_id, root=dest)
     return (
         f"{plugin_id} is linked for development at {link} (-> {target}), and sync never "
-        f"replaces a development link: remove it first (`nexo plugin remove {plugin_id}` "
-        "unlinks it and leaves the checkout alone), then sync again"
+        f"replaces a development link: remove it first (`{remove}` unlinks it and leaves the "
+        "checkout alone), then sync again"
     )
 
 
