@@ -39,14 +39,14 @@ def reinstall_source(item: Installed) -> str | None:
     receipt = item.receipt
     if receipt is None:
         return None
-    if receipt.source == "oci-registry":
-        return receipt.registry
-    if receipt.source != "github-releases" or not (receipt.owner and receipt.repo):
-        return None
-    tag = receipt.resolved_tag or receipt.tag
-    if tag in {None, "", LATEST_TAG}:
-        return f"{receipt.owner}/{receipt.repo}"  # the latest release, as it was installed
-    return f"{receipt.owner}/{receipt.repo}@{tag}"
+    from nexo_pkg.sources.api import follows, origin_label, tag_pins  # noqa: PLC0415 (a refusal)
+
+    origin = receipt.origin()
+    if not follows(receipt.source) or origin_label(origin) == origin_label({}):
+        return None  # a tarball, or an origin that names no place to ask
+    if tag_pins(receipt.source) and origin["tag"] in {None, "", LATEST_TAG}:
+        return origin_label(origin)  # the latest release, as it was installed
+    return origin_label(origin, exact=True)
 
 
 def reinstall_command(item: Installed) -> str:

@@ -146,3 +146,23 @@ def test_upgrade_rollback_and_holds_in_another_root_print_commands_that_find_it(
     assert not any(plugin["held"] for plugin in listed.document["plugins"])
     followed = _run(_printed(released, "upgrade"), env, tmp_path)
     assert "hello 1.1.0 is pinned to tag v1.1.0" in followed.stderr
+
+
+def test_a_plugin_from_a_tarball_gets_a_reinstall_asking_for_its_path(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """A receipt does not record a tarball's path: the reinstall `sbom` prints says SOURCE is
+    that path (not a bare `install --force`, a usage error); filled in, it passes."""
+    tarball = tmp_path / "hello-1.0.0-noarch.tar.gz"
+    for name, data in release_assets("hello", "1.0.0").items():
+        (tmp_path / name).write_bytes(data)  # the tarball and its .sha256 sidecar
+    assert nexo("plugin", "install", tarball, "--yes", env=env, cwd=tmp_path).code == 0
+    root = tmp_path / "home" / "state" / "plugins"
+    (_installed(root) / "bin" / "hello").write_text("changed\n", encoding="utf-8")
+    refused = nexo("plugin", "sbom", "hello", env=env, cwd=tmp_path)
+    assert refused.code == 1
+    assert "SOURCE being the path of the tarball it was installed from" in refused.stderr
+    words = _printed(refused, "install")
+    assert words[3:] == ["SOURCE", "--force"]
+    _run([*words[:3], str(tarball), *words[4:]], env, tmp_path)
+    assert nexo("plugin", "sbom", "hello", "-o", tmp_path / "sbom.json", env=env).code == 0
