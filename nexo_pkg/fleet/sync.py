@@ -32,9 +32,11 @@ from nexo_pkg.core.files import open_lock_file
 from nexo_pkg.core.source_date import source_date_epoch
 from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.fleet.lockfile import (
+    WANTED_NAME,
     Lock,
     LockedPlugin,
     LockedTarget,
+    lock_command,
     read_lock,
     read_wanted,
     render_lock,
@@ -277,12 +279,13 @@ def dry_run_plan(
         if wanted_path is not None and wanted_path.exists():
             raise NexoError(
                 f"{lock_path} does not exist: sync would resolve {wanted_path.name} first, "
-                "which a dry run does not do; run `nexo plugin lock`, then plan again",
+                f"which a dry run does not do; run `{lock_command(wanted_path, lock_path)}`, "
+                "then plan again",
                 kind="lock_stale",
             )
         raise NexoError(
-            f"{lock_path} does not exist: a dry run plans from a lock; run `nexo plugin "
-            "lock` first",
+            f"{lock_path} does not exist: a dry run plans from a lock; run "
+            f"`{lock_command(lock_path.parent / WANTED_NAME, lock_path)}` first",
             kind="lock_stale",
         )
     locked = read_lock(lock_path)
@@ -297,15 +300,17 @@ def dry_run_plan(
 
 def _frozen_needs(lock_path: Path) -> NexoError:
     """``lock_stale`` for a ``--frozen`` run without a lock."""
-    return NexoError(f"--frozen needs {lock_path}; run `nexo plugin lock` first", kind="lock_stale")
+    again = lock_command(lock_path.parent / WANTED_NAME, lock_path)
+    return NexoError(f"--frozen needs {lock_path}; run `{again}` first", kind="lock_stale")
 
 
 def _refuse_stale(lock_path: Path, reasons: list[str]) -> None:
     """``lock_stale`` naming ``reasons`` when there are any: ``--frozen`` never resolves."""
     if reasons:
         raise NexoError(
-            f"{lock_path.name} is stale ({'; '.join(reasons)}); run `nexo plugin lock` "
-            "(--frozen never resolves)",
+            f"{lock_path.name} is stale ({'; '.join(reasons)}); run "
+            f"`{lock_command(lock_path.parent / WANTED_NAME, lock_path)}` (--frozen never "
+            "resolves)",
             kind="lock_stale",
             details={"stale": reasons},
         )

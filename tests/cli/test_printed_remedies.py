@@ -166,3 +166,39 @@ def test_a_plugin_from_a_tarball_gets_a_reinstall_asking_for_its_path(
     assert words[3:] == ["SOURCE", "--force"]
     _run([*words[:3], str(tarball), *words[4:]], env, tmp_path)
     assert nexo("plugin", "sbom", "hello", "-o", tmp_path / "sbom.json", env=env).code == 0
+
+
+@pytest.mark.parametrize("frozen", [False, True], ids=["lock-check", "sync-frozen"])
+def test_a_stale_lock_elsewhere_prints_a_lock_command_writing_that_lock(
+    tmp_path: Path, env: dict[str, str], frozen: bool
+) -> None:
+    """`lock --check` and `sync --frozen` on a lock that is not ./nexo-plugins.lock: the
+    `nexo plugin lock` they print names the wanted set and the lock (bare, it would lock
+    ./nexo-plugins.toml, or refuse for want of it); run as printed, the same command passes."""
+    fleet = tmp_path / "fleet"
+    fleet.mkdir()
+    wanted = fleet / "nexo-plugins.toml"
+    wanted.write_text('[plugins.hello]\nsource = "acme/hello"\n', encoding="utf-8")
+    lock = fleet / "production.lock"
+    root = tmp_path / "plugins"
+    command = (
+        ("plugin", "sync", "--frozen", "--lock", lock, "--dest", root, "--yes")
+        if frozen
+        else ("plugin", "lock", "--check", "--file", wanted, "--lock", lock)
+    )
+    if frozen:
+        sync_lock = nexo("plugin", "lock", "--file", wanted, "--lock", lock, env=env)
+        assert sync_lock.code == 0, sync_lock.stderr
+        wanted.write_text(
+            '[plugins.hello]\nsource = "acme/hello"\nversion = "=1.0.0"\n', encoding="utf-8"
+        )
+    stale = nexo(*command, env=env, cwd=tmp_path)
+    assert stale.code == 1, stale.stderr
+    before = tree_snapshot(fleet)
+    words = _printed(stale, "lock")
+    assert tree_snapshot(fleet) == before
+    assert words[2:] == ["lock", "--file", str(wanted), "--lock", str(lock)]
+    _run(words, env, tmp_path)
+    passed = nexo(*command, env=env, cwd=tmp_path)
+    assert passed.code == 0, passed.stderr
+    assert not (tmp_path / "nexo-plugins.lock").exists()
