@@ -73,7 +73,7 @@ def _unreadable(roots: tuple[Path, ...], plugin_id: str) -> NexoError:
     item = found[0]
     return NexoError(
         f"{plugin_id} ({item.path}): {item.problem}; what it holds cannot be vouched for "
-        "(reinstall it with `nexo plugin install --force`)",
+        f"({install_api.reinstall_command(item)})",
         kind="verify_failed",
         details={"path": str(item.path)},
     )
