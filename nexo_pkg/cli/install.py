@@ -749,7 +749,10 @@ def upgrade_command(
                 limited.setdefault(kind, error)
             else:
                 say_policy_warnings(error)  # as for one plugin
-                sys.stderr.write(f"error: {printable(each)}: {printable(error.message)}\n")
+                # As `sync` says a plugin it failed on: the id, the message, the kind.
+                sys.stderr.write(
+                    f"error: {printable(each)}: {printable(error.message)} [{error.kind}]\n"
+                )
             continue
         documents.append(outcome.to_json())
         if not json_output:

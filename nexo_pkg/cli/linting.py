@@ -418,7 +418,13 @@ def fast_lint(arguments: Sequence[str]) -> int | None:
     request = _parse_fast(arguments, shared)
     if request is None:
         return None
-    from nexo_pkg.cli.common import set_color, set_verbosity  # noqa: PLC0415
+    from nexo_pkg.cli.common import COLOR_CHOICES, set_color, set_verbosity  # noqa: PLC0415
+
+    named = {name for name, _ in shared}
+    if {"quiet", "verbose"} <= named or any(
+        name == "color" and value not in COLOR_CHOICES for name, value in shared
+    ):
+        return None  # a shared option used wrongly: Typer says it as for every other command
 
     try:
         for name, value in shared:

@@ -149,13 +149,22 @@ def _render(entries: list[OutdatedEntry]) -> None:
                 f"the newest older version that admits it if one is newer than {entry.installed}, "
                 "else refuses (incompatible)"
             )
-        if entry.error is not None and entry.error.kind != "rate_limited":
-            # An error, shown with --quiet too.
-            sys.stderr.write(
-                f"  {printable(entry.plugin_id)}: {entry.error.kind}: "
-                f"{printable(entry.error.message)}\n"
-            )
-    # A spent rate limit is one line, with when it resets, not one failure per plugin.
+        _say_failure(entry)
+    _say_rate_limit(entries)
+
+
+def _say_failure(entry: OutdatedEntry) -> None:
+    """The ``error:`` line of a plugin that could not be checked, shown with --quiet and
+    --json too, in the shape ``upgrade --all`` and ``sync`` give a plugin they failed on."""
+    if entry.error is not None and entry.error.kind != "rate_limited":
+        sys.stderr.write(
+            f"error: {printable(entry.plugin_id)}: {printable(entry.error.message)} "
+            f"[{entry.error.kind}]\n"
+        )
+
+
+def _say_rate_limit(entries: list[OutdatedEntry]) -> None:
+    """A spent rate limit: one line, with when it resets, not one failure per plugin."""
     limited = [
         entry.error.message
         for entry in entries
@@ -626,6 +635,9 @@ def outdated_command(
     if json_output:
         plugins = [entry.to_json() for entry in entries]
         emit_json({"ok": not failed, "outdated": stale, "plugins": plugins})
+        for entry in entries:
+            _say_failure(entry)
+        _say_rate_limit(entries)
     else:
         _render(entries)
     raise typer.Exit(EXIT_FAILURE if failed or (exit_code and stale) else EXIT_OK)

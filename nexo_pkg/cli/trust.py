@@ -113,6 +113,14 @@ def add_command(
             ),
         ),
     ] = False,
+    predicate_type: Annotated[
+        str | None,
+        typer.Option(
+            "--predicate-type",
+            help="In-toto predicate type an attestation must have "
+            "(default: SLSA provenance v1, https://slsa.dev/provenance/v1).",
+        ),
+    ] = None,
     tag: Annotated[
         str | None, typer.Option("--tag", help="Read the signer of this release.")
     ] = None,
@@ -172,6 +180,7 @@ def add_command(
             signer_workflow=workflow,
             mode=mode,
             allow_republish=allow_republish,
+            predicate_type=predicate_type,
         )
         if not json_output:
             _show_entry(author_entry_toml(author), path, seen, owner, repo)

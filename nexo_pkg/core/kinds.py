@@ -341,6 +341,14 @@ def errors_markdown() -> str:
         "a usage or configuration error (see [cli.md](cli.md#exit-codes)). Where one kind "
         "ends with another code, its description says when.",
         "",
+        "Commands that exist to report on something (`lint`, `check`, `verify`, `doctor`, "
+        '`outdated --exit-code`, `upgrade --all`, `sync`) answer "no" with their own report '
+        "instead: exit 1 and, with `--json`, the report's document with `ok: false` where it "
+        "has an `ok` (`sync` adds `kind: sync_failed`), each item saying what is wrong with "
+        "it, as the command's page describes. They print the failure document above when they "
+        "cannot make the report at all: a usage error, an unreadable lock or policy, a root "
+        "that cannot be read.",
+        "",
         "| kind | exit | meaning |",
         "|---|---|---|",
     ]

@@ -104,6 +104,10 @@ def report_error(error: NexoError, *, json_output: bool = False) -> int:
         # escaped: the identity and issuer come from a certificate).
         policy = error.details.get("policy")
         where = f" to {printable(policy)}" if isinstance(policy, str) else ""
+        before = error.details.get("entry_before_line")
+        if isinstance(before, int):
+            # The first entry for an owner decides: pasted after that one, it would be ignored.
+            where += f", before the [[authors]] entry at line {before}"
         sys.stderr.write(f"To trust this signer, add{where}:\n")
         for line in entry.splitlines():
             sys.stderr.write(f"  {printable(line)}\n")

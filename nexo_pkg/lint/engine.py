@@ -29,6 +29,12 @@ __all__ = [
 ]
 
 TRUST_POLICY_FILENAME = "trusted_keys.toml"
+FLEET_FILES = {
+    "nexo-plugins.toml": ("nexo-plugins.schema.json", "fleet-wanted-set"),
+    "nexo-plugins.lock": ("nexo-plugins.lock.schema.json", "fleet-lock"),
+}
+"""A fleet's wanted set and lock, by file name: the JSON Schema each is checked against (they
+have no rules of their own) and the parser the report names."""
 
 
 def diagnostic_matches(diagnostic: Diagnostic, selectors: Iterable[str]) -> bool:
@@ -224,11 +230,15 @@ def lint_bytes_keeping(
 def _lint_text(
     text: str, path: str, options: LintOptions | None, keep: list[ParsedManifest] | None = None
 ) -> FileResult:
-    """Lint decoded ``text`` as a trust policy when it plainly is one, else as a manifest."""
+    """Lint decoded ``text`` as the daemon config, fleet file or trust policy its name (or,
+    for a policy, its content) says it is, else as a manifest."""
     if path.endswith((".yaml", ".yml")):
         config_result = lint_config_source(text, path=path, options=options)
         if config_result is not None:
             return config_result
+    fleet = FLEET_FILES.get(Path(path).name)
+    if fleet is not None:
+        return _lint_fleet_file(text, path, options, *fleet)
     if Path(path).name == TRUST_POLICY_FILENAME or _looks_like_trust_policy(text, path):
         from nexo_pkg.trust.policy import lint_policy_source  # noqa: PLC0415 - rare path
 
@@ -236,6 +246,16 @@ def _lint_text(
         kept = _filtered(policy.diagnostics, options)
         return FileResult(policy.path, tuple(kept), policy.source, "trust-policy")
     return lint_source(text, path=path, options=options, keep=keep)
+
+
+def _lint_fleet_file(
+    text: str, path: str, options: LintOptions | None, schema: str, parser: str
+) -> FileResult:
+    """Lint a fleet's ``nexo-plugins.toml`` or lock against its schema (not as a manifest)."""
+    from nexo_pkg.manifest.schema_lint import lint_against_schema  # noqa: PLC0415 - rare path
+
+    found = _filtered(lint_against_schema(text, schema, path=path).diagnostics, options)
+    return FileResult(path, tuple(unsuppressed(text, found)), text, parser)
 
 
 _POLICY_ROOT_KEY = re.compile(r"^\s*(?:schema_version\s*=|\[\[\s*authors\s*\]\])", re.MULTILINE)

@@ -30,6 +30,8 @@ Parser = Literal[
     "extensions-config",
     "agents-config",
     "trust-policy",
+    "fleet-wanted-set",
+    "fleet-lock",
 ]
 
 PARSER_DESCRIPTIONS: dict[str, str] = {
@@ -43,6 +45,8 @@ PARSER_DESCRIPTIONS: dict[str, str] = {
     "the microapps it discovers",
     "agents-config": "the daemon's agents.yaml: each agent's keys and its microapp settings",
     "trust-policy": "trust policy, checked with the rules of trusted_keys.toml",
+    "fleet-wanted-set": "a fleet's wanted set (nexo-plugins.toml), checked against its JSON Schema",
+    "fleet-lock": "a fleet's lock file (nexo-plugins.lock), checked against its JSON Schema",
 }
 """What ``nexo plugin lint`` says about each parser's rules (text and ``--json``)."""
 

@@ -5,10 +5,11 @@ negotiated encoding (docs/editors.md, "Positions"). pygls's
 :class:`~pygls.workspace.PositionCodec` counts code units; this module adds offsets into the
 text, clamping of out-of-range input, and the engine's 1-based spans.
 
-Lines are split on ``\\n`` only (a trailing ``\\r`` stays at the end of its line and never
-precedes a column that matters), because that is what TOML and LSP clients count as a line
-break; ``str.splitlines`` would also split on characters such as U+2028 that may appear inside
-TOML strings.
+Lines end where the LSP specification says a client ends them: at ``\\n``, ``\\r\\n`` or a
+lone ``\\r`` (not at characters such as U+2028, which ``str.splitlines`` would also split on and
+which may appear inside TOML strings). The engine's spans are counted as the file's reader
+counts lines: YAML as LSP does, TOML at ``\\n`` only (a lone ``\\r`` is no line break there);
+a span is converted through its offset into the text, so both counts meet.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cache
-from itertools import accumulate
 from typing import Literal, cast
 
 from pygls.workspace import PositionCodec
 
-from nexo_pkg.core.diagnostics import Span
+from nexo_pkg.core.diagnostics import Position, Span
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
 
@@ -35,9 +35,11 @@ __all__ = [
     "normalise_encoding",
 ]
 
-# What an LSP client counts as a line break when it sends a range (the specification's
-# "\n", "\r\n" and "\r"), whatever TOML allows in the text.
+# What an LSP client counts as a line break (the specification's "\n", "\r\n" and "\r"),
+# whatever TOML allows in the text.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# Where the TOML reader, and so the engine's spans in a TOML file, end a line.
+_LINE_FEED = re.compile(r"\n")
 
 
 def normalise_encoding(name: str | None) -> Encoding:
@@ -75,10 +77,18 @@ class LineIndex:
     character and a careless client are all normal for an editor.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, *, engine_lines: Literal["toml", "lsp"] = "toml") -> None:
         self.text = text
-        self.lines = text.split("\n")
-        self.line_starts = [0, *accumulate(len(line) + 1 for line in self.lines[:-1])]
+        breaks = list(_LINE_BREAK.finditer(text))
+        self.line_starts = [0, *(found.end() for found in breaks)]
+        ends = [*(found.start() for found in breaks), len(text)]
+        self.lines = [text[start:end] for start, end in zip(self.line_starts, ends, strict=True)]
+        # The line starts of the engine's spans: TOML's own (``\n`` only) or the same as LSP's.
+        self._engine_starts = (
+            self.line_starts
+            if engine_lines == "lsp"
+            else [0, *(found.end() for found in _LINE_FEED.finditer(text))]
+        )
 
     def _clamp(self, line: int, column: int) -> tuple[int, int]:
         if line < 0:
@@ -124,15 +134,26 @@ class LineIndex:
         return self.line_starts[line] + column
 
     def line_column(self, offset: int) -> tuple[int, int]:
-        """The 0-based line and code-point column of an index into :attr:`text` (clamped)."""
+        """The 0-based line and code-point column of an index into :attr:`text` (clamped; an
+        index inside a ``\\r\\n`` is the end of its line)."""
         offset = max(0, min(offset, len(self.text)))
         line = bisect_right(self.line_starts, offset) - 1
-        return line, offset - self.line_starts[line]
+        return line, min(offset - self.line_starts[line], len(self.lines[line]))
+
+    def engine_offset(self, position: Position) -> int:
+        """The index into :attr:`text` of an engine position (1-based, lines as the file's
+        reader counts them); a column past the end of its line is the end of that line."""
+        starts = self._engine_starts
+        line = min(max(position.line - 1, 0), len(starts) - 1)
+        end = starts[line + 1] - 1 if line + 1 < len(starts) else len(self.text)
+        return starts[line] + max(0, min(position.column - 1, end - starts[line]))
 
     def span_to_client(self, span: Span, encoding: Encoding) -> ClientRange:
         """Convert an engine :class:`Span` (1-based, code points) to an LSP range."""
-        start = self.to_client(span.start.line - 1, span.start.column - 1, encoding)
-        end = self.to_client(span.end.line - 1, span.end.column - 1, encoding)
+        start, end = (
+            self.to_client(*self.line_column(self.engine_offset(position)), encoding)
+            for position in (span.start, span.end)
+        )
         return ClientRange(start, max(end, start))
 
 

@@ -20,7 +20,7 @@ import posixpath
 import re
 import sys
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,7 +42,7 @@ from pygls.uris import to_fs_path
 from nexo_pkg import __version__
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.lint.config import LintSettings
+from nexo_pkg.lint.config import CONFIG_FILES, LintSettings
 from nexo_pkg.lint.daemon_files import config_kind
 from nexo_pkg.lint.discovery import shadowing_manifest
 from nexo_pkg.lint.engine import lint_bytes, lint_config_source, lint_source, note_shadowed
@@ -81,6 +81,10 @@ SCHEMA_ONLY_FILES = {
     "nexo-plugins.toml": "nexo-plugins.schema.json",
     "nexo-plugins.lock": "nexo-plugins.lock.schema.json",
 }
+
+#: The files on disk whose change can change an open document's findings: the lint config
+#: files, and the manifests whose presence beside another one makes it shadowed (NX006).
+WATCHED_NAMES = (*CONFIG_FILES, CANONICAL_MANIFEST_NAME, COMPANION_MANIFEST_NAME)
 
 DocumentKind = Literal[
     "manifest", "policy", "nexo-plugins.toml", "nexo-plugins.lock", "daemon-config"
@@ -130,9 +134,26 @@ def manifest_options(path: str) -> LintOptions | None:
         return None
 
 
+def excluded(path: str) -> bool:
+    """Whether the ``exclude`` of the nearest config file (read afresh) skips the file at
+    ``path``, as ``nexo plugin lint --force-exclude`` skips a file it is named (an editor
+    names every file it opens, as pre-commit does; ruff's server does the same)."""
+    file = Path(path)
+    if not file.is_absolute():
+        return False
+    try:
+        return LintSettings(Path.cwd()).excluded(file)
+    except NexoError as error:
+        logger.warning("lint settings for %s: %s", path, error.message)
+        return False
+
+
 def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...]:
-    """Lint ``text`` with the linter for ``kind``, as ``nexo plugin lint`` lints the file at
-    ``path``: a manifest the daemon ignores for another one beside it gets its warning too."""
+    """Lint ``text`` with the linter for ``kind``, as ``nexo plugin lint --force-exclude``
+    lints the file at ``path``: nothing for a file the lint config excludes, and a manifest
+    the daemon ignores for another one beside it gets its warning too."""
+    if excluded(path):
+        return ()
     found = _lint_text(kind, text, path)
     used = (
         shadowing_manifest(Path(path)) if kind == "manifest" and Path(path).is_absolute() else None
@@ -152,16 +173,21 @@ def _lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ..
     """
     if text.startswith(BYTE_ORDER_MARK):
         return tuple(_after_mark(item) for item in _lint_text(kind, text[1:], path))
-    if kind in ("manifest", "policy"):
-        # The command names a trust policy by its file name too, and applies the settings.
-        raw = text.encode("utf-8", "surrogatepass")
-        return lint_bytes(raw, path=path, options=manifest_options(path)).diagnostics
     if kind == "daemon-config":
         result = lint_config_source(text, path=path, options=manifest_options(path))
         return () if result is None else result.diagnostics
-    from nexo_pkg.manifest.schema_lint import lint_against_schema  # noqa: PLC0415
+    # The command picks the linter of a trust policy and of a fleet's files by their names
+    # too (a fleet file against its schema), and applies the settings.
+    raw = text.encode("utf-8", "surrogatepass")
+    return lint_bytes(raw, path=_named_as(kind, path), options=manifest_options(path)).diagnostics
 
-    return lint_against_schema(text, SCHEMA_ONLY_FILES[kind], path=path).diagnostics
+
+def _named_as(kind: DocumentKind, path: str) -> str:
+    """``path``, or for a fleet file whose URI is not a ``file:`` one (``untitled:…``, whose
+    path does not end in the name), its bare name: the command picks the linter by it."""
+    if kind in SCHEMA_ONLY_FILES and Path(path).name != kind:
+        return kind
+    return path
 
 
 def _mark_as_space(text: str) -> str:
@@ -225,7 +251,7 @@ def _diagnostic_data(diagnostic: Diagnostic, index: LineIndex) -> dict[str, str]
         # No fix for lint --fix (a rename onto a name already there), yet the editor may
         # offer another (the removal of a variable): the name is carried all the same.
         start, end = (
-            index.offset(position.line - 1, position.column - 1)
+            index.engine_offset(position)
             for position in (diagnostic.span.start, diagnostic.span.end)
         )
         subject = subject_at(index.text, start, end, rule_of(diagnostic.code, diagnostic.name))
@@ -320,8 +346,17 @@ class _Protocol(LanguageServerProtocol):
         """Whether the client closed its end of the output."""
         return isinstance(self.writer, _QuietWriter) and self.writer.gone
 
-    #: The status the process ends with: LSP's 1 for an ``exit`` before ``shutdown``.
-    exit_code = 0
+    #: The status ``exit`` asked for: LSP's 1 when no ``shutdown`` came first; ``None`` until
+    #: an ``exit`` is read.
+    exit_code: int | None = None
+
+    @property
+    def final_status(self) -> int:
+        """The status the process ends with: the ``exit``'s, or, when the input ended without
+        one, 0 after a ``shutdown`` and 1 without (the client went away mid-session)."""
+        if self.exit_code is not None:
+            return self.exit_code
+        return 0 if self._shutdown else 1
 
     def handle_message(self, message: Any) -> None:
         """Hand ``message`` on, except as JSON-RPC and LSP say for a message that is not one,
@@ -334,6 +369,8 @@ class _Protocol(LanguageServerProtocol):
         ``shutdown`` a request is answered ``-32600`` (invalid request) instead of never
         (pygls drops it, and the client would wait for ever).
         """
+        if isinstance(message, dict) and message.get("method") == _REFUSED:
+            return  # the reader has answered it (CappedReader)
         if not _is_message(message):
             self._refuse_invalid(message)
             return
@@ -517,6 +554,46 @@ class NexoLanguageServer(LanguageServer):
 
         task.add_done_callback(forget)
 
+    def watch_files_on_disk(self) -> None:
+        """Ask the client to report changes of the files on disk a lint reads besides the
+        document (:data:`WATCHED_NAMES`), when it can register watchers dynamically; a client
+        that cannot is left alone (the next edit or save re-lints)."""
+        capabilities = self.client_capabilities.workspace
+        watched = capabilities.did_change_watched_files if capabilities is not None else None
+        if watched is None or not watched.dynamic_registration:
+            return
+        registration = types.Registration(
+            id="nexo-lint-inputs",
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                watchers=[
+                    types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in WATCHED_NAMES
+                ]
+            ),
+        )
+
+        def done(error: Any) -> None:
+            if error is not None:
+                logger.warning("the client refused the file watchers: %s", error)
+
+        self.client_register_capability(
+            types.RegistrationParams(registrations=[registration]), callback=done
+        )
+
+    def files_changed_on_disk(self, changes: Sequence[types.FileEvent]) -> None:
+        """Lint every open nexo document again now when one of the ``changes`` is to a file a
+        lint reads besides the document (:data:`WATCHED_NAMES`)."""
+        names = {posixpath.basename(unquote(urlparse(change.uri).path)) for change in changes}
+        if names & set(WATCHED_NAMES):
+            self.relint_open_documents()
+
+    def relint_open_documents(self) -> None:
+        """Lint every open nexo document again now (a file it depends on changed on disk)."""
+        # Under the URI the client opened it with (the workspace keys them unquoted).
+        for document in list(self.workspace.text_documents.values()):
+            if document_kind(document.uri) is not None:
+                self.schedule_lint(document.uri, 0)
+
     def cancel_lint(self, uri: str) -> None:
         """Drop the pending lint of ``uri``, if any (the document closed)."""
         previous = self._pending.pop(uri, None)
@@ -559,7 +636,10 @@ class NexoLanguageServer(LanguageServer):
     @staticmethod
     def _diagnose(snapshot: _Snapshot, encoding: Encoding) -> list[types.Diagnostic]:
         found = lint_text(snapshot.kind, snapshot.text, _document_path(snapshot.uri))
-        index = LineIndex(snapshot.text)
+        # The YAML reader ends lines where LSP does; TOML's reader at line feeds only.
+        index = LineIndex(
+            snapshot.text, engine_lines="lsp" if snapshot.kind == "daemon-config" else "toml"
+        )
         return [to_lsp_diagnostic(item, index, encoding) for item in found]
 
     def warm_up(self) -> None:
@@ -633,6 +713,14 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
     def initialized(ls: NexoLanguageServer, params: types.InitializedParams) -> None:
         del params
         ls.warm_up()
+        ls.watch_files_on_disk()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    @_guarded
+    def did_change_watched_files(
+        ls: NexoLanguageServer, params: types.DidChangeWatchedFilesParams
+    ) -> None:
+        ls.files_changed_on_disk(params.changes)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -791,6 +879,36 @@ MAX_HEADER_LINE_BYTES = 64 * 1024
 _CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\S*)[ \t]*\r?\n?\Z", re.IGNORECASE)
 
 
+#: What the reader hands pygls in place of a body it refused itself: a notification the
+#: protocol drops without a word (:meth:`_Protocol.handle_message`).
+_REFUSED = "$/nexo/refused"
+_REFUSED_BODY = json.dumps({"jsonrpc": "2.0", "method": _REFUSED}).encode()
+_CONSTANT_WORDS = (b"NaN", b"Infinity")
+
+
+class _NonJsonConstantError(ValueError):
+    """Python's JSON reader met ``NaN``, ``Infinity`` or ``-Infinity``."""
+
+
+def _refuse_constant(word: str) -> Any:
+    raise _NonJsonConstantError(word)
+
+
+def _non_json_constant(body: bytes) -> str | None:
+    """The first ``NaN``/``Infinity``/``-Infinity`` literal of ``body`` (Python's JSON reader
+    takes them, RFC 8259 has no such values), or ``None``. Only a body that spells one of the
+    words somewhere (a string may) is read a second time, strictly."""
+    if not any(word in body for word in _CONSTANT_WORDS):
+        return None
+    try:
+        json.loads(body, parse_constant=_refuse_constant)
+    except _NonJsonConstantError as found:
+        return str(found)
+    except (ValueError, RecursionError):
+        return None  # not JSON for another reason: pygls's reader answers that
+    return None
+
+
 class CappedReader:
     """stdin for pygls's reader with a cap on what one message may ask it to read.
 
@@ -801,7 +919,10 @@ class CappedReader:
     The ``Content-Length`` header is handed to pygls in the one spelling it reads
     (``Content-Length: N``), whatever the case and spacing the client used. One whose value
     is not a number is answered with a parse error (``-32700``, no id); that message is lost,
-    and the next one is read again from its header.
+    and the next one is read again from its header. So is a ``Content-Length: 0`` (an empty
+    body is no JSON text) and a body with a ``NaN``, ``Infinity`` or ``-Infinity`` literal,
+    which Python's JSON reader would take (RFC 8259, which JSON-RPC builds on, has no such
+    values); the session goes on.
     """
 
     def __init__(self, stream: BinaryIO, output: BinaryIO, *, limit: int = MAX_MESSAGE_BYTES):
@@ -815,18 +936,29 @@ class CappedReader:
         if found is None:
             return line
         value = found.group(1)
-        if value.isdigit():
+        if value.isdigit() and int(value) > 0:
             return b"Content-Length: %s\r\n" % value
-        logger.error("unreadable Content-Length header %r: the message is skipped", line[-80:])
-        self._refuse(-32700, "the Content-Length header is not a number of bytes")
+        if value.isdigit():
+            # An empty body is no JSON text; pygls would skip it without a word.
+            logger.error("a message of 0 bytes is refused")
+            self._refuse(-32700, "the message is empty, which is not JSON")
+        else:
+            logger.error("unreadable Content-Length header %r: the message is skipped", line[-80:])
+            self._refuse(-32700, "the Content-Length header is not a number of bytes")
         return b"X-Unreadable-Header: skipped\r\n"
 
     def read(self, size: int) -> bytes:
-        if size <= self.limit:
-            return self.stream.read(size)
-        logger.error("refusing a message of %d bytes (limit %d)", size, self.limit)
-        self._refuse(-32600, f"message of {size} bytes exceeds the {self.limit}-byte limit")
-        return b""
+        if size > self.limit:
+            logger.error("refusing a message of %d bytes (limit %d)", size, self.limit)
+            self._refuse(-32600, f"message of {size} bytes exceeds the {self.limit}-byte limit")
+            return b""
+        body = self.stream.read(size)
+        constant = _non_json_constant(body)
+        if constant is None:
+            return body
+        logger.error("a message with %s, which is not JSON, is refused", constant)
+        self._refuse(-32700, f"the message is not JSON: {constant} is not a JSON value")
+        return _REFUSED_BODY
 
     def _refuse(self, code: int, message: str) -> None:
         """Write a JSON-RPC error with a null id (no request can be named) to the client."""
@@ -841,7 +973,7 @@ class CappedReader:
 def serve(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> int:
     """Run the language server on stdin/stdout until the client says ``exit`` (or closes
     stdin); return the exit status: 1 for an ``exit`` that no ``shutdown`` preceded, as LSP
-    says, else 0."""
+    says, and for input that ends with neither, else 0."""
     output = sys.stdout.buffer
     descriptor = output.fileno()
     # pygls only calls readline() and read(n), which is all CappedReader offers.
@@ -855,4 +987,4 @@ def serve(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> int:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, descriptor)
             os.close(devnull)
-    return protocol.exit_code
+    return protocol.final_status

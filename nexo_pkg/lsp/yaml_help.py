@@ -12,6 +12,7 @@ daemon's microapp host reads (the rest of an agent is the daemon's business, not
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,6 +24,8 @@ __all__ = ["complete_yaml", "hover_yaml", "yaml_navigator"]
 # `  - - name: value`: the indentation, the item dashes, the key, what follows the colon.
 _LINE = re.compile(r"^(?P<indent> *)(?P<dashes>(?:- +)*)(?P<key>[A-Za-z0-9_][A-Za-z0-9_.-]*)?")
 _AFTER_KEY = re.compile(r" *:(?= |$)")
+# Where YAML, and an LSP client, end a line.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 #: What the daemon's microapp host reads of ``agents.yaml`` (and ``agents.d/*.yaml``).
 AGENTS_SCHEMA: dict[str, Any] = {
@@ -92,12 +95,9 @@ def _read_line(start: int, raw: str) -> _Line:
 
 
 def _lines(text: str) -> list[_Line]:
-    found: list[_Line] = []
-    start = 0
-    for raw in text.split("\n"):
-        found.append(_read_line(start, raw))
-        start += len(raw) + 1
-    return found
+    starts = [0, *(found.end() for found in _LINE_BREAK.finditer(text))]
+    ends = [*(found.start() for found in _LINE_BREAK.finditer(text)), len(text)]
+    return [_read_line(start, text[start:end]) for start, end in zip(starts, ends, strict=True)]
 
 
 def _parents(lines: list[_Line], row: int, column: int) -> tuple[str, ...] | None:
@@ -125,7 +125,7 @@ def _parents(lines: list[_Line], row: int, column: int) -> tuple[str, ...] | Non
 
 def _locate(text: str, offset: int) -> tuple[list[_Line], int, int]:
     lines = _lines(text)
-    row = max(0, text.count("\n", 0, offset))
+    row = max(0, bisect_right([line.start for line in lines], offset) - 1)
     return lines, row, offset - lines[row].start
 
 

@@ -219,16 +219,20 @@ def with_overrides(
     signer_workflow: str | None,
     mode: str | None,
     allow_republish: bool,
+    predicate_type: str | None = None,
 ) -> AuthorPolicy:
     """``author`` with what the flags set; :class:`UsageError` for a mode not in
-    :data:`~nexo_pkg.trust.policy.MODES`."""
+    :data:`~nexo_pkg.trust.policy.MODES`, or an empty predicate type."""
     if mode is not None and mode not in MODES:
         raise UsageError(f"--mode must be one of {', '.join(MODES)}")
+    if predicate_type is not None and not predicate_type.strip():
+        raise UsageError("--predicate-type takes a predicate type URI, not an empty string")
     changes: dict[str, Any] = {
         "oidc_issuer": issuer,
         "signer_workflow": signer_workflow,
         "mode": mode,
         "allow_republish": allow_republish or None,
+        "predicate_type": predicate_type,
     }
     return replace(author, **{key: value for key, value in changes.items() if value is not None})
 

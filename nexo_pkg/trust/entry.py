@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import shlex
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -48,7 +49,7 @@ from nexo_pkg.trust.material import (
     read_material,
     split_bundles,
 )
-from nexo_pkg.trust.policy import Mode, TrustPolicy
+from nexo_pkg.trust.policy import AuthorPolicy, Mode, TrustPolicy
 
 
 @dataclass(frozen=True)
@@ -250,7 +251,11 @@ def _with_remedy(
     error: SignerUntrustedError, policy: TrustPolicy, owner: str | None, repo: str | None
 ) -> SignerUntrustedError:
     """``error`` naming the policy file and the command and entry that would trust the signer
-    it saw (nothing is suggested for a signature bound to another release)."""
+    it saw (nothing is suggested for a signature bound to another release). Every remedy
+    printed works when followed: the entry accepts the attestation's predicate type, a
+    pasted entry is said to go before an earlier one of the owner that would hide it, and
+    where no entry added beside an earlier one would be read, that entry is named instead.
+    A verdict of ``trust verify --owner/--repo`` (no policy file decides) names the flags."""
     if error.details.get("bound"):
         return error
     claims = error.details.get("claims") or {}
@@ -269,25 +274,75 @@ def _with_remedy(
         trust_add_command,
     )
 
+    predicate_type = error.details.get("predicate_type")
     suggestion = suggest_author(
-        identity=error.identity, issuer=error.issuer, claims=claims, owner=owner, repo=repo
+        identity=error.identity,
+        issuer=error.issuer,
+        claims=claims,
+        owner=owner,
+        repo=repo,
+        predicate_type=predicate_type if isinstance(predicate_type, str) else None,
     )
     if suggestion is None:
         return error
-    command = trust_add_command(suggestion, repo=repo, policy_path=policy.source)
+    path = policy.source or policy.location
+    if path is None:
+        return _with_flags_remedy(error, policy, suggestion)
+    hiding = next((a for a in policy.authors if a.covers(suggestion)), None)
+    if hiding is not None and suggestion.covers(hiding):
+        # Hidden wherever it goes (or already there): `trust add` would refuse or change
+        # nothing, and a pasted copy would be ignored. Only that entry can be changed.
+        scope = f"{suggestion.owner}/{', '.join(suggestion.repos or ())}".rstrip("/")
+        return SignerUntrustedError(
+            f"{error.message}. Policy: {_policy_name(policy)}. The [[authors]] entry for "
+            f"{hiding.owner} at line {hiding.line} decides for {scope}, so an entry added "
+            "beside it would be ignored: to trust this signer, change that entry",
+            identity=error.identity,
+            issuer=error.issuer,
+            details={**error.details, "policy": _policy_name(policy), "entry_line": hiding.line},
+        )
+    command = trust_add_command(suggestion, repo=repo, policy_path=path)
     message = (
         f"{error.message}. Policy: {_policy_name(policy)}. To trust this signer, run: {command}"
     )
+    details = {
+        **error.details,
+        "policy": _policy_name(policy),
+        "trust_command": command,
+        "entry": author_entry_toml(suggestion),
+    }
+    if hiding is not None:
+        # The first entry for an owner decides: appended after this one, it would be ignored.
+        details["entry_before_line"] = hiding.line
     return SignerUntrustedError(
-        message,
+        message, identity=error.identity, issuer=error.issuer, details=details
+    )
+
+
+def _with_flags_remedy(
+    error: SignerUntrustedError, policy: TrustPolicy, suggestion: AuthorPolicy
+) -> SignerUntrustedError:
+    """``error`` of a check the flags decide (``trust verify --owner/--repo``, no policy file):
+    the flags that would trust the signer, when naming its issuer or the reusable workflow
+    that signed is all it takes (a policy entry would not change that verdict)."""
+    flags = policy.authors[0] if len(policy.authors) == 1 else None
+    if flags is None or flags.identity is not None or suggestion.identity_regexp is None:
+        return error  # no flags at all, a pinned signer, or no workflow signed
+    if suggestion.predicate_type is not None:
+        return error  # no flag of `trust verify` accepts another predicate type
+    words: list[str] = []
+    if suggestion.oidc_issuer != flags.oidc_issuer:
+        words += ["--oidc-issuer", suggestion.oidc_issuer]
+    if suggestion.signer_workflow is not None and flags.signer_workflow is None:
+        words += ["--signer-workflow", suggestion.signer_workflow]
+    if not words:
+        return error
+    flag_text = shlex.join(words)
+    return SignerUntrustedError(
+        f"{error.message}. To trust this signer, pass: {flag_text}",
         identity=error.identity,
         issuer=error.issuer,
-        details={
-            **error.details,
-            "policy": _policy_name(policy),
-            "trust_command": command,
-            "entry": author_entry_toml(suggestion),
-        },
+        details={**error.details, "trust_flags": flag_text},
     )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.terminal import toml_string
-from nexo_pkg.trust.policy import GITHUB_ACTIONS_ISSUER, AuthorPolicy
+from nexo_pkg.trust.policy import GITHUB_ACTIONS_ISSUER, SLSA_PROVENANCE_V1, AuthorPolicy
 
 _RE2_SPECIAL = set(".^$*+?()[]{}|\\")
 
@@ -47,12 +47,14 @@ def suggest_author(
     claims: Mapping[str, Any],
     owner: str | None,
     repo: str | None,
+    predicate_type: str | None = None,
 ) -> AuthorPolicy | None:
     """The narrowest author entry that trusts this signer for ``owner/repo`` (``None`` when
     nothing names an owner, or the signer was built outside ``owner``): a GitHub Actions
     signer gets an anchored pattern for any tag of its workflow, the repository in ``repos``,
     and, when a reusable workflow signed for the repository, the starting workflow as
-    identity and the reusable one as ``signer_workflow``.
+    identity and the reusable one as ``signer_workflow``; an attestation of another
+    ``predicate_type`` than SLSA provenance v1 (an entry's default) gets it named.
     """
     if not identity:
         return None
@@ -90,6 +92,7 @@ def suggest_author(
         oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
         repos=(repo_name,) if repo_name else None,
         signer_workflow=signer_workflow if is_workflow else None,
+        predicate_type=predicate_type if predicate_type != SLSA_PROVENANCE_V1 else None,
     )
 
 
@@ -120,6 +123,8 @@ def trust_add_command(author: AuthorPolicy, *, repo: str | None, policy_path: Pa
         words += ["--oidc-issuer", author.oidc_issuer]
     if author.signer_workflow is not None:
         words += ["--signer-workflow", author.signer_workflow]
+    if author.predicate_type is not None:
+        words += ["--predicate-type", author.predicate_type]
     if policy_path is not None:
         words += ["--trusted-keys", str(policy_path)]
     return shlex.join(words)

@@ -274,6 +274,29 @@ def test_bad_colour_is_a_usage_error() -> None:
     assert "auto, always, never" in result.stderr
 
 
+@pytest.mark.parametrize(
+    "wrong", [["--color", "sometimes"], ["-q", "-v"], ["--verbose", "--quiet"]]
+)
+def test_a_shared_option_used_wrongly_is_the_same_usage_error_on_every_command(
+    wrong: list[str], tmp_path: Path
+) -> None:
+    """`lint`, `list` and `sync` parse their own arguments: a shared option used wrongly
+    still gets the line and the --json document every other command gives for it."""
+    env = base_env(NEXO_HOME=str(tmp_path / "home"))
+    seen = set()
+    for command in (["lint"], ["list"], ["sync"], ["verify"]):
+        result = nexo("plugin", *command, "--json", *wrong, env=env, cwd=tmp_path)
+        assert result.code == 2, result.stderr
+        [line] = result.stderr.splitlines()
+        assert line.endswith(f"Run 'nexo plugin {command[0]} -h' for help."), line
+        document = json.loads(result.stdout)
+        assert document["kind"] == "usage"
+        assert line == f"error: {document['error']}. Run 'nexo plugin {command[0]} -h' for help."
+        seen.add(document["error"])
+    assert len(seen) == 1, seen
+    assert not (tmp_path / "home").exists()
+
+
 # -- exit codes and streams -----------------------------------------------------------------
 
 

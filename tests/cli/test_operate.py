@@ -116,6 +116,34 @@ def test_outdated_unreachable_source_goes_on(home: Path, server: GitHubServer) -
     assert by_id["world"]["status"] == "current"
 
 
+def test_a_plugin_outdated_and_upgrade_all_fail_on_is_one_error_line_with_its_kind(
+    home: Path, server: GitHubServer
+) -> None:
+    """A plugin `outdated` could not check and one `upgrade --all` could not upgrade each get
+    the `error:` line every failure has, shaped as `sync` says one: `error: ID: MESSAGE
+    [KIND]`, with --quiet and --json too (beside the one document)."""
+    for plugin_id in ("hello", "world"):
+        server.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))
+        assert nexo("plugin", "install", f"acme/{plugin_id}", in_process=True)[0] == 0
+    server.fail(status=500, times=None, path_contains="/repos/acme/hello/")
+    for command in (["outdated"], ["upgrade", "--all", "--yes"]):
+        for extra in ([], ["-q"], ["--json"]):
+            code, out, err = nexo("plugin", *command, *extra, in_process=True)
+            assert code == 1, err
+            errors = [line for line in err.splitlines() if line.startswith("error:")]
+            assert len(errors) == 1, (command, extra, err)
+            assert errors[0].startswith("error: hello: latest release of acme/hello: HTTP 500")
+            assert errors[0].endswith(" [network]"), errors[0]
+            assert "error: world" not in err
+            if extra == ["--json"]:
+                document = json.loads(out)
+                assert document["ok"] is False
+                [failed] = [entry for entry in document["plugins"] if entry["id"] == "hello"]
+                # outdated nests the failure document under `error`; upgrade --all lists it.
+                reported = failed["error"] if command == ["outdated"] else failed
+                assert reported["kind"] == "network"
+
+
 def test_outdated_unknown_id(home: Path, server: GitHubServer) -> None:
     code, out, err = nexo("plugin", "outdated", "ghost", "--json", in_process=True)
     assert code == 1

@@ -159,7 +159,13 @@ CASES: dict[str, tuple[list[str], int, str, bool, str | None]] = {
         "network",
     ),
     "upgrade-refused": (["upgrade", "hello"], 1, rf"^error: .*{REFUSED}", True, "network"),
-    "upgrade-all-refused": (["upgrade", "--all"], 1, rf"^error: hello: .*{REFUSED}", True, None),
+    "upgrade-all-refused": (
+        ["upgrade", "--all"],
+        1,
+        rf"^error: hello: .*{REFUSED}.* \[network\]$",
+        True,
+        None,
+    ),
     "list-dest-file": (
         ["list", "--dest", "bad.toml"],
         2,
@@ -176,7 +182,13 @@ CASES: dict[str, tuple[list[str], int, str, bool, str | None]] = {
     ),
     "verify-changed": (["verify"], 1, r"^CHANGED +weather 1\.0\.0", True, None),
     "sbom-unknown": (["sbom", "nosuch"], 1, r"^error: plugin 'nosuch' is not", False, None),
-    "outdated-refused": (["outdated"], 1, rf"^  hello: network: .*{REFUSED}", True, None),
+    "outdated-refused": (
+        ["outdated"],
+        1,
+        rf"^error: hello: .*{REFUSED}.* \[network\]$",
+        True,
+        None,
+    ),
     "rollback-nothing": (
         ["rollback", "hello", "--yes"],
         1,

@@ -101,3 +101,84 @@ def test_stdin_fix_says_what_it_fixed_as_for_a_file(tmp_path: Path) -> None:
     quiet = nexo(*fix, "-q", "--stdin", cwd=tmp_path, stdin=source.encode())
     assert quiet.stderr == ""
     assert quiet.stdout == from_stdin.stdout
+
+
+FLEET_FILES = {
+    "nexo-plugins.toml": (
+        '[plugins.slack]\nsource = "lordmacu/nexo-plugin-slack"\nversion = "^0.3"\nbogus = 1\n',
+        "fleet-wanted-set",
+    ),
+    "nexo-plugins.lock": ('lock_version = "one"\n', "fleet-lock"),
+}
+
+
+def test_fleet_files_are_linted_against_their_schemas_by_the_command_and_the_server(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    """`nexo plugin lint nexo-plugins.toml` checked the wanted set as a plugin manifest
+    (`missing required table [plugin]`) while the language server checked it against the
+    fleet schema; both now check a fleet's files against their schemas, with equal
+    findings, from a file or from standard input."""
+    reports = {}
+    for name, (text, parser) in FLEET_FILES.items():
+        (tmp_path / name).write_text(text, "utf-8")
+        args = ("plugin", "lint", "--format", "json")
+        from_file = nexo(*args, name, cwd=tmp_path)
+        from_stdin = nexo(
+            *args, "--stdin", "--stdin-filename", name, cwd=tmp_path, stdin=text.encode()
+        )
+        assert from_stdin.stdout == from_file.stdout
+        assert from_file.code == 1
+        [report] = json.loads(from_file.stdout)["files"]
+        assert report["parser"] == parser
+        assert "NX010" not in [item["code"] for item in report["diagnostics"]]
+        reports[name] = report["diagnostics"]
+    assert [item["code"] for item in reports["nexo-plugins.toml"]] == ["NX011"]
+    assert [item["code"] for item in reports["nexo-plugins.lock"]] == ["NX012", "NX013"]
+
+    async def scenario(session: LspSession) -> None:
+        for name, (text, _) in FLEET_FILES.items():
+            uri = session.open(tmp_path / name, text)
+            published = await session.diagnostics(uri, version=1)
+            found = [
+                (item.code, item.message, item.range.start.line + 1,
+                 item.range.start.character + 1, item.range.end.line + 1,
+                 item.range.end.character + 1)
+                for item in published.diagnostics
+            ]  # fmt: skip
+            expected = [
+                (item["code"], item["message"], item["range"]["start"]["line"],
+                 item["range"]["start"]["column"], item["range"]["end"]["line"],
+                 item["range"]["end"]["column"])
+                for item in reports[name]
+            ]  # fmt: skip
+            assert found == expected
+
+    shared_server.run(scenario)
+
+
+def test_a_document_the_lint_config_excludes_gets_no_diagnostics(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    """An editor names every file it opens, as pre-commit does: the server applies the
+    config's `exclude` as `lint --force-exclude` does (and ruff's server), so a vendored
+    manifest the project skips shows no findings; it used to show every one of them."""
+    (tmp_path / ".nexo.toml").write_text('[lint]\nexclude = ["vendor"]\n', "utf-8")
+    vendored = tmp_path / "vendor" / "x" / "nexo-plugin.toml"
+    vendored.parent.mkdir(parents=True)
+    vendored.write_text(SHADOWED, "utf-8")
+    kept = tmp_path / "nexo-plugin.toml"
+    kept.write_text(SHADOWED, "utf-8")
+    args = ("plugin", "lint", "--format", "json", "--force-exclude", "--stdin")
+    for path, expected in ((vendored, []), (kept, ["NX010", "NX010", "NX010"])):
+        report = nexo(*args, "--stdin-filename", str(path), cwd=tmp_path, stdin=SHADOWED.encode())
+        files = json.loads(report.stdout)["files"]
+        assert [item["code"] for file in files for item in file["diagnostics"]] == expected
+
+    async def scenario(session: LspSession) -> None:
+        for path, expected in ((vendored, []), (kept, ["NX010", "NX010", "NX010"])):
+            uri = session.open(path, SHADOWED)
+            published = await session.diagnostics(uri, version=1)
+            assert [item.code for item in published.diagnostics] == expected
+
+    shared_server.run(scenario)

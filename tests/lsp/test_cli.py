@@ -38,11 +38,12 @@ def test_usage_errors_exit_2_without_a_traceback(args: list[str]) -> None:
 
 
 def test_closed_stdin_ends_the_server() -> None:
-    """An editor that dies without `shutdown` must not leave the server running."""
+    """An editor that dies without `shutdown` must not leave the server running; the server
+    ends with 1, the status of an `exit` that no `shutdown` preceded."""
     done = subprocess.run(
         [*COMMAND, "--stdio"], input=b"", capture_output=True, check=False, timeout=60
     )
-    assert done.returncode == 0
+    assert done.returncode == 1
     assert done.stdout == b""
     assert b"Traceback" not in done.stderr
 

@@ -209,3 +209,23 @@ def test_hover_and_quick_fixes_read_past_a_byte_order_mark(
         assert "NX113" not in {str(item.code) for item in fixed.diagnostics}
 
     shared_server.run(scenario)
+
+
+def test_a_lone_carriage_return_in_toml_ends_the_line_for_the_range(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    """TOML has no lone-CR line end, so the command reports the CR as a syntax error on the
+    line it counts; in the editor, which ends line 1 there (LSP), the finding runs from the
+    CR to the start of line 2, not past the end of line 1."""
+    text = MANIFEST.replace("[plugin]\n", "[plugin]\n# a\rb\n", 1)
+    path = tmp_path / "nexo-plugin.toml"
+    path.write_bytes(text.encode("utf-8"))
+    [finding] = lint_file(path).diagnostics
+    assert (finding.code, finding.span.start.line, finding.span.start.column) == ("NX001", 2, 4)
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(path, text)
+        published = await session.diagnostics(uri, version=1)
+        assert _codes_and_ranges(published) == [("NX001", (1, 3), (2, 0))]
+
+    shared_server.run(scenario)

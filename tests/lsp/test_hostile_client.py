@@ -150,7 +150,8 @@ def test_a_huge_content_length_is_refused_and_the_server_stops(
     answer = response_to(server.stdout, None)
     assert answer["error"]["code"] == -32600
     _, err = server.communicate(timeout=30)
-    assert server.returncode == 0
+    # The session ended without `shutdown`: not a clean end (LSP's status 1).
+    assert server.returncode == 1
     assert b"MemoryError" not in err
     assert b"Traceback" not in err
 
@@ -412,7 +413,6 @@ def _raw(body: bytes) -> bytes:
         (b'{"jsonrpc": "2.0", "id": [71], "method": "shutdown"}', None),
         (b'{"jsonrpc": "2.0", "id": true, "method": "shutdown"}', None),
         (b'{"jsonrpc": "2.0", "id": 1e400, "method": "custom/x", "params": {}}', None),
-        (b'{"jsonrpc": "2.0", "id": NaN, "method": "custom/x", "params": {}}', None),
         (b'{"jsonrpc": "2.0", "id": 72}', 72),
         (b'{"jsonrpc": "2.0"}', None),
         (b'{"jsonrpc": "2.0", "result": 1}', None),
@@ -427,7 +427,6 @@ def _raw(body: bytes) -> bytes:
         "id-an-array",
         "id-a-boolean",
         "id-past-a-float",
-        "id-not-a-number",
         "id-alone",
         "version-alone",
         "result-without-id",
@@ -582,3 +581,62 @@ def test_a_body_nested_past_the_json_reader_is_a_parse_error(
     for a body that is not JSON (it used to pop up "Error in server: maximum recursion depth
     exceeded" in the editor and leave the request unanswered); the session goes on."""
     assert errors_then_answer(server, _raw(body)) == [(None, -32700)]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"Content-Length: 0\r\n\r\n",
+        _raw(b'{"jsonrpc": "2.0", "id": 75, "method": "textDocument/hover", "params": '
+             b'{"textDocument": {"uri": "file:///x"}, "position": {"line": NaN, "character": 0}}}'),
+        _raw(b'{"jsonrpc": "2.0", "id": 76, "method": "custom/x", "params": {"a": Infinity}}'),
+        _raw(b'{"jsonrpc": "2.0", "id": 77, "method": "custom/x", "params": [-Infinity]}'),
+        _raw(b"NaN"),
+    ],
+    ids=["empty-body", "nan", "infinity", "minus-infinity", "bare-nan"],
+)  # fmt: skip
+def test_a_body_that_is_no_json_text_is_a_parse_error(
+    server: subprocess.Popen[bytes], raw: bytes
+) -> None:
+    """RFC 8259 has no `NaN` or `Infinity`, and an empty body is no JSON text: each is
+    answered `-32700` under a null id, as a body that is not JSON (Python's reader took the
+    literals, and an empty message was skipped without a word); the session goes on."""
+    assert errors_then_answer(server, raw) == [(None, -32700)]
+
+
+def test_a_request_with_a_nan_is_not_carried_out(server: subprocess.Popen[bytes]) -> None:
+    """A `shutdown` whose params are `NaN` is no request: the server does not shut down (it
+    used to, and refused every later request)."""
+    assert errors_then_answer(
+        server, _raw(b'{"jsonrpc": "2.0", "id": 78, "method": "shutdown", "params": NaN}')
+    ) == [(None, -32700)]
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(frame({"jsonrpc": "2.0", "id": 79, "method": "shutdown"}))
+    server.stdin.flush()
+    assert response_to(server.stdout, 79) == {"jsonrpc": "2.0", "id": 79, "result": None}
+
+
+@pytest.mark.parametrize("shutdown", [True, False], ids=["after-shutdown", "without-shutdown"])
+def test_input_that_ends_without_exit_ends_the_server_as_exit_would(shutdown: bool) -> None:
+    """A client that goes away (its end of stdin closed) without `exit`: the server stops with
+    the status `exit` would have given, 0 after `shutdown` and 1 without it (it was always 0,
+    so a crashed editor looked like a clean end of session)."""
+    process = spawn()
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(_initialize())
+    process.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    process.stdin.flush()
+    assert "result" in response_to(process.stdout, 1)
+    if shutdown:
+        process.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+        process.stdin.flush()
+        assert "result" in response_to(process.stdout, 2)
+    process.stdin.close()
+    assert process.wait(timeout=30) == (0 if shutdown else 1)
+    assert process.stderr is not None
+    log = process.stderr.read()
+    process.stdout.close()
+    process.stderr.close()
+    assert b"Traceback" not in log

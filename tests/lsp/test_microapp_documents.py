@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 
 from nexo_pkg.lint.engine import lint_config_source, lint_source
@@ -251,3 +252,36 @@ def test_every_key_of_the_microapp_schemas_is_described() -> None:
     for schema in microapp_schemas().values():
         walk(schema, "")
     assert undescribed == []
+
+
+@pytest.mark.parametrize("line_end", ["\r", "\r\n"], ids=["lone-cr", "crlf"])
+def test_yaml_lines_end_where_lsp_ends_them(
+    shared_server: SharedServer, tmp_path: Path, line_end: str
+) -> None:
+    """LSP ends a line at `\\n`, `\\r\\n` or a lone `\\r`, as YAML does: a file saved with
+    old-Mac line ends gets its findings on their own lines, at the lines and columns `nexo
+    plugin lint` reports (they used to be piled at the end of line 0), and hover finds the
+    key under the cursor."""
+    text = "extensions:\n  enabled: 7\n  bogus_key: 1\n".replace("\n", line_end)
+    path = tmp_path / "config" / "extensions.yaml"
+    engine = lint_config_source(text, path=str(path))
+    assert engine is not None
+    expected = [
+        (d.code, (d.span.start.line - 1, d.span.start.column - 1),
+         (d.span.end.line - 1, d.span.end.column - 1))
+        for d in engine.diagnostics
+    ]  # fmt: skip
+    assert [(code, start) for code, start, _ in expected] == [("NX221", (1, 11)), ("NX220", (2, 2))]
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(path, text)
+        published = await session.diagnostics(uri, version=1)
+        found = [
+            (d.code, (d.range.start.line, d.range.start.character),
+             (d.range.end.line, d.range.end.character))
+            for d in published.diagnostics
+        ]  # fmt: skip
+        assert found == expected
+        assert "extensions.enabled" in _markdown(await session.hover(uri, 1, 4))
+
+    shared_server.run(scenario)

@@ -7,7 +7,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nexo_pkg.core.diagnostics import Position, Span
-from nexo_pkg.lsp.positions import ClientPosition, Encoding, LineIndex, normalise_encoding
+from nexo_pkg.lsp.positions import (
+    ClientPosition,
+    ClientRange,
+    Encoding,
+    LineIndex,
+    normalise_encoding,
+)
 
 LINE = 'name = "🙂é" x'  # 🙂 is astral (2 UTF-16 units, 4 UTF-8 bytes); é is 2 UTF-8 bytes
 
@@ -56,17 +62,44 @@ def test_out_of_range_positions_clamp() -> None:
     ).end == ClientPosition(1, 2)
 
 
-def test_only_newline_breaks_lines() -> None:
-    # U+2028 may sit inside a TOML string; LSP clients do not break lines there.
-    index = LineIndex('a = "x\u2028y"\r\nb = 1')
-    assert len(index.lines) == 2
+def test_lines_end_where_lsp_ends_them() -> None:
+    # U+2028 may sit inside a TOML string; LSP clients do not break lines there. They do at
+    # `\n`, `\r\n` and a lone `\r`.
+    index = LineIndex('a = "x\u2028y"\r\nb = 1\rc\nd')
+    assert index.lines == ['a = "x\u2028y"', "b = 1", "c", "d"]
     assert index.to_client(1, 1, "utf-16") == ClientPosition(1, 1)
+    assert index.line_column(len('a = "x\u2028y"\r')) == (0, len('a = "x\u2028y"'))
+
+
+def test_engine_spans_count_lines_as_the_files_reader_does() -> None:
+    """TOML's reader ends lines at `\n` only (a lone CR is a syntax error on its line), YAML's
+    as LSP does; either way a span lands where the text it names is."""
+    text = "a = 1\r# b\nc = 2\n"
+    toml = LineIndex(text)
+    # TOML line 2 is `c = 2`; in the editor that is line 2 as well (line 1 is `# b`).
+    assert toml.span_to_client(Span(Position(2, 1), Position(2, 2)), "utf-16") == ClientRange(
+        ClientPosition(2, 0), ClientPosition(2, 1)
+    )
+    # The CR (TOML line 1, column 6) up to the column after it: the end of line 0 to line 1.
+    assert toml.span_to_client(Span(Position(1, 6), Position(1, 7)), "utf-16") == ClientRange(
+        ClientPosition(0, 5), ClientPosition(1, 0)
+    )
+    yaml = LineIndex(text, engine_lines="lsp")
+    assert yaml.span_to_client(Span(Position(2, 3), Position(2, 4)), "utf-16") == ClientRange(
+        ClientPosition(1, 2), ClientPosition(1, 3)
+    )
+    # A column past the end of its line is the end of that line, not the next line.
+    assert yaml.span_to_client(Span(Position(1, 90), Position(1, 99)), "utf-16") == ClientRange(
+        ClientPosition(0, 5), ClientPosition(0, 5)
+    )
 
 
 def test_offsets_and_line_columns_round_trip() -> None:
-    text = "one\ntwo🙂\n\nthree"
+    text = "one\ntwo🙂\r\n\rthree\r"
     index = LineIndex(text)
     for offset in range(len(text) + 1):
+        if text[offset - 1 : offset + 1] == "\r\n":
+            continue  # between the two characters of one line break: no LSP position
         line, column = index.line_column(offset)
         assert index.offset(line, column) == offset
 
@@ -87,7 +120,7 @@ def test_normalise_encoding(name: str | None, expected: str) -> None:
 
 @given(st.text(max_size=40), st.sampled_from(["utf-8", "utf-16", "utf-32"]))
 def test_every_column_matches_an_independent_count(line: str, encoding: Encoding) -> None:
-    line = line.replace("\n", " ")
+    line = line.replace("\n", " ").replace("\r", " ")
     index = LineIndex(line)
     for column in range(len(line) + 1):
         units = _units(line[:column], encoding)

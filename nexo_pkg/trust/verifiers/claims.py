@@ -437,7 +437,13 @@ def untrusted_signer_error(
         f"which is not trusted: {reason}",
         identity=signer.identity,
         issuer=signer.issuer,
-        details={"repository": signer.repository, "claims": signer.claims(), "bound": bound},
+        details={
+            "repository": signer.repository,
+            "claims": signer.claims(),
+            "bound": bound,
+            # An attestation's: an entry that trusts the signer must accept it too.
+            **({"predicate_type": predicate_type} if predicate_type is not None else {}),
+        },
     )
 
 
