@@ -16,7 +16,14 @@ import pytest
 from support import cli
 from support.cli import CliResult
 from support.github_server import GitHubServer
-from support.tarballs import release_assets, tree_snapshot
+from support.tarballs import (
+    file,
+    plugin_members,
+    release_assets,
+    targz,
+    tree_snapshot,
+    write_plugin,
+)
 
 from nexo_pkg.install.receipts import REFERENCE_RECEIPT_FIELDS
 
@@ -202,3 +209,23 @@ def test_a_stale_lock_elsewhere_prints_a_lock_command_writing_that_lock(
     passed = nexo(*command, env=env, cwd=tmp_path)
     assert passed.code == 0, passed.stderr
     assert not (tmp_path / "nexo-plugins.lock").exists()
+
+
+def test_an_archive_limit_names_the_command_that_raises_it(tmp_path: Path) -> None:
+    # `check` of a tarball over the entry limit takes no limit flags: the refusal names the
+    # command that does, and that command, run as printed with the flag, installs it.
+    env = cli.clean_env(NEXO_HOME=str(tmp_path / "home"))
+    members = [*plugin_members("hello", "1.0.0")]
+    members += [file(f"share/f{index}", "") for index in range(10_001 - len(members))]
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", data=targz(members))
+    checked = nexo("plugin", "check", str(tarball), "--json", env=env, cwd=tmp_path)
+    assert checked.code == 1, checked.stderr
+    assert checked.document["kind"] == "archive_unsafe"
+    assert "`nexo plugin install` raises the limit with --max-entries" in checked.error_line
+    root = tmp_path / "root"
+    done = nexo(
+        "plugin", "install", str(tarball), "--max-entries", "20000", "--dest", str(root),
+        "--yes", env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.code == 0, done.stderr
+    assert (root / "hello-1.0.0" / "share" / "f0").is_file()
