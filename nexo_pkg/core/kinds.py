@@ -259,9 +259,9 @@ class ErrorKind(StrEnum):
     VENDOR_FAILED = (
         "vendor_failed",
         EXIT_FAILURE,
-        "`pack`: vendoring the requirements with pip failed, or pip is missing, or pip's "
-        "installation report (what the SBOM is built from) is unreadable or does not match "
-        "the vendored tree.",
+        "`pack`: vendoring the requirements with pip failed, or pip is missing or older than "
+        "24.2, or pip's installation report (what the SBOM is built from) is unreadable or "
+        "does not match the vendored tree.",
     )
     VERIFY_FAILED = (
         "verify_failed",

@@ -49,16 +49,30 @@ DEFAULT_PYTHON = "3.11"
 
 _PYTHON_VERSION = re.compile(r"3\.(?:[0-9]|[1-9][0-9])")
 
-# Run as `python -c`: pip with the target's marker environment (see the module docstring).
+#: The oldest pip that vendors for the target: before 24.2, ``pip install`` judged each
+#: distribution's ``Requires-Python`` against the interpreter running pip, not
+#: ``--python-version`` (pypa/pip#12216), so Python 3.11 and 3.13 chose different releases.
+MIN_PIP = (24, 2)
+# The launcher's exit status and stderr line for an older pip (never pip's own: pip exits 0-23).
+_OLD_PIP_EXIT = 86
+_OLD_PIP_LINE = re.compile(r"^nexo-pkg: old pip (\S+)$", re.MULTILINE)
+
+# Run as `python -c`: pip with the target's marker environment (see the module docstring),
+# once pip is known to be new enough (MIN_PIP).
 _LAUNCH_PIP = """\
-import json, runpy, sys
+import json, re, runpy, sys
+import pip
+found = re.match(r"([0-9]+)[.]([0-9]+)", pip.__version__)
+if found is None or tuple(map(int, found.groups())) < MIN_PIP:
+    sys.stderr.write("nexo-pkg: old pip " + pip.__version__ + "\\n")
+    sys.exit(OLD_PIP_EXIT)
 from pip._vendor.packaging import markers
 target = json.loads(sys.argv.pop(1))
 running = markers.default_environment
 markers.default_environment = lambda: {**running(), **target}
 sys.argv[0] = "pip"
 runpy.run_module("pip", run_name="__main__", alter_sys=True)
-"""
+""".replace("MIN_PIP", repr(MIN_PIP)).replace("OLD_PIP_EXIT", str(_OLD_PIP_EXIT))
 
 
 #: The newest glibc a Linux (``-gnu``) target's wheels may need: manylinux_2_28 (Debian 10,
@@ -249,6 +263,18 @@ def pip_missing_message() -> str:
     )
 
 
+def old_pip_message(version: str) -> str:
+    """What to do when this Python's pip is older than :data:`MIN_PIP`."""
+    wanted = ".".join(map(str, MIN_PIP))
+    return (
+        f"pip {version} of {sys.executable} is too old to vendor requirements: before "
+        f"{wanted}, pip judges each package's Requires-Python against the Python running it "
+        "rather than the one the tarball is for (--python), so the tarball would depend on "
+        f"which Python packs; upgrade it (`{sys.executable} -m pip install 'pip>={wanted}'`) "
+        "or reinstall nexo-pkg with its dependencies"
+    )
+
+
 def vendor_requirements(
     requirements: Path, target: Path, *, cwd: Path, vendor_for: VendorTarget | None = None
 ) -> Any:
@@ -268,8 +294,11 @@ def vendor_requirements(
     completed, logged = _run_pip(requirements, target, log, report, vendor_for, cwd)
     if completed.returncode != 0:
         output = completed.stderr + "\n" + completed.stdout
-        if "No module named pip" in output:
+        if re.search(r"No module named '?pip\b", output):
             raise PackError(pip_missing_message(), kind="vendor_failed")
+        old_pip = _OLD_PIP_LINE.search(completed.stderr)
+        if completed.returncode == _OLD_PIP_EXIT and old_pip is not None:
+            raise PackError(old_pip_message(old_pip.group(1)), kind="vendor_failed")
         network = _network_lines(completed, logged)
         if network:
             reason = summarise_pip_output(network[-1])

@@ -162,3 +162,83 @@ def test_a_tarball_for_a_triple_is_the_same_from_311_and_313(
         assert "lib/fastlib/_speed.cpython-311-darwin.so" in members, (version, members)
         assert "lib/maconly.py" in members, (version, members)
     assert digests["3.11"] == digests["3.13"]
+
+
+def _gated_wheels(wheels: Path) -> None:
+    """``gated`` 2.0 needs Python 3.13 (its Requires-Python, which pip reads from the wheel:
+    a find-links directory states none), 1.0 runs on any."""
+    build_wheel(
+        wheels, "gated", "2.0", {"gated.py": b"V = 2\n"}, purelib=True, tag="py3-none-any",
+        metadata="Requires-Python: >=3.13\n",
+    )  # fmt: skip
+    build_wheel(
+        wheels, "gated", "1.0", {"gated.py": b"V = 1\n"}, purelib=True, tag="py3-none-any",
+        metadata="Requires-Python: >=3.8\n",
+    )  # fmt: skip
+
+
+def test_requires_python_is_judged_for_the_tarballs_python_whoever_packs(
+    tmp_path: Path,
+    make_project: ProjectFactory,
+    interpreter: Callable[[str], Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    wheels = tmp_path / "wheels"
+    _gated_wheels(wheels)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
+    project = make_project(requirements="gated\n")
+    packed = {}
+    for packing, target in [("3.11", "3.13"), ("3.13", "3.13"), ("3.13", "3.11")]:
+        out = tmp_path / f"dist-{packing}-for-{target}"
+        tarball = _pack_with(interpreter(packing), project, out, monkeypatch, python_version=target)
+        packed[packing, target] = tarball.read_bytes()
+        wanted = "2.0" if target == "3.13" else "1.0"
+        members = _members(tarball)
+        assert f"lib/gated-{wanted}.dist-info/METADATA" in members, (packing, target, members)
+    assert packed["3.11", "3.13"] == packed["3.13", "3.13"]
+
+
+def test_a_pip_judging_requires_python_by_the_running_python_is_refused(
+    tmp_path: Path, make_project: ProjectFactory, wheelhouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pip before 24.2 checks a wheel's Requires-Python against the interpreter running it,
+    whatever --python-version says (pypa/pip#12216): from Python 3.11 it would vendor gated
+    1.0 into a tarball for 3.13, where 3.13 itself vendors 2.0. Such a pip is refused, and
+    upgrading it as the error says makes the pack go through."""
+    found = sorted(_PYENV.glob("3.11.*/bin/python3"))
+    if not found:
+        pytest.skip(f"no Python 3.11 under {_PYENV}")
+    venv = tmp_path / "venv-bundled-pip"
+    subprocess.run([str(found[-1]), "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    version = subprocess.run(
+        [str(python), "-c", "import pip; print(pip.__version__)"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    if tuple(int(part) for part in version.split(".")[:2]) >= (24, 2):
+        pytest.skip(f"this Python's bundled pip is {version}")
+    wheels = tmp_path / "wheels"
+    _gated_wheels(wheels)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
+    project = make_project(requirements="gated\n")
+    out = tmp_path / "dist"
+    with pytest.raises(NexoError) as raised:
+        _pack_with(python, project, out, monkeypatch, python_version="3.13")
+    assert (raised.value.kind, raised.value.exit_code) == ("vendor_failed", 1)
+    message = str(raised.value)
+    assert f"pip {version} of {python}" in message
+    assert f"`{python} -m pip install 'pip>=24.2'`" in message
+    assert not out.exists()
+    assert sorted(path.name for path in project.iterdir()) == sorted(
+        ["nexo-plugin.toml", "requirements.txt", "src"]
+    )
+    # The remedy, from the wheelhouse's pip.
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-index",
+         "--find-links", str(wheelhouse), "pip>=24.2"],
+        check=True,
+    )  # fmt: skip
+    tarball = _pack_with(python, project, out, monkeypatch, python_version="3.13")
+    assert "lib/gated-2.0.dist-info/METADATA" in _members(tarball)
