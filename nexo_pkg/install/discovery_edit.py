@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -252,24 +253,45 @@ def _mapping_item(node: Any, key: str) -> tuple[Any, Any] | None:
 
 
 def _newline(text: str) -> str:
-    """The line ending the file uses (``\\r\\n`` when its first line ends so), for the lines
-    an edit adds."""
-    first = text.find("\n")
-    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+    """The line ending the file uses (that of its first line: ``\\r\\n``, a lone ``\\r``,
+    which YAML reads as a line break too, or ``\\n``), for the lines an edit adds."""
+    found = _BREAK.search(text)
+    return found.group() if found else "\n"
+
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _ends_line(text: str) -> bool:
+    return text.endswith(("\n", "\r"))
 
 
 def _line_start(text: str, index: int) -> int:
-    return text.rfind("\n", 0, index) + 1
+    return max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
 
 
 def _line_end(text: str, index: int) -> int:
-    """The index just past the newline of the line holding ``index`` (or the text's end)."""
-    newline = text.find("\n", index)
-    return len(text) if newline < 0 else newline + 1
+    """The index just past the line break of the line holding ``index`` (or the text's end)."""
+    found = _BREAK.search(text, index)
+    return len(text) if found is None else found.end()
 
 
 class _LayoutError(Exception):
     """The file is laid out in a way this edit does not rewrite safely."""
+
+
+def _items(value: Any) -> list[Any]:
+    """The item nodes of the sequence node ``value`` where the list is written; ``None`` for
+    an alias (``*name``: its node is the one of its anchor, written elsewhere)."""
+    items: list[Any] = []
+    for node in value.value:
+        inside = value.start_mark.index <= node.start_mark.index < value.end_mark.index
+        items.append(None if not inside or any(node is seen for seen in items) else node)
+    return items
+
+
+def _alias(key: str) -> _LayoutError:
+    return _LayoutError(f"an item of `{key}` next to the change is an alias (`*name`)")
 
 
 def _item_line(text: str, node: Any, key: str) -> tuple[int, int]:
@@ -304,7 +326,7 @@ def _append(text: str, section: Any, key: str, plugin_id: str, top: str = "disco
         last_value = section.value[-1][1]
         at = _line_end(text, max(last_value.end_mark.index - 1, last_value.start_mark.index))
         eol = _newline(text)
-        prefix = "" if at == 0 or text[at - 1] == "\n" else eol
+        prefix = "" if at == 0 or text[at - 1] in "\r\n" else eol
         return f"{text[:at]}{prefix}{indent}{key}: [{item}]{eol}{text[at:]}"
     key_node, value = found
     if isinstance(value, ScalarNode) and value.tag.endswith(":null"):
@@ -313,49 +335,105 @@ def _append(text: str, section: Any, key: str, plugin_id: str, top: str = "disco
         return f"{text[: colon + 1]} [{item}]{text[end:]}"
     if not isinstance(value, SequenceNode):
         raise _LayoutError(f"`{name}` is not a list")
+    items = _items(value)
     if value.flow_style:
         close = value.end_mark.index - 1
         if text[close] != "]":
             raise _LayoutError(f"`{name}` does not end with `]`")
-        separator = ", " if value.value else ""
-        return f"{text[:close]}{separator}{item}{text[close:]}"
-    if not value.value:
+        if not items:
+            return f"{text[:close]}{item}{text[close:]}"
+        if items[-1] is None:
+            raise _alias(name)
+        # Right after the last item, so its comma (`[a, b,]`) and comment stay where they are.
+        at = items[-1].end_mark.index
+        return f"{text[:at]}, {item}{text[at:]}"
+    if not items:
         raise _LayoutError(f"`{name}` is an empty block list")
-    last = value.value[-1]
+    last = items[-1]
+    if last is None:
+        raise _alias(name)
     start, at = _item_line(text, last, name)
     lead = text[start : last.start_mark.index]
     eol = _newline(text)
-    prefix = "" if text[at - 1] == "\n" else eol
+    prefix = "" if text[at - 1] in "\r\n" else eol
     return f"{text[:at]}{prefix}{lead}{item}{eol}{text[at:]}"
 
 
-def _remove(text: str, section: Any, key: str, plugin_id: str, top: str = "discovery") -> str:
-    """``text`` without ``plugin_id`` in the list ``key`` of the ``top`` mapping; a list left
-    empty becomes ``[]``."""
+def _remove(text: str, path: Path, key: str, plugin_id: str, top: str = "discovery") -> str:
+    """``text`` (of ``path``) without ``plugin_id`` in the list ``key`` of the
+    ``top`` mapping; a list left empty becomes ``[]``. Each occurrence goes with its line
+    (``- item  # why``) in a block list, with one comma in a flow list: the other items,
+    their comments and the list's layout stay as written."""
+    while True:
+        section = _mapping_item(_nodes(path, text), top)
+        edited = _remove_first(text, section[1] if section else None, key, plugin_id, top)
+        if edited == text:
+            return text
+        text = edited
+
+
+def _remove_first(text: str, section: Any, key: str, plugin_id: str, top: str) -> str:
+    """``text`` without the first occurrence of ``plugin_id`` in the list ``key`` of the
+    mapping node ``section`` (``text`` itself when there is none)."""
     from yaml import SequenceNode  # noqa: PLC0415
 
     found = _mapping_item(section, key)
     if found is None or not isinstance(found[1], SequenceNode):
         return text
     key_node, value = found
-    keep = [node for node in value.value if getattr(node, "value", None) != plugin_id]
-    if len(keep) == len(value.value):
+    name = f"{top}.{key}"
+    items = _items(value)
+    index = next(
+        (i for i, n in enumerate(value.value) if getattr(n, "value", None) == plugin_id), None
+    )
+    if index is None:
         return text
+    node = items[index]
+    if node is None:
+        raise _alias(name)
     if value.flow_style:
-        start, end = value.start_mark.index, value.end_mark.index
-        inner = ", ".join(text[n.start_mark.index : n.end_mark.index] for n in keep)
-        return f"{text[:start]}[{inner}]{text[end:]}"
-    spans = [
-        _item_line(text, node, f"{top}.{key}")
-        for node in value.value
-        if getattr(node, "value", None) == plugin_id
-    ]
-    for start, end in reversed(spans):
-        text = text[:start] + text[end:]
-    if not keep:
+        return _remove_flow_item(text, items, index, name)
+    start, end = _item_line(text, node, name)
+    text = text[:start] + text[end:]
+    if len(items) == 1:
         colon = text.index(":", key_node.end_mark.index)
         text = f"{text[: colon + 1]} []{text[colon + 1 :]}"
     return text
+
+
+def _remove_flow_item(text: str, items: list[Any], index: int, name: str) -> str:
+    """``text`` without the flow-list item ``items[index]`` and one comma beside it."""
+    node = items[index]
+    start, end = node.start_mark.index, node.end_mark.index
+    after = end
+    while after < len(text) and text[after] in " \t":
+        after += 1
+    if after < len(text) and text[after] == ",":
+        # `a, ITEM, b` or `ITEM,`: the item, its comma and the blanks after it.
+        end = after + 1
+        while end < len(text) and text[end] in " \t":
+            end += 1
+    elif index > 0:
+        # The last item, without a comma of its own: the comma after the one before goes.
+        if items[index - 1] is None:
+            raise _alias(name)
+        comma = items[index - 1].end_mark.index
+        while comma < start and text[comma] in " \t":
+            comma += 1
+        if text[comma] != ",":
+            raise _LayoutError(f"a comma of `{name}` is not where this edit looks for it")
+        if not text[comma + 1 : start].strip(" \t"):
+            start = comma  # `a, ITEM` on one line: `, ITEM`
+        else:
+            text = text[:comma] + text[comma + 1 :]
+            start, end = start - 1, end - 1
+    line = _line_start(text, start)
+    rest = _line_end(text, end)
+    tail = text[end:rest].strip()
+    if not text[line:start].strip() and (not tail or tail.startswith("#")):
+        # The item stood on a line of its own (`  ITEM,  # why`): the line goes.
+        start, end = line, rest
+    return text[:start] + text[end:]
 
 
 def set_enabled(
@@ -397,10 +475,28 @@ def set_enabled(
             edited = read_discovery(path, new_text.encode("utf-8"))
         except ConfigError as exc:
             raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand") from exc
-        if _state(edited, path) != expected:
+        if _state(edited, path) != expected or _others(edited, "discovery") != _others(
+            document, "discovery"
+        ):
             raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand")
         _write(path, text, new_text)
     return EditResult(plugin_id, path, wanted, changed=True, allowlisted=allowlisted)
+
+
+def _others(document: Any, top: str) -> Any:
+    """``document`` (read as the daemon reads it) without the two lists of its ``top``
+    mapping: what an edit of those lists must leave as it was (an alias or anchor could tie
+    another key to the text the edit changes)."""
+    if document is None:
+        return {top: {}}
+    if not isinstance(document, dict) or not isinstance(document.get(top) or {}, dict):
+        return document
+    section = {
+        key: value
+        for key, value in (document.get(top) or {}).items()
+        if key not in ("disabled", "allowlist")
+    }
+    return {**document, top: section}
 
 
 def _write(path: Path, text: str, new_text: str) -> None:
@@ -496,7 +592,9 @@ def _set_microapp_enabled(config_directory: Path, plugin_id: str, *, enabled: bo
             _refuse_unloadable(path, new_text)
         except ConfigError as exc:
             raise unsafe from exc
-        if _microapp_lists(edited, path) != expected:
+        if _microapp_lists(edited, path) != expected or _others(edited, "extensions") != _others(
+            document, "extensions"
+        ):
             raise unsafe
         _write(path, text, new_text)
     return EditResult(plugin_id, path, wanted, changed=True, allowlisted=allowlisted, microapp=True)
@@ -525,13 +623,13 @@ def _edited(
     top: str = "discovery",
 ) -> str:
     """The new text of the file (see :func:`set_enabled`), whose lists are under ``top``."""
+    eol = _newline(text)
     if not text.strip():
-        return f"{text}{top}:\n  disabled: [{_plain(plugin_id)}]\n"
+        return f"{text}{top}:{eol}  disabled: [{_plain(plugin_id)}]{eol}"
     root = _nodes(path, text)
     found = _mapping_item(root, top)
     if found is None:
-        eol = _newline(text)
-        separator = "" if text.endswith("\n") else eol
+        separator = "" if _ends_line(text) else eol
         return f"{text}{separator}{top}:{eol}  disabled: [{_plain(plugin_id)}]{eol}"
     if getattr(found[1], "tag", "").endswith(":null"):
         # `discovery:` or `discovery: ~`, which the daemon reads as every default: the null
@@ -541,13 +639,12 @@ def _edited(
             raise ConfigError(f"{path}: `{top}` is empty; edit it by hand")
         colon = text.index(":", key_node.end_mark.index)
         end = max(value.end_mark.index, colon + 1)
-        eol = _newline(text)
         return f"{text[: colon + 1]}{eol}  disabled: [{_plain(plugin_id)}]{text[end:]}"
     section = found[1]
     try:
         if not enabled:
             return _append(text, section, "disabled", plugin_id, top)
-        text = _remove(text, section, "disabled", plugin_id, top)
+        text = _remove(text, path, "disabled", plugin_id, top)
         if allowlisted:
             section = _mapping_item(_nodes(path, text), top)
             assert section is not None  # noqa: S101 (it was there before the removal)

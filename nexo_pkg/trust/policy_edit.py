@@ -34,6 +34,15 @@ class EditResult:
     changed: int
 
 
+def _has_bom(path: Path) -> bool:
+    """Whether ``path`` starts with a UTF-8 byte-order mark (an edit writes it back)."""
+    try:
+        with path.open("rb") as stream:
+            return stream.read(3) == b"\xef\xbb\xbf"
+    except OSError:
+        return False
+
+
 def _read_text(path: Path) -> str:
     try:
         raw = read_config_file(path, MAX_POLICY_BYTES, kind="policy_invalid", missing_ok=True)
@@ -57,19 +66,43 @@ def _entry_table(author: AuthorPolicy, *, inline: bool = False) -> Any:
 
 
 def _dumps(document: Any, original: str) -> str:
-    """``document`` as TOML with the line endings ``original`` mostly uses: tomlkit writes
-    what it adds with LF, and a policy saved on Windows keeps its CRLF."""
+    """``document`` as TOML, every line ``original`` holds as it was written: tomlkit writes
+    what it adds with LF, which in a policy saved on Windows (mostly CRLF) becomes CRLF; a
+    line already there keeps its own ending, whatever the others use."""
+    import difflib  # noqa: PLC0415
+
     import tomlkit  # noqa: PLC0415 - only editing commands pay for tomlkit
 
     text: str = tomlkit.dumps(document)
-    if original.count("\r\n") * 2 > original.count("\n"):
-        text = re.sub(r"(?<!\r)\n", "\r\n", text)
-    return text
+    if original.count("\r\n") * 2 <= original.count("\n"):
+        return text
+    old, new = original.splitlines(keepends=True), text.splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    lines: list[str] = []
+    for tag, _, _, start, end in matcher.get_opcodes():
+        added = new[start:end]
+        if tag != "equal":
+            added = [re.sub(r"(?<!\r)\n\Z", "\r\n", line) for line in added]
+        lines += added
+    return "".join(lines)
 
 
-def _write(path: Path, text: str) -> TrustPolicy:
-    """Validate ``text`` as a policy and replace ``path`` with it atomically."""
+def _parse(text: str) -> Any:
+    """tomlkit's document of ``text``, whose last line ends (``\\r\\n`` in a mostly-CRLF
+    policy) so that what an edit appends starts a line of its own: tomlkit appends a table
+    right after a last line that has no line break, which is no TOML."""
+    import tomlkit  # noqa: PLC0415 - only editing commands pay for tomlkit
+
+    if text and not text.endswith("\n"):
+        text += "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+    return tomlkit.parse(text)
+
+
+def _write(path: Path, text: str, *, bom: bool = False) -> TrustPolicy:
+    """Validate ``text`` as a policy and replace ``path`` with it atomically (with the
+    byte-order mark the file started with, ``bom``)."""
     policy = parse_policy(text, path=path)
+    text = "\ufeff" + text if bom else text
     # The policy's directory and its missing parents are 0755 whatever the umask: in a
     # directory every user could write, anyone could put another policy in its place.
     make_dirs(path.parent)
@@ -93,7 +126,7 @@ def add_author(path: Path, author: AuthorPolicy) -> EditResult:
 
     text = _read_text(path)
     before = parse_policy(text, path=path)  # refuse to edit a policy that is already invalid
-    document = tomlkit.parse(text)
+    document = _parse(text)
     if not text.strip():
         document.add("schema_version", "1.0")
     authors = document.get("authors")
@@ -113,7 +146,14 @@ def add_author(path: Path, author: AuthorPolicy) -> EditResult:
         # The first entry for an owner decides: appended after one that covers it, the new
         # entry would be ignored. Limited to its repositories, it goes before it instead.
         authors.insert(hiding, table)
-    return EditResult(path, _write(path, _dumps(document, text)), 1)
+    return EditResult(path, _write(path, _dumps(document, text), bom=_has_bom(path)), 1)
+
+
+def _trailing_lines(table: Any) -> str:
+    """The comment and blank lines that end ``table``'s body, after its last key, as text."""
+    body = table.value.body
+    last_key = max((i for i, (key, _) in enumerate(body) if key is not None), default=-1)
+    return "".join(item.as_string() for _, item in body[last_key + 1 :])
 
 
 def _hiding_entry(policy: TrustPolicy, author: AuthorPolicy) -> int | None:
@@ -139,16 +179,19 @@ def _hiding_entry(policy: TrustPolicy, author: AuthorPolicy) -> int | None:
 def remove_authors(path: Path, owner: str, repo: str | None = None) -> EditResult:
     """Remove ``owner``'s entries. With ``repo``, only entries whose ``repos`` lists it: one
     listing several repositories loses ``repo`` from its list, an entry without ``repos``
-    (trusting every repository of the owner) is left alone."""
+    (trusting every repository of the owner) is left alone. A removed ``[[authors]]`` table
+    takes its own lines; the comment and blank lines after its last key, which TOML counts
+    as its part but which stand before the next entry (or end the file), stay."""
     import tomlkit  # noqa: PLC0415 - only editing commands pay for tomlkit
 
     text = _read_text(path)
     parse_policy(text, path=path)
-    document = tomlkit.parse(text)
+    document = _parse(text)
     authors = document.get("authors")
     if authors is None:
         return EditResult(path, parse_policy(text, path=path), 0)
     changed = 0
+    closing = ""
     for index in reversed(range(len(authors))):
         entry = authors[index]
         if str(entry.get("owner", "")).casefold() != owner.casefold():
@@ -159,10 +202,20 @@ def remove_authors(path: Path, owner: str, repo: str | None = None) -> EditResul
         if repo is not None and len(repos) > 1:
             entry["repos"] = [r for r in repos if r.casefold() != repo.casefold()]
         else:
+            kept = _trailing_lines(entry) if isinstance(authors, tomlkit.items.AoT) else ""
             del authors[index]
+            if kept and index < len(authors):
+                # Before the next entry's header, where they were.
+                following = authors[index].trivia
+                following.indent = kept + following.indent
+            elif kept:
+                closing = kept + closing
         changed += 1
     if not changed:
         return EditResult(path, parse_policy(text, path=path), 0)
     if len(authors) == 0:
         del document["authors"]
-    return EditResult(path, _write(path, _dumps(document, text)), changed)
+    if closing:
+        # What followed the last entry (the end of the file): it stays the end of the file.
+        document.add(tomlkit.items.Whitespace(closing))
+    return EditResult(path, _write(path, _dumps(document, text), bom=_has_bom(path)), changed)

@@ -228,3 +228,93 @@ def test_placeholders_in_a_flow_list_are_kept_as_written(
     result = plugin("enable", "hello", "--config", str(config), "--json")
     assert result.code == 0, result.stdout
     assert _file(config).read_text() == f"{before}  disabled: []\n"
+
+
+def _console(command: str, config: Path) -> tuple[int, dict[str, object], str]:
+    """``nexo plugin COMMAND hello --json`` through the installed console script, the plugin
+    installed under ``<tmp>/plugins``."""
+    root = config.parent / "plugins"
+    result = nexo("plugin", command, "hello", "--config", config, "--dest", root, "--json")
+    return result.code, json.loads(result.stdout), result.stderr
+
+
+FLOW_WITH_COMMENTS = (
+    "discovery:\n"
+    "  disabled: [\n"
+    "    legacy_thing,  # broken since 0.3\n"
+    "    hello,  # until the fix\n"
+    "    other,  # ask ops first\n"
+    "  ]\n"
+    "  search_paths: [{root}]\n"
+)
+
+
+def test_enable_keeps_the_other_items_of_a_flow_list_as_written(config: Path) -> None:
+    """Taking an id out of a flow list over several lines keeps the other items' comments
+    and the list's layout: only the id's own line goes."""
+    text = FLOW_WITH_COMMENTS.format(root=config.parent / "plugins")
+    _file(config).write_text(text)
+    code, document, stderr = _console("enable", config)
+    assert code == 0, (document, stderr)
+    assert _file(config).read_text() == text.replace("    hello,  # until the fix\n", "")
+    assert _loaded(config)["disabled"] == ["legacy_thing", "other"]
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        # The alias in `disabled` is the allowlist's node: its text is elsewhere.
+        ("discovery:\n  allowlist:\n    - &h hello\n    - x\n  disabled:\n    - *h\n", "enable"),
+        ("discovery:\n  allowlist: [&h hello, x]\n  disabled: [*h]\n", "enable"),
+        ("discovery:\n  allowlist:\n    - &l x\n  disabled:\n    - a\n    - *l\n", "disable"),
+    ],
+)
+def test_an_aliased_item_is_refused_cleanly(config: Path, text: str, command: str) -> None:
+    """An item written ``*name`` stands for a node written elsewhere: the edit refuses as
+    ``config`` with the file unchanged (it raised ValueError, or rewrote the other list)."""
+    _file(config).write_text(text)
+    before = _file(config).read_bytes()
+    code, document, stderr = _console(command, config)
+    assert (code, document["kind"]) == (2, "config"), stderr
+    assert "alias" in str(document["error"])
+    assert "Traceback" not in stderr
+    assert _file(config).read_bytes() == before
+    assert sorted(p.name for p in _file(config).parent.iterdir()) == ["discovery.yaml"]
+
+
+def test_an_alias_kept_in_a_flow_list_stays_an_alias(config: Path) -> None:
+    text = "discovery:\n  disabled: [&a legacy_thing, hello, *a]\n"
+    _file(config).write_text(text)
+    assert _console("enable", config)[0] == 0
+    assert _file(config).read_text() == "discovery:\n  disabled: [&a legacy_thing, *a]\n"
+
+
+def test_an_edit_that_would_change_another_key_is_refused(config: Path) -> None:
+    """``disabled: *p`` is the node of ``search_paths``: appending to it would add the id to
+    the paths the daemon searches too. The whole reading of the file is compared, not only
+    the two lists."""
+    text = "discovery:\n  search_paths: &p [/srv/plugins]\n  disabled: *p\n"
+    _file(config).write_text(text)
+    code, document, _ = _console("disable", config)
+    assert (code, document["kind"]) == (2, "config")
+    assert _file(config).read_text() == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "discovery:\r  disabled:\r    - other\r",
+        "discovery:\r  search_paths: [{root}]\r",
+        "discovery:\r  disabled: []  # none yet\r# the host's discovery",
+    ],
+)
+def test_a_file_with_lone_cr_line_ends_keeps_them(config: Path, text: str) -> None:
+    """YAML reads a lone CR as a line break: the lines an edit adds end so too (a block list
+    was refused as `does not stand on a line of its own`, an added key ended LF)."""
+    root = config.parent / "plugins"
+    _file(config).write_bytes(text.replace("{root}", str(root)).encode())
+    code, document, stderr = _console("disable", config)
+    assert code == 0, (document, stderr)
+    edited = _file(config).read_bytes()
+    assert b"hello" in edited
+    assert b"\n" not in edited, edited
