@@ -95,7 +95,7 @@ def median_seconds(action: Callable[[Path], None], root: Path, runs: int) -> flo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--runs", type=int, default=9)
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:

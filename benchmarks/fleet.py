@@ -76,7 +76,7 @@ def _timed_hosts(count: int, parallel: int, job: object) -> tuple[float, list[fl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--hosts", type=int, default=20)
     parser.add_argument("--plugins", type=int, default=5)
     parser.add_argument("--parallel", type=int, default=4)

@@ -17,6 +17,7 @@ or on its own: ``python benchmarks/fleet_proxy.py 127.0.0.1:5000 20`` (prints it
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import socket
@@ -100,8 +101,17 @@ async def _serve(target_host: str, target_port: int, delay: float, ready: socket
 
 def main() -> None:
     """``fleet_proxy.py HOST:PORT ONE_WAY_MS``: serve on a free loopback port, print it."""
-    target, one_way_ms = sys.argv[1], float(sys.argv[2])
-    host, _, port = target.rpartition(":")
+    parser = argparse.ArgumentParser(
+        description="A TCP proxy that delays every byte by ONE_WAY_MS in each direction; "
+        "prints the loopback address it serves on."
+    )
+    parser.add_argument("target", metavar="HOST:PORT", help="where to forward connections")
+    parser.add_argument("one_way_ms", metavar="ONE_WAY_MS", type=float, help="one-way delay")
+    args = parser.parse_args()
+    host, _, port = args.target.rpartition(":")
+    if not host or not port.isdigit():
+        parser.error(f"HOST:PORT expected, got {args.target!r}")
+    one_way_ms = args.one_way_ms
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))

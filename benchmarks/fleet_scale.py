@@ -386,7 +386,7 @@ def scale_table(scales: list[Scale]) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--counts", default="1,5,20,50")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--files", type=int, default=FILES, help="files per plugin")

@@ -97,7 +97,7 @@ class _Server(ThreadingHTTPServer):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--runs", type=int, default=15)
     arguments = parser.parse_args()
     server = _Server(("127.0.0.1", 0), _Handler)

@@ -219,7 +219,7 @@ def measure(shapes: list[str], runs: int, before: Path | None = None) -> list[Sh
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--shapes", default="vendored,small,tiny,one-big-file")
     parser.add_argument("--before", type=Path, help="a checkout of an earlier nexo-pkg")

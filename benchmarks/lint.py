@@ -87,7 +87,7 @@ def calibration() -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--file", type=Path, default=CORPUS / "valid" / "full.toml")
     arguments = parser.parse_args()

@@ -152,7 +152,7 @@ def _measure_shape(root: Path, shape: str, runs: int) -> tuple[dict[str, Stats],
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--shapes", default="", help="also measure these trees.py shapes")

@@ -909,14 +909,17 @@ def render(report: Report, runs: int, started: float, load_before: str) -> str:
     )
 
 
+AREAS = ("lint", "pack", "install", "startup", "trust", "check", "lsp", "fleet")
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument(
         "--shapes", default="vendored,small,tiny,one-big-file", help="install trees (trees.py)"
     )
     parser.add_argument("--before", type=Path, help="a checkout of earlier code, for before/after")
-    parser.add_argument("--only", default="lint,pack,install,startup,trust,check,lsp,fleet")
+    parser.add_argument("--only", default=",".join(AREAS), help="comma-separated areas")
     parser.add_argument("--fleet-counts", default="1,5,20,50", help="plugins per sync (fleet)")
     parser.add_argument("--fleet-files", type=int, default=1500, help="files per fleet plugin")
     parser.add_argument("--fleet-runs", type=int, default=3, help="runs per fleet row")
@@ -924,6 +927,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.runs < 5:
         parser.error("--runs must be at least 5")
+    unknown = [name for name in args.only.split(",") if name not in AREAS]
+    if unknown:
+        parser.error(f"--only: unknown {', '.join(unknown)} (known: {','.join(AREAS)})")
     started = time.time()
     precompile()
     load_before = " / ".join(f"{value:.2f}" for value in os.getloadavg())

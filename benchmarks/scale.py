@@ -449,7 +449,7 @@ def _server() -> Iterator[GitHubServer]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--counts", default="1,10,100,1000")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--before", type=Path)

@@ -65,7 +65,7 @@ def measure(runs: int, before: Path | None = None) -> dict[str, Stats]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--before", type=Path)
     args = parser.parse_args()

@@ -48,7 +48,8 @@ CHILD = """
 import json, sys, time
 from pathlib import Path
 start, cpu_start = time.perf_counter(), time.process_time()
-from nexo_pkg.trust.entry import AuthorPolicy, TrustPolicy, verify_asset_signature
+from nexo_pkg.trust.entry import verify_asset_signature
+from nexo_pkg.trust.policy import AuthorPolicy, TrustPolicy
 artifact = Path(sys.argv[1])
 material = {name: Path(path) for name, path in json.loads(sys.argv[2]).items()}
 author = AuthorPolicy(owner="trailofbits", identity=sys.argv[3])
@@ -198,7 +199,7 @@ def versus_sigstore(runs: int) -> tuple[list[float], list[float]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--gh", action="store_true", help="trust verify against gh")
     parser.add_argument(

@@ -111,7 +111,8 @@ def lock_command(
             # The answer is no, and why: said with --quiet too (as ruff -q keeps its findings).
             for reason in result.stale:
                 sys.stderr.write(printable(f"stale: {reason}") + "\n")
-            sys.stderr.write(printable(f"error: {path} is stale; run `nexo plugin lock`") + "\n")
+            again = fleet_api.lock_command(wanted, path)
+            sys.stderr.write(printable(f"error: {path} is stale; run `{again}`") + "\n")
             raise typer.Exit(1)
         if not json_output:
             note(f"{path} is up to date.")

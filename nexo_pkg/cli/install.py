@@ -112,8 +112,8 @@ def refuse_unreadable(dest: Path, plugin_id: str, doing: str) -> None:
     unreadable = install_api.unreadable_installs(dest, plugin_id)
     if unreadable and not install_api.installed_versions(dest, plugin_id):
         raise NexoError(
-            f"{plugin_id} at {unreadable[0].path} has a {unreadable[0].problem}; reinstall it "
-            f"(`nexo plugin install --force`) to {doing} it",
+            f"{plugin_id} at {unreadable[0].path} has a {unreadable[0].problem}; to {doing} it, "
+            f"{install_api.reinstall_command(unreadable[0])}",
             kind="not_installed",
             details={"id": plugin_id, "path": str(unreadable[0].path)},
         )
@@ -136,8 +136,9 @@ def not_installed(plugin_id: str, roots: tuple[Path, ...]) -> NexoError:
         return NexoError(
             f"plugin {plugin_id!r} is a development link ({printable(link.path)} -> "
             f"{printable(link.target)}), not an installed copy: upgrade, rollback, hold and "
-            f"sbom work on installed copies; `nexo plugin remove {plugin_id}` unlinks it (the "
-            "checkout stays)",
+            "sbom work on installed copies; "
+            f"`{install_api.plugin_command('remove', plugin_id, root=link.path.parent)}` unlinks "
+            "it (the checkout stays)",
             kind="not_installed",
             details={"id": plugin_id, "linked_to": str(link.target), "suggestions": []},
         )
@@ -321,7 +322,9 @@ def _announcing(callbacks: InstallCallbacks, plugin_id: str, version: str) -> In
 
 def _report_upgrade(result: UpgradeResult) -> None:
     if result.held is not None:
-        held = install_api.held_message(result.plugin_id, result.held, local=result.held_local)
+        held = install_api.held_message(
+            result.plugin_id, result.held, root=result.old_path.parent, local=result.held_local
+        )
         say(f"{printable(held)}; nothing was looked up.")
         return
     if result.pinned_tag is not None:
@@ -341,11 +344,11 @@ def _report_upgrade(result: UpgradeResult) -> None:
     _report_install(result.install, json_output=False, upgraded=True)
     if result.removed_old:
         say(f"Removed {printable(result.from_version)} ({printable(result.old_path)}).")
+    rollback = install_api.plugin_command("rollback", result.plugin_id, root=result.old_path.parent)
     for kept in result.kept:
         say(
             f"Kept {printable(result.from_version)} out of the daemon's sight at "
-            f"{printable(kept)} (`nexo plugin rollback {printable(result.plugin_id)}` "
-            "brings it back)."
+            f"{printable(kept)} (`{printable(rollback)}` brings it back)."
         )
     for pruned in result.pruned:
         say(f"Removed the version kept before it ({printable(pruned)}).")
@@ -580,9 +583,12 @@ def install_command(
     if not passed:
         # The plugin stays installed (the install itself succeeded); say so and how to undo.
         plugin = printable(result.plan.plugin_id)
+        remove = install_api.plugin_command(
+            "remove", result.plan.plugin_id, root=Path(result.path).parent
+        )
         sys.stderr.write(
             f"error: {plugin} failed the handshake checks; it is installed at "
-            f"{printable(result.path)} (remove it with `nexo plugin remove {plugin}`)\n"
+            f"{printable(result.path)} (remove it with `{printable(remove)}`)\n"
         )
         raise typer.Exit(1)
 

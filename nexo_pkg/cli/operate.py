@@ -683,7 +683,10 @@ def rollback_command(
         done = f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}."
         say(printable(done))
         if result.hold is not None:
-            say(printable(f"{install_api.held_message(result.plugin_id, result.to_version)}."))
+            held = install_api.held_message(
+                result.plugin_id, result.to_version, root=result.path.parent
+            )
+            say(printable(f"{held}."))
 
     answer(run, json_output=json_output, show=show)
 
@@ -706,8 +709,11 @@ def hold_command(
     """
     del yes  # nothing is asked
 
+    held_in: list[Path] = []
+
     def run() -> dict[str, Any]:
         root = _holding(_roots(dest, config), plugin_id)[0]
+        held_in.append(root)
         refuse_unreadable(root, plugin_id, "hold")  # no version to hold it at
         with install_api.locked_root(root):
             current = install_api.installed_versions(root, plugin_id)
@@ -721,7 +727,8 @@ def hold_command(
     def show(document: dict[str, Any]) -> None:
         plugin, version = printable(plugin_id), printable(document["version"])
         if document["changed"]:
-            say(f"{plugin} is held at {version}; `nexo plugin unhold {plugin}` releases it.")
+            unhold = install_api.plugin_command("unhold", plugin_id, root=held_in[0])
+            say(f"{plugin} is held at {version}; `{printable(unhold)}` releases it.")
         else:
             say(f"{plugin} is already held at {version}.")
 
@@ -743,6 +750,8 @@ def unhold_command(
     """
     del yes  # nothing is asked
 
+    released_in: list[Path] = []
+
     def run() -> dict[str, Any]:
         roots = _roots(dest, config)
         try:
@@ -752,6 +761,7 @@ def unhold_command(
             # is: a root with nothing to release is not locked, let alone created).
             holding = [root for root in roots if install_api.read_hold(root, plugin_id)]
         released = None
+        released_in.extend(holding)
         for root in holding:
             with install_api.locked_root(root):
                 released = install_api.release_hold(root, plugin_id) or released
@@ -763,9 +773,10 @@ def unhold_command(
     def show(document: dict[str, Any]) -> None:
         plugin = printable(plugin_id)
         if document["changed"]:
+            upgrade = install_api.plugin_command("upgrade", plugin_id, root=released_in[0])
             say(
                 f"{plugin} is no longer held at {printable(document['version'])}; "
-                f"`nexo plugin upgrade {plugin}` follows its source again."
+                f"`{printable(upgrade)}` follows its source again."
             )
         else:
             say(f"{plugin} was not held.")

@@ -14,7 +14,7 @@ from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.install import _holding, _roots, not_installed
 from nexo_pkg.cli.options import ConfigOption, DestOption, JsonOption
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.files import write_config_file
+from nexo_pkg.core.files import refuse_special_file, write_config_file
 from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.install import api as install_api
@@ -73,7 +73,7 @@ def _unreadable(roots: tuple[Path, ...], plugin_id: str) -> NexoError:
     item = found[0]
     return NexoError(
         f"{plugin_id} ({item.path}): {item.problem}; what it holds cannot be vouched for "
-        "(reinstall it with `nexo plugin install --force`)",
+        f"({install_api.reinstall_command(item)})",
         kind="verify_failed",
         details={"path": str(item.path)},
     )
@@ -170,6 +170,17 @@ def sbom_command(
     def write() -> None:
         if target.is_dir():
             raise NexoError(f"cannot write {target}: it is a directory; name a file", kind="io")
+        try:
+            refuse_special_file(target)
+        except OSError:
+            # A device, FIFO or socket (`-o /dev/null`, `/dev/stdout`, a shell's `>(…)`) is
+            # written into, as a shell's redirection does; a rename would replace it.
+            try:
+                with target.open("wb") as stream:
+                    stream.write(data)
+            except OSError as exc:
+                raise NexoError(f"cannot write {target}: {exc.strerror or exc}", kind="io") from exc
+            return
         # Replaced in one step: a reader sees the old document or the new one.
         write_config_file(target, data)
 

@@ -178,10 +178,13 @@ def write_file_atomically(
     replaced, not followed. The temporary file is removed on every failure (a full disk, a
     rename refused because ``path`` is a directory, an interrupt). Without ``durable`` nothing
     is flushed: for a file inside a staged tree whose caller flushes the whole tree
-    (:func:`~nexo_pkg.core.durable.sync_tree`) before publishing it. Raises ``OSError``."""
+    (:func:`~nexo_pkg.core.durable.sync_tree`) before publishing it. Raises ``OSError``;
+    :class:`NotRegularFileError` when ``path`` is (or links to) a device, FIFO or socket, which
+    a rename would replace with a regular file (``/dev/null`` or ``/dev/stdout`` for root)."""
     # Imported by the writers and hashers only: commands that just read (`list`) skip them.
     import tempfile  # noqa: PLC0415
 
+    refuse_special_file(path)
     descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     temp = Path(name)
     try:
@@ -197,6 +200,17 @@ def write_file_atomically(
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+
+
+def refuse_special_file(path: Path) -> None:
+    """:class:`NotRegularFileError` when ``path`` exists, after its links, and is neither a
+    regular file nor a directory (a rename over a directory fails on its own)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return  # nothing there (or a dangling link, which is replaced)
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+        raise NotRegularFileError(errno.EINVAL, "is not a regular file", str(path))
 
 
 def write_config_file(path: Path, data: bytes, *, mode: int = 0o644) -> None:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from nexo_pkg.fleet.copy import mirror_registry
     from nexo_pkg.fleet.doctor import diagnose
     from nexo_pkg.fleet.lock import LockResult, check, lock
-    from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME, read_registries
+    from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME, lock_command, read_registries
     from nexo_pkg.fleet.publish import mirror, push
     from nexo_pkg.fleet.sources import FleetOptions
     from nexo_pkg.fleet.sync import PluginOutcome, SyncResult, dry_run_plan, sync
@@ -29,7 +29,7 @@ _HOMES = homes(
         "copy": "mirror_registry",
         "doctor": "diagnose",
         "lock": "LockResult check lock",
-        "lockfile": "LOCK_NAME WANTED_NAME read_registries",
+        "lockfile": "LOCK_NAME WANTED_NAME lock_command read_registries",
         "publish": "mirror push",
         "sources": "FleetOptions",
         "sync": "PluginOutcome SyncResult dry_run_plan sync",
@@ -49,6 +49,7 @@ __all__ = [
     "diagnose",
     "dry_run_plan",
     "lock",
+    "lock_command",
     "mirror",
     "mirror_registry",
     "push",

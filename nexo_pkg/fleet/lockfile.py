@@ -56,6 +56,22 @@ WANTED_NAME = "nexo-plugins.toml"
 LOCK_NAME = "nexo-plugins.lock"
 LOCK_VERSION = 1
 ANY = "*"
+
+
+def lock_command(wanted: Path, lock: Path) -> str:
+    """``nexo plugin lock`` as a message tells its reader to run it, naming the wanted set
+    (``--file``) unless it is ``./nexo-plugins.toml`` and the lock (``--lock``) unless it is
+    beside the wanted set: run as printed, it writes the lock the refusing command reads."""
+    import shlex  # noqa: PLC0415 (only on a refusal)
+
+    words = ["nexo", "plugin", "lock"]
+    if wanted.absolute() != Path.cwd() / WANTED_NAME:
+        words += ["--file", str(wanted.absolute())]
+    if lock.absolute() != wanted.absolute().parent / LOCK_NAME:
+        words += ["--lock", str(lock.absolute())]
+    return shlex.join(words)
+
+
 _TARGET = re.compile(r"^(?:noarch|[A-Za-z0-9_]+(?:-[A-Za-z0-9_.]+){1,3})$")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
 _TREE = re.compile(r"^n1:[0-9a-f]{64}$")

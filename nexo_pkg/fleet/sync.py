@@ -32,9 +32,11 @@ from nexo_pkg.core.files import open_lock_file
 from nexo_pkg.core.source_date import source_date_epoch
 from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.fleet.lockfile import (
+    WANTED_NAME,
     Lock,
     LockedPlugin,
     LockedTarget,
+    lock_command,
     read_lock,
     read_wanted,
     render_lock,
@@ -53,6 +55,7 @@ from nexo_pkg.install.api import (
     InstallStep,
     LockedSigner,
     locked_root,
+    plugin_command,
     remove_tree,
     scan_kept,
     version_order,
@@ -276,12 +279,13 @@ def dry_run_plan(
         if wanted_path is not None and wanted_path.exists():
             raise NexoError(
                 f"{lock_path} does not exist: sync would resolve {wanted_path.name} first, "
-                "which a dry run does not do; run `nexo plugin lock`, then plan again",
+                f"which a dry run does not do; run `{lock_command(wanted_path, lock_path)}`, "
+                "then plan again",
                 kind="lock_stale",
             )
         raise NexoError(
-            f"{lock_path} does not exist: a dry run plans from a lock; run `nexo plugin "
-            "lock` first",
+            f"{lock_path} does not exist: a dry run plans from a lock; run "
+            f"`{lock_command(lock_path.parent / WANTED_NAME, lock_path)}` first",
             kind="lock_stale",
         )
     locked = read_lock(lock_path)
@@ -296,15 +300,17 @@ def dry_run_plan(
 
 def _frozen_needs(lock_path: Path) -> NexoError:
     """``lock_stale`` for a ``--frozen`` run without a lock."""
-    return NexoError(f"--frozen needs {lock_path}; run `nexo plugin lock` first", kind="lock_stale")
+    again = lock_command(lock_path.parent / WANTED_NAME, lock_path)
+    return NexoError(f"--frozen needs {lock_path}; run `{again}` first", kind="lock_stale")
 
 
 def _refuse_stale(lock_path: Path, reasons: list[str]) -> None:
     """``lock_stale`` naming ``reasons`` when there are any: ``--frozen`` never resolves."""
     if reasons:
         raise NexoError(
-            f"{lock_path.name} is stale ({'; '.join(reasons)}); run `nexo plugin lock` "
-            "(--frozen never resolves)",
+            f"{lock_path.name} is stale ({'; '.join(reasons)}); run "
+            f"`{lock_command(lock_path.parent / WANTED_NAME, lock_path)}` (--frozen never "
+            "resolves)",
             kind="lock_stale",
             details={"stale": reasons},
         )
@@ -595,21 +601,22 @@ def _sync_one(
         said = error.details.get("policy_warnings") or ()
         return PluginOutcome(
             entry.plugin_id, "failed", entry.version, kind=error.kind,
-            error=_linked_refusal(entry.plugin_id, error) or error.message,
+            error=_linked_refusal(entry.plugin_id, error, root.dest) or error.message,
             warnings=tuple(warning for warning in said if isinstance(warning, str)),
         )  # fmt: skip
 
 
-def _linked_refusal(plugin_id: str, error: NexoError) -> str | None:
+def _linked_refusal(plugin_id: str, error: NexoError, dest: Path) -> str | None:
     """Sync's words for install's refusal to go beside a development link of the plugin:
     install's remedy, ``--force``, is no sync option (sync never replaces a link)."""
     link, target = error.details.get("path"), error.details.get("linked_to")
     if error.kind != "already_installed" or target is None:
         return None
+    remove = plugin_command("remove", plugin_id, root=dest)
     return (
         f"{plugin_id} is linked for development at {link} (-> {target}), and sync never "
-        f"replaces a development link: remove it first (`nexo plugin remove {plugin_id}` "
-        "unlinks it and leaves the checkout alone), then sync again"
+        f"replaces a development link: remove it first (`{remove}` unlinks it and leaves the "
+        "checkout alone), then sync again"
     )
 
 

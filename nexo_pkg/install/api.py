@@ -107,6 +107,7 @@ if TYPE_CHECKING:
         unreadable_installs,
         version_order,
     )
+    from nexo_pkg.install.remedy import plugin_command, reinstall_command
     from nexo_pkg.install.rollback import (
         RollbackResult,
         rollback,
@@ -158,6 +159,7 @@ _HOMES = homes(
             "RECEIPT_NAME Installed Receipt installed_versions require_installed scan_installed "
             "scan_kept scan_roots unreadable_installs version_order"
         ),
+        "remedy": "plugin_command reinstall_command",
         "rollback": "RollbackResult rollback",
         "root": (
             "BOOKKEEPING_DIR JOURNAL_AREA REMOVING_AREA STAGING_AREA InstallRoot locked_root "
@@ -223,10 +225,12 @@ __all__ = [
     "manifest_asset_problem",
     "misnamed_manifest",
     "outdated",
+    "plugin_command",
     "plugin_directory_mode_changed",
     "prefetch_latest",
     "read_hold",
     "receipt_source",
+    "reinstall_command",
     "release_hold",
     "release_info",
     "remove",
@@ -278,6 +282,8 @@ def _load(module: str) -> ModuleType:
         from nexo_pkg.install import reach as home  # noqa: PLC0415
     elif module == "receipts":
         from nexo_pkg.install import receipts as home  # noqa: PLC0415
+    elif module == "remedy":
+        from nexo_pkg.install import remedy as home  # noqa: PLC0415
     elif module == "rollback":
         from nexo_pkg.install import rollback as home  # noqa: PLC0415
     elif module == "root":

@@ -161,13 +161,16 @@ def release_hold(dest: Path, plugin_id: str) -> Hold | None:
     return hold
 
 
-def held_message(plugin_id: str, version: str, *, local: bool = False) -> str:
-    """What a command that leaves a held plugin alone says about it; ``local``: installed
-    from a tarball, which has no release to name (``upgrade ID@TAG`` refuses it)."""
+def held_message(plugin_id: str, version: str, *, root: Path, local: bool = False) -> str:
+    """What a command that leaves a held plugin alone in ``root`` says about it; ``local``:
+    installed from a tarball, which has no release to name (``upgrade ID@TAG`` refuses it)."""
+    from nexo_pkg.install.remedy import plugin_command  # noqa: PLC0415 (list shows no message)
+
     naming = (
-        "installing another tarball (`nexo plugin install PATH`) names a version"
+        f"installing another tarball (`{plugin_command('install', 'PATH', root=root)}`) names "
+        "a version"
         if local
-        else f"`nexo plugin upgrade {plugin_id}@TAG` names a version"
+        else f"`{plugin_command('upgrade', f'{plugin_id}@TAG', root=root)}` names a version"
     )
-    releasing = f"`nexo plugin unhold {plugin_id}` releases the hold"
+    releasing = f"`{plugin_command('unhold', plugin_id, root=root)}` releases the hold"
     return f"{plugin_id} is held at {version}: {naming}, {releasing}"

@@ -125,9 +125,12 @@ def link_install(source: Path, dest: Path, *, follow_symlinks: bool | None) -> L
     with locked_root(dest):
         installed = installed_versions(dest, plugin_id)
         if installed:
+            from nexo_pkg.install.remedy import plugin_command  # noqa: PLC0415 (a refusal)
+
             raise NexoError(
                 f"{plugin_id} is installed at {installed[0].path}; remove it first "
-                f"(`nexo plugin remove {plugin_id}`), so the daemon meets one {plugin_id}",
+                f"(`{plugin_command('remove', plugin_id, root=dest)}`), so the daemon meets "
+                f"one {plugin_id}",
                 kind="already_installed",
                 details={"path": str(installed[0].path)},
             )

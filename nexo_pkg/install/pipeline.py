@@ -344,10 +344,13 @@ def _development_link(options: InstallOptions, plugin_id: str, final: Path) -> L
     link = links[0] if links else None
     if link is None or options.force:
         return link
+    from nexo_pkg.install.remedy import plugin_command  # noqa: PLC0415 (a refusal)
+
+    remove = plugin_command("remove", plugin_id, root=options.dest)
     raise NexoError(
         f"{plugin_id} is linked for development at {link.path} (-> {link.target}); remove the "
-        f"link first (`nexo plugin remove {plugin_id}` unlinks it and leaves the checkout "
-        "alone), or pass --force to replace it with this install",
+        f"link first (`{remove}` unlinks it and leaves the checkout alone), or pass --force to "
+        "replace it with this install",
         kind="already_installed",
         details={"path": str(link.path), "linked_to": str(link.target)},
     )

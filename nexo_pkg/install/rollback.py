@@ -25,6 +25,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.version import Version
 from nexo_pkg.install.hold import Hold, read_hold, set_hold
 from nexo_pkg.install.receipts import Installed, scan_installed, scan_kept, version_order
+from nexo_pkg.install.remedy import plugin_command
 from nexo_pkg.install.root import KEPT_AREA, locked_root, publish, swap_in
 from nexo_pkg.install.verify import verify_installed
 
@@ -92,8 +93,8 @@ def rollback_target(
     ]
     if not eligible:
         past = (
-            f" (kept too: {', '.join(rolled_back_from)}, rolled back from; `nexo plugin "
-            f"upgrade {plugin_id}@TAG` returns to one)"
+            f" (kept too: {', '.join(rolled_back_from)}, rolled back from; "
+            f"`{plugin_command('upgrade', f'{plugin_id}@TAG', root=dest)}` returns to one)"
             if kept and rolled_back_from
             else ""
         )

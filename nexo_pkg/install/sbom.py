@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import read_capped_bytes
 from nexo_pkg.install.receipts import RECEIPT_NAME, Installed
+from nexo_pkg.install.remedy import plugin_command, reinstall_command
 from nexo_pkg.install.verify import verify_installed
 from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER, SbomError, quick_check, vendored_packages
 from nexo_pkg.sbom.inventory import InventoryError, Package, files_digest, read_tree
@@ -57,10 +58,13 @@ def _verified(item: Installed) -> None:
         if names
     ]
     why = report.problem or "; ".join(changes)
+    receipt = item.receipt
+    verify = plugin_command("verify", *([receipt.id] if receipt else []), root=item.path.parent)
+    # A receipt without file hashes: the problem already says how to record them.
+    remedy = "" if receipt is not None and receipt.files is None else reinstall_command(item)
     raise NexoError(
         f"{_label(item)} ({item.path}): its files do not match the install receipt ({why}); "
-        "what it holds cannot be vouched for (see `nexo plugin verify`, reinstall with "
-        "`nexo plugin install --force`)",
+        f"what it holds cannot be vouched for (see `{verify}`{'; ' if remedy else ''}{remedy})",
         kind="verify_failed",
         details={"path": str(item.path), **report.to_json()},
     )

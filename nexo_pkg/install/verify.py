@@ -13,6 +13,7 @@ from typing import Any
 
 from nexo_pkg.core.files import sha256_file
 from nexo_pkg.install.receipts import RECEIPT_NAME, Installed
+from nexo_pkg.install.remedy import reinstall_command
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 
 
@@ -127,7 +128,7 @@ def verify_installed(item: Installed) -> VerifyReport:
         return VerifyReport(
             item,
             problem="its receipt has no file hashes to check (installed by another tool); "
-            "reinstall it with `nexo plugin install --force` to record them",
+            f"{reinstall_command(item)} to record them",
         )
     expected = item.receipt.files
     found = _tree_stat_modes(item.path, strict=False)

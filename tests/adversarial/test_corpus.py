@@ -41,6 +41,11 @@ INVALID_ONLY_TO_STRICT_READERS = {
     "garbage_instead_of_end_marker",
 }
 
+# A well-formed tar that is no plugin: ``archive_invalid`` names "no launcher" too.
+INVALID_AS_A_PLUGIN = {"launcher_is_directory"}
+# Refused by a size cap before the stream is read to its end, where a listing would fail.
+UNSAFE_AND_UNLISTABLE = {"size_claim_5gib_no_data"}
+
 BASELINE_NAMES = {"bin", f"bin/{PLUGIN_ID}", "lib", "lib/plugin", "lib/plugin/main.py"}
 
 
@@ -55,6 +60,7 @@ def test_corpus_is_large_and_names_every_kind() -> None:
     assert kinds == {UNSAFE, INVALID}
     for entry in CORPUS.values():
         assert entry.description, entry.name
+        assert len(entry.kinds) == 1, entry.name  # the exact kind of the refusal
         assert set(entry.kinds) <= {UNSAFE, INVALID}
 
 
@@ -72,8 +78,7 @@ def test_unsafe_cases_are_tars_holding_the_whole_plugin(name: str) -> None:
     try:
         members = _members(data)
     except (tarfile.TarError, ValueError):
-        # Only cases that also accept archive_invalid may fail to list.
-        assert INVALID in CORPUS[name].kinds, name
+        assert name in UNSAFE_AND_UNLISTABLE, name
         return
     names = [member.name for member in members]
     assert "nexo-plugin.toml" in names
@@ -88,6 +93,10 @@ def test_unsafe_cases_are_tars_holding_the_whole_plugin(name: str) -> None:
 )
 def test_invalid_cases_fail_a_strict_read(name: str) -> None:
     data = CORPUS[name].build(SMALL)
+    if name in INVALID_AS_A_PLUGIN:
+        launcher = {m.name: m for m in _members(data)}[f"bin/{PLUGIN_ID}"]
+        assert launcher.isdir()
+        return
     if name in INVALID_ONLY_TO_STRICT_READERS:
         # tarfile lists these without complaint; decompressing the whole stream, or walking
         # the headers to the end marker, does not.

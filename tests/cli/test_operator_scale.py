@@ -209,7 +209,9 @@ def test_quiet_keeps_the_errors_of_outdated(home: Path, server: GitHubServer) ->
     server.fail(status=404, times=None, path_contains="/repos/acme/bravo/")
     result = nexo("plugin", "outdated", "-q", in_process=True)
     assert result.code == 1
-    assert "bravo: release_not_found" in result.stderr
+    # The shape `sync` says a failed plugin in: error: ID: MESSAGE [KIND].
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("error: bravo: ")]
+    assert line.endswith(" [release_not_found]")
     server.clear_faults()
     _spent(server, "403-reset")
     result = nexo("plugin", "outdated", "-q", in_process=True)

@@ -5,7 +5,10 @@ CycloneDX library and checked with its schema validator."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 import tarfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -216,6 +219,34 @@ def test_an_output_that_cannot_be_written_is_io(
     assert done.code == 1
     assert str(target) in done.error_line
     assert list(target.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+@pytest.mark.parametrize("through_a_link", [False, True], ids=["fifo", "link-to-fifo"])
+def test_an_output_that_is_a_pipe_or_device_is_written_into_not_replaced(
+    env: dict[str, str], packed: Path, tmp_path: Path, through_a_link: bool
+) -> None:
+    # `-o /dev/null`, `-o /dev/stdout` (a link) and a shell's `>(jq …)` (a pipe) are written
+    # into, as a shell's redirection writes; a rename over them would leave a regular file
+    # where /dev/null was.
+    root = tmp_path / "root"
+    install(env, packed, root)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    target = fifo
+    if through_a_link:
+        target = tmp_path / "stdout"
+        target.symlink_to(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    done = sbom(env, root, "demo", "--output", str(target))
+    reader.join(timeout=30)
+    assert done.code == 0, done.stderr
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert target.is_symlink() is through_a_link
+    assert len(received) == 1, "the pipe's reader got nothing"
+    assert strict_errors(received[0].decode("utf-8")) is None
 
 
 def test_all_on_an_empty_root_is_a_valid_empty_document(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import resource
+import stat
 import subprocess
 import sys
 import textwrap
@@ -13,7 +14,12 @@ from pathlib import Path
 import pytest
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes, write_file_atomically
+from nexo_pkg.core.files import (
+    FileTooLargeError,
+    NotRegularFileError,
+    read_capped_bytes,
+    write_file_atomically,
+)
 from nexo_pkg.fleet.lockfile import write_if_changed
 
 
@@ -25,6 +31,26 @@ def test_a_rename_onto_a_directory_fails_and_leaves_no_temp_file(tmp_path: Path)
         write_file_atomically(target, b"lock_version = 1\n")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["nexo-plugins.lock"]
     assert (target / "kept").read_text(encoding="utf-8") == "x"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+@pytest.mark.parametrize("through_a_link", [False, True], ids=["fifo", "link-to-fifo"])
+def test_a_fifo_or_device_at_the_target_is_never_renamed_over(
+    tmp_path: Path, through_a_link: bool
+) -> None:
+    # A rename would put a regular file where /dev/null or /dev/stdout (a link) was: for root,
+    # every process's /dev/null. The writer refuses instead and leaves both as they were.
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    target = fifo
+    if through_a_link:
+        target = tmp_path / "stdout"
+        target.symlink_to(fifo)
+    with pytest.raises(NotRegularFileError):
+        write_file_atomically(target, b"x")
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert target.is_symlink() is through_a_link
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted({"fifo", target.name})
 
 
 def test_a_written_file_has_its_mode_whatever_the_umask(tmp_path: Path) -> None:

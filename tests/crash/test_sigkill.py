@@ -29,7 +29,7 @@ from .scenario import (
     wait_for,
 )
 
-FAST_POINTS = 2  # install gets 2, upgrade 2, remove 1: five kills in the fast profile
+FAST_POINTS = 2  # install, upgrade and --force 2 each, --keep-old and remove 1: eight kills
 SLOW_POINTS = 50
 
 

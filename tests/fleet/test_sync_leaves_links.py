@@ -116,7 +116,8 @@ def test_a_locked_plugin_linked_for_development_fails_alone_with_a_remedy_sync_t
     error = outcomes["echo"]["error"]
     assert "--force" not in error
     assert "sync never replaces a development link" in error
-    assert "`nexo plugin remove echo`" in error
+    # It names the root sync was given: without --dest, remove would look in the default one.
+    assert f"`nexo plugin remove echo --dest {dest}`" in error
     assert "--force" not in synced.stderr
     assert (dest / "echo").readlink() == checkout
     assert tree_snapshot(checkout) == before

@@ -1,0 +1,67 @@
+"""The ``nexo plugin …`` commands a message tells its reader to run, written so that, pasted
+into a shell as printed, they act on the same plugin: every word quoted as a POSIX shell
+reads it, and ``--dest ROOT`` named when the plugin's root is not the one the command uses
+by default (the daemon's install root)."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.install.config import config_dir, load_daemon_config
+from nexo_pkg.install.receipts import LATEST_TAG, Installed
+
+
+def default_root() -> Path | None:
+    """The root a command without ``--dest`` installs into (``search_paths[0]``, else
+    ``$NEXO_HOME/state/plugins``); ``None`` when the daemon's configuration cannot be read
+    (a remedy then names its root)."""
+    try:
+        return load_daemon_config(config_dir(announce=False)).install_root()
+    except (NexoError, OSError):
+        return None
+
+
+def plugin_command(*words: str, root: Path | None = None) -> str:
+    """``nexo plugin WORDS``, with ``--dest ROOT`` unless ``root`` is :func:`default_root`."""
+    parts = ["nexo", "plugin", *words]
+    if root is not None and root.absolute() != default_root():
+        parts += ["--dest", str(root.absolute())]
+    return shlex.join(parts)
+
+
+def reinstall_source(item: Installed) -> str | None:
+    """What ``install`` takes to install ``item`` again: ``owner/repo@tag`` (the release
+    installed; ``owner/repo`` for a receipt that followed the latest one without recording
+    which), the pinned ``oci://`` reference; ``None`` for a tarball (a receipt does not
+    record its path) or a receipt that cannot be read."""
+    receipt = item.receipt
+    if receipt is None:
+        return None
+    from nexo_pkg.sources.api import follows, origin_label, tag_pins  # noqa: PLC0415 (a refusal)
+
+    origin = receipt.origin()
+    if not follows(receipt.source) or origin_label(origin) == origin_label({}):
+        return None  # a tarball, or an origin that names no place to ask
+    if tag_pins(receipt.source) and origin["tag"] in {None, "", LATEST_TAG}:
+        return origin_label(origin)  # the latest release, as it was installed
+    return origin_label(origin, exact=True)
+
+
+def reinstall_command(item: Installed) -> str:
+    """How to install ``item`` again over itself, as a message's remedy: the ``install
+    --force`` command naming its source and root, or, when its receipt names no source,
+    the same command with ``SOURCE`` to fill in and what it stands for."""
+    root = item.path.parent
+    source = reinstall_source(item)
+    if source is not None:
+        return f"reinstall it with `{plugin_command('install', source, '--force', root=root)}`"
+    command = plugin_command("install", "SOURCE", "--force", root=root)
+    if item.receipt is None:
+        why = "its receipt cannot be read"
+        what = "where it came from: OWNER/REPO@TAG, an oci:// reference or a tarball's path"
+    else:
+        why = "a receipt does not record a tarball's path"
+        what = "the path of the tarball it was installed from"
+    return f"reinstall it with `{command}`, SOURCE being {what} ({why})"

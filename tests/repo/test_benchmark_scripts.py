@@ -1,0 +1,118 @@
+"""The benchmark and fuzzing scripts the docs tell people to run can be run as written.
+
+``benchmarks/`` and ``fuzz/`` are outside the type-checked package, so nothing else notices
+when a rename in ``nexo_pkg`` breaks them: every script answers ``--help``, every command line
+the README and docs/ show names a script that exists and only options it has, and the Sigstore
+benchmark (whose child process imports the trust entry points) runs once with one run.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.shared_fixtures import require_shared_fixture
+
+REPO = Path(__file__).resolve().parents[2]
+BENCHMARKS = REPO / "benchmarks"
+MAIN = 'if __name__ == "__main__":'
+SCRIPTS = sorted(p for p in BENCHMARKS.glob("*.py") if MAIN in p.read_text(encoding="utf-8"))
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+# ``benchmarks/NAME.py`` and what follows it on its line (and on ``\``-continued lines).
+COMMAND = re.compile(r"benchmarks/([A-Za-z_]+)\.py((?:[ \t]+(?:\\\n[ \t]*)?[^ \t\n`\"'()]+)*)")
+# A path a page names: a script, a harness, a seed directory, a test (with ``::its_name``).
+REPO_PATH = re.compile(
+    r"\b((?:benchmarks|fuzz|tests)/[A-Za-z0-9_./-]*[A-Za-z0-9_])(?:::([A-Za-z_][A-Za-z0-9_]*))?"
+)
+# A scaffolded project's own files (``tests/test_handshake.py``) are named by the pages too.
+TEMPLATES = sorted((REPO / "nexo_pkg" / "scaffold" / "templates").iterdir())
+
+
+def _run(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _help(script: str) -> str:
+    completed = _run(BENCHMARKS / f"{script}.py", "--help")
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    return completed.stdout
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
+def test_every_benchmark_script_answers_help(script: Path) -> None:
+    completed = _run(script, "--help")
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert completed.stdout.startswith("usage: "), completed.stdout
+    assert "Traceback" not in completed.stderr
+
+
+def test_documented_benchmark_commands_name_scripts_and_options_that_exist() -> None:
+    helps: dict[str, str] = {}
+    wrong: list[str] = []
+    commands = 0
+    for page in [*PAGES, *SCRIPTS]:
+        for match in COMMAND.finditer(page.read_text(encoding="utf-8")):
+            script, rest = match.groups()
+            commands += 1
+            if not (BENCHMARKS / f"{script}.py").is_file():
+                wrong.append(f"{page.name}: benchmarks/{script}.py does not exist")
+                continue
+            for option in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", rest):
+                if script not in helps:
+                    helps[script] = _help(script)
+                if not re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", helps[script]):
+                    wrong.append(f"{page.name}: benchmarks/{script}.py has no {option}")
+    assert commands > 20  # the pattern still finds the documented commands
+    assert wrong == []
+
+
+def _named(path: str) -> Path | None:
+    """The file or directory ``path`` names: in the repository, else in a scaffold template."""
+    for base in (REPO, *TEMPLATES):
+        if (base / path).exists():
+            return base / path
+    return None
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_paths_and_tests_named_in_the_docs_exist(page: Path) -> None:
+    wrong: set[str] = set()
+    for path, name in REPO_PATH.findall(page.read_text(encoding="utf-8")):
+        # fuzz/corpus is working data the docs tell you to create.
+        if path.startswith("fuzz/corpus"):
+            continue
+        found = _named(path)
+        if found is None:
+            wrong.add(f"{path} does not exist")
+        elif name and not re.search(
+            rf"^\s*(?:async )?(?:def|class) {name}\b|^{name}\b", found.read_text("utf-8"), re.M
+        ):
+            wrong.add(f"{path} defines no {name}")
+    assert sorted(wrong) == []
+
+
+def test_run_all_refuses_an_unknown_area_before_writing(tmp_path: Path) -> None:
+    out = tmp_path / "benchmarks.md"
+    completed = _run(BENCHMARKS / "run_all.py", "--only", "lint,lnit", "--out", out)
+    assert completed.returncode == 2, completed.stderr[-2000:]
+    assert "unknown lnit" in completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert not out.exists()
+
+
+def test_the_sigstore_benchmark_runs() -> None:
+    require_shared_fixture("sigstore", "rfc8785-0.1.2-py3-none-any.whl.sigstore.json")
+    completed = _run(BENCHMARKS / "trust.py", "--runs", "1", timeout=240)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert "added by verification:" in completed.stdout
