@@ -35,6 +35,7 @@ from nexo_pkg.manifest.daemon_config import (
     EXTENSIONS_DEFAULT_IGNORE_DIRS,
     EXTENSIONS_DEFAULT_MAX_DEPTH,
     EXTENSIONS_DEFAULT_SEARCH_PATHS,
+    nexo_home_from_env,
 )
 
 __all__ = ["DaemonReach"]
@@ -88,13 +89,33 @@ class DaemonReach:
 
         return extension_walk(self.directory)
 
+    @cached_property
+    def configured(self) -> bool:
+        """Whether a daemon is configured in :attr:`directory` (its ``discovery.yaml`` or
+        ``extensions.yaml`` is there). Without either, nexo-pkg cannot tell where the daemon
+        that will load the plugin keeps its configuration (an install with ``--dest`` into a
+        scratch root, a root another machine's daemon reads): only the fallback root
+        ``$NEXO_HOME/state/plugins`` is said to be unscanned, as the reference installer says
+        when it falls back (``src/plugin_install.rs:156-164``)."""
+        return (self.directory / DISCOVERY_FILE).exists() or (
+            self.directory / EXTENSIONS_FILE
+        ).exists()
+
+    def _judged(self, directory: Path) -> bool:
+        return self.configured or _canonical(directory.parent) == _canonical(
+            nexo_home_from_env() / "state" / "plugins"
+        )
+
     def unreached(
         self, directory: Path, plugin_id: str, *, microapp: bool | Callable[[], bool]
     ) -> str | None:
         """Why the daemon's discovery never meets the plugin (or, with ``microapp``, the
         microapp) ``plugin_id`` in ``directory`` (which need not exist yet); ``None`` when it
-        does, or when that cannot be told. ``microapp`` may be a callable (it reads the
+        does, or when that cannot be told (no daemon configured here, a root other than the
+        fallback one: :attr:`configured`). ``microapp`` may be a callable (it reads the
         manifest), asked only when the two walks disagree."""
+        if not self._judged(directory):
+            return None
         as_plugin = self.plugin_unreached(directory, plugin_id)
         as_microapp = self.microapp_unreached(directory, plugin_id)
         if as_plugin is None and as_microapp is None:

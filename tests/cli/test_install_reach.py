@@ -189,3 +189,21 @@ def test_doctor_warns_about_what_the_daemon_never_discovers(tmp_path: Path) -> N
     # Text output names it too.
     done = plugin("doctor", "--no-check", "--dest", tmp_path / "elsewhere", env=env, cwd=work)
     assert "discovery  hello: the daemon will not load hello from" in done.stdout + done.stderr
+
+
+def test_without_a_daemon_configured_a_chosen_root_is_not_judged(tmp_path: Path) -> None:
+    # No discovery.yaml nor extensions.yaml where nexo-pkg looks: the daemon that will read
+    # `--dest` keeps its configuration elsewhere (a scratch root, another machine), so nothing
+    # is said about it, and `-q --yes` stays silent.
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), HOME=str(tmp_path / "user"))
+    work = tmp_path / "work"
+    work.mkdir()
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    document = _install(tarball, "--dest", tmp_path / "root", cwd=work, env=env)
+    assert _unloaded(document) == []
+    quiet = plugin(
+        "install", tarball, "--dest", tmp_path / "quiet", "-q", "--yes", "--skip-signature-verify",
+        env=env, cwd=work,
+    )  # fmt: skip
+    assert quiet.code == 0, quiet.stderr
+    assert "will not load" not in quiet.stderr
