@@ -539,6 +539,8 @@ def install_command(
             dest=_roots(dest, config, installing=True)[0],
             nexo_home=nexo_home_from_env(),
             policy_path=policy_path(config, trusted_keys),
+            # Whether the daemon's discovery would find what is installed (a warning if not).
+            reach=install_api.DaemonReach(install_api.config_dir(config)),
             target=target,
             trusted_keys=trusted_keys,
             require_signature=require_signature,

@@ -462,7 +462,8 @@ def doctor_command(
     against the daemon it is for (min_nexo_version with --nexo-version), the framework
     capabilities it requires that the daemon would not wire (a warning), its handshake
     (spawned as `nexo plugin check` does, unless --no-check), and whether discovery
-    loads it (discovery.disabled, discovery.allowlist). For the root: ids the daemon
+    loads it (discovery.disabled, discovery.allowlist; a warning when its root is not one
+    the daemon's discovery walks). For the root: ids the daemon
     would meet twice, directories without a readable receipt (their manifest and
     handshake are checked all the same), development links, leftovers of interrupted
     runs, an extensions.yaml max_depth that lets the daemon's microapp walk reach the
@@ -506,6 +507,7 @@ def doctor_command(
             wired=install_api.wired_capabilities(directory),
             jobs=checked_jobs(jobs),
             walker=walker,
+            reach=install_api.DaemonReach(directory),
         )
 
     report = guarded(run, json_output=json_output)

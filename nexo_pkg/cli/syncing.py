@@ -80,6 +80,8 @@ def fleet_options(
         registry_mirrors=registry_mirrors or {},
         allow_signer_change=allow_signer_change,
         daemon=install_api.daemon_version(nexo_version),
+        # What sync installs outside the daemon's discovery is said, as install says it.
+        reach=install_api.DaemonReach(install_api.config_dir(config)) if reads_policy else None,
     )
     return fleet_api.FleetOptions(choices, jobs=checked_jobs(jobs))
 

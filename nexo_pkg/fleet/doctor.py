@@ -7,7 +7,8 @@ receipt (``verify``), its manifest linted against the daemon it is for (``lint``
 ``--nexo-version`` when the version is known, so ``min_nexo_version`` counts), its handshake
 spawned and checked (``check``), its host requirements (``requires``: the
 ``requires.nexo_capabilities`` the daemon would not find wired, a warning as at the daemon's
-boot), its discovery state (``disabled``, outside the allowlist).
+boot), its discovery state (``disabled``, outside the allowlist, a root the daemon's discovery does
+not walk).
 Around them: ids the daemon would meet twice (it keeps the first by name and skips the
 rest), directories without a receipt or with one that cannot be read, development links,
 leftovers of interrupted runs under ``.nexo/``, and a lock file older than its wanted set.
@@ -33,6 +34,7 @@ from nexo_pkg.install.api import (
     JOURNAL_AREA,
     REMOVING_AREA,
     STAGING_AREA,
+    DaemonReach,
     DiscoveryState,
     Installed,
     is_microapp,
@@ -184,6 +186,7 @@ def _installed_findings(
     nexo_version: str | None,
     handshake: HandshakeCheck | None,
     wired: frozenset[str] | None = None,
+    reach: DaemonReach | None = None,
 ) -> None:
     receipt = item.receipt
     manifest = find_manifest(item.path).path
@@ -219,6 +222,11 @@ def _installed_findings(
     # A microapp is loaded by the extension host under extensions.yaml's lists, never under
     # discovery.yaml's (src/main.rs:6530-6543, crates/extensions/src/discovery.rs:329-360).
     microapp = partial(is_microapp, item.path)
+    # A root the daemon's discovery never walks: nothing there is loaded (a warning: the
+    # operator may mean to list it; see nexo_pkg/install/reach.py for the daemon's walks).
+    unreached = None if reach is None else reach.unreached(item.path, plugin_id, microapp=microapp)
+    if unreached is not None:
+        report.add("warning", "discovery", unreached, plugin_id=plugin_id, path=item.path)
     why = discovery.skipped_by(plugin_id, microapp=microapp) if discovery is not None else None
     if why is not None:
         report.add(
@@ -351,6 +359,7 @@ def diagnose(
     wired: frozenset[str] | None = None,
     jobs: int = 1,
     walker: Sequence[tuple[Path, str]] = (),
+    reach: DaemonReach | None = None,
 ) -> DoctorReport:
     """Look at every plugin under each of ``roots``, the daemon's search paths in its order
     (see the module docstring: an id met in two roots is loaded from the first).
@@ -360,7 +369,9 @@ def diagnose(
     and its lock to compare; ``wired`` the capabilities the daemon wires
     (``install.api.wired_capabilities``; ``None``: its configuration is unknown); ``walker``
     the bookkeeping directories the daemon's extension walk reaches, each with what that
-    means (``lint.daemon_files.reached_bookkeeping``). ``jobs``
+    means (``lint.daemon_files.reached_bookkeeping``); ``reach`` where the daemon's two
+    discovery walks go (``None``: not judged), a plugin or microapp outside them a warning.
+    ``jobs``
     plugins are looked at, and spawned, at a time (each in its own sandbox, under its own
     deadline); the report is the same whatever their number. Raises ``io`` when a root
     cannot be read.
@@ -375,7 +386,7 @@ def diagnose(
         own = DoctorReport(report.dest, roots=all_roots, wired=wired)
         _installed_findings(
             own, item, discovery=discovery, nexo_version=nexo_version,
-            handshake=handshake, wired=wired,
+            handshake=handshake, wired=wired, reach=reach,
         )  # fmt: skip
         return own
 

@@ -92,6 +92,9 @@ if TYPE_CHECKING:
         upgrade,
         verify_artifact,
     )
+    from nexo_pkg.install.reach import (
+        DaemonReach,
+    )
     from nexo_pkg.install.receipts import (
         RECEIPT_NAME,
         Installed,
@@ -151,6 +154,7 @@ _HOMES = homes(
             "install_artifact known_latest_releases prefetch_latest receipt_source release_info "
             "remove search_repositories upgrade verify_artifact"
         ),
+        "reach": "DaemonReach",
         "receipts": (
             "RECEIPT_NAME Installed Receipt installed_versions require_installed scan_installed "
             "scan_kept scan_roots unreadable_installs version_order"
@@ -176,6 +180,7 @@ __all__ = [
     "REMOVING_AREA",
     "STAGING_AREA",
     "Admitting",
+    "DaemonReach",
     "DaemonVersion",
     "DiscoveryState",
     "EditResult",
@@ -273,6 +278,8 @@ def _load(module: str) -> ModuleType:
         from nexo_pkg.install import outdated as home  # noqa: PLC0415
     elif module == "pipeline":
         from nexo_pkg.install import pipeline as home  # noqa: PLC0415
+    elif module == "reach":
+        from nexo_pkg.install import reach as home  # noqa: PLC0415
     elif module == "receipts":
         from nexo_pkg.install import receipts as home  # noqa: PLC0415
     elif module == "remedy":

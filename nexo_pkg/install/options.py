@@ -18,6 +18,7 @@ from nexo_pkg.sources.api import ArchiveLimits, NetworkChoices, TrustChoices
 
 if TYPE_CHECKING:
     from nexo_pkg.install.compat import DaemonVersion
+    from nexo_pkg.install.reach import DaemonReach
     from nexo_pkg.install.root import InstallRoot
     from nexo_pkg.install.summary import InstallPlan
     from nexo_pkg.sources.api import ProgressBar
@@ -56,6 +57,9 @@ class InstallOptions:
     # The daemon the plugin is for (--nexo-version, NEXO_DAEMON_VERSION): its min_nexo_version
     # must admit it (``incompatible`` otherwise, unless ``force``). None: not compared.
     daemon: DaemonVersion | None = None
+    # The daemon's configuration the install root is judged against: a plugin (or microapp)
+    # its discovery would never meet is installed with a warning. None: not judged.
+    reach: DaemonReach | None = None
 
     @property
     def network(self) -> NetworkChoices:

@@ -79,6 +79,7 @@ from nexo_pkg.sources.api import (
 from nexo_pkg.trust import api as trust
 
 if TYPE_CHECKING:
+    from nexo_pkg.install.reach import DaemonReach
     from nexo_pkg.net.api import Deadline
 
 
@@ -305,7 +306,7 @@ def install_artifact(
         if options.dry_run:
             listing = inspect_archive(artifact.path, options.limits)
             _check_archive_compatible(listing, artifact, options)
-            plan = _plan(origin.display, artifact, outcome, listing, final)
+            plan = _plan(origin.display, artifact, outcome, listing, final, reach=options.reach)
             present = False
             if step.bind_installed:
                 # `install --dry-run` judges the root as the install would (`info`, which
@@ -439,8 +440,11 @@ def _plan(
     outcome: trust.SignatureOutcome,
     listing: ArchiveListing,
     final: Path,
+    *,
+    reach: DaemonReach | None,
 ) -> InstallPlan:
-    """Step 7 and what step 8 shows: the payload checks on what the archive holds."""
+    """Step 7 and what step 8 shows: the payload checks on what the archive holds, and
+    whether the daemon configured as ``reach`` says would find ``final`` at all."""
     summary = check_payload(listing, fetched.plugin_id, fetched.version)
     vendored = None
     if listing.sbom is not None:
@@ -459,6 +463,9 @@ def _plan(
         destination=str(final),
         vendored=vendored,
         shadowing=_orphans_of(fetched.plugin_id, final),
+        unreached=None
+        if reach is None
+        else reach.unreached(final, summary.plugin_id, microapp=summary.microapp),
     )
 
 
@@ -611,7 +618,7 @@ def _install_tree(
         replaceable = options.force or _is_empty_dir(final)
         if occupied and not replaceable:
             listing = inspect_archive(fetched.path, options.limits)
-            plan = _plan(source_display, fetched, outcome, listing, final)
+            plan = _plan(source_display, fetched, outcome, listing, final, reach=options.reach)
             _confirmed(plan, callbacks)
             if _already_present(plan, final, options):
                 return InstallResult(plan, final, was_already_present=True)
@@ -622,7 +629,7 @@ def _install_tree(
             staging = root.new_staging(fetched.plugin_id)
             listing = extract_archive(fetched.path, staging, options.limits)
             _check_archive_compatible(listing, fetched, options)
-            plan = _plan(source_display, fetched, outcome, listing, final)
+            plan = _plan(source_display, fetched, outcome, listing, final, reach=options.reach)
             _confirmed(plan, callbacks)
             (staging / "bin" / plan.plugin_id).chmod(0o755)
             receipt = Receipt(

@@ -39,6 +39,9 @@ class ManifestSummary:
     host_requirements: tuple[HostRequirement, ...] = ()
     #: ``[plugin] min_nexo_version`` as the tarball's manifest says it (``info`` shows it).
     min_nexo_version: str | None = None
+    #: An extension-shaped ``plugin.toml``: the daemon's extension host loads it, not its
+    #: plugin discovery.
+    microapp: bool = False
 
     @property
     def operator_must_allow(self) -> tuple[str, ...]:
@@ -97,6 +100,7 @@ def summarise_manifest(model: ManifestModel) -> ManifestSummary:
             description=extension.description or "",
             command=command if command is not None and not is_blank(command) else None,
             args=extension.args,
+            microapp=True,
         )
     plugin = model.plugin
     return ManifestSummary(
@@ -138,6 +142,9 @@ class InstallPlan:
     #: Directories of the install root without a receipt whose manifest is the same plugin:
     #: the daemon would find the id twice (no install, so nothing replaces them).
     shadowing: tuple[str, ...] = ()
+    #: Why the daemon's discovery would never meet the installed directory (its root is not
+    #: one it walks: :class:`~nexo_pkg.install.reach.DaemonReach`); ``None`` when it would.
+    unreached: str | None = None
 
     @property
     def plugin_id(self) -> str:
@@ -149,9 +156,15 @@ class InstallPlan:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """What the operator must know before saying yes: the signature's warnings and the
-        daemon settings the plugin needs."""
-        return (*self.signature.warnings, *self.summary.operator_warnings, *self._shadow_warnings)
+        """What the operator must know before saying yes: the signature's warnings, the
+        daemon settings the plugin needs, and whether the daemon would find it at all."""
+        unreached = () if self.unreached is None else (self.unreached,)
+        return (
+            *self.signature.warnings,
+            *self.summary.operator_warnings,
+            *self._shadow_warnings,
+            *unreached,
+        )
 
     @property
     def _shadow_warnings(self) -> tuple[str, ...]:

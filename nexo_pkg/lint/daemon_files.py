@@ -38,6 +38,9 @@ from nexo_pkg.lint.yaml_source import (
 from nexo_pkg.manifest import microapp, microapp_model
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.daemon_config import (
+    EXTENSIONS_DEFAULT_IGNORE_DIRS,
+    EXTENSIONS_DEFAULT_MAX_DEPTH,
+    EXTENSIONS_DEFAULT_SEARCH_PATHS,
     find_placeholders,
     placeholder_name,
     resolve_placeholder,
@@ -68,6 +71,7 @@ __all__ = [
     "config_kind",
     "daemon_config_files",
     "extension_skipped",
+    "extension_walk",
     "extensions_as_read",
     "extensions_lists",
     "lint_config_text",
@@ -81,9 +85,9 @@ AGENTS_DROP_IN_DIR = "agents.d"
 ConfigKind = Literal["extensions", "agents"]
 PARSER_NAMES: dict[ConfigKind, str] = {"extensions": "extensions-config", "agents": "agents-config"}
 
-DEFAULT_SEARCH_PATHS = ("./extensions",)
-DEFAULT_IGNORE_DIRS = ("target", ".git", "node_modules", "dist", ".build")
-DEFAULT_MAX_DEPTH = 3
+DEFAULT_SEARCH_PATHS = EXTENSIONS_DEFAULT_SEARCH_PATHS
+DEFAULT_IGNORE_DIRS = EXTENSIONS_DEFAULT_IGNORE_DIRS
+DEFAULT_MAX_DEPTH = EXTENSIONS_DEFAULT_MAX_DEPTH
 MAX_CONFIG_BYTES = 1024 * 1024
 SECRET_ROOTS = (Path("/run/secrets"), Path("/var/run/secrets"))
 
@@ -750,6 +754,17 @@ def extension_skipped(document: YamlDocument, extension_id: str) -> str | None:
     ``extension_id`` (:meth:`_Extensions.skips`, nulls read as defaults); None when it
     loads it."""
     return _extensions_settings(_read_extensions(document)).skips(extension_id)
+
+
+def extension_walk(directory: Path) -> tuple[bool, tuple[str, ...], tuple[str, ...], int] | None:
+    """``enabled``, ``search_paths``, ``ignore_dirs`` and ``max_depth`` of
+    ``<directory>/extensions.yaml`` as the daemon's loader reads them (placeholders
+    substituted, a missing key its default); ``None`` when a search path holds a placeholder
+    that cannot be resolved here (where the daemon walks is then not known)."""
+    settings = _extensions_settings(_extensions_data(directory))
+    if settings.unresolved:
+        return None
+    return settings.enabled, settings.search_paths, settings.ignore_dirs, settings.max_depth
 
 
 def extensions_lists(text: str) -> tuple[bool, tuple[str, ...], tuple[str, ...]]:

@@ -22,6 +22,9 @@ from nexo_pkg.core import posix
 
 __all__ = [
     "CONFIG_DIR_ENV",
+    "EXTENSIONS_DEFAULT_IGNORE_DIRS",
+    "EXTENSIONS_DEFAULT_MAX_DEPTH",
+    "EXTENSIONS_DEFAULT_SEARCH_PATHS",
     "config_dir",
     "find_placeholders",
     "nexo_home_from_env",
@@ -30,6 +33,12 @@ __all__ = [
 ]
 
 CONFIG_DIR_ENV = "NEXO_CONFIG_DIR"
+
+# The extension host's walk when extensions.yaml does not set it (or does not exist):
+# `ExtensionsConfig`'s defaults (`crates/config/src/types/extensions.rs:14-50,191-211`).
+EXTENSIONS_DEFAULT_SEARCH_PATHS = ("./extensions",)
+EXTENSIONS_DEFAULT_IGNORE_DIRS = ("target", ".git", "node_modules", "dist", ".build")
+EXTENSIONS_DEFAULT_MAX_DEPTH = 3
 
 
 def nexo_home_from_env() -> Path:

@@ -49,12 +49,22 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def _discovered(tmp_path: Path, *roots: Path) -> None:
+    """The daemon of ``_env`` discovers plugins in ``roots``: an install there has nothing to
+    warn about but its signature."""
+    plugins = tmp_path / "home" / "config" / "plugins"
+    plugins.mkdir(parents=True, exist_ok=True)
+    listed = ", ".join(str(root) for root in roots)
+    (plugins / "discovery.yaml").write_text(f"discovery:\n  search_paths: [{listed}]\n")
+
+
 def test_quiet_is_silent_on_success(tmp_path: Path) -> None:
     """``install -q --yes``: no confirmation screen, no note; ``lint -q`` on a clean
     microapp: nothing at all."""
     env = _env(tmp_path)
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     root = str(tmp_path / "root")
+    _discovered(tmp_path, tmp_path / "root")
     quiet = nexo(
         "plugin", "install", str(tarball), "--dest", root, "-q", "--yes",
         env=env, cwd=tmp_path, in_process=True,
@@ -88,6 +98,7 @@ def test_quiet_without_a_terminal_shows_no_screen_it_does_not_ask_on(tmp_path: P
     `--yes` is as silent as `-q --yes`: the screen is for a person deciding, and none is."""
     env = _env(tmp_path)
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    _discovered(tmp_path, tmp_path / "root-True", tmp_path / "root-False")
     for in_process in (True, False):  # in this process and in one of its own
         root = tmp_path / f"root-{in_process}"
         quiet = nexo(
@@ -262,6 +273,7 @@ def test_quiet_check_step_is_silent_when_it_passes(
     """``pack --check -q`` and ``install --check -q --yes`` of a plugin that passes say
     nothing (the report is not their result); a failing check still shows its report."""
     env = {**_env(tmp_path), **offline_pip_env}
+    _discovered(tmp_path, tmp_path / "root")
     assert nexo("plugin", "new", "demo", "--lang", "python", cwd=tmp_path, env=env).code == 0
     project = tmp_path / "demo"
     packed = nexo("plugin", "pack", "--check", "-q", cwd=project, env=env, in_process=True)

@@ -206,6 +206,10 @@ def test_mirror_then_air_gapped_sync_keeps_the_original_signer(
     assert f'identity = "{ACME_IDENTITY}"' in lock_text
     assert 'github = "acme/nexo-plugin-echo@v1.2.3"' in lock_text
     dest = tmp_path / "air-gapped"
+    # The air-gapped daemon discovers its plugins there (nothing for sync to warn about).
+    discovery = tmp_path / "offline-home" / "config" / "plugins" / "discovery.yaml"
+    discovery.parent.mkdir(parents=True)
+    discovery.write_text(f"discovery:\n  search_paths: [{dest}]\n")
     synced = fleet_run(
         "sync",
         "--lock",

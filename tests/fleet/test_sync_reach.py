@@ -1,0 +1,55 @@
+"""``sync`` says when the daemon will never load a plugin it installs, as ``install`` does,
+and installs it all the same: the plugin discovery walks only ``discovery.search_paths``
+(``crates/core/src/agent/nexo_plugin_registry/discovery.rs:48-67`` at eec3f33), nothing
+without ``plugins/discovery.yaml`` (``crates/config/src/lib.rs:280-284``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.cli import nexo
+from support.registry import Registry
+
+from .conftest import LINUX, MakeDist, push_dist
+
+
+def test_sync_warns_about_a_root_the_daemon_does_not_discover(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    home = Path(fleet_env["NEXO_HOME"])
+    push_dist(make_dist("alpha", "1.0.0", identity=None, targets=(LINUX,)),
+              registry.ref("plugins/alpha"), home)  # fmt: skip
+    project = tmp_path / "project"
+    project.mkdir()
+    wanted = project / "nexo-plugins.toml"
+    wanted.write_text(f'[plugins.alpha]\nsource = "{registry.ref("plugins/alpha")}"\n')
+    locked = nexo("plugin", "lock", "-f", wanted, "--plain-http", env=fleet_env, in_process=True)
+    assert locked.code == 0, locked.stderr
+    root = tmp_path / "root"
+    config = tmp_path / "config"
+    (config / "plugins").mkdir(parents=True)
+    discovery = config / "plugins" / "discovery.yaml"
+    discovery.write_text(f"discovery:\n  search_paths: [{tmp_path / 'other'}]\n")
+
+    def sync(*flags: str | Path) -> tuple[list[str], str]:
+        synced = nexo(
+            "plugin", "sync", "--lock", project / "nexo-plugins.lock", "--dest", root,
+            "--config", config, "--plain-http", "--json", *flags,
+            env=fleet_env, in_process=True,
+        )  # fmt: skip
+        assert synced.code == 0, synced.stderr
+        (plugin,) = synced.document["plugins"]
+        assert isinstance(plugin, dict)
+        assert (root / "alpha-1.0.0").is_dir()  # installed all the same
+        return [str(each) for each in plugin.get("warnings", [])], synced.stderr
+
+    warnings, stderr = sync()
+    [warning] = [each for each in warnings if "the daemon will not load alpha" in each]
+    assert f"from {root}: it is not one of the search paths of {discovery}" in warning
+    assert f"warning: alpha: {warning}" in stderr  # said on stderr, as without --json
+
+    discovery.write_text(f"discovery:\n  search_paths: [{root}]\n")
+    (root / "alpha-1.0.0" / ".nexo-install.json").unlink()  # installed again
+    warnings, _ = sync()
+    assert warnings  # installed again (its signature is still warned about)
+    assert [each for each in warnings if "will not load" in each] == []
