@@ -55,15 +55,38 @@ def _blocks(text: str) -> list[str]:
     return re.findall(r"^ *```[a-z]*\n(.*?)^ *```", text, re.MULTILINE | re.DOTALL)
 
 
+# What stands before a command on its line: a comment mark (an example commented out), a
+# ``$ `` prompt, a workflow's ``- run:``, a Dockerfile's ``RUN`` with its flags, and
+# environment assignments (``SOURCE_DATE_EPOCH=0 nexo plugin sync …``).
+PREFIX = re.compile(r"^\s*(?:#\s*)?(?:\$ |- run: |RUN (?:--\S+ )*)?(?:[A-Z_][A-Z0-9_]*=\S* )*")
+
+
+def _joined(block: str) -> list[str]:
+    """The lines of ``block``, each ending in `` \\`` joined with the next, as a shell reads
+    them."""
+    lines: list[str] = []
+    pending = ""
+    for raw in block.splitlines():
+        if raw.endswith(" \\"):
+            pending += raw[:-2] + " " if not pending else raw[:-2].strip() + " "
+            continue
+        lines.append(pending + raw.strip() if pending else raw)
+        pending = ""
+    if pending:
+        lines.append(pending)
+    return lines
+
+
 def command_lines() -> list[CommandLine]:
-    """Every ``nexo`` line of every code block (``$ `` prompts and ``- run:`` stripped), with
-    the indented ``[...]`` lines that continue a synopsis."""
+    """Every ``nexo`` line of every code block (prompts, ``- run:``, ``RUN``, environment
+    assignments and a comment mark stripped; backslash continuations joined), with the
+    indented ``[...]`` lines that continue a synopsis."""
     found: list[CommandLine] = []
     for page in PAGES:
         for block in _blocks(page.read_text(encoding="utf-8")):
             current: CommandLine | None = None
-            for raw in block.splitlines():
-                line = re.sub(r"^\s*(\$ |- run: )", "", raw).strip()
+            for raw in _joined(block):
+                line = PREFIX.sub("", raw).strip()
                 if current is not None and raw.startswith((" ", "\t")) and line.startswith("["):
                     current = replace(current, text=f"{current.text} {line}")
                     continue
@@ -124,6 +147,15 @@ def test_the_docs_have_command_lines_of_both_kinds() -> None:
     assert templates <= {line.page for line in LINES}
     assert sum(line.synopsis for line in LINES) >= 10
     assert sum(not line.synopsis for line in LINES) >= 30
+    # A command after environment assignments, continued over lines, in a Dockerfile; and
+    # one commented out in a workflow: examples too.
+    fleet = [line.text for line in LINES if line.page == "docs/fleet.md"]
+    assert any(
+        text.startswith("nexo plugin sync --frozen") and "--require-signature" in text
+        for text in fleet
+    )
+    upgrading = "nexo plugin lock --upgrade --trusted-keys trusted_keys.toml --require-signature"
+    assert upgrading in fleet
 
 
 @pytest.mark.parametrize(

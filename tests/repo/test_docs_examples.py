@@ -1,16 +1,20 @@
 """The examples of the docs are true: the lint output shown is what ``nexo plugin lint``
-prints, the example workflows pass zizmor, and every ``#:schema`` directive names a file
+prints, the tarball layout and ``--json`` document shown are what ``nexo plugin pack`` makes,
+the example workflows pass zizmor, and every ``#:schema`` directive names a file
 taplo can fetch (a raw URL of a file in this repository, or a relative path)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
-from support.cli import nexo
+from pack.pack_helpers import write_project
+from support.cli import clean_env, nexo
 
 from .test_repo_checks import tool
 
@@ -44,6 +48,43 @@ def test_the_lint_example_shows_what_lint_prints(tmp_path: Path) -> None:
         "plugin", "lint", "--format", "github", env=_plain_env(), cwd=tmp_path, in_process=True
     )
     assert github_run.stdout == github
+
+
+def _layout_patterns(block: str) -> list[re.Pattern[str]]:
+    """The first column of the layout rows: ``bin/<id>`` names any one file name, ``…`` and
+    ``<vendored deps>`` anything below."""
+    patterns = []
+    for row in block.splitlines():
+        name = row.split()[0]
+        text = re.escape(name).replace(re.escape("…"), ".+")
+        text = re.sub(r"<vendored\\ deps>", ".+", text)
+        text = re.sub(r"<[a-z]+>", "[^/]+", text)
+        patterns.append(re.compile(text))
+    return patterns
+
+
+def test_the_pack_layout_and_json_are_what_pack_makes(tmp_path: Path) -> None:
+    text = (DOCS / "pack.md").read_text(encoding="utf-8")
+    [layout] = re.findall(r"^```\n(nexo-plugin\.toml .*?)^```", text, re.MULTILINE | re.DOTALL)
+    shown = json.loads(next(block for block in _blocks(text, "json") if '"assets"' in block))
+    project = write_project(tmp_path / "demo", files={"src/helpers/util.py": "X = 1\n"})
+    env = clean_env(HOME=str(tmp_path), NEXO_HOME=str(tmp_path / "nexo"))
+    done = nexo("plugin", "pack", "--json", env=env, cwd=project, in_process=True)
+    assert done.code == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert list(document) == list(shown)
+    assert [list(asset) for asset in document["assets"]] == [list(a) for a in shown["assets"]]
+    assert [Path(a["path"]).name.replace("demo", "ID") for a in document["assets"]] == [
+        Path(a["path"]).name.replace("demo", "ID") for a in shown["assets"]
+    ]
+    with tarfile.open(project / document["assets"][0]["path"]) as archive:
+        members = [member.name for member in archive.getmembers()]
+    patterns = _layout_patterns(layout)
+    for member in members:
+        named = any(pattern.fullmatch(member) for pattern in patterns)
+        below = any(pattern.pattern.startswith(re.escape(f"{member}/")) for pattern in patterns)
+        assert named or below, f"docs/pack.md's layout does not show {member}"
+    assert members[-1] == "sbom.cdx.json"
 
 
 def test_the_example_workflows_pass_zizmor(tmp_path: Path) -> None:
