@@ -10,10 +10,13 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, Protocol, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TextIO, TypeVar
 
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.output import OUTPUT, emit_json, report_error, say
+
+if TYPE_CHECKING:
+    from nexo_pkg.install.api import DaemonReach
 
 T = TypeVar("T")
 
@@ -164,6 +167,27 @@ def policy_path(config: Path | None, explicit: Path | None = None) -> Path:
     if explicit is not None:
         return explicit.expanduser().absolute()
     return install_api.config_dir(config) / install_api.POLICY_FILE
+
+
+def daemon_reach(config: Path | None) -> Callable[[], DaemonReach | None]:
+    """Where the daemon configured in the configuration directory (``--config``) looks for
+    plugins, for an install to be judged against: looked up only when a plugin is about to
+    be installed (a sync with nothing to do never loads it), once. A configuration directory
+    that cannot be named (a ``NEXO_CONFIG_DIR`` naming nothing, with ``--trusted-keys`` and
+    ``--dest`` given, which need none) leaves the install unjudged rather than refused."""
+    from functools import cache  # noqa: PLC0415
+
+    @cache
+    def reach() -> DaemonReach | None:
+        from nexo_pkg.install import api as install_api  # noqa: PLC0415
+
+        try:
+            directory = install_api.config_dir(config)
+        except NexoError:
+            return None
+        return install_api.DaemonReach(directory)
+
+    return reach
 
 
 def interactive() -> bool:

@@ -17,6 +17,7 @@ from nexo_pkg.cli.common import (
     colour_enabled,
     confirm,
     confirm_or_refuse,
+    daemon_reach,
     fail,
     guarded,
     interactive,
@@ -540,7 +541,7 @@ def install_command(
             nexo_home=nexo_home_from_env(),
             policy_path=policy_path(config, trusted_keys),
             # Whether the daemon's discovery would find what is installed (a warning if not).
-            reach=install_api.DaemonReach(install_api.config_dir(config)),
+            reach=daemon_reach(config),
             target=target,
             trusted_keys=trusted_keys,
             require_signature=require_signature,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nexo_pkg.cli import defer_signals
-from nexo_pkg.cli.common import answer, plain_options, policy_path, result_line
+from nexo_pkg.cli.common import answer, daemon_reach, plain_options, policy_path, result_line
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.leaving import silence_left_readers
 from nexo_pkg.core.output import say, say_once
@@ -81,7 +81,7 @@ def fleet_options(
         allow_signer_change=allow_signer_change,
         daemon=install_api.daemon_version(nexo_version),
         # What sync installs outside the daemon's discovery is said, as install says it.
-        reach=install_api.DaemonReach(install_api.config_dir(config)) if reads_policy else None,
+        reach=daemon_reach(config) if reads_policy else None,
     )
     return fleet_api.FleetOptions(choices, jobs=checked_jobs(jobs))
 

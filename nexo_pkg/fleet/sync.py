@@ -55,7 +55,6 @@ from nexo_pkg.install.api import (
     InstallStep,
     LockedSigner,
     locked_root,
-    plugin_command,
     remove_tree,
     scan_kept,
     version_order,
@@ -612,6 +611,8 @@ def _linked_refusal(plugin_id: str, error: NexoError, dest: Path) -> str | None:
     link, target = error.details.get("path"), error.details.get("linked_to")
     if error.kind != "already_installed" or target is None:
         return None
+    from nexo_pkg.install.api import plugin_command  # noqa: PLC0415 (a refusal)
+
     remove = plugin_command("remove", plugin_id, root=dest)
     return (
         f"{plugin_id} is linked for development at {link} (-> {target}), and sync never "

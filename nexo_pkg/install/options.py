@@ -57,9 +57,11 @@ class InstallOptions:
     # The daemon the plugin is for (--nexo-version, NEXO_DAEMON_VERSION): its min_nexo_version
     # must admit it (``incompatible`` otherwise, unless ``force``). None: not compared.
     daemon: DaemonVersion | None = None
-    # The daemon's configuration the install root is judged against: a plugin (or microapp)
-    # its discovery would never meet is installed with a warning. None: not judged.
-    reach: DaemonReach | None = None
+    # The daemon's configuration the install root is judged against, asked for only when a
+    # plugin is about to be installed (a no-op sync never loads it): a plugin (or microapp)
+    # its discovery would never meet is installed with a warning. None (or a call answering
+    # None): not judged.
+    reach: Callable[[], DaemonReach | None] | None = None
 
     @property
     def network(self) -> NetworkChoices:

@@ -56,7 +56,7 @@ from nexo_pkg.install.root import (
     publish,
     remove_tree,
 )
-from nexo_pkg.install.summary import InstallPlan
+from nexo_pkg.install.summary import InstallPlan, ManifestSummary
 from nexo_pkg.install.verify import tree_modes
 from nexo_pkg.sbom import quick_check, vendored_packages
 from nexo_pkg.sources.api import (
@@ -434,6 +434,18 @@ def check_locked_signer(locked: LockedSigner, outcome: trust.SignatureOutcome) -
     )
 
 
+def _unreached(
+    reach: Callable[[], DaemonReach | None] | None, final: Path, summary: ManifestSummary
+) -> str | None:
+    """Why the daemon ``reach`` gives (when it gives one) would never meet ``final``."""
+    judge = None if reach is None else reach()
+    return (
+        None
+        if judge is None
+        else judge.unreached(final, summary.plugin_id, microapp=summary.microapp)
+    )
+
+
 def _plan(
     source_display: str,
     fetched: FetchedArtifact,
@@ -441,7 +453,7 @@ def _plan(
     listing: ArchiveListing,
     final: Path,
     *,
-    reach: DaemonReach | None,
+    reach: Callable[[], DaemonReach | None] | None,
 ) -> InstallPlan:
     """Step 7 and what step 8 shows: the payload checks on what the archive holds, and
     whether the daemon configured as ``reach`` says would find ``final`` at all."""
@@ -463,9 +475,7 @@ def _plan(
         destination=str(final),
         vendored=vendored,
         shadowing=_orphans_of(fetched.plugin_id, final),
-        unreached=None
-        if reach is None
-        else reach.unreached(final, summary.plugin_id, microapp=summary.microapp),
+        unreached=_unreached(reach, final, summary),
     )
 
 

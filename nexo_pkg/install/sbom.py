@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import read_capped_bytes
 from nexo_pkg.install.receipts import RECEIPT_NAME, Installed
-from nexo_pkg.install.remedy import plugin_command, reinstall_command
 from nexo_pkg.install.verify import verify_installed
 from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER, SbomError, quick_check, vendored_packages
 from nexo_pkg.sbom.inventory import InventoryError, Package, files_digest, read_tree
@@ -58,6 +57,9 @@ def _verified(item: Installed) -> None:
         if names
     ]
     why = report.problem or "; ".join(changes)
+    # A refusal's remedies (their module is not loaded by `list --json`, which reads this one).
+    from nexo_pkg.install.remedy import plugin_command, reinstall_command  # noqa: PLC0415
+
     receipt = item.receipt
     verify = plugin_command("verify", *([receipt.id] if receipt else []), root=item.path.parent)
     # A receipt without file hashes: the problem already says how to record them.

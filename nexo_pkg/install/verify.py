@@ -13,7 +13,6 @@ from typing import Any
 
 from nexo_pkg.core.files import sha256_file
 from nexo_pkg.install.receipts import RECEIPT_NAME, Installed
-from nexo_pkg.install.remedy import reinstall_command
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 
 
@@ -125,6 +124,9 @@ def verify_installed(item: Installed) -> VerifyReport:
     if item.path.is_symlink() or not item.path.is_dir():
         return VerifyReport(item, problem="is a symbolic link, not a plugin directory")
     if item.receipt.files is None:
+        # A failure's remedy (its module is not loaded for a tree that verifies).
+        from nexo_pkg.install.remedy import reinstall_command  # noqa: PLC0415
+
         return VerifyReport(
             item,
             problem="its receipt has no file hashes to check (installed by another tool); "

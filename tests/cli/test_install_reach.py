@@ -207,3 +207,31 @@ def test_without_a_daemon_configured_a_chosen_root_is_not_judged(tmp_path: Path)
     )  # fmt: skip
     assert quiet.code == 0, quiet.stderr
     assert "will not load" not in quiet.stderr
+
+
+def test_an_install_that_needs_no_configuration_directory_is_not_refused_for_one(
+    tmp_path: Path,
+) -> None:
+    # `--dest` and `--trusted-keys` name everything an install reads: a NEXO_CONFIG_DIR that
+    # names nothing is not looked at (the root is then not judged), as before the daemon's
+    # reach was judged. Without --trusted-keys the policy is read from there: refused.
+    nowhere = tmp_path / "nowhere"
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"), HOME=str(tmp_path / "user"), NEXO_CONFIG_DIR=str(nowhere)
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text('default = "warn"\n', encoding="utf-8")
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    document = _install(
+        tarball, "--dest", tmp_path / "root", "--trusted-keys", policy, cwd=work, env=env
+    )
+    assert Path(document["path"]).parent == tmp_path / "root"
+    assert _unloaded(document) == []
+    refused = plugin("install", tarball, "--yes", "--json", "--dest", tmp_path / "other",
+                     env=env, cwd=work)  # fmt: skip
+    assert refused.code == 2, refused.stderr
+    assert json.loads(refused.stdout)["kind"] == "config"
+    assert not (tmp_path / "other").exists()
+    assert not nowhere.exists()

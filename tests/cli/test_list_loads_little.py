@@ -37,10 +37,20 @@ main()
 """
 
 
-def _listed(tmp_path: Path, env: dict[str, str], root: Path) -> tuple[set[str], str]:
+def _listed(tmp_path: Path, env: dict[str, str], root: Path, *options: str) -> tuple[set[str], str]:
     modules = tmp_path / "modules.txt"
     completed = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(modules), "plugin", "list", "--dest", str(root)],
+        [
+            sys.executable,
+            "-c",
+            _PROBE,
+            str(modules),
+            "plugin",
+            "list",
+            "--dest",
+            str(root),
+            *options,
+        ],
         env=env,
         capture_output=True,
         text=True,
@@ -68,3 +78,16 @@ def test_list_reads_the_daemon_s_yaml_only_when_there_is_some(
     # A plain plugin is stated the same by both files' lists: its manifest is never read.
     assert not [name for name in loaded if name.endswith((".toml", ".yaml")) and "hello" in name]
     assert ("nexo_pkg.lint.daemon_files" in loaded) is extensions_yaml
+
+
+@pytest.mark.parametrize("options", [(), ("--json",)], ids=["text", "json"])
+def test_list_loads_no_remedy_it_never_prints(tmp_path: Path, options: tuple[str, ...]) -> None:
+    # The commands a refusal prints as its remedy (and shlex, which quotes them) are for
+    # refusals: listing a root that verifies loads neither.
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    root = tmp_path / "plugins"
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    assert nexo("plugin", "install", tarball, "--dest", root, "--yes", env=env).code == 0
+    loaded, listing = _listed(tmp_path, env, root, *options)
+    assert "hello" in listing
+    assert sorted({"nexo_pkg.install.remedy", "shlex"} & loaded) == []

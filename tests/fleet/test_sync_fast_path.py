@@ -67,6 +67,9 @@ AFTER_FIRST_REQUEST = (
     "nexo_pkg.trust.entry",
     "nexo_pkg.trust.material",
 )
+# Not loaded by a sync with nothing to install either: what an install is judged against
+# (the daemon's reach) and the commands a refusal prints as its remedy.
+INSTALLING = ("nexo_pkg.install.reach", "nexo_pkg.install.remedy", "shlex")
 # Not loaded by a sync with nothing to install: it decides from the lock and the receipts.
 NETWORK = (
     "httpx",
@@ -291,7 +294,7 @@ def test_a_frozen_unsigned_sync_imports_no_cli_framework_nor_signing(
             assert "nexo_pkg.install.pipeline" in loaded  # the plugins were installed with it
         else:
             assert not at_request.exists()  # nothing to install: no request at all
-            assert _loaded_by(loaded, (*AFTER_FIRST_REQUEST, *NETWORK)) == []
+            assert _loaded_by(loaded, (*AFTER_FIRST_REQUEST, *NETWORK, *INSTALLING)) == []
     assert sorted(path.name for path in (tmp_path / "root").iterdir() if path.name[0] != ".") == [
         "alpha-1.0.0",
         "bravo-1.1.0",
