@@ -223,6 +223,8 @@ def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
             _show_plan(plan)
         for warning in plan.warnings:
             warn(printable(warning))
+        if plan.fallback_note is not None and (asking or not json_output):
+            say(f"note: {printable(plan.fallback_note)}")
         return not asking or confirm("Install this plugin?")
 
     return install_api.InstallCallbacks(

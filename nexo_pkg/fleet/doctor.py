@@ -226,7 +226,10 @@ def _installed_findings(
     # operator may mean to list it; see nexo_pkg/install/reach.py for the daemon's walks).
     unreached = None if reach is None else reach.unreached(item.path, plugin_id, microapp=microapp)
     if unreached is not None:
-        report.add("warning", "discovery", unreached, plugin_id=plugin_id, path=item.path)
+        # With no daemon configured, only the fallback root is judged: a note, as the
+        # reference installer's line when it falls back to that root.
+        severity: Severity = "warning" if reach is not None and reach.configured else "note"
+        report.add(severity, "discovery", unreached, plugin_id=plugin_id, path=item.path)
     why = discovery.skipped_by(plugin_id, microapp=microapp) if discovery is not None else None
     if why is not None:
         report.add(

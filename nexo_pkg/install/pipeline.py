@@ -436,14 +436,14 @@ def check_locked_signer(locked: LockedSigner, outcome: trust.SignatureOutcome) -
 
 def _unreached(
     reach: Callable[[], DaemonReach | None] | None, final: Path, summary: ManifestSummary
-) -> str | None:
-    """Why the daemon ``reach`` gives (when it gives one) would never meet ``final``."""
+) -> tuple[str | None, bool]:
+    """Why the daemon ``reach`` gives (when it gives one) would never meet ``final``, and
+    whether a daemon is configured there (else it is only the fallback root's note)."""
     judge = None if reach is None else reach()
-    return (
-        None
-        if judge is None
-        else judge.unreached(final, summary.plugin_id, microapp=summary.microapp)
-    )
+    if judge is None:
+        return None, False
+    why = judge.unreached(final, summary.plugin_id, microapp=summary.microapp)
+    return why, judge.configured
 
 
 def _plan(
@@ -458,6 +458,7 @@ def _plan(
     """Step 7 and what step 8 shows: the payload checks on what the archive holds, and
     whether the daemon configured as ``reach`` says would find ``final`` at all."""
     summary = check_payload(listing, fetched.plugin_id, fetched.version)
+    unreached, configured = _unreached(reach, final, summary)
     vendored = None
     if listing.sbom is not None:
         # check_payload has checked it: a CycloneDX 1.6 document about this plugin.
@@ -475,7 +476,8 @@ def _plan(
         destination=str(final),
         vendored=vendored,
         shadowing=_orphans_of(fetched.plugin_id, final),
-        unreached=_unreached(reach, final, summary),
+        unreached=unreached if configured else None,
+        fallback_note=None if configured else unreached,
     )
 
 

@@ -145,6 +145,10 @@ class InstallPlan:
     #: Why the daemon's discovery would never meet the installed directory (its root is not
     #: one it walks: :class:`~nexo_pkg.install.reach.DaemonReach`); ``None`` when it would.
     unreached: str | None = None
+    #: The same for the fallback root ``$NEXO_HOME/state/plugins`` when no daemon is
+    #: configured: a note on the terminal, as the reference installer's own line when it
+    #: falls back (``src/plugin_install.rs:156-164``), not a warning of the install.
+    fallback_note: str | None = None
 
     @property
     def plugin_id(self) -> str:

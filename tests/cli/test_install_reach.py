@@ -65,20 +65,30 @@ def _unloaded(document: dict[str, Any]) -> list[str]:
 
 
 def test_a_plugin_in_the_fallback_root_is_one_the_daemon_never_scans(tmp_path: Path) -> None:
+    # No daemon configured: the fallback root is said to be unscanned in a note on the
+    # terminal, as the reference installer says it when it falls back (not with --json, nor
+    # -q, and not a warning of the install).
     env = clean_env(NEXO_HOME=str(tmp_path / "home"), HOME=str(tmp_path / "user"))
     work = tmp_path / "work"
     work.mkdir()
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     document = _install(tarball, cwd=work, env=env)
     assert Path(document["path"]).parent == tmp_path / "home" / "state" / "plugins"
-    [warning] = _unloaded(document)
-    discovery = tmp_path / "home" / "config" / "plugins" / "discovery.yaml"
-    assert f"{discovery} does not exist" in warning
-    assert "scans no directory" in warning
-    # The screen says it too, before the install is confirmed.
+    assert _unloaded(document) == []
     again = plugin("install", tarball, "--yes", "--force", env=env, cwd=work)
     assert again.code == 0, again.stderr
-    assert "warning: the daemon will not load hello from" in again.stderr
+    [note] = [line for line in again.stderr.splitlines() if "will not load" in line]
+    discovery = tmp_path / "home" / "config" / "plugins" / "discovery.yaml"
+    assert note.startswith("note: the daemon will not load hello from")
+    assert f"{discovery} does not exist" in note
+    assert "scans no directory" in note
+    quiet = plugin("install", tarball, "--yes", "--force", "-q", env=env, cwd=work)
+    assert quiet.code == 0, quiet.stderr
+    assert "will not load" not in quiet.stderr
+    # doctor: a note too (a configured daemon's unscanned root is a warning).
+    done = plugin("doctor", "--no-check", "--json", env=env, cwd=work)
+    found = [f for f in json.loads(done.stdout)["findings"] if f["check"] == "discovery"]
+    assert [f["severity"] for f in found] == ["note"]
 
 
 @pytest.mark.parametrize("how", ["./config", "--config", "NEXO_CONFIG_DIR"])
