@@ -328,12 +328,14 @@ def run_lint(request: LintRequest) -> int:
     report_stream = sys.stdout if request.fixed_stdin is None else sys.stderr
     if request.output_format == "text":
         from nexo_pkg.cli.common import colour_enabled  # noqa: PLC0415
+        from nexo_pkg.core.terminal import escaping_encoding  # noqa: PLC0415
 
         context = ReportContext(
             colour=colour_enabled(report_stream),
             rules=rules,
             summary=not OUTPUT.quiet,
             unsafe_fixes=request.unsafe_fixes,
+            encoding=escaping_encoding(report_stream),
         )
     else:
         context = ReportContext(colour=False, rules=rules, unsafe_fixes=request.unsafe_fixes)

@@ -22,9 +22,13 @@ def show_diagnostics(result: FileResult) -> None:
     """Print lint findings on stderr with the lint command's text reporter (code frames)."""
     if not result.diagnostics:
         return
+    from nexo_pkg.core.terminal import escaping_encoding  # noqa: PLC0415
     from nexo_pkg.lint.reporters import ReportContext, render_text  # noqa: PLC0415
 
-    sys.stderr.write(render_text([result], ReportContext(colour=colour_enabled(sys.stderr))))
+    context = ReportContext(
+        colour=colour_enabled(sys.stderr), encoding=escaping_encoding(sys.stderr)
+    )
+    sys.stderr.write(render_text([result], context))
 
 
 def limit_warnings(tarball_size: int, stats: ArchiveStats) -> list[str]:

@@ -61,10 +61,32 @@ def toml_string(value: str) -> str:
     return '"' + "".join(_toml_char(char) for char in value) + '"'
 
 
-def cells(text: str) -> int:
+def escaping_encoding(stream: object) -> str | None:
+    """The encoding of ``stream`` when it shows what that encoding cannot carry as backslash
+    escapes (Python's stderr always does; stdout does on a terminal that is not UTF-8, see
+    ``nexo_pkg.cli.main``), else ``None``: a UTF-8 stream, or one that fails instead. What
+    :func:`cells` needs to measure text as that stream shows it."""
+    encoding = getattr(stream, "encoding", None)
+    if not isinstance(encoding, str) or getattr(stream, "errors", None) != "backslashreplace":
+        return None
+    import codecs  # noqa: PLC0415 (loaded at interpreter start-up)
+
+    try:
+        return None if codecs.lookup(encoding).name == "utf-8" else encoding
+    except LookupError:
+        return None
+
+
+def cells(text: str, encoding: str | None = None) -> int:
     """How many terminal columns ``text`` (already :func:`printable`) takes: two for a wide or
     full-width character (CJK, emoji), none for a combining mark, a format character or a
-    variation selector, one otherwise, as rustc and ruff measure a line to place a caret."""
+    variation selector, one otherwise, as rustc and ruff measure a line to place a caret.
+
+    With ``encoding`` (:func:`escaping_encoding`), text is measured as a stream in that
+    encoding shows it: what it cannot encode is a backslash escape (``é`` on an ASCII terminal
+    is ``\\xe9``, four cells)."""
+    if encoding is not None and not text.isascii():
+        text = text.encode(encoding, "backslashreplace").decode(encoding, "replace")
     if text.isascii():
         return len(text)  # every plain report: no Unicode database to load
     import unicodedata  # noqa: PLC0415

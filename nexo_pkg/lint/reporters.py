@@ -45,6 +45,10 @@ class ReportContext:
     summary: bool = True
     unsafe_fixes: bool = False
     """``--unsafe-fixes``: unsafe fixes count as fixable (``[*]``), as safe ones always do."""
+    encoding: str | None = None
+    """The encoding of a stream that shows what it cannot encode as backslash escapes
+    (:func:`~nexo_pkg.core.terminal.escaping_encoding`): carets are placed under the escapes
+    as that stream prints them."""
 
     def applicable(self, diagnostic: Diagnostic) -> bool:
         """Whether ``--fix`` would apply the fix of ``diagnostic`` with these settings."""
@@ -88,7 +92,12 @@ def _fix_note(diagnostic: Diagnostic) -> str:
     return f"{fix.message} (unsafe: {reason}; apply with `--fix --unsafe-fixes`)"
 
 
-def _frame(diagnostic: Diagnostic, lines: Sequence[str], paint: Callable[[str, str], str]) -> str:
+def _frame(
+    diagnostic: Diagnostic,
+    lines: Sequence[str],
+    paint: Callable[[str, str], str],
+    encoding: str | None,
+) -> str:
     """The code frame: the source line of the span start with a caret run under the span."""
     start, end = diagnostic.span.start, diagnostic.span.end
     if not 1 <= start.line <= len(lines):
@@ -96,18 +105,19 @@ def _frame(diagnostic: Diagnostic, lines: Sequence[str], paint: Callable[[str, s
     source = lines[start.line - 1].rstrip("\r")
     # Tabs are shown as four spaces so the carets line up with what is printed; control
     # characters (a file that does not parse may hold any) are shown escaped, never acted on;
-    # the carets are placed by terminal cells, so a wide character counts twice.
+    # the carets are placed by terminal cells, so a wide character counts twice (and an
+    # escape a stream writes for what its encoding lacks, `\xe9`, as the cells it takes).
     before = _shown(source[: start.column - 1])
     last = end.column - 1 if end.line == start.line else len(source)
     marked = _shown(source[start.column - 1 : max(last, start.column - 1)])
-    width = max(1, cells(marked))
+    width = max(1, cells(marked, encoding))
     gutter = " " * len(str(start.line))
     colour = _RED if diagnostic.is_error else _YELLOW
     caret = paint(colour, "^" * width + f" {diagnostic.code}")
     rows = [
         paint(_BLUE, f"{gutter} |"),
         paint(_BLUE, f"{start.line} |") + f" {_shown(source)}",
-        paint(_BLUE, f"{gutter} |") + f" {' ' * cells(before)}{caret}",
+        paint(_BLUE, f"{gutter} |") + f" {' ' * cells(before, encoding)}{caret}",
     ]
     if diagnostic.help:
         rows.append(
@@ -151,7 +161,7 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
                 f"{paint(_BOLD, printable(result.path))}:{start.line}:{start.column}: "
                 f"{label} {severity}{printable(diagnostic.message)}"
             )
-            frame = _frame(diagnostic, lines, paint)
+            frame = _frame(diagnostic, lines, paint, context.encoding)
             blocks.append(f"{head}\n{frame}" if frame else head)
     totals = _summary(results)
     if not context.summary:

@@ -920,9 +920,11 @@ class CappedReader:
     (``Content-Length: N``), whatever the case and spacing the client used. One whose value
     is not a number is answered with a parse error (``-32700``, no id); that message is lost,
     and the next one is read again from its header. So is a ``Content-Length: 0`` (an empty
-    body is no JSON text) and a body with a ``NaN``, ``Infinity`` or ``-Infinity`` literal,
+    body is no JSON text), a body with a ``NaN``, ``Infinity`` or ``-Infinity`` literal,
     which Python's JSON reader would take (RFC 8259, which JSON-RPC builds on, has no such
-    values); the session goes on.
+    values), and a body in UTF-16 or UTF-32, which that reader would also take (LSP's base
+    protocol has one charset, UTF-8; a UTF-8 byte order mark is ignored, as RFC 8259 allows);
+    the session goes on.
     """
 
     def __init__(self, stream: BinaryIO, output: BinaryIO, *, limit: int = MAX_MESSAGE_BYTES):
@@ -953,6 +955,13 @@ class CappedReader:
             self._refuse(-32600, f"message of {size} bytes exceeds the {self.limit}-byte limit")
             return b""
         body = self.stream.read(size)
+        charset = json.detect_encoding(body)
+        if charset not in {"utf-8", "utf-8-sig"}:
+            logger.error("a message in %s, which is not UTF-8, is refused", charset)
+            self._refuse(
+                -32700, f"the message is not JSON in UTF-8, LSP's one charset (it is {charset})"
+            )
+            return _REFUSED_BODY
         constant = _non_json_constant(body)
         if constant is None:
             return body

@@ -371,6 +371,86 @@ def test_colour_on_a_tty_unless_no_color() -> None:
     assert "\x1b[" not in piped.stdout
 
 
+def _on_terminal_in(encoding: str, *paths: Path) -> tuple[int, str]:
+    """``nexo plugin lint PATHS`` with a pseudo-terminal as stdout and stderr whose encoding
+    is ``encoding`` (``PYTHONIOENCODING``, as a locale would set it): the exit code and
+    everything written, read back in that encoding."""
+    env = {**cli.clean_env(NO_COLOR="1"), "PYTHONIOENCODING": encoding}
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.run(
+            [sys.executable, "-m", "nexo_pkg", "plugin", "lint", *map(str, paths)],
+            stdin=subprocess.DEVNULL,
+            stdout=terminal,
+            stderr=terminal,
+            check=False,
+            env=env,
+            timeout=60,
+        )
+    finally:
+        os.close(terminal)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(controller)
+    return process.returncode, b"".join(chunks).decode(encoding).replace("\r\n", "\n")
+
+
+def _non_ascii_manifests(tmp_path: Path) -> tuple[Path, Path]:
+    """A manifest with an unknown non-ASCII key (NX011 under the key) and one whose syntax
+    error lies after a non-ASCII character (NX001 after it)."""
+    key = tmp_path / "key" / "plugin.toml"
+    key.parent.mkdir()
+    key.write_text(MINIMAL + '"caf\u00e9" = 1\n', encoding="utf-8")
+    after = tmp_path / "after" / "plugin.toml"
+    after.parent.mkdir()
+    after.write_text('[plugin]\nid = "weather"\nkey = "\u00e9" x\n', encoding="utf-8")
+    return key, after
+
+
+def test_an_ascii_terminal_gets_the_report_with_escapes(tmp_path: Path) -> None:
+    """A terminal whose encoding has no `é` (`PYTHONIOENCODING=ascii`, a C locale) shows it
+    as `\\xe9`: the report is printed whole, exit 1, with no traceback and no `error:
+    unexpected` line (stdout on a terminal is reconfigured to escape, not to fail)."""
+    key, after = _non_ascii_manifests(tmp_path)
+    code, output = _on_terminal_in("ascii", key, after)
+    assert code == 1, output
+    assert "Traceback" not in output
+    assert "error: unexpected" not in output
+    assert "NX011 unknown key `caf\\xe9` in table [plugin]" in output
+    assert '| "caf\\xe9" = 1\n' in output
+    assert "Found 2 errors and 0 warnings in 2 files." in output
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_carets_line_up_under_what_the_terminal_shows(tmp_path: Path, encoding: str) -> None:
+    """On an ASCII terminal `é` is printed as `\\xe9`, four cells: the carets run under the
+    whole escape and a caret after it moves along by four (they were placed as if `é` took
+    one cell). A latin-1 terminal prints `é` itself, one cell."""
+    key, after = _non_ascii_manifests(tmp_path)
+    code, output = _on_terminal_in(encoding, key, after)
+    assert code == 1, output
+    shown_key = '"caf\\xe9"' if encoding == "ascii" else '"caf\u00e9"'
+    shown_value = '"\\xe9"' if encoding == "ascii" else '"\u00e9"'
+    lines = output.splitlines()
+    carets: dict[str, tuple[int, int]] = {}
+    for number, line in enumerate(lines):
+        for code_name in ("NX011", "NX001"):
+            if line.endswith(f" {code_name}") and "^" in line:
+                source, run = lines[number - 1], line.removesuffix(f" {code_name}")
+                start = run.index("^")
+                carets[code_name] = (start - source.index(" | "), len(run) - start)
+    # Columns counted from the ` | ` of the frame: the key starts 3 cells after it.
+    assert carets["NX011"] == (3, len(shown_key))
+    assert carets["NX001"] == (3 + len(f"key = {shown_value} "), 1)
+
+
 def test_trust_policy_sarif_documents_its_rules(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text('schema_version = "1.0"\nbogus = 1\n', encoding="utf-8")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import re
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from nexo_pkg.core.terminal import printable, shown, toml_string
+from nexo_pkg.core.terminal import cells, escaping_encoding, printable, shown, toml_string
 
 PACKAGE = Path(__file__).resolve().parents[2] / "nexo_pkg"
 
@@ -63,3 +64,30 @@ def test_no_second_escaper_in_the_package() -> None:
         if patterns.search(line)
     ]
     assert found == []
+
+
+@pytest.mark.parametrize(
+    ("encoding", "errors", "expected"),
+    [
+        ("ascii", "backslashreplace", "ascii"),
+        ("latin-1", "backslashreplace", "latin-1"),
+        ("UTF8", "backslashreplace", None),
+        ("ascii", "strict", None),
+    ],
+)
+def test_escaping_encoding_names_a_stream_that_escapes(
+    encoding: str, errors: str, expected: str | None
+) -> None:
+    stream = io.TextIOWrapper(io.BytesIO(), encoding=encoding, errors=errors)
+    assert escaping_encoding(stream) == expected
+    assert escaping_encoding(object()) is None
+
+
+def test_cells_measure_text_as_an_escaping_stream_shows_it() -> None:
+    """`é` is one cell where it can be encoded, `\\xe9` (four) where not; a wide character
+    an encoding lacks is its escape (`\\u65e5`, six), not two cells."""
+    assert cells("café") == 4
+    assert cells("café", "latin-1") == 4
+    assert cells("café", "ascii") == 3 + 4
+    assert cells("日", "latin-1") == 6
+    assert cells("日", "utf-8") == 2

@@ -604,6 +604,34 @@ def test_a_body_that_is_no_json_text_is_a_parse_error(
     assert errors_then_answer(server, raw) == [(None, -32700)]
 
 
+_SHUTDOWN_80 = '{"jsonrpc": "2.0", "id": 80, "method": "shutdown"}'
+
+
+@pytest.mark.parametrize("charset", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le"])
+def test_a_body_in_utf_16_or_utf_32_is_a_parse_error_and_not_carried_out(
+    server: subprocess.Popen[bytes], charset: str
+) -> None:
+    """LSP's base protocol has one charset, UTF-8. Python's JSON reader detects UTF-16 and
+    UTF-32 (with or without a byte order mark) and took them: a `shutdown` in UTF-16 shut the
+    server down. It is answered `-32700` under a null id, as a body that is not JSON, and the
+    session goes on (a later `shutdown` in UTF-8 is answered)."""
+    assert errors_then_answer(server, _raw(_SHUTDOWN_80.encode(charset))) == [(None, -32700)]
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(frame({"jsonrpc": "2.0", "id": 81, "method": "shutdown"}))
+    server.stdin.flush()
+    assert response_to(server.stdout, 81) == {"jsonrpc": "2.0", "id": 81, "result": None}
+
+
+def test_a_utf_8_body_with_a_byte_order_mark_is_read(server: subprocess.Popen[bytes]) -> None:
+    """RFC 8259 lets a reader ignore a UTF-8 byte order mark, as vscode-jsonrpc's does."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(_raw(json.dumps(_hover(82)).encode("utf-8-sig")))
+    server.stdin.flush()
+    assert "result" in response_to(server.stdout, 82)
+
+
 def test_a_request_with_a_nan_is_not_carried_out(server: subprocess.Popen[bytes]) -> None:
     """A `shutdown` whose params are `NaN` is no request: the server does not shut down (it
     used to, and refused every later request)."""
