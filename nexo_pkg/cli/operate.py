@@ -744,13 +744,16 @@ def unhold_command(
     json_output: JsonOption = False,
 ) -> None:
     """Release the hold `rollback` or `hold` put on a plugin (as `apt-mark unhold`):
-    `upgrade` and `upgrade --all` follow its source again.
+    `upgrade` and `upgrade --all` follow its source again (a plugin installed from a local
+    tarball has none to follow: `install` a new tarball).
 
     Exit codes: 0 released (or it was not held); 1 not installed; 2 usage error.
     """
     del yes  # nothing is asked
 
     released_in: list[Path] = []
+    # Installed from a tarball (in the first root released): `upgrade` skips it.
+    local: list[bool] = []
 
     def run() -> dict[str, Any]:
         roots = _roots(dest, config)
@@ -768,16 +771,32 @@ def unhold_command(
         if released is None:
             _holding(roots, plugin_id)  # not installed anywhere: say so
         version = released.version if released is not None else None
+        if released is not None:
+            from nexo_pkg.sources.api import follows  # noqa: PLC0415
+
+            receipts = [
+                item.receipt
+                for item in install_api.installed_versions(released_in[0], plugin_id)
+                if item.receipt is not None
+            ]
+            local.append(bool(receipts) and not follows(receipts[0].source))  # as upgrade
         return {"ok": True, "id": plugin_id, "version": version, "changed": bool(released)}
 
     def show(document: dict[str, Any]) -> None:
         plugin = printable(plugin_id)
         if document["changed"]:
-            upgrade = install_api.plugin_command("upgrade", plugin_id, root=released_in[0])
-            say(
-                f"{plugin} is no longer held at {printable(document['version'])}; "
-                f"`{printable(upgrade)}` follows its source again."
-            )
+            root = released_in[0]
+            upgrade = install_api.plugin_command("upgrade", plugin_id, root=root)
+            released = f"{plugin} is no longer held at {printable(document['version'])}"
+            if local and local[0]:
+                # `upgrade` skips a plugin installed from a tarball: name what installs one.
+                install = install_api.plugin_command("install", "PATH", root=root)
+                say(
+                    f"{released}; `{printable(upgrade)}` does not follow a local tarball: "
+                    f"install a new one with `{printable(install)}`."
+                )
+            else:
+                say(f"{released}; `{printable(upgrade)}` follows its source again.")
         else:
             say(f"{plugin} was not held.")
 

@@ -350,6 +350,34 @@ def test_a_held_local_file_install_names_the_way_out_that_works(home: Path, tmp_
     assert nexo("plugin", "upgrade", "hello@v2.0.0", "--json", in_process=True).code == 1
 
 
+def test_unhold_of_a_local_file_install_names_install_not_upgrade(
+    home: Path, tmp_path: Path
+) -> None:
+    """`upgrade` skips a plugin installed from a tarball (reason "local"): releasing its hold
+    says so and names the install of a new tarball, with the root it is in."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    for name, data in release_assets("hello", "1.0.0").items():
+        (dist / name).write_bytes(data)
+    root = tmp_path / "elsewhere"
+    tarball = dist / "hello-1.0.0-noarch.tar.gz"
+    where = ("--dest", str(root))
+    assert nexo("plugin", "install", str(tarball), *where, "--yes", in_process=True).code == 0
+    assert nexo("plugin", "hold", "hello", *where, in_process=True).code == 0
+    released = nexo("plugin", "unhold", "hello", *where, in_process=True)
+    assert released.code == 0, released.stderr
+    assert "follows its source again" not in released.stderr
+    assert f"`nexo plugin upgrade hello --dest {root}` does not follow a local tarball" in (
+        released.stderr
+    )
+    assert f"`nexo plugin install PATH --dest {root}`" in released.stderr
+    # What it says is so: upgrade skips it, a newer tarball installs as named.
+    skipped = nexo("plugin", "upgrade", "--all", *where, "--json", in_process=True)
+    assert [entry["reason"] for entry in skipped.document["skipped"]] == ["local"]
+    newer = write_plugin(tmp_path / "newer", "hello", "1.1.0")
+    assert nexo("plugin", "install", str(newer), *where, "--yes", in_process=True).code == 0
+
+
 def test_a_mistyped_id_is_not_installed_with_the_closest_ids(
     home: Path, server: GitHubServer
 ) -> None:
