@@ -62,6 +62,7 @@ class DaemonReach:
     def __init__(self, directory: Path, *, cwd: Path | None = None) -> None:
         self.directory = directory
         self.cwd = cwd or Path.cwd()
+        self._roots: dict[Path, Path] = {}
 
     @cached_property
     def _plugin_paths(self) -> tuple[Path, ...] | None:
@@ -101,10 +102,21 @@ class DaemonReach:
             self.directory / EXTENSIONS_FILE
         ).exists()
 
+    @cached_property
+    def _fallback(self) -> Path:
+        return _canonical(nexo_home_from_env() / "state" / "plugins")
+
+    def _root(self, directory: Path) -> Path:
+        """``directory``'s root, canonical: resolved once per root (``doctor`` asks about
+        every plugin of a root of thousands)."""
+        parent = directory.parent
+        root = self._roots.get(parent)
+        if root is None:
+            root = self._roots[parent] = _canonical(parent)
+        return root
+
     def _judged(self, directory: Path) -> bool:
-        return self.configured or _canonical(directory.parent) == _canonical(
-            nexo_home_from_env() / "state" / "plugins"
-        )
+        return self.configured or self._root(directory) == self._fallback
 
     def unreached(
         self, directory: Path, plugin_id: str, *, microapp: bool | Callable[[], bool]
@@ -128,8 +140,8 @@ class DaemonReach:
         paths = self._plugin_paths
         if paths is None:
             return None
-        root = _canonical(directory.parent)
-        if root in paths or _canonical(directory) in paths:
+        root = self._root(directory)
+        if paths and (root in paths or _canonical(directory) in paths):
             return None
         file = self.directory / DISCOVERY_FILE
         if not paths:
