@@ -484,16 +484,20 @@ def doctor_command(
 
     def run() -> Any:
         from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
-        from nexo_pkg.lint.daemon_files import reached_bookkeeping  # noqa: PLC0415
 
         roots = _roots(dest, config)
         directory = install_api.config_dir(config)
         discovery = install_api.discovery_state(directory)
-        # extensions.yaml's `max_depth` deep enough to reach the versions upgrade keeps.
-        walker = [
-            (reached.path, f"{reached.message()}; {reached.remedy()}")
-            for reached in reached_bookkeeping(directory)
-        ]
+        # extensions.yaml's `max_depth` deep enough to reach the versions upgrade keeps (lint's
+        # reader of the daemon's YAML is loaded only when there is such a file to read).
+        walker: list[tuple[Path, str]] = []
+        if (directory / "extensions.yaml").exists():
+            from nexo_pkg.lint.daemon_files import reached_bookkeeping  # noqa: PLC0415
+
+            walker = [
+                (reached.path, f"{reached.message()}; {reached.remedy()}")
+                for reached in reached_bookkeeping(directory)
+            ]
         wanted, lock = Path(fleet_api.WANTED_NAME), Path(fleet_api.LOCK_NAME)
         handshake = None if no_check else _handshake(timeout_ms, version, config)
         if handshake is not None and not json_output and _shows_progress():

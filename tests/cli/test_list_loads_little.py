@@ -91,3 +91,28 @@ def test_list_loads_no_remedy_it_never_prints(tmp_path: Path, options: tuple[str
     loaded, listing = _listed(tmp_path, env, root, *options)
     assert "hello" in listing
     assert sorted({"nexo_pkg.install.remedy", "shlex"} & loaded) == []
+
+
+@pytest.mark.parametrize("extensions_yaml", [False, True], ids=["no-file", "file"])
+def test_doctor_reads_the_daemon_s_yaml_only_when_there_is_some(
+    tmp_path: Path, extensions_yaml: bool
+) -> None:
+    # `doctor` asks whether extensions.yaml's max_depth reaches the versions upgrade keeps:
+    # a question only a host with that file has (issue 42: doctor --no-check of 1,000).
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    root = tmp_path / "plugins"
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    assert nexo("plugin", "install", tarball, "--dest", root, "--yes", env=env).code == 0
+    if extensions_yaml:
+        config = tmp_path / "home" / "config"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "extensions.yaml").write_text("extensions:\n  max_depth: 3\n")
+    modules = tmp_path / "modules.txt"
+    arguments = ["plugin", "doctor", "--no-check", "--dest", str(root)]
+    completed = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(modules), *arguments],
+        env=env, capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    loaded = set(modules.read_text().split())
+    assert ("nexo_pkg.lint.daemon_files" in loaded) is extensions_yaml
