@@ -11,12 +11,12 @@ the file's comments, layout and line endings.
 from __future__ import annotations
 
 import json
-import os
 from functools import partial
 from pathlib import Path
 
 import pytest
 from support.cli import clean_env, nexo
+from support.microapps import install_scaffolded_microapp
 
 plugin = partial(nexo, "plugin", in_process=True)
 
@@ -33,19 +33,7 @@ EXTENSIONS = (
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A scaffolded microapp `greeter`, packed and installed into `<tmp>/ext`."""
-    tmp_path = tmp_path_factory.mktemp("microapp-enable")
-    env = {**os.environ, "HOME": str(tmp_path / "home"), "NEXO_HOME": str(tmp_path / "nexo")}
-    created = plugin(
-        "new", "greeter", "--kind", "microapp", "--lang", "python", env=env, cwd=tmp_path
-    )
-    assert created.code == 0, created.stderr
-    packed = plugin("pack", env=env, cwd=tmp_path / "greeter")
-    assert packed.code == 0, packed.stderr
-    [tarball] = (tmp_path / "greeter" / "dist").glob("*.tar.gz")
-    dest = tmp_path / "ext"
-    done = plugin("install", str(tarball), "--dest", str(dest), env=env, cwd=tmp_path)
-    assert done.code == 0, done.stderr
-    return dest
+    return install_scaffolded_microapp(tmp_path_factory.mktemp("microapp-enable"))
 
 
 @pytest.fixture
