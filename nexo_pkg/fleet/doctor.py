@@ -322,7 +322,8 @@ def _leftover_findings(report: DoctorReport, root: Path) -> None:
         for leftover in leftovers:
             report.add(
                 "warning", "leftover",
-                "left by an interrupted run; the next install, upgrade or remove cleans it",
+                "left by an interrupted run; the next command that writes to this root cleans it "
+                "(an install, a remove, or an upgrade that installs a version)",
                 path=leftover,
             )  # fmt: skip
 

@@ -93,12 +93,14 @@ def lock_plugin(
     policy = session.policy()
     limits = session.options.install.limits
     targets: dict[str, LockedTarget] = {}
+    fetched_paths: list[Path] = []
     for target, row in resolved.targets.items():
         candidate = locked_candidate(entry, row, published=entry.published, policy=policy)
         fetched, mode = session.fetch_locked(candidate, entry.resolved)
         outcome = verify_artifact(fetched, policy=policy, mode=mode, doing="locking")
         if warnings is not None:
             warnings.extend(message for message in outcome.warnings if message not in warnings)
+        fetched_paths.append(fetched.path)
         verified = outcome.status == "verified"
         tree, sbom = (cpu or CpuPool(1)).call(tarball_hashes, fetched.path, entry.plugin_id, limits)
         targets[target] = replace(
@@ -108,6 +110,13 @@ def lock_plugin(
             tree=tree,
             sbom=sbom,
         )
+    if entry.published is None:
+        # A version with no date of its own (a single-manifest artifact, one target's
+        # manifest by digest) is dated by its tarballs, so that every host's sync writes the
+        # same receipt rather than stamping it with its own clock.
+        from nexo_pkg.sources.api import tarball_date  # noqa: PLC0415 - lock only
+
+        entry = replace(entry, published=tarball_date(fetched_paths))
     return replace(entry, targets=targets)
 
 

@@ -39,6 +39,8 @@ from nexo_pkg.core.version import VersionError, parse_version
 from nexo_pkg.core.versionreq import parse_version_req
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from nexo_pkg.manifest.model import PluginManifest
 
 DAEMON_VERSION_ENV = "NEXO_DAEMON_VERSION"
@@ -203,16 +205,19 @@ def check_compatible(
     daemon: DaemonVersion,
     *,
     where: str,
-    remedy: str = "install it anyway with `nexo plugin install … --force`",
+    remedy: str | Callable[[], str] = "install it anyway with `nexo plugin install … --force`",
 ) -> None:
     """Raise ``incompatible`` when the manifest's ``min_nexo_version`` does not admit the
-    daemon's version (the message ends with ``remedy``, what else the user can do). A
+    daemon's version (the message ends with ``remedy``, what else the user can do; a
+    callable is asked for it only then). A
     manifest without the key, or one the model does not read (:func:`min_nexo_version`) or
     whose requirement does not parse, is left to the manifest checks (nothing is raised)."""
     found = _requirement(manifest_text, daemon)
     if found is None or found[1]:
         return
     requirement_text = found[0]
+    if callable(remedy):
+        remedy = remedy()
     raise NexoError(
         f"{where} needs a daemon matching min_nexo_version `{requirement_text}`; the daemon is "
         f"{daemon.version} ({daemon.source}). Upgrade the daemon, or {remedy} (the daemon "

@@ -71,6 +71,7 @@ from nexo_pkg.sources.api import (
     host_candidates,
     inspect_archive,
     open_source,
+    origin_label,
     prefetch_newest,
     reopen,
     requested_target,
@@ -81,6 +82,7 @@ from nexo_pkg.trust import api as trust
 if TYPE_CHECKING:
     from nexo_pkg.install.reach import DaemonReach
     from nexo_pkg.net.api import Deadline
+    from nexo_pkg.sources.api import Origin
 
 
 @dataclass(frozen=True)
@@ -243,6 +245,7 @@ def install_from(
             candidate.manifest[1],
             options.daemon,
             where=f"{candidate.plugin_id} {candidate.version} ({release})",
+            remedy=lambda: _install_anyway(origin, options),
         )
     mode = context.trust_mode(origin.owner, origin.repo)
     artifact = source.fetch(candidate, material=mode != "ignore")
@@ -367,7 +370,27 @@ def _check_archive_compatible(
         listing.manifest.decode("utf-8", errors="replace"),
         options.daemon,
         where=f"{fetched.plugin_id} {fetched.version}",
+        remedy=lambda: _install_anyway(fetched.origin, options),
     )
+
+
+def _install_anyway(origin: Origin, options: InstallOptions) -> str:
+    """The remedy of an ``incompatible`` refusal: the ``install --force`` command that
+    installs this very version (its release, pinned registry reference or file), with the
+    root and the flags its source was reached with, ready to paste."""
+    from nexo_pkg.install.remedy import plugin_command  # noqa: PLC0415 (a refusal)
+
+    source = origin_label(origin.source, exact=True)
+    registry = source.startswith("oci://")
+    if origin.owner is None and not registry:
+        path = origin.source.get("path")
+        source = path if isinstance(path, str) else "SOURCE"
+    words = ["install", source, "--force"]
+    if registry and options.plain_http:
+        words.append("--plain-http")
+    if options.github_api_url and not registry and origin.owner is not None:
+        words += ["--github-api-url", options.github_api_url]
+    return f"install it anyway with `{plugin_command(*words, root=options.dest)}`"
 
 
 def _signer_key(signature: Mapping[str, Any]) -> tuple[object, object]:

@@ -225,20 +225,24 @@ def _escape_property(text: str) -> str:
 
 
 def render_github(results: Sequence[FileResult], context: ReportContext) -> str:
-    """GitHub Actions workflow commands: one ``::error``/``::warning`` line per diagnostic."""
+    """GitHub Actions workflow commands: one ``::error``/``::warning`` line per diagnostic.
+
+    Columns are sent only for a span on one line: the toolkit's ``AnnotationProperties`` say
+    ``startColumn``/``endColumn`` "cannot be sent when startLine and endLine are different
+    values", and the runner drops them then (``ValidateLinesAndColumns``)."""
     del context
     lines: list[str] = []
     for result in results:
         for diagnostic in result.diagnostics:
             span = diagnostic.span
-            properties = {
-                "file": result.path,
-                "line": str(span.start.line),
-                "col": str(span.start.column),
-                "endLine": str(span.end.line),
-                "endColumn": str(max(span.end.column, span.start.column)),
-                "title": f"{diagnostic.code} {diagnostic.name}",
-            }
+            one_line = span.end.line <= span.start.line
+            properties = {"file": result.path, "line": str(span.start.line)}
+            if one_line:
+                properties["col"] = str(span.start.column)
+            properties["endLine"] = str(max(span.end.line, span.start.line))
+            if one_line:
+                properties["endColumn"] = str(max(span.end.column, span.start.column))
+            properties["title"] = f"{diagnostic.code} {diagnostic.name}"
             rendered = ",".join(
                 f"{key}={_escape_property(value)}" for key, value in properties.items()
             )

@@ -78,6 +78,7 @@ if TYPE_CHECKING:
         push_version,
         source_date,
         tag_contradicts,
+        tarball_date,
     )
     from nexo_pkg.sources.oci_reference import (
         OciReference,
@@ -141,7 +142,7 @@ _HOMES = homes(
         "mirrors": "check_mirror configured",
         "oci": (
             "TargetFiles created_for created_now latest_tag plugin_of push_version "
-            "source_date tag_contradicts"
+            "source_date tag_contradicts tarball_date"
         ),
         "oci_reference": "OciReference parse_reference",
         "registry": "INDEX_MEDIA_TYPE MANIFEST_MEDIA_TYPE Manifest RegistryClient fallback_tag",
@@ -225,6 +226,7 @@ __all__ = [
     "tag_contradicts",
     "tag_pins",
     "tagged_release",
+    "tarball_date",
     "timestamp_or_none",
     "walk_archive",
 ]

@@ -382,7 +382,9 @@ class BlobCache:
 
     def _remove_stale_temps(self) -> None:
         """Delete the temp files of writers that were killed: every live one is locked by
-        its writer until it is renamed into place or deleted."""
+        its writer until it is renamed into place or deleted. Anything else found there (a
+        link, a FIFO, a device: never a temp file) is removed without being followed or
+        opened; a directory is left to ``cache prune``."""
         for path in self.temp.iterdir():
             if not posix.POSIX:
                 # Windows refuses to delete a temp file its writer still has open.
@@ -390,7 +392,19 @@ class BlobCache:
                     _unlink(path)
                 continue
             try:
-                descriptor = os.open(path, os.O_RDONLY)
+                kind = path.lstat().st_mode
+            except OSError:
+                continue
+            if not stat.S_ISREG(kind):
+                if not stat.S_ISDIR(kind):
+                    with contextlib.suppress(OSError):
+                        path.unlink()
+                continue
+            try:
+                # Never blocks (a FIFO swapped in since) nor follows a link.
+                descriptor = os.open(
+                    path, os.O_RDONLY | posix.O_NOFOLLOW | posix.O_NONBLOCK | posix.O_CLOEXEC
+                )
             except OSError:
                 continue
             try:

@@ -13,6 +13,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.files import read_regular_bytes
 from nexo_pkg.sources.base import (
     Admits,
     FetchedArtifact,
@@ -22,7 +23,7 @@ from nexo_pkg.sources.base import (
     SourceRequest,
     fetched_artifact,
 )
-from nexo_pkg.sources.cache import CHUNK, over_download_limit
+from nexo_pkg.sources.cache import CHUNK, over_download_limit, over_size_cap
 from nexo_pkg.sources.checksum import parse_sidecar, verify_checksums
 from nexo_pkg.sources.hosttriple import NOARCH
 from nexo_pkg.sources.select import parse_tarball_name
@@ -176,10 +177,18 @@ class LocalTarballSource:
         sidecar = None
         if sidecar_path.is_file():
             try:
-                with sidecar_path.open("rb") as handle:
-                    raw = handle.read(MAX_SIDECAR_BYTES)
+                raw = read_regular_bytes(sidecar_path, MAX_SIDECAR_BYTES, follow_links=True)
             except OSError as exc:
                 raise NexoError(f"cannot read {sidecar_path}: {exc.strerror}", kind="io") from exc
+            if len(raw) > MAX_SIDECAR_BYTES:
+                # Lines past a cap would go unread (one contradicting the first, say): as
+                # a release's sidecar over it, refused.
+                raise over_size_cap(
+                    sidecar_path.name,
+                    MAX_SIDECAR_BYTES,
+                    holds="a checksum file (one line: the sha256 and the tarball's name)",
+                    kind="checksum_mismatch",
+                )
             sidecar = parse_sidecar(raw, path.name)
         checked = verify_checksums(
             sha256, path.name, sidecar=sidecar, digest=None, local_dir=path.parent

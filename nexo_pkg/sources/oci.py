@@ -280,15 +280,24 @@ def created_now() -> str:
     return source_date() or _rfc3339(int(dt.datetime.now(dt.UTC).timestamp()))
 
 
+def tarball_date(tarballs: list[Path]) -> str | None:
+    """The newest entry mtime ``pack`` wrote into ``tarballs``, as RFC 3339 UTC: a date that
+    belongs to the bytes, so every host reading them gets the same one. ``None`` when there
+    is no tarball or one is not a readable gzip tar."""
+    times = [_tarball_mtime(path) for path in tarballs]
+    if not times or any(found is None for found in times):
+        return None
+    return _rfc3339(max(found for found in times if found is not None))
+
+
 def created_for(tarballs: list[Path]) -> str:
     """The created time of a version pushed from ``tarballs``: ``SOURCE_DATE_EPOCH`` when
     set, else the newest entry mtime ``pack`` wrote into them (so pushing the same files
     twice gives the same index), else the newest file mtime; never the clock."""
     if (epoch := source_date()) is not None:
         return epoch
-    times = [_tarball_mtime(path) for path in tarballs]
-    if all(found is not None for found in times) and times:
-        return _rfc3339(max(found for found in times if found is not None))
+    if (packed := tarball_date(tarballs)) is not None:
+        return packed
     return _rfc3339(max((int(path.stat().st_mtime) for path in tarballs), default=0))
 
 

@@ -445,15 +445,16 @@ class GitHubReleaseSource:
             )
             if manifest is None or _is_prerelease_manifest(manifest[1]) or not admits(manifest[1]):
                 continue
+            chosen = self._at(release)
+            if above is not None and compare_versions(chosen.newest().version, above) <= 0:
+                # Not newer than the installed version: nothing is installed, nothing said.
+                return None
             said = "installing" if above is not None else doing
             note(
                 f"the latest release of {spec.owner}/{spec.repo} ({latest.release.tag}) needs "
                 f"a newer daemon than {admits.daemon}; {said} {tag}, the newest release "
                 "compatible with it"
             )
-            chosen = self._at(release)
-            if above is not None and compare_versions(chosen.newest().version, above) <= 0:
-                return None
             return chosen
         return None
 

@@ -6,6 +6,7 @@ boot (its manifest crate's ``min_nexo_version`` check; ``lint`` reports it as NX
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -330,3 +331,56 @@ def test_a_pre_release_is_passed_over_whatever_its_tag_looks_like(
     assert code == 0, err
     assert (json.loads(out)["id"], json.loads(out)["version"]) == ("hello", "1.0.0")
     assert _tarballs_fetched(server) == {asset_name("hello", "1.0.0")}
+
+
+def _printed_remedy(err: str) -> list[str]:
+    """The words of the command an ``incompatible`` refusal tells its reader to run, as a
+    POSIX shell reads them, without the leading ``nexo``."""
+    command = err.split("install it anyway with `", 1)[1].split("`", 1)[0]
+    words = shlex.split(command)
+    assert words[:3] == ["nexo", "plugin", "install"], command
+    return words[1:]
+
+
+def test_an_upgrade_with_nothing_newer_compatible_installs_nothing_and_says_so(
+    home: Path, server: GitHubServer
+) -> None:
+    """The installed v1.0.0 is the newest release a 0.2.1 daemon admits: the upgrade is
+    refused (incompatible) without claiming to install v1.0.0, and the refusal's remedy,
+    run as printed, installs the latest release anyway."""
+    _release(server, "v1.0.0", "1.0.0", ">=0.1.0", latest=True)
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    _release(server, "v2.0.0", "2.0.0", ">=9.0", latest=True)
+    root = home / "state" / "plugins"
+    before = tree_snapshot(root)
+    code, out, err = nexo("plugin", "upgrade", "hello", "--nexo-version", "0.2.1", "--json",
+                          in_process=True)  # fmt: skip
+    assert code == 1
+    assert json.loads(out)["kind"] == "incompatible"
+    assert "installing v1.0.0" not in err
+    assert "newest release compatible" not in err
+    assert tree_snapshot(root) == before
+    words = _printed_remedy(err)
+    assert words == ["plugin", "install", "acme/hello@v2.0.0", "--force"]
+    code, out, err = nexo(*words, "--json", in_process=True)
+    assert code == 0, err
+    assert json.loads(out)["version"] == "2.0.0"
+
+
+def test_the_remedy_of_an_incompatible_tarball_names_it_and_its_root(
+    home: Path, tmp_path: Path
+) -> None:
+    """A local tarball refused as incompatible into a root given with --dest: the printed
+    command names the tarball and the root, and installs it there when run as printed."""
+    data = plugin_tarball("hello", "2.0.0", manifest=FUTURE)
+    tarball = write_plugin(tmp_path / "my dist", "hello", "2.0.0", data=data)
+    dest = tmp_path / "other root"
+    code, _, err = nexo("plugin", "install", str(tarball), "--dest", str(dest), "--nexo-version",
+                        "0.2.1", "--yes", in_process=True)  # fmt: skip
+    assert code == 1
+    assert not dest.exists() or list(dest.iterdir()) == []
+    words = _printed_remedy(err)
+    assert words == ["plugin", "install", str(tarball), "--force", "--dest", str(dest)]
+    code, _, err = nexo(*words, "--yes", in_process=True)
+    assert code == 0, err
+    assert (dest / "hello-2.0.0" / "bin" / "hello").is_file()

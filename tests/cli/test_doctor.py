@@ -425,3 +425,21 @@ def test_an_unreadable_lock_is_named_once(root: Path, lock: str, message: str) -
     assert finding["message"] == message
     text = plugin("doctor", "--dest", str(root), "--no-check")
     assert f"warn   lock       nexo-plugins.lock: {message}" in text.stdout.splitlines()
+
+
+def test_a_leftover_is_cleaned_by_what_doctor_says_cleans_it(root: Path) -> None:
+    """The leftover finding names what cleans it, and that does: an upgrade with nothing
+    to install (it takes no lock on the root) is not promised, an install is."""
+    _install(root, "hello")
+    leftover = root / ".nexo" / "staging" / "hello-0123456789ab"
+    leftover.mkdir(parents=True)
+    _, document = _doctor(root, "--no-check")
+    findings = document["findings"]
+    assert isinstance(findings, list)
+    (message,) = [f["message"] for f in findings if f["check"] == "leftover"]
+    assert "an upgrade that installs a version" in message
+    assert "the next install, upgrade or remove" not in message
+    _install(root, "world")
+    assert not leftover.exists()
+    _, document = _doctor(root, "--no-check")
+    assert [f for f in document["findings"] if f["check"] == "leftover"] == []  # type: ignore[attr-defined]

@@ -74,6 +74,36 @@ def test_machine_formats_go_to_stdout(output_format: str) -> None:
         assert json.loads(result.stdout)["version"] == "2.1.0"
 
 
+def test_github_annotations_send_columns_only_for_a_span_on_one_line(tmp_path: Path) -> None:
+    """The toolkit's AnnotationProperties: columns "cannot be sent when startLine and endLine
+    are different values" (the runner drops them). A blank multi-line description spans two
+    lines; the denylisted path beside it stays on one and keeps its columns."""
+    manifest = tmp_path / "nexo-plugin.toml"
+    manifest.write_text(
+        MINIMAL.replace('"Forecasts for agents."', '"""\n   """')
+        + '\n[plugin.sandbox]\nenabled = true\nfs_read_paths = ["/etc/shadow"]\n',
+        encoding="utf-8",
+    )
+    report = json.loads(
+        nexo("plugin", "lint", "--format", "json", manifest.name, cwd=tmp_path).stdout
+    )
+    ranges = {d["code"]: d["range"] for d in report["files"][0]["diagnostics"]}
+    blank, denied = ranges["NX103"], ranges["NX145"]
+    assert blank["end"]["line"] == blank["start"]["line"] + 1
+    result = nexo("plugin", "lint", "--format", "github", manifest.name, cwd=tmp_path)
+    assert result.code == 1
+    lines = {line.split("title=")[1].split(" ")[0]: line for line in result.stdout.splitlines()}
+    start, end = blank["start"]["line"], blank["end"]["line"]
+    assert lines["NX103"].startswith(
+        f"::error file=nexo-plugin.toml,line={start},endLine={end},title=NX103 "
+    )
+    line, col = denied["start"]["line"], denied["start"]["column"]
+    assert lines["NX145"].startswith(
+        f"::error file=nexo-plugin.toml,line={line},col={col},endLine={line},"
+        f"endColumn={denied['end']['column']},title=NX145 "
+    )
+
+
 def test_stdin_round_trips_with_file_output(tmp_path: Path) -> None:
     manifest = tmp_path / "nexo-plugin.toml"
     manifest.write_bytes(INVALID.read_bytes())

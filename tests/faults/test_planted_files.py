@@ -185,6 +185,33 @@ def test_cache_prune_skips_nothing_it_can_remove_and_waits_on_no_fifo(tmp_path: 
     assert outside.read_text() == "keep\n"
 
 
+def test_an_install_waits_on_no_fifo_and_follows_no_link_in_the_cache_s_temp_dir(
+    tmp_path: Path,
+) -> None:
+    """Each download first clears the temp files of killed writers from the cache: a FIFO
+    planted there was opened for reading (a hang), a link followed. They are removed unopened;
+    what a link points to is kept."""
+    temp = tmp_path / "home" / "cache" / "blobs" / "tmp"
+    temp.mkdir(parents=True)
+    os.mkfifo(temp / "0123456789abcdef.fifo")
+    (temp / "0123456789abcdef.dangling").symlink_to(tmp_path / "nowhere")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep\n")
+    (temp / "0123456789abcdef.link").symlink_to(outside)
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    root = tmp_path / "root"
+    result = nexo(
+        "plugin", "install", str(tarball), "--dest", str(root), "--yes", "--json",
+        "--config", str(tmp_path / "no-config"), env=_env(tmp_path), cwd=tmp_path,
+        timeout=TIMEOUT,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert result.document["ok"] is True
+    assert (root / "hello-1.0.0" / ".nexo-install.json").is_file()
+    assert list(temp.iterdir()) == []
+    assert outside.read_text() == "keep\n"
+
+
 @pytest.mark.parametrize("lock_name", [".nexo-install.lock", ".nexo-sync.lock"])
 def test_a_link_planted_as_a_lock_file_creates_nothing_outside(
     tmp_path: Path, lock_name: str

@@ -176,6 +176,25 @@ def test_disagreeing_lines_beside_a_local_tarball_are_refused_by_the_cli(
     assert not dest.exists()
 
 
+def test_a_local_sidecar_over_the_cap_is_refused_not_cut_short(tmp_path: Path) -> None:
+    """A contradicting line after 64 KiB of blank lines went unread (the file was cut at the
+    cap), where ``sha256sum -c`` fails it and a release's sidecar that size is refused."""
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    real = sha256_hex(tarball.read_bytes())
+    padding = "\n" * (64 * 1024)
+    tarball.with_name(NAME + ".sha256").write_text(f"{real}  {NAME}\n{padding}{OTHER}  {NAME}\n")
+    dest = tmp_path / "plugins"
+    result = nexo(
+        "plugin", "install", tarball, "--dest", dest, "--yes", "--json",
+        env=clean_env(NEXO_HOME=str(tmp_path / "home")),
+    )  # fmt: skip
+    assert result.code == 1, result.stderr
+    assert result.document["kind"] == "checksum_mismatch"
+    assert result.error_line.startswith(f"error: {NAME}.sha256 is larger than 65536 bytes")
+    assert len(result.stderr.splitlines()) == 1
+    assert not dest.exists()
+
+
 def test_lines_for_other_files_or_that_agree_are_not_a_contradiction() -> None:
     raw = f"{DIGEST}  {NAME}\n{OTHER}  other.tar.gz\n{DIGEST}\nnot a line\n{OTHER}x  {NAME}\n"
     assert parse_sidecar(raw.encode(), NAME) == DIGEST

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
+import json
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +153,8 @@ def test_a_creation_time_that_is_not_one_stays_out_of_lock_and_receipts(
 ) -> None:
     """``org.opencontainers.image.created`` becomes the lock's ``published`` and the receipts'
     ``installed_at`` (which the reference installer prints as it is) only as an RFC 3339
-    time; escape sequences there are dropped, and the receipt gets the sync's own time."""
+    time; escape sequences there are dropped, and the version is dated by its tarball's
+    entries instead, as one with no creation time is."""
     from nexo_pkg.sources.oci import TargetFiles, push_version
 
     tarball = tmp_path / f"echo-1.2.3-{LINUX}.tar.gz"
@@ -170,7 +174,12 @@ def test_a_creation_time_that_is_not_one_stays_out_of_lock_and_receipts(
     )
     assert locked.code == 0, locked.stderr
     lock_text = (tmp_path / "nexo-plugins.lock").read_text()
-    assert "published" not in lock_text
+    assert "owned" not in lock_text
+    assert "\\u001b" not in lock_text
+    with tarfile.open(tarball) as archive:
+        packed = max(member.mtime for member in archive.getmembers())
+    packed_at = datetime.datetime.fromtimestamp(packed, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert f'published = "{packed_at}"' in lock_text
     dest = tmp_path / "root"
     synced = nexo(
         "plugin",
@@ -188,3 +197,4 @@ def test_a_creation_time_that_is_not_one_stays_out_of_lock_and_receipts(
     receipt = (dest / "echo-1.2.3" / ".nexo-install.json").read_text()
     assert "\\u001b" not in receipt
     assert "\x1b" not in receipt
+    assert json.loads(receipt)["installed_at"] == packed_at

@@ -350,6 +350,43 @@ def test_a_per_target_manifest_by_digest_installs_verified(
     assert (result["target"], result["signature"]["identity"]) == ("noarch", ACME_IDENTITY)
 
 
+def test_a_lock_of_a_per_target_manifest_by_digest_gives_every_host_the_same_receipt(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """One target's manifest carries no creation time of its own: the lock dates the version
+    by its tarball (as push does), so a frozen sync on another host, at another moment,
+    writes the same receipt rather than one stamped with its own clock."""
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    index = get_json(registry, "plugins/echo/manifests/1.2.3")
+    noarch = next(
+        m["digest"]
+        for m in index["manifests"]
+        if m["annotations"][artifact.PLUGIN_TARGET] == "noarch"
+    )
+    source = f"{registry.ref('plugins/echo')}@{noarch}"
+    first = lock_and_sync_frozen(fleet_env, tmp_path, source, policy, "one")
+    lock_text = (tmp_path / "fleet-one" / "nexo-plugins.lock").read_text()
+    # The tarballs of support.tarballs are packed at 1_700_000_000.
+    assert 'published = "2023-11-14T22:13:20Z"' in lock_text
+    time.sleep(1.1)
+    host_env = {**fleet_env, "NEXO_HOME": str(tmp_path / "home-two")}
+    second = fleet_run(
+        "sync", "--lock", tmp_path / "fleet-one" / "nexo-plugins.lock",
+        "--dest", str(tmp_path / "root-two"), "--frozen", "--plain-http",
+        "--trusted-keys", str(policy), "--require-signature", env=host_env,
+    )  # fmt: skip
+    assert second.code == 0, second.stderr
+    assert first["plugins"][0]["identity"] == ACME_IDENTITY
+    assert tree_snapshot(tmp_path / "root-two") == tree_snapshot(tmp_path / "root-one")
+    receipt = json.loads((tmp_path / "root-two" / "echo-1.2.3" / ".nexo-install.json").read_text())
+    assert receipt["installed_at"] == "2023-11-14T22:13:20Z"
+
+
 def test_a_foreign_manifest_by_digest_names_the_reference_with_an_at_sign(
     *,
     tmp_path: Path,
