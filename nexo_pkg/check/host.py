@@ -151,6 +151,9 @@ class PluginProcess:
         self._exit_code: int | None = None
         self.killed = False
         self._closed = False
+        #: Bytes of the last :meth:`send` still unwritten when its deadline passed (0: all
+        #: written, or the pipe was closed).
+        self.unsent = 0
 
     def _setup_pipes(self) -> None:
         """Make the pipes non-blocking and register them with the selector."""
@@ -185,8 +188,10 @@ class PluginProcess:
 
         Output is drained while waiting, so a plugin that writes while we write cannot
         dead-lock us. Returns False when the plugin closed stdin (it exited) or the
-        deadline passed with bytes still unwritten.
+        deadline passed with bytes still unwritten (:attr:`unsent` says how many: a plugin
+        that stops reading its stdin, and leaves the pipe full, is still running).
         """
+        self.unsent = 0
         if self._stdin is None:
             return False
         view = memoryview(data)
@@ -205,6 +210,7 @@ class PluginProcess:
                     return False
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
+                    self.unsent = len(view)
                     return False
                 self._poll(remaining)
             return True

@@ -708,7 +708,8 @@ class _Session(FrameLoop):
 
     def gone(self, code: int | None, *, sending: bool) -> NoReply:
         if code is None:
-            return NoReply("closed", "the microapp closed its stdout but is still running")
+            what = "stdin" if sending else "stdout"
+            return NoReply("closed", f"the microapp closed its {what} but is still running")
         return NoReply(
             "exited",
             f"the microapp exited {exit_text(code)}; the host answers every pending call "

@@ -94,7 +94,17 @@ class FrameLoop:
         pending = Pending(frame["id"], frame["method"], started, started + timeout)
         if self.stopped is not None:
             return self.stopped
-        if not self.process.send(encode_frame(frame), deadline=pending.deadline):
+        data = encode_frame(frame)
+        if not self.process.send(data, deadline=pending.deadline):
+            if self.process.unsent:
+                # The child stopped reading its stdin and the pipe is full: the daemon's
+                # writer waits on it, and the call times out as any unanswered one.
+                return NoReply(
+                    "timeout",
+                    f"no reply within {round(timeout * 1000)} ms: the child stopped reading "
+                    f"its stdin ({self.process.unsent} of the request's {len(data)} bytes could "
+                    "not be written)",
+                )
             return self.gone(self.process.exit_code_by(pending.deadline), sending=True)
         while True:
             event = self.process.await_stdout(pending.deadline)

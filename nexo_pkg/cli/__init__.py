@@ -10,14 +10,41 @@ from __future__ import annotations
 
 import signal
 
-SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
-SIGNAL_WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+SIGNAL_EXIT: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
+SIGNAL_WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 #: SIGHUP (the terminal or SSH session closed) where the platform has it: handled like SIGTERM
 #: (exit 129) unless the command was started with it ignored (``nohup``); added to
 #: :data:`SIGNAL_EXIT` by :func:`nexo_pkg.cli.main.install_signal_handlers` then.
 HANGUP: signal.Signals | None = getattr(signal, "SIGHUP", None)
 if HANGUP is not None:
     SIGNAL_WORDS[HANGUP] = "hung up"
+
+#: The other signals whose default action ends the process at once and that only another
+#: process sends (POSIX): a plugin under ``check`` or ``doctor`` can send them to nexo. Handled
+#: like SIGTERM, so the run still kills and reaps what it started (a descendant that left the
+#: plugin's session included) before it exits with 128 + the signal's number. Not the faults a
+#: program raises against itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS, SIGTRAP), which a
+#: Python handler cannot outlive; nor SIGSTOP/SIGTSTP, which stop rather than end; added to
+#: :data:`SIGNAL_EXIT` by :func:`nexo_pkg.cli.main.install_signal_handlers`.
+STOPPING: list[signal.Signals] = [
+    getattr(signal, name)
+    for name in (
+        "SIGQUIT",
+        "SIGABRT",
+        "SIGUSR1",
+        "SIGUSR2",
+        "SIGALRM",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGIO",
+        "SIGPWR",
+        "SIGSTKFLT",
+        "SIGXCPU",
+    )
+    if hasattr(signal, name) and hasattr(signal, "SIGUSR1")
+]
+for _stopping in STOPPING:
+    SIGNAL_WORDS[_stopping] = f"stopped by {_stopping.name}"
 
 # The signals that came while a finished command printed its result (see defer_signals).
 DEFERRED: list[int] = []
@@ -37,11 +64,11 @@ class Interrupted(BaseException):
 
     @property
     def exit_code(self) -> int:
-        return SIGNAL_EXIT.get(signal.Signals(self.signum), 128 + self.signum)
+        return SIGNAL_EXIT.get(self.signum, 128 + self.signum)
 
     @property
     def line(self) -> str:
-        return SIGNAL_WORDS.get(signal.Signals(self.signum), f"stopped by signal {self.signum}")
+        return SIGNAL_WORDS.get(self.signum, f"stopped by signal {self.signum}")
 
 
 def defer_signals() -> None:

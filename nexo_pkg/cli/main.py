@@ -17,7 +17,7 @@ import signal
 import sys
 
 from nexo_pkg import __version__
-from nexo_pkg.cli import DEFERRED, HANGUP, SIGNAL_EXIT, Interrupted, leave_now
+from nexo_pkg.cli import DEFERRED, HANGUP, SIGNAL_EXIT, STOPPING, Interrupted, leave_now
 
 # Not `typing.TYPE_CHECKING`: importing `typing` is a tenth of `nexo --version`'s start-up.
 TYPE_CHECKING = False
@@ -35,10 +35,19 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
 
 
 def install_signal_handlers() -> None:
-    """Turn SIGINT, SIGTERM and SIGHUP into :class:`Interrupted` (main thread only); a
-    hang-up the process was started to ignore (``nohup``) stays ignored."""
+    """Turn SIGINT, SIGTERM, SIGHUP and the other signals that would end the process where it
+    stands (:data:`~nexo_pkg.cli.STOPPING`, the real-time signals) into :class:`Interrupted`
+    (main thread only); a signal the process was started to ignore (``nohup``) stays ignored."""
     if HANGUP is not None and signal.getsignal(HANGUP) is not signal.SIG_IGN:
         SIGNAL_EXIT[HANGUP] = 128 + HANGUP
+    for stopping in STOPPING:
+        if signal.getsignal(stopping) is signal.SIG_DFL:
+            SIGNAL_EXIT[stopping] = 128 + stopping
+    # The real-time signals end a process too (their default action); the C library keeps the
+    # first few for itself, which Python's SIGRTMIN already leaves out.
+    for number in range(getattr(signal, "SIGRTMIN", 0), getattr(signal, "SIGRTMAX", -1) + 1):
+        if signal.getsignal(number) is signal.SIG_DFL:
+            SIGNAL_EXIT[number] = 128 + number
     for handled in SIGNAL_EXIT:
         signal.signal(handled, _on_signal)
 

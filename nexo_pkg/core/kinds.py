@@ -294,8 +294,9 @@ class ErrorKind(StrEnum):
     INTERRUPTED = (
         "interrupted",
         _EXIT_SIGINT,
-        "Stopped by Ctrl-C (exit 130), SIGTERM (exit 143) or a hang-up (SIGHUP, exit 129) after "
-        "undoing what it started.",
+        "Stopped by Ctrl-C (exit 130), SIGTERM (exit 143), a hang-up (SIGHUP, exit 129) or "
+        "another signal that ends a process, such as SIGQUIT or SIGUSR1 (exit 128 + its number), "
+        "after undoing what it started.",
     )
 
 

@@ -358,10 +358,11 @@ def _quiet_worker(parent: int | None) -> None:
     meanwhile is dropped, a SIGTERM ends it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    hangup = getattr(signal, "SIGHUP", None)
-    if hangup is not None and callable(signal.getsignal(hangup)):
-        # The run's unwinding handler, inherited by a fork; ignored (nohup) stays ignored.
-        signal.signal(hangup, signal.SIG_DFL)
+    for number in signal.valid_signals():
+        # The run's unwinding handlers (SIGHUP, SIGQUIT, SIGUSR1, ...), inherited by a fork,
+        # give way to the default action; one ignored (nohup) stays ignored.
+        if number not in _INTERRUPTS and callable(signal.getsignal(number)):
+            signal.signal(number, signal.SIG_DFL)
     if parent is not None and sys.platform == "linux":
         import ctypes  # noqa: PLC0415 - in the worker only
 

@@ -573,7 +573,19 @@ def test_json_install_on_a_terminal_shows_what_it_asks_about(tmp_path: Path) -> 
     assert not (tmp_path / "home/state/plugins").exists()
 
 
-def test_lsp_stops_on_the_first_ctrl_c() -> None:
+@pytest.mark.parametrize(
+    ("sent", "code", "line"),
+    [
+        pytest.param(signal.SIGINT, 130, "interrupted", id="SIGINT"),
+        pytest.param(getattr(signal, "SIGHUP", None), 129, "hung up", id="SIGHUP"),
+        pytest.param(getattr(signal, "SIGUSR1", None), 138, "stopped by SIGUSR1", id="SIGUSR1"),
+    ],
+)
+def test_lsp_stops_on_the_first_ctrl_c(sent: signal.Signals | None, code: int, line: str) -> None:
+    """Ctrl-C, and every other signal the command line unwinds on, end the server at once
+    (not an interruption raised into pygls's loop)."""
+    if sent is None:
+        pytest.skip("no such signal on this platform")
     process = subprocess.Popen(
         [sys.executable, "-m", "nexo_pkg", "plugin", "lsp"],
         env=base_env(),
@@ -590,10 +602,10 @@ def test_lsp_stops_on_the_first_ctrl_c() -> None:
     assert process.stdout is not None
     header = process.stdout.readline()
     assert header.startswith(b"Content-Length")
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sent)
     _, err = process.communicate(timeout=20)
-    assert process.returncode == 130
-    assert err.decode().strip().splitlines()[-1] == "interrupted"
+    assert process.returncode == code
+    assert err.decode().strip().splitlines()[-1] == line
     assert b"Fatal Python error" not in err
 
 

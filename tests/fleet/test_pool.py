@@ -451,3 +451,24 @@ def test_a_forked_worker_does_not_keep_the_run_s_hang_up_handler(
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == expected
+
+
+_WORKER_HANDLERS = """
+import signal
+from nexo_pkg.cli.main import install_signal_handlers
+from nexo_pkg.fleet import pool
+install_signal_handlers()
+pool._quiet_worker(None)
+print(sorted(int(n) for n in signal.valid_signals() if callable(signal.getsignal(n))))
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="no SIGUSR1 on this platform")
+def test_a_forked_worker_keeps_none_of_the_run_s_unwinding_handlers() -> None:
+    """The run unwinds on SIGQUIT, SIGUSR1, a real-time signal, ... (cli.main); a worker
+    forked from it takes their default action instead of raising the run's interruption."""
+    run = subprocess.run(
+        [sys.executable, "-c", _WORKER_HANDLERS], capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
