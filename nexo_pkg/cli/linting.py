@@ -129,7 +129,13 @@ def _lint_found(
         # Files named on the command line are linted even when excluded, unless
         # --force-exclude (as ruff: a pre-commit hook passes every staged file by name).
         named_here = bool(named) and (found.resolved or path.resolve()) in named
-        if (request.force_exclude or not named_here) and settings.excluded(path, found.resolved):
+        # Below a directory PATH, only what lies under it is matched against `exclude`
+        # (`lint vendor` lints vendor/ even when `vendor` is excluded), unless
+        # --force-exclude, which also applies `exclude` to the PATH itself.
+        below = None if request.force_exclude else found.searched
+        if (request.force_exclude or not named_here) and settings.excluded(
+            path, found.resolved, below=below
+        ):
             continue
         file_options = settings.options_for(path, found.resolved)
         if found.unlisted is not None:

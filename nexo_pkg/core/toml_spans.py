@@ -867,3 +867,79 @@ class _TolerantScanner:
 def scan_tolerant(text: str) -> ScannedDocument:
     """Scan ``text`` into headers, entries and inline tables; never raises."""
     return _TolerantScanner(text).scan()
+
+
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def _escape_at(token: str, index: int) -> tuple[str, int] | None:
+    """The character the escape whose backslash is at ``index`` stands for, and the offset
+    past it; ``None`` for an escape TOML does not have."""
+    kind = token[index + 1 : index + 2]
+    if kind in _ESCAPES:
+        return _ESCAPES[kind], index + 2
+    if kind not in ("u", "U"):
+        return None
+    end = index + 2 + (4 if kind == "u" else 8)
+    digits = token[index + 2 : end]
+    if len(digits) != end - index - 2 or not set(digits) <= _HEX_DIGITS:
+        return None
+    code = int(digits, 16)
+    if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+        return None
+    return chr(code), end
+
+
+def string_offsets(token: str) -> tuple[str, list[int]] | None:
+    """The value of the TOML string written as ``token`` (its quotes included), and for each
+    of its characters the offset in ``token`` that writes it, plus one last offset: the
+    closing delimiter's. ``None`` for a token that is no string this reader follows.
+
+    As TOML reads it (and tomllib): a multi-line string drops the newline right after its
+    opening delimiter and reads CRLF as LF; in a basic string an escape is one character
+    (at its backslash) and a line-ending backslash drops the whitespace and newlines after it.
+    """
+    for quote in ('"""', "'''", '"', "'"):
+        if token.startswith(quote) and token.endswith(quote) and len(token) >= 2 * len(quote):
+            break
+    else:
+        return None
+    basic, multi = quote[0] == '"', len(quote) == 3
+    index, end = len(quote), len(token) - len(quote)
+    if multi:
+        index += 2 if token.startswith("\r\n", index) else int(token.startswith("\n", index))
+    chars: list[str] = []
+    offsets: list[int] = []
+    while index < end:
+        char = token[index]
+        if multi and token.startswith("\r\n", index):
+            chars.append("\n")
+            offsets.append(index)
+            index += 2
+        elif (
+            basic
+            and char == "\\"
+            and multi
+            and token[index + 1 : index + 2] in (" ", "\t", "\r", "\n")
+        ):
+            after = index + 1
+            while after < end and token[after] in " \t":
+                after += 1
+            if after >= end or token[after] not in "\r\n":
+                return None
+            while after < end and token[after] in " \t\r\n":
+                after += 1
+            index = after
+        elif basic and char == "\\":
+            escaped = _escape_at(token, index)
+            if escaped is None:
+                return None
+            chars.append(escaped[0])
+            offsets.append(index)
+            index = escaped[1]
+        else:
+            chars.append(char)
+            offsets.append(index)
+            index += 1
+    offsets.append(end)
+    return "".join(chars), offsets

@@ -6,6 +6,7 @@ above it, and only that one; paths in a config file are relative to its director
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -71,23 +72,33 @@ class LintConfig:
                 found.update(rules)
         return frozenset(found)
 
-    def excludes(self, path: Path, resolved: Path | None = None) -> bool:
+    def excludes(self, path: Path, resolved: Path | None = None, below: Path | None = None) -> bool:
         """Whether ``exclude`` of this file skips ``path`` in the directory search, as ruff's
         walk would: a pattern matches the path relative to the config's directory, or one of
         the directories it is in (``examples/old`` skips ``examples/old/x/nexo-plugin.toml``),
         or the name of one of them; an absolute pattern matches the absolute path or a
-        directory above it."""
+        directory above it. With ``below`` (the resolved directory the search started from),
+        only the directories under it and the file count, as ruff never excludes the
+        directory it was asked to check."""
         if not self.exclude:
             return False
         relative = self._relative(path, resolved)
         real = self._real(path, resolved).as_posix()
+        skip_relative = skip_real = 0
+        if below is not None:
+            skip_real = len(below.parts)
+            with contextlib.suppress(ValueError):
+                skip_relative = len(below.relative_to(self._resolved_root).parts)
         for pattern in map(_normal, self.exclude):
             subject = real if _absolute(pattern) else relative
+            skip = skip_real if _absolute(pattern) else skip_relative
             parts = PurePosixPath(subject).parts
-            prefixes = (PurePosixPath(*parts[: end + 1]).as_posix() for end in range(len(parts)))
+            prefixes = (
+                PurePosixPath(*parts[: end + 1]).as_posix() for end in range(skip, len(parts))
+            )
             if any(_matches(prefix, pattern) for prefix in prefixes):
                 return True
-            if not _absolute(pattern) and any(_matches(part, pattern) for part in parts):
+            if not _absolute(pattern) and any(_matches(part, pattern) for part in parts[skip:]):
                 return True
         return False
 
@@ -354,8 +365,13 @@ class LintSettings:
         where = f"{config.path}: per-file-ignores"
         return replace(options, ignore=options.ignore | split_selectors(sorted(ignored), where))
 
-    def excluded(self, path: Path, resolved: Path | None = None) -> bool:
+    def excluded(
+        self, path: Path, resolved: Path | None = None, *, below: Path | None = None
+    ) -> bool:
         """Whether the directory search skips ``path`` (its config's and the flags' excludes);
-        ``resolved``: its ``resolve()``, when the caller has it."""
+        ``resolved``: its ``resolve()``, when the caller has it; ``below``: the resolved
+        directory searched, whose own path is not matched."""
         resolved, config = self._config_for(path, resolved)
-        return config.excludes(path, resolved) or self._flag_excludes.excludes(path, resolved)
+        return config.excludes(path, resolved, below) or self._flag_excludes.excludes(
+            path, resolved, below
+        )

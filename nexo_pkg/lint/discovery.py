@@ -123,6 +123,9 @@ class FoundManifest:
     # A directory the search could not list: ``path`` is that directory, reported as
     # unreadable (``NX008``) rather than linted.
     unlisted: OSError | None = field(default=None, compare=False)
+    # The directory PATH whose search found it, resolved (``None`` for a file named on the
+    # command line): as in ruff, ``exclude`` looks only at what lies below it.
+    searched: Path | None = field(default=None, compare=False)
 
 
 def shadowing_manifest(path: Path) -> Path | None:
@@ -165,8 +168,11 @@ def discover_manifests(paths: Iterable[str], walked: Walked | None = None) -> li
     for given in paths:
         path = Path(given)
         unlisted: list[tuple[Path, OSError]] = []
+        searched = None
         if path.is_dir():
             candidates = _search(path, walked, unlisted)
+            searched = walked.resolved.get(path) if walked is not None else None
+            searched = searched if searched is not None else path.resolve()
         elif path.exists() or path.is_symlink():
             candidates = [path]
         else:
@@ -175,10 +181,12 @@ def discover_manifests(paths: Iterable[str], walked: Walked | None = None) -> li
             key = _resolved(candidate, walked)
             if key not in seen:
                 seen.add(key)
-                files.append(FoundManifest(candidate, shadowing_manifest(candidate), key))
+                files.append(
+                    FoundManifest(candidate, shadowing_manifest(candidate), key, searched=searched)
+                )
         for directory, error in unlisted:
             key = directory.absolute()
             if key not in seen:
                 seen.add(key)
-                files.append(FoundManifest(directory, None, key, unlisted=error))
+                files.append(FoundManifest(directory, None, key, unlisted=error, searched=searched))
     return files

@@ -97,7 +97,7 @@ def lint_parsed(parsed: ParsedManifest, options: LintOptions | None = None) -> l
     )
 
     structural = schema_diagnostics(data, lambda: parsed.spans)
-    semantic = list(rules.check_semantics(data, parsed.locate, options))
+    semantic = list(rules.check_semantics(data, parsed.locate, options, lambda: parsed.spans))
     # One diagnostic per real problem: a value constraint the schema restates (a pattern, a
     # length) gives way to the semantic rule that explains it, and a semantic finding on a
     # value of the wrong type gives way to the type error.

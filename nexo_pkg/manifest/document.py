@@ -304,6 +304,11 @@ def parse_manifest(text: str) -> ParsedManifest:
     except tomllib.TOMLDecodeError as error:
         return ParsedManifest(text, {}, _syntax_diagnostic(text, error))
     except RecursionError:
+        # Nested too deeply for tomllib: the daemon's parser stopped long before, at the
+        # value that opens the limit's level (the scan is iterative, so it gets there).
+        deep = nested_value_offset(text, RECURSION_LIMIT)
+        if deep is not None:
+            return _past_limit(text, deep, None)
         from nexo_pkg.core.toml_spans import point_span  # noqa: PLC0415
 
         return _too_deep(text, point_span(text, 1, 1), "nested too deeply to parse")

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from functools import cache, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nexo_pkg.core.diagnostics import Diagnostic
+from nexo_pkg.core.diagnostics import Diagnostic, Span
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.terminal import CONTROL_CHARACTERS, printable
 from nexo_pkg.core.version import Version, VersionError, parse_version
@@ -48,6 +48,9 @@ from nexo_pkg.manifest.rules_context import (
 )
 from nexo_pkg.manifest.rust_text import is_blank, rust_trim
 from nexo_pkg.manifest.serde_json import json_problem
+
+if TYPE_CHECKING:
+    from nexo_pkg.core.toml_spans import SpanMap
 
 __all__ = [
     "SEMANTIC_RULES",
@@ -445,13 +448,15 @@ def _check_object_schema(
     the daemon's reason (``reasons``: its words for a blank text and for one that is no object)."""
     if text is None:
         return
+    span: Span | None = None  # the whole value, unless the fault is on a later line
     if is_blank(text):
         problem = reasons[0]
     else:
-        error, document = json_problem(text)
+        error, document, offset = json_problem(text)
         kind = document.get("type") if isinstance(document, dict) else None
         if error:
             problem = f"invalid JSON: {error}"
+            span = _inside_string(context, path, text, offset)
         elif not isinstance(document, dict):
             problem = reasons[1]
         elif kind != "object":
@@ -465,7 +470,30 @@ def _check_object_schema(
         f"{what} is not a JSON object schema: {problem}",
         'write a JSON object with `"type": "object"` at the root, e.g. '
         '\'{"type": "object", "properties": {}}\'',
+        span=span,
     )
+
+
+def _inside_string(context: Context, path: KeyPath, text: str, offset: int | None) -> Span | None:
+    """Where character ``offset`` of the string ``text`` at ``path`` is written in the file,
+    when that is on a later line than the value starts (a multi-line string): the finding
+    then starts on the line of the fault. ``None`` keeps the whole value's span."""
+    if offset is None or context.source is None:
+        return None
+    from nexo_pkg.core.toml_spans import string_offsets  # noqa: PLC0415 - rare path
+
+    spans = context.source()
+    where = spans.values.get(path)
+    if where is None:
+        return None
+    start, end = where
+    read = string_offsets(spans.text[start:end])
+    if read is None or read[0] != text:
+        return None
+    fault = start + read[1][min(offset, len(read[1]) - 1)]
+    if spans.position(fault).line == spans.position(start).line:
+        return None
+    return spans.span_of(fault, fault + 1)
 
 
 def _check_tools(context: Context) -> None:
@@ -639,15 +667,20 @@ def _check_supervisor(context: Context) -> None:
 
 
 def check_semantics(
-    data: Mapping[str, Any], locate: Locate, options: LintOptions
+    data: Mapping[str, Any],
+    locate: Locate,
+    options: LintOptions,
+    source: Callable[[], SpanMap] | None = None,
 ) -> list[Diagnostic]:
     """Run every semantic rule over ``data`` and return all findings (unsorted).
 
-    ``locate`` maps a key path to the span of its key or value. Values of the wrong type are
-    skipped silently (the schema reports them). Raises :class:`UsageError` only when
-    ``options.nexo_version`` is not a SemVer version (a bad flag, not a bad manifest).
+    ``locate`` maps a key path to the span of its key or value; ``source``, when given,
+    gives the text's span map, for findings inside a string (the JSON of ``input_schema``).
+    Values of the wrong type are skipped silently (the schema reports them). Raises
+    :class:`UsageError` only when ``options.nexo_version`` is not a SemVer version (a bad
+    flag, not a bad manifest).
     """
-    context = Context(data, locate, options)
+    context = Context(data, locate, options, source)
     _check_identity(context)
     _check_entrypoint(context)
     _check_extends(context)

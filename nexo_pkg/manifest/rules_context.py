@@ -8,13 +8,16 @@ rule simply skips what it cannot read.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, Rule, Span
 from nexo_pkg.core.toml_text import format_key_path
 from nexo_pkg.core.version import VersionError, parse_version
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules_catalog import SEMANTIC_RULES
+
+if TYPE_CHECKING:
+    from nexo_pkg.core.toml_spans import SpanMap
 
 __all__ = [
     "Context",
@@ -95,12 +98,14 @@ class Findings:
         message: str,
         help_text: str = "",
         part: Target = "value",
+        *,
+        span: Span | None = None,
     ) -> None:
-        """Record a finding of ``rule`` (or its code) at ``path`` (its key or its value)."""
+        """Record a finding of ``rule`` (or its code) at ``path`` (its key or its value, or
+        ``span``: a place inside that value)."""
         chosen = self.rules[rule] if isinstance(rule, str) else rule
-        self.found.append(
-            chosen.diagnostic(message, format_key_path(path), self.locate(path, part), help_text)
-        )
+        where = span if span is not None else self.locate(path, part)
+        self.found.append(chosen.diagnostic(message, format_key_path(path), where, help_text))
 
     def at(self, code: str, span: Span, message: str, help_text: str = "") -> None:
         """Record a finding of rule ``code`` at ``span``, a place no key path names."""
@@ -110,8 +115,16 @@ class Findings:
 class Context(Findings):
     """One run of the semantic rules over one document: input, options and findings."""
 
-    def __init__(self, data: Mapping[str, Any], locate: Locate, options: LintOptions) -> None:
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        locate: Locate,
+        options: LintOptions,
+        source: Callable[[], SpanMap] | None = None,
+    ) -> None:
         super().__init__(SEMANTIC_RULES, locate)
+        # The source text and its spans, for a finding about a place inside a value.
+        self.source = source
         self.data = data
         self.options = options
         self.plugin: Mapping[str, Any] = as_table(data.get("plugin")) or {}

@@ -107,8 +107,9 @@ def _refuse_constant(name: str) -> object:
     raise ValueError(f"`{name}` is not JSON")
 
 
-def json_problem(text: str) -> tuple[str, object]:
-    """``("", value)`` when serde_json parses ``text``, else ``(reason, None)``.
+def json_problem(text: str) -> tuple[str, object, int | None]:
+    """``("", value, None)`` when serde_json parses ``text``, else ``(reason, None, offset)``:
+    the offset in ``text`` of the character the reason is about, when known.
 
     The reason is serde_json's own message for what only it refuses; Python's otherwise,
     whichever problem comes first in the text.
@@ -117,9 +118,13 @@ def json_problem(text: str) -> tuple[str, object]:
     try:
         value = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
-        return (serde[1] if serde is not None and serde[0] < exc.pos else str(exc)), None
+        if serde is not None and serde[0] < exc.pos:
+            return serde[1], None, serde[0]
+        return str(exc), None, exc.pos
     except ValueError as exc:
-        return (serde[1] if serde is not None else str(exc)), None
+        return (serde[1], None, serde[0]) if serde is not None else (str(exc), None, None)
     except RecursionError:
-        return (serde[1] if serde is not None else "recursion limit exceeded"), None
-    return (serde[1], None) if serde is not None else ("", value)
+        if serde is not None:
+            return serde[1], None, serde[0]
+        return "recursion limit exceeded", None, None
+    return (serde[1], None, serde[0]) if serde is not None else ("", value, None)

@@ -323,6 +323,34 @@ def test_exclude_skips_directories_in_the_search(tmp_path: Path) -> None:
     assert len(json.loads(named.stdout)["files"]) == 1
 
 
+def test_a_directory_named_on_the_command_line_is_searched_even_when_excluded(
+    tmp_path: Path,
+) -> None:
+    """As ruff: `exclude` looks only below a directory PATH (`ruff check vendor` checks
+    vendor/ when `vendor` is excluded), and --force-exclude applies it to the PATH too."""
+    root = project(tmp_path)
+    for below in ("vendor/copy", "examples/old/x"):
+        (root / below).mkdir(parents=True)
+        project(root / below)
+    (root / ".nexo.toml").write_text(
+        '[lint]\nexclude = ["vendor", "examples/old"]\n', encoding="utf-8"
+    )
+
+    def linted(*args: str) -> list[str]:
+        result = lint("--format", "json", *args, cwd=root)
+        return sorted(Path(f["path"]).as_posix() for f in json.loads(result.stdout)["files"])
+
+    assert linted() == ["nexo-plugin.toml"]
+    assert linted("vendor") == ["vendor/copy/nexo-plugin.toml"]
+    assert linted("vendor/copy") == ["vendor/copy/nexo-plugin.toml"]
+    assert linted("examples/old") == ["examples/old/x/nexo-plugin.toml"]
+    assert linted("--exclude", str(root / "vendor"), "vendor") == ["vendor/copy/nexo-plugin.toml"]
+    # Below the PATH, exclude still applies; with --force-exclude, to the PATH itself too.
+    assert linted("--exclude", "copy", "vendor") == []
+    assert linted("--force-exclude", "vendor") == []
+    assert linted("--force-exclude", "examples/old/x") == []
+
+
 def _linted(root: Path, *args: str) -> list[str]:
     document = json.loads(lint("--format", "json", *args, ".", cwd=root).stdout)
     return sorted(Path(f["path"]).as_posix() for f in document["files"])

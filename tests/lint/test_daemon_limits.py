@@ -462,3 +462,22 @@ def test_host_network_accepts_the_daemons_truthy_spellings(tmp_path: Path) -> No
     for value in ("yes", "TRUE"):
         env = {"NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW": value}
         assert "NX141" not in codes(lint(tmp_path, text, env)[1])
+
+
+@pytest.mark.parametrize("depth", [900, 5000])
+def test_nesting_too_deep_for_python_is_reported_where_the_daemon_stops(
+    tmp_path: Path, depth: int
+) -> None:
+    """Nesting deep enough to exhaust Python's recursion in tomllib is reported where
+    toml_edit stops, at the bracket that opens the 80th level, with the same words as a
+    shallower overflow; not at line 1, column 1."""
+    value = "[" * depth + "]" * depth
+    code, found = lint(tmp_path, BASE + f"\n[plugin.extends]\ntools = {value}\n")
+    [problem] = found
+    assert code == 1
+    assert problem["code"] == "NX005"
+    assert problem["message"] == (
+        "TOML parse error: recursion limit exceeded (more than 79 nested levels)"
+    )
+    assert problem["range"]["start"] == {"line": 9, "column": 9 + 79}
+    assert problem["range"]["end"] == {"line": 9, "column": 9 + 80}

@@ -1,0 +1,117 @@
+"""A JSON fault inside a multi-line ``input_schema`` or ``config_schema.schema`` string is
+reported on the line of the fault (issue: every invalid manifest yields a diagnostic whose
+range starts on the line of the fault), through the real ``nexo plugin lint`` CLI. A fault
+on the line where the value starts keeps the whole value's span."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.lint_cli import run_lint_json
+
+from nexo_pkg.core.toml_spans import string_offsets
+
+BASE = """[plugin]
+id = "weather"
+version = "0.1.0"
+name = "Weather"
+description = "Forecasts"
+min_nexo_version = ">=0.1.0"
+
+[plugin.tools]
+expose = ["weather_now"]
+
+[[plugin.tools.outbound]]
+name = "weather_now"
+description = "Now"
+"""
+FIRST = BASE.count("\n") + 1  # the line of `input_schema = ...`
+
+
+def _nx116(tmp_path: Path, schema_line: str, newline: str = "\n") -> dict[str, Any]:
+    path = tmp_path / "plugin.toml"
+    path.write_bytes((BASE + schema_line).replace("\n", newline).encode("utf-8"))
+    code, report = run_lint_json([path])
+    assert code == 1
+    found: list[dict[str, Any]] = report["files"][0]["diagnostics"]
+    [problem] = [d for d in found if d["code"] == "NX116"]
+    assert problem["severity"] == "error"
+    assert problem["key_path"] == "plugin.tools.outbound[0].input_schema"
+    return problem
+
+
+def _at(line: int, column: int) -> dict[str, dict[str, int]]:
+    return {"start": {"line": line, "column": column}, "end": {"line": line, "column": column + 1}}
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_fault_on_a_later_line_of_a_literal_string_is_marked_where_it_is(
+    tmp_path: Path, newline: str
+) -> None:
+    problem = _nx116(
+        tmp_path,
+        "input_schema = '''\n{\n  \"type\": \"object\",\n  \"properties\": {,}\n}\n'''\n",
+        newline,
+    )
+    assert "line 3 column 18" in problem["message"]
+    assert problem["range"] == _at(FIRST + 3, 18)
+
+
+def test_escapes_and_line_ending_backslashes_of_a_basic_string_are_followed(
+    tmp_path: Path,
+) -> None:
+    # `\u0022` is one JSON character written in six; `\` at a line end drops the newline.
+    schema = (
+        'input_schema = """\n{\\u0022type\\u0022: \\\n    "object",\n'
+        '  "properties": {"a": tru}\n}"""\n'
+    )
+    problem = _nx116(tmp_path, schema)
+    assert problem["range"] == _at(FIRST + 3, 23)
+
+
+def test_a_serde_only_refusal_on_a_later_line_is_marked_where_it_is(tmp_path: Path) -> None:
+    problem = _nx116(tmp_path, "input_schema = '''\n{\"type\": \"object\",\n \"x\": 1e400}'''\n")
+    assert "number out of range at line 2 column 11" in problem["message"]
+    assert problem["range"] == _at(FIRST + 2, 11)
+
+
+def test_an_unclosed_document_is_marked_at_the_closing_delimiter(tmp_path: Path) -> None:
+    problem = _nx116(tmp_path, "input_schema = '''\n{\"type\": \"object\",\n'''\n")
+    assert problem["range"] == _at(FIRST + 2, 1)
+
+
+def test_a_fault_on_the_first_line_keeps_the_whole_value(tmp_path: Path) -> None:
+    problem = _nx116(tmp_path, 'input_schema = "{not json"\n')
+    assert problem["range"] == {
+        "start": {"line": FIRST, "column": 16},
+        "end": {"line": FIRST, "column": 27},
+    }
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "'plain'",
+        "''''''",
+        "'''\nx\r\ny'''",
+        "'''a''''",
+        '"a\\tb\\u00e9c\\"\\\\"',
+        '"\\U0001F600z"',
+        '"""\r\nx \\\r\n   y"""',
+        '"""x\\   \n\n  y"""',
+        '"""a""""',
+    ],
+)
+def test_string_offsets_reads_the_value_tomllib_reads(token: str) -> None:
+    value = tomllib.loads(f"a = {token}")["a"]
+    read = string_offsets(token)
+    assert read is not None
+    content, offsets = read
+    assert content == value
+    assert len(offsets) == len(value) + 1
+    assert offsets == sorted(offsets)
+    delimiter = 3 if token[:3] in ("'''", '"""') else 1
+    assert offsets[-1] == len(token) - delimiter
