@@ -149,6 +149,7 @@ def test_an_empty_path_option_is_a_usage_error_not_the_current_directory(
         (["verify"], "--lock"),
         (["trust", "verify", "{tarball}"], "--bundle"),
         (["push", "oci://127.0.0.1:1/acme/hello"], "--registry-config"),
+        (["lint", "{project}"], "--config"),  # lint's own parser
     ],
 )
 def test_every_empty_path_option_is_a_usage_error_not_the_current_directory(
