@@ -191,16 +191,31 @@ def _install_completion(shell: str) -> tuple[str, Any]:
 
     from typer import _completion_shared as shared  # noqa: PLC0415
 
+    from nexo_pkg.core.errors import ConfigError, NexoError  # noqa: PLC0415
+
     by_hand = f"print the script with `nexo --show-completion {shell}` and add it by hand"
     try:
         return shared.install(shell=shell, prog_name="nexo", complete_var="_NEXO_COMPLETE")
-    except FileNotFoundError as error:
+    except (FileNotFoundError, PermissionError) as error:
         if error.filename != shell:
-            raise
+            # A profile or completion file in the home directory that cannot be written.
+            raise NexoError(
+                f"cannot write {error.filename}: {error.strerror}; {by_hand}", kind="io"
+            ) from error
         raise typer.BadParameter(
             f"{shell} is not installed here (no `{shell}` on PATH to ask where its profile "
             f"is); install it, or {by_hand}"
         ) from None
+    except OSError as error:
+        raise NexoError(
+            f"cannot write {error.filename or 'the completion files'}: {error.strerror}; {by_hand}",
+            kind="io",
+        ) from error
+    except RuntimeError as error:  # Path.home(): "Could not determine home directory."
+        raise ConfigError(
+            "cannot find the home directory to install completion into: HOME is unset and "
+            f"this user has no entry in the password database; set HOME, or {by_hand}"
+        ) from error
     except subprocess.CalledProcessError as error:
         raise typer.BadParameter(
             f"`{shell}` did not say where its profile is (exit {error.returncode}); {by_hand}"

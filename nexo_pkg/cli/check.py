@@ -10,7 +10,7 @@ import typer
 
 from nexo_pkg.cli.common import answer, colour_enabled, guarded
 from nexo_pkg.cli.completion import installed_ids
-from nexo_pkg.cli.options import JsonOption
+from nexo_pkg.cli.options import JsonOption, named_path
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, UsageError
 from nexo_pkg.core.output import OUTPUT, say
 
@@ -125,6 +125,8 @@ def check_command(  # noqa: PLR0917  # typer maps each flag to one parameter
             help="Install root in which to look up an installed plugin id; with it, a bare "
             "id always names the installed plugin.",
             show_default="the daemon's plugin root, as for install",
+            metavar="<path>",
+            parser=named_path("--dest", "the plugin root"),
         ),
     ] = None,
     config: Annotated[
@@ -134,6 +136,8 @@ def check_command(  # noqa: PLR0917  # typer maps each flag to one parameter
             help="The daemon's configuration directory: its plugin root is where an "
             "installed plugin id is looked up (default: NEXO_CONFIG_DIR, ./config, "
             "$NEXO_HOME/config).",
+            metavar="<path>",
+            parser=named_path("--config", "the daemon's configuration directory"),
         ),
     ] = None,
     strict: Annotated[

@@ -27,6 +27,7 @@ from nexo_pkg.cli.options import (
     TimeoutOption,
     TrustedKeysOption,
     YesOption,
+    named_path,
 )
 from nexo_pkg.cli.syncing import SyncRequest, fleet_callbacks, fleet_options, note, run_sync
 from nexo_pkg.core.errors import UsageError
@@ -39,7 +40,14 @@ if TYPE_CHECKING:
     from nexo_pkg.fleet.api import FleetOptions, LockResult
 
 WantedOption = Annotated[
-    Path, typer.Option("--file", "-f", help="The wanted set (default ./nexo-plugins.toml).")
+    Path,
+    typer.Option(
+        "--file",
+        "-f",
+        help="The wanted set (default ./nexo-plugins.toml).",
+        metavar="<path>",
+        parser=named_path("--file", "the wanted set"),
+    ),
 ]
 RegistryMirrorOption = Annotated[
     list[str] | None,
@@ -53,7 +61,10 @@ RegistryMirrorOption = Annotated[
 LockOption = Annotated[
     Path | None,
     typer.Option(
-        "--lock", help="The lock file (default: nexo-plugins.lock beside the wanted set)."
+        "--lock",
+        help="The lock file (default: nexo-plugins.lock beside the wanted set).",
+        metavar="<path>",
+        parser=named_path("--lock", "the lock file"),
     ),
 ]
 
@@ -156,7 +167,13 @@ def lock_command(
 def sync_command(
     *,
     lock_file: Annotated[
-        Path, typer.Option("--lock", help="The lock file (default ./nexo-plugins.lock).")
+        Path,
+        typer.Option(
+            "--lock",
+            help="The lock file (default ./nexo-plugins.lock).",
+            metavar="<path>",
+            parser=named_path("--lock", "the lock file"),
+        ),
     ] = Path("nexo-plugins.lock"),
     dest: DestOption = None,
     prune: Annotated[

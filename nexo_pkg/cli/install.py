@@ -46,6 +46,7 @@ from nexo_pkg.cli.options import (
     TrustedKeysOption,
     UpgradeTargetOption,
     YesOption,
+    named_path,
 )
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
 from nexo_pkg.core.output import OUTPUT, emit_json, say, say_policy_warnings, warn
@@ -510,6 +511,7 @@ def install_command(
             metavar="DIR",
             help="Development install: link <dest>/<id> to the plugin checkout DIR "
             "instead of installing a release (listed as linked, refused by verify).",
+            parser=named_path("--link", "the plugin checkout", default=False),
         ),
     ] = None,
 ) -> None:
@@ -896,7 +898,10 @@ def verify_command(
     lock_file: Annotated[
         Path | None,
         typer.Option(
-            "--lock", help="Check the root against this lock's tree hashes instead (offline)."
+            "--lock",
+            help="Check the root against this lock's tree hashes instead (offline).",
+            metavar="<path>",
+            parser=named_path("--lock", "the lock file"),
         ),
     ] = None,
     json_output: JsonOption = False,

@@ -198,6 +198,12 @@ def _config_directory(request: LintRequest) -> Path:
     from nexo_pkg.manifest.daemon_config import config_dir  # noqa: PLC0415
 
     config = request.config
+    if config == "":
+        # `--config "$UNSET"`: never the current directory, as on every other command.
+        raise UsageError(
+            "--config is empty; name the daemon's configuration directory, or leave --config "
+            "out for the default"
+        )
     directory = Path(config).expanduser().absolute() if config is not None else config_dir(None)
     if not directory.is_dir():
         why = "is not a directory" if directory.exists() else "does not exist"

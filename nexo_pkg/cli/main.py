@@ -148,18 +148,24 @@ def _unicode_stdout() -> None:
     page (Windows's ``cp1252`` when output is redirected, ``PYTHONIOENCODING=ascii``): a
     file or pipe gets UTF-8, which is what JSON and SARIF documents must be and what CI
     logs, editors and ``pre-commit`` read; a terminal keeps its encoding and shows what it
-    cannot encode as ``\\u`` escapes."""
+    cannot encode as ``\\u`` escapes. A file name that is not UTF-8 (``caf\\xe9/plugin.toml``,
+    carried as surrogates) is written as its own bytes, as Python does under the C locale,
+    whatever the locale: never an unexpected error."""
     import codecs  # noqa: PLC0415 (loaded at interpreter start-up)
 
     stream = sys.stdout
     reconfigure = getattr(stream, "reconfigure", None)
     try:
-        if reconfigure is None or codecs.lookup(stream.encoding).name == "utf-8":
+        if reconfigure is None:
+            return
+        if codecs.lookup(stream.encoding).name == "utf-8":
+            if stream.errors == "strict":
+                reconfigure(errors="surrogateescape")
             return
         if stream.isatty():
             reconfigure(errors="backslashreplace")
         else:
-            reconfigure(encoding="utf-8")
+            reconfigure(encoding="utf-8", errors="surrogateescape")
     except (AttributeError, LookupError, OSError, TypeError, ValueError):
         pass  # a stream that cannot say or change its encoding is left as it is
 

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from nexo_pkg.cli.common import guarded
+from nexo_pkg.cli.options import named_path
 from nexo_pkg.core.output import say, warn
 from nexo_pkg.scaffold.generator import LANGUAGES
 from nexo_pkg.scaffold.slug import SLUG_PATTERN
@@ -30,7 +31,14 @@ def new_command(  # noqa: PLR0917  # typer maps each flag to one parameter
         ),
     ] = "plugin",
     dest: Annotated[
-        Path | None, typer.Option("--dest", help="Directory to create.", show_default="./ID")
+        Path | None,
+        typer.Option(
+            "--dest",
+            help="Directory to create.",
+            show_default="./ID",
+            metavar="<path>",
+            parser=named_path("--dest", "the directory to create"),
+        ),
     ] = None,
     description: Annotated[
         str | None, typer.Option("--description", help="One-line description.")

@@ -25,15 +25,14 @@ CONFIG_HELP = (
 )
 
 
-def _named_path(option: str, what: str) -> Callable[[str], Path]:
+def named_path(option: str, what: str, *, default: bool = True) -> Callable[[str], Path]:
     """The parser of a path option: an empty value (``--dest "$UNSET"``) is a usage error,
-    never the current directory."""
+    never the current directory. ``default``: leaving the option out has a default to say."""
 
     def parse(text: str) -> Path:
         if not text:
-            raise UsageError(
-                f"{option} is empty; name {what}, or leave {option} out for the default"
-            )
+            rest = f", or leave {option} out for the default" if default else ""
+            raise UsageError(f"{option} is empty; name {what}{rest}")
         return Path(text)
 
     return parse
@@ -42,7 +41,7 @@ def _named_path(option: str, what: str) -> Callable[[str], Path]:
 DestOption = Annotated[
     Path | None,
     typer.Option(
-        "--dest", metavar="<path>", help=DEST_HELP, parser=_named_path("--dest", "the plugin root")
+        "--dest", metavar="<path>", help=DEST_HELP, parser=named_path("--dest", "the plugin root")
     ),
 ]
 ConfigOption = Annotated[
@@ -51,7 +50,7 @@ ConfigOption = Annotated[
         "--config",
         metavar="<path>",
         help=CONFIG_HELP,
-        parser=_named_path("--config", "the daemon's configuration directory"),
+        parser=named_path("--config", "the daemon's configuration directory"),
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
@@ -79,7 +78,7 @@ TrustedKeysOption = Annotated[
         metavar="<path>",
         help="Trust policy file (default: extensions/trusted_keys.toml of the daemon's "
         "configuration directory, see --config).",
-        parser=_named_path("--trusted-keys", "the trust policy file"),
+        parser=named_path("--trusted-keys", "the trust policy file"),
     ),
 ]
 RequireSignatureOption = Annotated[
@@ -136,6 +135,8 @@ RegistryConfigOption = Annotated[
         "--registry-config",
         help="Registry credentials file for oci:// sources (default: $REGISTRY_AUTH_FILE, "
         "~/.docker/config.json).",
+        metavar="<path>",
+        parser=named_path("--registry-config", "the registry credentials file"),
     ),
 ]
 NexoVersionOption = Annotated[

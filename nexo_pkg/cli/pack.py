@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from nexo_pkg.cli.common import colour_enabled, fail
-from nexo_pkg.cli.options import JsonOption
+from nexo_pkg.cli.options import JsonOption, named_path
 from nexo_pkg.core.diagnostics import FileResult
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.output import emit_json, say, say_error, warn
@@ -59,7 +59,14 @@ def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
         ),
     ] = Path(),
     out: Annotated[
-        Path | None, typer.Option("--out", help="Output directory.", show_default="DIR/dist")
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Output directory.",
+            show_default="DIR/dist",
+            metavar="<path>",
+            parser=named_path("--out", "the output directory"),
+        ),
     ] = None,
     target: Annotated[
         str,
@@ -72,7 +79,12 @@ def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
     ] = "noarch",
     binary: Annotated[
         Path | None,
-        typer.Option("--binary", help="Compiled plugin executable (with --target TRIPLE)."),
+        typer.Option(
+            "--binary",
+            help="Compiled plugin executable (with --target TRIPLE).",
+            metavar="<path>",
+            parser=named_path("--binary", "the compiled plugin executable", default=False),
+        ),
     ] = None,
     requirements: Annotated[
         Path | None,
@@ -80,6 +92,8 @@ def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
             "--requirements",
             help="Requirements file to vendor into lib/.",
             show_default="DIR/requirements.txt",
+            metavar="<path>",
+            parser=named_path("--requirements", "the requirements file"),
         ),
     ] = None,
     python_version: Annotated[

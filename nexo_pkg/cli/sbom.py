@@ -12,7 +12,7 @@ import typer
 from nexo_pkg.cli.common import guarded
 from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.install import _holding, _roots, not_installed
-from nexo_pkg.cli.options import ConfigOption, DestOption, JsonOption
+from nexo_pkg.cli.options import ConfigOption, DestOption, JsonOption, named_path
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.files import refuse_special_file, write_config_file
 from nexo_pkg.core.output import emit_json, say, warn
@@ -120,6 +120,7 @@ def sbom_command(
             "-o",
             metavar="FILE",
             help="Write the document to FILE, not stdout (- is stdout).",
+            parser=named_path("--output", "the file to write"),
         ),
     ] = None,
     dest: DestOption = None,

@@ -18,6 +18,7 @@ from nexo_pkg.cli.options import (
     TrustedKeysOption,
     TrustTargetArgument,
     YesOption,
+    named_path,
 )
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.output import emit_json, say, say_once, warn
@@ -282,6 +283,8 @@ def verify_command(
                 "Signature material for FILE: a Sigstore bundle, attestations (.jsonl), the "
                 "bundle of a checksums file beside it, or a cosign .sig (its .cert beside it)."
             ),
+            metavar="<path>",
+            parser=named_path("--bundle", "the signature material"),
         ),
     ] = None,
     repo: Annotated[

@@ -74,6 +74,23 @@ def emit_json(document: Any) -> None:
     sys.stdout.flush()
 
 
+def _drop_unwritten_stdout() -> None:
+    """Point stdout, which just refused a write, at ``/dev/null``, so that what is still
+    buffered for it does not fail again when the process exits."""
+    import os  # noqa: PLC0415 (only when stdout failed)
+
+    try:
+        descriptor = sys.stdout.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, descriptor)
+        finally:
+            os.close(devnull)
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+
+
 def error_line(error: NexoError) -> str:
     """The one line a failure prints: ``error: MESSAGE``; ``--verbose`` adds the kind.
 
@@ -93,9 +110,13 @@ def report_error(error: NexoError, *, json_output: bool = False) -> int:
     """Render ``error`` and return its exit code: with ``json_output`` the failure document
     (:meth:`~nexo_pkg.core.errors.NexoError.to_json`) on stdout; always the
     :func:`error_line` on stderr, then the policy entry that would trust a refused signer, and
-    with ``--verbose`` the details and the chain of causes. Never fails."""
+    with ``--verbose`` the details and the chain of causes. Never fails: a document stdout
+    cannot take (a full disk, ``> /dev/full``) is dropped, and the line still says why."""
     if json_output:
-        emit_json(error.to_json())
+        try:
+            emit_json(error.to_json())
+        except OSError:
+            _drop_unwritten_stdout()
     say_policy_warnings(error)
     sys.stderr.write(error_line(error) + "\n")
     entry = error.details.get("entry")

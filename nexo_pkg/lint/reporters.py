@@ -8,6 +8,7 @@ goes (``text`` to stderr, the machine formats to stdout).
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -195,6 +196,19 @@ def _fix_summary(results: Sequence[FileResult], context: ReportContext) -> str:
     return f"No fixes available ({more})." if hidden else ""
 
 
+# A file name that is not UTF-8 reaches a report as lone surrogates (Python's
+# ``surrogateescape``): no UTF-8 document can carry them as characters.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_document(document: object) -> str:
+    """``document`` as JSON text that is valid UTF-8 whatever it holds: non-ASCII text as
+    itself, a lone surrogate as its ``\\udcXX`` escape (what ``json.loads`` reads back into
+    the same file name, and what every other ``--json`` document of nexo-pkg writes)."""
+    text = json.dumps(document, indent=2, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text) + "\n"
+
+
 def render_json(results: Sequence[FileResult], context: ReportContext) -> str:
     """One JSON document for every file (described by ``schemas/lint-report.schema.json``)."""
     del context
@@ -211,7 +225,7 @@ def render_json(results: Sequence[FileResult], context: ReportContext) -> str:
         ],
         "summary": _summary(results),
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return _json_document(document)
 
 
 def _escape_data(text: str) -> str:
@@ -309,11 +323,12 @@ def _sarif_fixes(diagnostic: Diagnostic, uri: str) -> dict[str, Any]:
 def _sarif_uri(path: str) -> str:
     """``artifactLocation.uri`` for a linted path (SARIF 2.1.0 §3.4.3, RFC 3986): an absolute
     path as a ``file:`` URI, a relative one as a relative reference, ``:`` escaped so that a
-    first segment such as ``a:b`` is never read as a URI scheme."""
+    first segment such as ``a:b`` is never read as a URI scheme. A name that is not UTF-8 is
+    percent-encoded byte by byte (``caf%E9``), as ``as_uri`` does an absolute one."""
     pure = PurePath(path)
     if pure.is_absolute():
         return pure.as_uri()
-    return quote(pure.as_posix(), safe="/")
+    return quote(os.fsencode(pure.as_posix()), safe="/")
 
 
 def render_sarif(results: Sequence[FileResult], context: ReportContext) -> str:
@@ -365,7 +380,7 @@ def render_sarif(results: Sequence[FileResult], context: ReportContext) -> str:
             }
         ],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return _json_document(log)
 
 
 REPORTERS: dict[str, Reporter] = {

@@ -42,7 +42,8 @@ EXTENSIONS_DEFAULT_MAX_DEPTH = 3
 
 
 def nexo_home_from_env() -> Path:
-    """``NEXO_HOME``, else ``~/.nexo``. Raises
+    """``NEXO_HOME``, else ``~/.nexo``, as an absolute path (a relative ``NEXO_HOME`` is taken
+    from the current directory, so ``cache dir`` prints a path that works anywhere). Raises
     :class:`~nexo_pkg.core.errors.ConfigError` when there is no home directory to find (no
     ``HOME``, and no entry for this user in the password database, as in a container run
     under a bare numeric uid)."""
@@ -67,7 +68,7 @@ def nexo_home_from_env() -> Path:
             f"NEXO_HOME={value} is a symbolic link to {home.readlink()}, which does not exist; "
             "create that directory, or point NEXO_HOME at another"
         )
-    return home
+    return home.absolute()
 
 
 def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: bool = True) -> Path:

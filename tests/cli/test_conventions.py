@@ -184,6 +184,46 @@ def test_install_completion_for_a_powershell_that_is_missing_or_fails(
     assert list(home.iterdir()) == []
 
 
+def test_install_completion_into_a_profile_that_cannot_be_written_is_one_line(
+    tmp_path: Path,
+) -> None:
+    # A `.bashrc` that cannot be written (here: a directory of that name) is an io error in
+    # one line naming it and the way by hand, never an unexpected error of nexo-pkg.
+    home = tmp_path / "home"
+    (home / ".bashrc").mkdir(parents=True)
+    refused = cli.nexo("--install-completion", "bash", env=base_env(HOME=str(home)))
+    assert refused.code == 1, refused.stderr
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith(f"error: cannot write {home / '.bashrc'}: "), refused.stderr
+    assert "nexo --show-completion bash" in refused.stderr
+    assert "unexpected" not in refused.stderr
+
+
+@pytest.mark.skipif(
+    os.name != "posix" or os.geteuid() != 0, reason="runs as a uid without a passwd entry"
+)
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_install_completion_without_a_home_directory_is_a_configuration_error(
+    tmp_path: Path, shell: str
+) -> None:
+    # No HOME and no passwd entry (a container under a bare numeric uid): exit 2, one line
+    # saying what to set, as every command that needs the home directory says it.
+    env = {key: value for key, value in base_env().items() if key not in ("HOME", "NEXO_HOME")}
+    prefix = ["setpriv", "--reuid=54321", "--regid=54321", "--clear-groups"]
+    done = subprocess.run(
+        [*prefix, sys.executable, "-m", "nexo_pkg", "--install-completion", shell],
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHONPATH": os.pathsep.join(sys.path)},
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "cannot find the home directory" in done.stderr
+    assert f"nexo --show-completion {shell}" in done.stderr
+
+
 def test_completion_lists_commands_and_options() -> None:
     env = base_env(_NEXO_COMPLETE="complete_bash", COMP_WORDS="nexo plugin ins", COMP_CWORD="2")
     commands = nexo(env=env)

@@ -131,6 +131,50 @@ def test_an_empty_path_option_is_a_usage_error_not_the_current_directory(
     assert tree(tmp_path) == before
 
 
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        # Each would otherwise write into, link or read the current directory.
+        (["new", "hello", "--force"], "--dest"),
+        (["pack", "{project}"], "--out"),
+        (["pack", "{project}"], "--requirements"),
+        (["pack", "{project}", "--target", "x86_64-unknown-linux-gnu"], "--binary"),
+        (["install", "--yes"], "--link"),
+        (["sbom", "--all"], "--output"),
+        (["check", "hello"], "--dest"),
+        (["check", "hello"], "--config"),
+        (["lock"], "--file"),
+        (["lock"], "--lock"),
+        (["sync"], "--lock"),
+        (["verify"], "--lock"),
+        (["trust", "verify", "{tarball}"], "--bundle"),
+        (["push", "oci://127.0.0.1:1/acme/hello"], "--registry-config"),
+        (["lint", "{project}"], "--config"),  # lint's own parser
+    ],
+)
+def test_every_empty_path_option_is_a_usage_error_not_the_current_directory(
+    tmp_path: Path, args: list[str], option: str
+) -> None:
+    """``nexo plugin new hello --dest "$UNSET" --force`` would otherwise overwrite the
+    scaffold's files in the current directory, ``pack --out ""`` write its tarball there,
+    ``install --link ""`` link it into the plugin root."""
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "plugin.toml").write_text('[plugin]\nid = "hello"\n', encoding="utf-8")
+    work = tmp_path / "work"
+    (work / "plugin.toml").parent.mkdir()
+    (work / "plugin.toml").write_text('[plugin]\nid = "work"\n', encoding="utf-8")
+    args = [arg.format(project=project, tarball=tarball) for arg in args]
+    before = tree(tmp_path)
+    result = nexo("plugin", *args, f"{option}=", cwd=work, env=base_env(tmp_path / "home"))
+    assert result.code == 2, result.stderr
+    assert without_notes(result.stderr).startswith(f"error: {option} is empty; name "), (
+        result.stderr
+    )
+    assert tree(tmp_path) == before
+
+
 def test_trust_verify_with_a_missing_bundle_is_a_usage_error(tmp_path: Path) -> None:
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     result = nexo(

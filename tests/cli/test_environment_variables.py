@@ -170,3 +170,16 @@ def test_a_nexo_home_that_is_a_dangling_link_is_named(
     assert f"NEXO_HOME={home} is a symbolic link to {tmp_path / 'gone'}" in result.document["error"]
     assert home.is_symlink()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["home"]
+
+
+def test_a_relative_nexo_home_is_printed_as_the_absolute_path_it_names(tmp_path: Path) -> None:
+    """``NEXO_HOME=state nexo plugin cache dir``: as ``uv cache dir``, a path that works from
+    any directory, the same one ``list`` reports as its root."""
+    env = clean_env(NEXO_HOME="state")
+    shown = nexo("plugin", "cache", "dir", env=env, cwd=tmp_path)
+    assert shown.code == 0, shown.stderr
+    assert shown.stdout == f"{tmp_path / 'state' / 'cache' / 'blobs'}\n"
+    size = nexo("plugin", "cache", "size", "--json", env=env, cwd=tmp_path)
+    assert size.document["path"] == str(tmp_path / "state" / "cache" / "blobs")
+    listed = nexo("plugin", "list", "--json", env=env, cwd=tmp_path)
+    assert listed.document["dest"] == str(tmp_path / "state" / "state" / "plugins")

@@ -6,6 +6,8 @@ traceback, no ``Exception ignored``, no exit code 120, no click ``1``)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,3 +73,38 @@ def test_a_reader_of_stderr_that_left_keeps_the_command_s_code(
     got, stdout = _run(*args, closed="stderr", cwd=tmp_path)
     assert got == code, stdout
     assert not any(noise in stdout for noise in _NOISE), stdout
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (a disk that is full)")
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("plugin", "lint", "{bad}", "--json"), 1),
+        (("plugin", "list", "--json"), 1),
+        (("plugin", "install", "{missing}", "--json"), 2),  # its usage document went nowhere
+        (("plugin", "schema"), 1),
+    ],
+)
+def test_a_stdout_that_refuses_the_document_is_one_error_line(
+    tmp_path: Path, args: tuple[str, ...], code: int
+) -> None:
+    """``nexo plugin lint --json > /dev/full``: the failure to write the document is said in
+    one line on stderr, never as a traceback of writing its failure document again."""
+    bad = _bad_manifest(tmp_path)
+    missing = tmp_path / "missing-1.0.0.tar.gz"
+    args = tuple(arg.replace("{bad}", str(bad)).replace("{missing}", str(missing)) for arg in args)
+    with Path("/dev/full").open("wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "nexo_pkg", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=clean_env(NEXO_HOME=str(tmp_path / "home")),
+            cwd=tmp_path,
+            check=False,
+        )
+    stderr = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == code, stderr
+    assert not any(noise in stderr for noise in ("Traceback", "Exception ignored")), stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, stderr
