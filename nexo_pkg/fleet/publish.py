@@ -31,9 +31,9 @@ from nexo_pkg.sources.api import (
     created_for,
     created_now,
     parse_reference,
-    parse_sidecar,
     parse_tarball_name,
     push_version,
+    read_sidecar,
     release_material,
     release_sha256,
     release_tarballs,
@@ -130,7 +130,7 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
         sha = sha256_file(tarball)
         sidecar = tarball.with_name(tarball.name + ".sha256")
         if sidecar.is_file():
-            expected = parse_sidecar(sidecar.read_bytes(), tarball.name)
+            expected = read_sidecar(sidecar, tarball.name)
             if expected != sha:
                 raise NexoError(
                     f"{sidecar.name} says {expected}, {tarball.name} is {sha}",

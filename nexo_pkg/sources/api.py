@@ -65,6 +65,9 @@ if TYPE_CHECKING:
         host_candidates,
         requested_target,
     )
+    from nexo_pkg.sources.local import (
+        read_sidecar,
+    )
     from nexo_pkg.sources.mirrors import (
         check_mirror,
         configured,
@@ -139,6 +142,7 @@ _HOMES = homes(
         "extract": "extract_archive extraction_workers safe_extract",
         "github": "Release resolve_api_base",
         "hosttriple": "NOARCH host_candidates requested_target",
+        "local": "read_sidecar",
         "mirrors": "check_mirror configured",
         "oci": (
             "TargetFiles created_for created_now latest_tag plugin_of push_version "
@@ -215,6 +219,7 @@ __all__ = [
     "prefetch_newest",
     "push_version",
     "read_release_signer",
+    "read_sidecar",
     "release_material",
     "release_sha256",
     "release_tarballs",
@@ -255,6 +260,8 @@ def _load(module: str) -> ModuleType:
         from nexo_pkg.sources import github as home  # noqa: PLC0415
     elif module == "hosttriple":
         from nexo_pkg.sources import hosttriple as home  # noqa: PLC0415
+    elif module == "local":
+        from nexo_pkg.sources import local as home  # noqa: PLC0415
     elif module == "mirrors":
         from nexo_pkg.sources import mirrors as home  # noqa: PLC0415
     elif module == "oci":

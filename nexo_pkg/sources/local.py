@@ -175,22 +175,7 @@ class LocalTarballSource:
         _read(path, limit, hasher.update)
         sha256 = hasher.hexdigest()
         sidecar_path = path.with_name(path.name + ".sha256")
-        sidecar = None
-        if sidecar_path.is_file():
-            try:
-                raw = read_regular_bytes(sidecar_path, MAX_SIDECAR_BYTES, follow_links=True)
-            except OSError as exc:
-                raise NexoError(f"cannot read {sidecar_path}: {exc.strerror}", kind="io") from exc
-            if len(raw) > MAX_SIDECAR_BYTES:
-                # Lines past a cap would go unread (one contradicting the first, say): as
-                # a release's sidecar over it, refused.
-                raise over_size_cap(
-                    sidecar_path.name,
-                    MAX_SIDECAR_BYTES,
-                    holds="a checksum file (one line: the sha256 and the tarball's name)",
-                    kind="checksum_mismatch",
-                )
-            sidecar = parse_sidecar(raw, path.name)
+        sidecar = read_sidecar(sidecar_path, path.name) if sidecar_path.is_file() else None
         listed_in = None
         if sidecar is None:
             # Downloaded from a GoReleaser-shaped release: a checksums file beside it.
@@ -212,6 +197,26 @@ class LocalTarballSource:
         )
         found = trust.local_material(path) if material else {}
         return fetched_artifact(candidate, blob, sha256, checked, dict(found))
+
+
+def read_sidecar(sidecar_path: Path, tarball_name: str) -> str:
+    """The sha256 the ``.sha256`` file ``sidecar_path`` names for ``tarball_name`` (see
+    :func:`~nexo_pkg.sources.checksum.parse_sidecar`), read as a regular file (never a FIFO
+    swapped in) of at most :data:`MAX_SIDECAR_BYTES`: one over it is ``checksum_mismatch``, as
+    a release's is, since lines past a cap would go unread (one contradicting the first, say);
+    ``io`` when it cannot be read."""
+    try:
+        raw = read_regular_bytes(sidecar_path, MAX_SIDECAR_BYTES, follow_links=True)
+    except OSError as exc:
+        raise NexoError(f"cannot read {sidecar_path}: {exc.strerror}", kind="io") from exc
+    if len(raw) > MAX_SIDECAR_BYTES:
+        raise over_size_cap(
+            sidecar_path.name,
+            MAX_SIDECAR_BYTES,
+            holds="a checksum file (one line: the sha256 and the tarball's name)",
+            kind="checksum_mismatch",
+        )
+    return parse_sidecar(raw, tarball_name)
 
 
 def _listed_beside(path: Path) -> tuple[str, str] | None:

@@ -193,3 +193,20 @@ def test_push_refuses_a_tarball_named_for_another_plugin_and_pushes_nothing(
     result = push_cli(dist, registry, fleet_env)
     _assert_refused(result, registry, "manifest_mismatch", f"echo-1.2.3-{LINUX}.tar.gz")
     assert "echo 1.3.0" in result.document["error"]
+
+
+def test_push_refuses_a_sidecar_over_the_cap_and_pushes_nothing(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """A ``.sha256`` beside a tarball is read as install reads one (at most 64 KiB, a regular
+    file): a larger one, which a host's install would refuse, is not read whole and pushed."""
+    dist = make_dist()
+    sidecar = dist / f"echo-1.2.3-{LINUX}.tar.gz.sha256"
+    if not sidecar.exists():
+        import hashlib
+
+        tarball = dist / f"echo-1.2.3-{LINUX}.tar.gz"
+        sidecar.write_text(f"{hashlib.sha256(tarball.read_bytes()).hexdigest()}  {tarball.name}\n")
+    sidecar.write_bytes(sidecar.read_bytes() + b"\n" * (64 * 1024))
+    result = push_cli(dist, registry, fleet_env)
+    _assert_refused(result, registry, "checksum_mismatch", sidecar.name)
