@@ -49,7 +49,12 @@ from nexo_pkg.pack.layout import (
     git_executables,
     stored_names,
 )
-from nexo_pkg.pack.vendor import DEFAULT_PYTHON, VendorTarget, vendor_requirements
+from nexo_pkg.pack.vendor import (
+    DEFAULT_PYTHON,
+    VendorTarget,
+    executable_files,
+    vendor_requirements,
+)
 from nexo_pkg.sbom import SBOM_MEMBER, sbom_name
 from nexo_pkg.sbom.inventory import Inventory, InventoryError, apply_report, files_digest, read_tree
 
@@ -296,6 +301,8 @@ def _noarch_entries(
         vendor_dir = scratch / "lib"
         progress(f"vendoring {requirements.name} with pip ...")
         report = vendor_requirements(requirements, vendor_dir, cwd=project, vendor_for=vendor_for)
+        # Where files carry no execute bit, the bits pip took from the wheels say.
+        marked = executable_files(vendor_dir)
         if vendor_dir.is_dir():
             if any(vendor_dir.iterdir()):
                 # What the tree was resolved for, whichever interpreter packed it.
@@ -309,7 +316,7 @@ def _noarch_entries(
                 "lib",
                 containment_root=vendor_dir,
                 skip_top=_VENDOR_SKIPPED,
-                executables=None if MODES_ON_DISK else frozenset(),
+                executables=None if MODES_ON_DISK else (marked or frozenset()),
             )
             entries += collect_tree(vendor_dir, vendored)
             distributions = find_distributions(vendor_dir, "lib")

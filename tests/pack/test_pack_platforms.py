@@ -21,7 +21,7 @@ from pathlib import Path
 from support import windows_shim
 from support.cli import CliResult, clean_env, nexo
 
-from pack.pack_helpers import write_project
+from pack.pack_helpers import build_wheel, write_project
 
 EPOCH = "1700000000"
 FILES = {"src/tool.sh": "#!/bin/sh\necho hi\n", "src/run.bat": "@echo off\r\n"}
@@ -113,3 +113,33 @@ def test_what_finder_and_explorer_leave_in_src_is_not_packed(tmp_path: Path) -> 
     _pack(desktop, windows=False)
     name = "demo-0.1.0-noarch.tar.gz"
     assert (desktop / "dist" / name).read_bytes() == (clean / "dist" / name).read_bytes()
+
+
+def test_vendored_execute_bits_on_windows_are_the_wheels(tmp_path: Path) -> None:
+    """pip gives a vendored file the execute bit its wheel entry has; Windows keeps none on
+    disk, so the tarball packed there takes the bits pip marked and equals a Linux pack."""
+    wheels = build_wheel(
+        tmp_path / "wheels",
+        "toolkit",
+        "1.0",
+        {"toolkit/__init__.py": b"", "toolkit/run.sh": b"#!/bin/sh\necho hi\n"},
+        purelib=True,
+        tag="py3-none-any",
+        executables=frozenset({"toolkit/run.sh"}),
+    ).parent
+    packed = {}
+    for windows in (False, True):
+        project = write_project(
+            tmp_path / ("windows" if windows else "linux") / "demo", requirements="toolkit\n"
+        )
+        env = {**clean_env(), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels)}
+        if windows:
+            windows_shim.child_environment(env)
+        result = nexo("plugin", "pack", "--source-date-epoch", EPOCH, "-q", env=env, cwd=project)
+        assert result.code == 0, result.stderr
+        tarball = project / "dist" / "demo-0.1.0-noarch.tar.gz"
+        modes = _modes(tarball)
+        assert modes["lib/toolkit/run.sh"] == 0o755
+        assert modes["lib/toolkit/__init__.py"] == 0o644
+        packed[windows] = tarball.read_bytes()
+    assert packed[True] == packed[False]
