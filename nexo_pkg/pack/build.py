@@ -46,7 +46,7 @@ from nexo_pkg.pack.layout import (
     TreeWalk,
     asset_name,
     collect_tree,
-    git_executables,
+    git_modes,
     stored_names,
 )
 from nexo_pkg.pack.vendor import (
@@ -286,12 +286,15 @@ def _noarch_entries(
             "would put this one's tarball into lib/plugin/; choose another directory "
             "(default: DIR/dist)"
         )
+    # Where files carry no execute bit, git's index says which are executable, and which
+    # plain files are symlinks checked out without symlink support.
+    recorded = None if MODES_ON_DISK else git_modes(project)
     walk = TreeWalk(
         "lib/plugin",
         containment_root=project,
         exclude=frozenset({out.resolve()}),
-        # Where files carry no execute bit, git's index says which are executable.
-        executables=None if MODES_ON_DISK else git_executables(project),
+        executables=None if recorded is None else recorded.executables,
+        links={} if recorded is None else recorded.links,
     )
     entries = collect_tree(src, walk)
     entries.append(ArchiveEntry("lib/plugin", is_dir=True))
