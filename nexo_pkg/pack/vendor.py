@@ -241,7 +241,9 @@ def pip_command(
     vendor_for = vendor_for or VendorTarget()
     markers = json.dumps(vendor_for.marker_environment(), sort_keys=True)
     command = [sys.executable, "-c", _LAUNCH_PIP, markers, str(executables_log(target))]
-    command += ["install", "--target", str(target)]
+    # `--no-user`: a pip configured for user installs (pip.conf `user = true`, PIP_USER)
+    # refuses --target otherwise.
+    command += ["install", "--no-user", "--target", str(target)]
     command += vendor_for.pip_flags(pure_only=pure_only)
     command += ["--requirement", str(requirements)]
     # Byte code is interpreter-specific and would make the tarball differ per host.
