@@ -22,7 +22,7 @@ from typing import Any
 
 from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.core.errors import EXIT_USAGE, ConfigError, NexoError
-from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.files import read_config_file
 from nexo_pkg.lint.yaml_source import parse_yaml
 from nexo_pkg.manifest.microapp import (
     COMPANION_MANIFEST_NAME,
@@ -31,12 +31,14 @@ from nexo_pkg.manifest.microapp import (
     is_extension_shape,
 )
 from nexo_pkg.manifest.microapp_model import companion_from_data, microapp_from_data
+from nexo_pkg.manifest.names import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.rules_microapp import companion_refused
 
 #: The daemon's configuration file holding ``entries.<id>.capabilities_grant``.
 EXTENSIONS_CONFIG = "extensions.yaml"
 
-_MAX_CONFIG_BYTES = 1024 * 1024
+_MAX_CONFIG_BYTES = MAX_MANIFEST_BYTES
+"""As much of ``extensions.yaml`` as lint reads; a larger file is refused, never cut short."""
 
 
 class TargetError(NexoError):
@@ -215,10 +217,8 @@ def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
     path = config_dir / EXTENSIONS_CONFIG if config_dir is not None else None
     if path is None or not path.is_file():
         return AdminGrants(declared, "the capabilities nexo-plugin.toml declares")
-    try:
-        raw = read_config_bytes(path, _MAX_CONFIG_BYTES)
-    except OSError as error:
-        raise ConfigError(f"cannot read {path}: {error.strerror or error}") from error
+    # The daemon reads the file whole: one larger than the cap is refused, not read in part.
+    raw = read_config_file(path, _MAX_CONFIG_BYTES)
     from nexo_pkg.lint.daemon_files import extension_skipped, extensions_as_read  # noqa: PLC0415
 
     try:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.errors import ConfigError, UsageError
-from nexo_pkg.core.files import read_config_bytes, read_config_file
+from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes, read_config_file
 from nexo_pkg.manifest.daemon_config import (
     CONFIG_DIR_ENV,
     config_dir,
@@ -303,8 +303,9 @@ def _read_secret_file(inner: str, path: Path, cwd: Path) -> str:
     else:
         target = cwd / target
     try:
-        content = read_config_bytes(target, MAX_DISCOVERY_BYTES).decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        # The daemon reads the file whole: a larger one is refused here, never cut short.
+        content = read_capped_bytes(target, MAX_DISCOVERY_BYTES).decode("utf-8")
+    except (OSError, FileTooLargeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: ${{{inner}}}: cannot read file {target}: {exc}") from exc
     return rust_trim(content)
 

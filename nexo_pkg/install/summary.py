@@ -100,6 +100,12 @@ def summarise_manifest(model: ManifestModel) -> ManifestSummary:
             description=extension.description or "",
             command=command if command is not None and not is_blank(command) else None,
             args=extension.args,
+            # `[capabilities]`: what the microapp declares it provides, kind by kind.
+            capabilities=tuple(
+                f"{name} ({kind.removesuffix('s')})"
+                for kind, names in extension.capabilities.items()
+                for name in names
+            ),
             microapp=True,
         )
     plugin = model.plugin

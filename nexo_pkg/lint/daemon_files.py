@@ -48,6 +48,7 @@ from nexo_pkg.manifest.daemon_config import (
 )
 from nexo_pkg.manifest.humantime import DurationError, parse_duration
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
+from nexo_pkg.manifest.names import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.rules_context import Findings, as_int, as_table, tables
 from nexo_pkg.manifest.shape import (
     BOOL,
@@ -88,7 +89,9 @@ PARSER_NAMES: dict[ConfigKind, str] = {"extensions": "extensions-config", "agent
 DEFAULT_SEARCH_PATHS = EXTENSIONS_DEFAULT_SEARCH_PATHS
 DEFAULT_IGNORE_DIRS = EXTENSIONS_DEFAULT_IGNORE_DIRS
 DEFAULT_MAX_DEPTH = EXTENSIONS_DEFAULT_MAX_DEPTH
-MAX_CONFIG_BYTES = 1024 * 1024
+MAX_CONFIG_BYTES = MAX_MANIFEST_BYTES
+"""The most of ``extensions.yaml`` read for the checks that depend on it: as much as lint reads
+of the file itself (NX004 above it), so a file lint judges is never taken for absent there."""
 SECRET_ROOTS = (Path("/run/secrets"), Path("/var/run/secrets"))
 
 _NO_SUCH_ENTRY_KEY = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from nexo_pkg.core.errors import NexoError
@@ -106,6 +107,23 @@ def no_checksum(asset_name: str, listed_digest: str | None = None) -> NexoError:
     )
 
 
+def one_listed(asset_name: str, listed: Mapping[str, Sequence[str]]) -> tuple[str, str] | None:
+    """The sha256 checksums files list for ``asset_name`` (``listed``: each sha256 with the
+    files that list it) and the first file that lists it; ``None`` when none does. Files that
+    list it with different hashes are ``checksum_mismatch``: no download could match them all."""
+    if not listed:
+        return None
+    if len(listed) > 1:
+        named = "; ".join(f"{', '.join(names)}: {digest}" for digest, names in listed.items())
+        raise NexoError(
+            f"checksum mismatch for {asset_name}: its checksums files list it with different "
+            f"hashes ({named})",
+            kind="checksum_mismatch",
+        )
+    digest, names = next(iter(listed.items()))
+    return digest, names[0]
+
+
 def verify_checksums(
     actual: str,
     asset_name: str,
@@ -114,15 +132,19 @@ def verify_checksums(
     digest: str | None,
     local_dir: Path | None = None,
     listed_digest: str | None = None,
+    sidecar_name: str | None = None,
 ) -> tuple[str, ...]:
     """Compare ``actual`` with every expected value present; return which ones were checked.
 
     ``local_dir`` is the directory of a local tarball (its messages then speak of files beside
     it, not of a release); ``listed_digest`` the digest the release lists as it stands, named
-    when ``digest`` (its usable sha256) is ``None``. Raises ``checksum_missing`` when there is
-    none at all, ``checksum_mismatch`` when any differs.
+    when ``digest`` (its usable sha256) is ``None``; ``sidecar_name`` the checksums file
+    ``sidecar`` was read from when it is not ``<asset>.sha256`` (see :func:`one_listed`).
+    Raises ``checksum_missing`` when there is none at all, ``checksum_mismatch`` when any
+    differs.
     """
-    expected = (("sidecar", sidecar), ("digest", digest))
+    listed_in = "sidecar" if sidecar_name is None else "checksums-file"
+    expected = ((listed_in, sidecar), ("digest", digest))
     present = [(source, value) for source, value in expected if value is not None]
     if not present and local_dir is not None:
         sidecar_path = local_dir / f"{asset_name}.sha256"
@@ -141,7 +163,9 @@ def verify_checksums(
     for source, value in present:
         if not hmac.compare_digest(actual, value):
             label = "the release asset digest" if source == "digest" else f"{asset_name}.sha256"
-            if source == "sidecar" and local_dir is not None:
+            if source == "checksums-file":
+                label = str(sidecar_name)
+            if source != "digest" and local_dir is not None:
                 label += " beside it"
             raise NexoError(
                 f"checksum mismatch for {asset_name}: {label} says {value}, the download is "

@@ -39,12 +39,14 @@ def cached_asset(
     blobs: BlobCache,
     *,
     sidecar: str | None = None,
+    sidecar_name: str | None = None,
     digest: str | None,
     max_bytes: int,
     progress: ProgressBar | None = None,
 ) -> Iterator[Path]:
     """``asset`` as a blob of the shared cache, read in place while the context is open; its
-    sha256 must be known beforehand (its ``.sha256`` ``sidecar`` or the API's ``digest``).
+    sha256 must be known beforehand (its ``.sha256`` ``sidecar``, or the checksums file
+    ``sidecar_name`` that lists it, or the API's ``digest``).
 
     A cached blob is re-hashed and used without a request; a missing or damaged one is
     downloaded into the cache, and kept only when its bytes hash to that sha256. Raises
@@ -70,6 +72,12 @@ def cached_asset(
             except NexoError as error:
                 actual = error.details.get("actual")
                 if error.kind == "checksum_mismatch" and isinstance(actual, str):
-                    verify_checksums(actual, asset.name, sidecar=sidecar, digest=digest)
+                    verify_checksums(
+                        actual,
+                        asset.name,
+                        sidecar=sidecar,
+                        digest=digest,
+                        sidecar_name=sidecar_name,
+                    )
                 raise
         yield blob

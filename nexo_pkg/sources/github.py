@@ -514,10 +514,17 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         try:
             return self.get_release(owner, repo, tag)
         except NexoError as error:
-            if tag is None or error.kind != "release_not_found" or "answered_tag" in error.details:
+            if error.kind != "release_not_found" or "answered_tag" in error.details:
                 raise
+            if tag is None:
+                raise self._no_latest_release(owner, repo, error) from None
         if tag == LATEST_TAG:
-            return self.get_release(owner, repo, None)
+            try:
+                return self.get_release(owner, repo, None)
+            except NexoError as error:
+                if error.kind != "release_not_found" or "answered_tag" in error.details:
+                    raise
+                raise self._no_latest_release(owner, repo, error) from None
         if tag[:1] not in {"v", "V"}:
             try:
                 return self.get_release(owner, repo, "v" + tag)
@@ -538,6 +545,28 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         listing = ", ".join(nearest) if nearest else "it has no releases"
         raise NexoError(
             f"{owner}/{repo} has no release tagged {tag!r}; nearest tags: {listing}",
+            kind="release_not_found",
+            details=details,
+        )
+
+    def _no_latest_release(self, owner: str, repo: str, error: NexoError) -> NexoError:
+        """Why ``releases/latest`` of ``owner/repo`` answered 404: the repository is not
+        found (``error`` as it was), it has no releases, or all it has are prereleases or
+        drafts, which GitHub never calls the latest (its newest tags are listed)."""
+        tags = self.release_tags(owner, repo)
+        if tags is None:
+            return error
+        details: dict[str, Any] = {"owner": owner, "repo": repo, "tag": None}
+        if not tags:
+            return NexoError(
+                f"{owner}/{repo} has no releases", kind="release_not_found", details=details
+            )
+        newest = list(dict.fromkeys(tags))[:MAX_NEAREST_TAGS]
+        details["nearest_tags"] = newest
+        return NexoError(
+            f"{owner}/{repo} has no latest release (GitHub never calls a prerelease or a draft "
+            f"the latest); its newest tags: {', '.join(newest)}; name one as "
+            f"{owner}/{repo}@TAG",
             kind="release_not_found",
             details=details,
         )

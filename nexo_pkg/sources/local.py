@@ -10,6 +10,7 @@ reads the cached blob, never the user's file.
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
@@ -24,7 +25,7 @@ from nexo_pkg.sources.base import (
     fetched_artifact,
 )
 from nexo_pkg.sources.cache import CHUNK, over_download_limit, over_size_cap
-from nexo_pkg.sources.checksum import parse_sidecar, verify_checksums
+from nexo_pkg.sources.checksum import one_listed, parse_sidecar, verify_checksums
 from nexo_pkg.sources.hosttriple import NOARCH
 from nexo_pkg.sources.select import parse_tarball_name
 from nexo_pkg.sources.spec import LocalSource, parse_source
@@ -190,8 +191,19 @@ class LocalTarballSource:
                     kind="checksum_mismatch",
                 )
             sidecar = parse_sidecar(raw, path.name)
+        listed_in = None
+        if sidecar is None:
+            # Downloaded from a GoReleaser-shaped release: a checksums file beside it.
+            listed = _listed_beside(path)
+            if listed is not None:
+                sidecar, listed_in = listed
         checked = verify_checksums(
-            sha256, path.name, sidecar=sidecar, digest=None, local_dir=path.parent
+            sha256,
+            path.name,
+            sidecar=sidecar,
+            digest=None,
+            local_dir=path.parent,
+            sidecar_name=listed_in,
         )
         blob = self.context.hold(
             self.context.cache.open_blob(
@@ -200,6 +212,37 @@ class LocalTarballSource:
         )
         found = trust.local_material(path) if material else {}
         return fetched_artifact(candidate, blob, sha256, checked, dict(found))
+
+
+def _listed_beside(path: Path) -> tuple[str, str] | None:
+    """The sha256 the checksums files beside ``path`` (``checksums.txt``, ``SHA256SUMS``,
+    ``<name>_checksums.txt``) list for it, and the first that lists it (see
+    :func:`~nexo_pkg.sources.checksum.one_listed`); ``None`` when none does."""
+    try:
+        with os.scandir(path.parent) as entries:
+            names = sorted(
+                entry.name
+                for entry in entries
+                if trust.is_checksums_file(entry.name) and entry.is_file()
+            )
+    except OSError:
+        return None
+    files: dict[str, bytes] = {}
+    for name in names:
+        beside = path.with_name(name)
+        try:
+            raw = read_regular_bytes(beside, trust.MAX_CHECKSUMS_BYTES, follow_links=True)
+        except OSError as exc:
+            raise NexoError(f"cannot read {beside}: {exc.strerror}", kind="io") from exc
+        if len(raw) > trust.MAX_CHECKSUMS_BYTES:
+            raise over_size_cap(
+                name,
+                trust.MAX_CHECKSUMS_BYTES,
+                holds="a checksums file (a line per release asset)",
+                kind="checksum_mismatch",
+            )
+        files[name] = raw
+    return one_listed(path.name, trust.listed_sha256(path.name, files))
 
 
 def _read(path: Path, limit: int, use: Callable[[bytes], object]) -> None:

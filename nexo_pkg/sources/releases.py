@@ -28,6 +28,7 @@ from nexo_pkg.sources.base import (
 from nexo_pkg.sources.cache import BlobSink, over_size_cap
 from nexo_pkg.sources.checksum import (
     no_checksum,
+    one_listed,
     parse_digest,
     parse_sidecar,
     verify_checksums,
@@ -566,19 +567,28 @@ class GitHubReleaseSource:
         client = self.context.github()
         sidecar = release_sidecar(client, release, asset)
         digest = parse_digest(asset.digest)
+        listed_in = None
+        if sidecar is None and digest is None:
+            # A GoReleaser-shaped release: one checksums file for every asset.
+            listed = release_listed(client, release, asset)
+            if listed is not None:
+                sidecar, listed_in = listed
         blob = self.context.hold(
             cached_asset(
                 client,
                 asset,
                 self.context.cache,
                 sidecar=sidecar,
+                sidecar_name=listed_in,
                 digest=digest,
                 max_bytes=self.context.max_download,
                 progress=self.context.progress,
             )
         )
         sha256 = sidecar or digest or ""
-        checked = verify_checksums(sha256, asset.name, sidecar=sidecar, digest=digest)
+        checked = verify_checksums(
+            sha256, asset.name, sidecar=sidecar, digest=digest, sidecar_name=listed_in
+        )
         # Under mode ignore nothing is verified: no signature material is fetched and the
         # attestations endpoint is not asked.
         found = (
@@ -720,12 +730,42 @@ def release_sidecar(client: GitHubClient, release: Release, asset: ReleaseAsset)
     return parse_sidecar(text, asset.name)
 
 
+def release_listed(
+    client: GitHubClient, release: Release, asset: ReleaseAsset
+) -> tuple[str, str] | None:
+    """The sha256 the release's checksums files (``checksums.txt``, ``SHA256SUMS``,
+    ``<name>_checksums.txt``) list for ``asset``, and the first file that lists it; ``None``
+    when none does. Their signatures are verified with the rest of the signature material;
+    here they only say what the download must hash to, as a ``.sha256`` sidecar would.
+    ``checksum_mismatch`` when they disagree, or for a file larger than one ever is."""
+    names = sorted(item.name for item in release.assets if trust.is_checksums_file(item.name))
+    files: dict[str, bytes] = {}
+    for name in names:
+        found = release.asset(name)
+        if found is None:
+            continue
+        too_large = over_size_cap(
+            name,
+            trust.MAX_CHECKSUMS_BYTES,
+            holds="a checksums file (a line per release asset)",
+            kind="checksum_mismatch",
+        )
+        files[name] = client.fetch_bytes(
+            found, max_bytes=trust.MAX_CHECKSUMS_BYTES, too_large=too_large
+        )
+    return one_listed(asset.name, trust.listed_sha256(asset.name, files))
+
+
 def release_sha256(client: GitHubClient, release: Release, asset: ReleaseAsset) -> str:
     """The sha256 a release vouches for (``.sha256`` sidecar and/or API digest; they must
-    agree); ``checksum_missing`` / ``checksum_mismatch`` otherwise."""
+    agree; else a checksums file that lists the asset); ``checksum_missing`` /
+    ``checksum_mismatch`` otherwise."""
     digest = parse_digest(asset.digest)
     sidecar = release_sidecar(client, release, asset)
     if sidecar is None and digest is None:
+        listed = release_listed(client, release, asset)
+        if listed is not None:
+            return listed[0]
         raise no_checksum(asset.name, asset.digest)
     if sidecar is not None and digest is not None and sidecar != digest:
         raise NexoError(

@@ -150,8 +150,12 @@ def validate_tag(tag: str, *, text: str) -> None:
         raise _invalid(text, "the tag after '@' is empty")
     if len(tag) > MAX_TAG_LENGTH:
         raise _invalid(text, f"the tag is longer than {MAX_TAG_LENGTH} characters")
-    if not _TAG.fullmatch(tag) or ".." in tag or tag.startswith((".", "-")):
+    if not _TAG.fullmatch(tag):
         raise _invalid(text, "the tag may only use letters, digits, '.', '_', '+' and '-'")
+    if ".." in tag:
+        raise _invalid(text, "the tag may not contain '..'")
+    if tag.startswith((".", "-")):
+        raise _invalid(text, f"the tag may not start with {tag[0]!r}")
 
 
 def parse_source(text: str) -> Source:

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
         verify_asset_signature,
     )
     from nexo_pkg.trust.material import (
+        MAX_CHECKSUMS_BYTES,
+        is_checksums_file,
+        listed_sha256,
         local_material,
         material_names,
         release_attestations,
@@ -70,7 +73,10 @@ _HOMES = homes(
             "verify_file with_overrides"
         ),
         "entry": "verify_asset_signature",
-        "material": "local_material material_names release_attestations",
+        "material": (
+            "MAX_CHECKSUMS_BYTES is_checksums_file listed_sha256 local_material material_names "
+            "release_attestations"
+        ),
         "policy": (
             "GITHUB_ACTIONS_ISSUER AuthorPolicy Mode TrustPolicy default_policy_path "
             "lint_policy_source load_policy missing_named_policy resolve_mode"
@@ -81,6 +87,7 @@ _HOMES = homes(
 
 __all__ = [
     "GITHUB_ACTIONS_ISSUER",
+    "MAX_CHECKSUMS_BYTES",
     "AuthorPolicy",
     "Mode",
     "SignatureInvalidError",
@@ -92,7 +99,9 @@ __all__ = [
     "author_json",
     "chosen_author",
     "default_policy_path",
+    "is_checksums_file",
     "lint_policy_source",
+    "listed_sha256",
     "load_policy",
     "local_material",
     "material_names",

@@ -78,6 +78,21 @@ def is_checksums_file(name: str) -> bool:
     return CHECKSUMS_FILE.match(name) is not None
 
 
+def listed_sha256(asset_name: str, checksums: Mapping[str, bytes]) -> dict[str, list[str]]:
+    """Every SHA-256 the checksums files ``checksums`` (name -> bytes, in ``sha256sum``
+    format) list for ``asset_name``, each with the names of the files that list it: what a
+    release without a ``.sha256`` sidecar or an asset digest says its tarball hashes to. The
+    files' signatures are checked later, by :func:`~nexo_pkg.trust.entry.verify_asset_signature`."""
+    from nexo_pkg.trust.verifiers.checksums import listed_digests  # noqa: PLC0415
+
+    found: dict[str, list[str]] = {}
+    for name in sorted(checksums):
+        text = checksums[name].decode("utf-8", errors="replace")
+        for digest in sorted(listed_digests(text, asset_name)):
+            found.setdefault(digest, []).append(name)
+    return found
+
+
 def material_names(asset_name: str, available: Iterable[str]) -> tuple[str, ...]:
     """The names among ``available`` (release assets, or files beside a tarball) that are
     signature material for ``asset_name``: its own, and signed checksums files with theirs."""

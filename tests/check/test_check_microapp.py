@@ -851,3 +851,44 @@ def test_a_manifest_discovery_refuses_is_never_spawned(
     assert f"{rule} " in detail(document, "manifest")
     assert "the daemon refuses this manifest too" in detail(document, "manifest")
     assert not pid_file.exists(), "the microapp was started"
+
+
+@pytest.mark.parametrize("padding", [0, 1_200_000])
+def test_a_large_extensions_yaml_is_read_whole(tmp_path: Path, padding: int) -> None:
+    """The daemon reads extensions.yaml whole (`crates/config/src/lib.rs:235-245`,
+    `read_to_string`, no size limit): a grant written after a megabyte of comments still
+    turns the microapp's admin RPC on; the file was read cut short to its first MiB, which
+    lost the grant and failed a microapp the daemon loads with its admin RPC."""
+    config = tmp_path / "config"
+    config.mkdir()
+    comment = "# " + "x" * 98 + "\n"
+    (config / "extensions.yaml").write_text(
+        comment * (padding // len(comment))
+        + "extensions:\n  entries:\n    scripted:\n      capabilities_grant: [agents_crud]\n",
+        encoding="utf-8",
+    )
+    root = scripted_microapp(
+        tmp_path / "admin", "ok", companion=companion("scripted", required=("agents_crud",))
+    )
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path)
+    assert code == 0, document
+    assert document["microapp"]["admin"]["granted"] == ["agents_crud"]
+
+
+def test_an_extensions_yaml_over_the_cap_is_refused_not_cut_short(tmp_path: Path) -> None:
+    """Past the cap lint reads a file to (4 MiB, NX004), check refuses the file as a
+    configuration error (exit 2) naming it, rather than judging its first part."""
+    config = tmp_path / "config"
+    config.mkdir()
+    extensions = config / "extensions.yaml"
+    extensions.write_text("# " + "x" * (4 * 1024 * 1024) + "\nextensions: {}\n", encoding="utf-8")
+    root = scripted_microapp(tmp_path / "admin", "ok")
+    completed = nexo(
+        "plugin", "check", str(root), "--config", str(config), "--json", cwd=tmp_path,
+        in_process=True,
+    )  # fmt: skip
+    assert completed.code == 2, completed.stdout
+    document = json.loads(completed.stdout)
+    assert document == {
+        "ok": False, "kind": "config", "error": f"{extensions} is larger than 4194304 bytes"
+    }  # fmt: skip

@@ -727,7 +727,13 @@ def test_with_a_token_one_graphql_request_asks_for_every_repository(
     server.requests.clear()
     code, document = _outdated_json()
     assert code == 1
-    assert [r.path for r in server.requests] == ["/graphql", "/repos/acme/charlie/releases/latest"]
+    # (its release list is asked for too, to tell a missing repository from one whose
+    # releases are all prereleases)
+    assert [r.path for r in server.requests] == [
+        "/graphql",
+        "/repos/acme/charlie/releases/latest",
+        "/repos/acme/charlie/releases?per_page=100",
+    ]
     plugins = document["plugins"]
     assert isinstance(plugins, list)
     assert {entry["id"]: entry["status"] for entry in plugins} == {

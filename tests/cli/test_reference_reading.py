@@ -142,6 +142,30 @@ def test_a_discovery_file_the_daemon_cannot_load_is_a_config_error(
     assert not (Path(env["NEXO_HOME"]) / "state").exists()
 
 
+@pytest.mark.parametrize("size", [100, 1_200_000])
+def test_a_file_placeholder_is_read_whole_or_refused(
+    tmp_path: Path, env: dict[str, str], size: int
+) -> None:
+    """env.rs:121-140 at eec3f33 reads a `${file:PATH}` whole (`read_to_string`, then
+    `trim`). Its text was cut short at 1 MiB: a path after a megabyte of blank lines became
+    an empty search path, silently dropped. Now the file is read whole up to that cap, and
+    refused as a config error (exit 2) past it, never judged by its first part."""
+    root = tmp_path / "plugins-secret"
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "root").write_text("\n" * size + str(root) + "\n", encoding="utf-8")
+    env = _config(tmp_path, env, "discovery:\n  search_paths: ['${file:secrets/root}']\n")
+    result = nexo("plugin", "list", "--json", env=env, cwd=tmp_path)
+    if size < 1024 * 1024:
+        assert result.code == 0, result.stdout
+        assert result.document["roots"] == [str(root)]
+        return
+    assert result.code == 2, result.stdout
+    assert result.document["kind"] == "config"
+    assert "cannot read file" in result.document["error"]
+    assert "is larger than 1048576 bytes" in result.document["error"]
+
+
 def test_schema_version_at_the_root_is_ignored(tmp_path: Path, env: dict[str, str]) -> None:
     """lib.rs:260-266 at eec3f33 removes a root `schema_version` before deserialising."""
     env = _config(

@@ -147,6 +147,32 @@ def test_missing_tag_lists_the_nearest_tags(install_env: InstallEnv) -> None:
     assert "repository acme/nope not found" in unknown.message
 
 
+@pytest.mark.parametrize("source", ["acme/hello", "acme/hello@latest"])
+def test_no_latest_release_lists_the_releases_there_are(
+    install_env: InstallEnv, source: str
+) -> None:
+    """A repository whose releases are all prereleases (GitHub's ``releases/latest`` answers
+    404) is not said to be missing or private: its newest tags are listed to choose from."""
+    for tag in ("v1.0.0-rc.1", "v1.0.0-rc.2"):
+        install_env.server.publish("acme", "hello", tag, release_assets("hello", tag[1:]),
+                                   latest=False)  # fmt: skip
+    refused = _refused(install_env, source, "release_not_found")
+    assert refused.message == (
+        "acme/hello has no latest release (GitHub never calls a prerelease or a draft the "
+        "latest); its newest tags: v1.0.0-rc.2, v1.0.0-rc.1; name one as acme/hello@TAG"
+    )
+    assert refused.details["nearest_tags"] == ["v1.0.0-rc.2", "v1.0.0-rc.1"]
+    # A repository with no release at all says so; one that is not found is asked about.
+    install_env.server.releases[("acme", "empty")] = []
+    assert _refused(install_env, "acme/empty", "release_not_found").message == (
+        "acme/empty has no releases"
+    )
+    assert (
+        "is the repository public"
+        in _refused(install_env, "acme/nope", "release_not_found").message
+    )
+
+
 def test_a_substituted_release_is_refused(install_env: InstallEnv) -> None:
     install_env.server.publish("acme", "hello", "v0.1.0", release_assets("hello", "0.1.0"))
     install_env.server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))

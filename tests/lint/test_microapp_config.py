@@ -528,3 +528,33 @@ def test_discovery_follows_the_daemon(tmp_path: Path) -> None:
     deeper = text.replace("extensions:\n", "extensions:\n  max_depth: 4\n")
     code, found = lint_yaml(tmp_path, "extensions.yaml", deeper)
     assert (code, found) == (0, [("NX229", line, "warning") for line in (5, 7, 8)])
+
+
+def test_a_large_extensions_yaml_still_decides_where_microapps_are(tmp_path: Path) -> None:
+    """The daemon reads extensions.yaml whole, whatever its size (`crates/config/src/lib.rs:
+    235-245`): its `search_paths` decide which microapps agents.yaml's `extensions_config` can
+    name and which manifests `--config` lints. A file over 1 MiB (lint warns NX007 and reads
+    it) was taken for absent there: the default search path was walked instead, the
+    microapp went unlinted and agents.yaml got a false NX229."""
+    project(tmp_path, None)
+    (tmp_path / "extensions").rename(tmp_path / "apps")
+    comment = "# " + "x" * 98 + "\n"
+    (tmp_path / "config" / "extensions.yaml").write_text(
+        comment * 12_000 + GRANTED + "  search_paths: [./apps]\n", encoding="utf-8"
+    )
+    (tmp_path / "config" / "agents.yaml").write_text(
+        "agents:\n  - id: ana\n    extensions_config:\n      agent_creator: {}\n" + MODEL,
+        encoding="utf-8",
+    )
+    code, report = run_lint_json([], "--config", "config", cwd=tmp_path)
+    assert code == 0, report
+    codes = {
+        Path(item["path"]).name: [d["code"] for d in item["diagnostics"]]
+        for item in report["files"]
+    }
+    assert codes == {
+        "extensions.yaml": ["NX007"],
+        "agents.yaml": ["NX230"],
+        "plugin.toml": [],
+        "nexo-plugin.toml": [],
+    }

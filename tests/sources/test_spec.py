@@ -349,3 +349,21 @@ def test_verify_checksums() -> None:
     with pytest.raises(NexoError) as mismatch:
         verify_checksums(DIGEST, "p", sidecar=DIGEST, digest="b" * 64)
     assert mismatch.value.kind == "checksum_mismatch"
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("acme/hello@-v1", "the tag may not start with '-'"),
+        ("acme/hello@.v1", "the tag may not start with '.'"),
+        ("acme/hello@v1..2", "the tag may not contain '..'"),
+        ("acme/hello@v1/2", "the tag may only use letters, digits, '.', '_', '+' and '-'"),
+    ],
+)
+def test_a_refused_tag_is_told_what_is_wrong_with_it(text: str, why: str) -> None:
+    """A tag of allowed characters is not told it uses forbidden ones: the message names the
+    rule it breaks."""
+    with pytest.raises(NexoError) as caught:
+        parse_source(text)
+    assert caught.value.kind == "source_invalid"
+    assert f"invalid source {text!r}: {why};" in caught.value.message

@@ -307,9 +307,25 @@ def test_no_attestation_falls_through_to_signature_missing(
 
 
 def _goreleaser_release(
-    server: GitHubServer, instance: PrivateSigstore, *, lines: list[str] | None = None
+    server: GitHubServer,
+    instance: PrivateSigstore,
+    *,
+    lines: list[str] | None = None,
+    digests: bool = True,
+    signed: bool = True,
 ) -> str:
     repo = "nexo-plugin-echo"
+    assets = _goreleaser_assets(instance, repo, lines=lines, signed=signed)
+    server.publish(OWNER, repo, "v1.0.0", assets, digests=digests)
+    return repo
+
+
+def _goreleaser_assets(
+    instance: PrivateSigstore, repo: str, *, lines: list[str] | None = None, signed: bool = True
+) -> dict[str, bytes]:
+    """The assets of a GoReleaser-shaped release of ``PLUGIN`` 1.0.0 in ``OWNER/repo``: two
+    tarballs, no ``.sha256`` sidecars, one ``checksums.txt`` (``lines``, by default the
+    tarballs' true hashes) with its Sigstore bundle when ``signed``."""
     assets = release_assets(PLUGIN, "1.0.0", sidecar=False)
     name = asset_name(PLUGIN, "1.0.0")
     other = asset_name(PLUGIN, "1.0.0", "x86_64-apple-darwin")
@@ -322,10 +338,10 @@ def _goreleaser_release(
     checksums = ("\n".join(listed) + "\n").encode()
     checksums_name = f"{PLUGIN}_1.0.0_checksums.txt"
     assets[checksums_name] = checksums
-    signed = instance.sign(checksums, identity=WORKFLOW.format(repo=repo, tag="v1.0.0"))
-    assets[checksums_name + ".sigstore.json"] = json.dumps(signed).encode()
-    server.publish(OWNER, repo, "v1.0.0", assets, digests=True)
-    return repo
+    if signed:
+        bundle = instance.sign(checksums, identity=WORKFLOW.format(repo=repo, tag="v1.0.0"))
+        assets[checksums_name + ".sigstore.json"] = json.dumps(bundle).encode()
+    return assets
 
 
 def test_a_signed_checksums_file_vouches_for_the_tarball(
@@ -372,6 +388,83 @@ def test_the_signed_checksums_file_that_lists_the_tarball_decides(
     assert signature["status"] == "verified"
     assert signature["scheme"] == "checksums-file"
     assert signature["material"].startswith(f"{PLUGIN}_1.0.0_checksums.txt")
+
+
+def test_a_goreleaser_release_without_asset_digests_installs_by_its_signed_checksums_file(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """GoReleaser publishes no ``<asset>.sha256``, and a GitHub that lists no asset digests
+    (an Enterprise Server, a release older than digests) leaves its ``checksums.txt`` the
+    one thing that says what the tarball hashes to: the download is checked against it, then
+    the file's signature verified and its line for the tarball required (SPEC §6)."""
+    repo = _goreleaser_release(github_server, private_sigstore, digests=False)
+    policy = scheme_policy(tmp_path, private_sigstore)
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    assert result.code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["signature"]["status"] == "verified"
+    assert document["signature"]["scheme"] == "checksums-file"
+    assert (tmp_path / "plugins" / f"{PLUGIN}-1.0.0" / "nexo-plugin.toml").is_file()
+
+
+@pytest.mark.parametrize("case", ["wrong_hash", "contradicting"])
+def test_without_asset_digests_a_checksums_file_the_download_does_not_match_is_a_mismatch(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore, case: str
+) -> None:
+    name = asset_name(PLUGIN, "1.0.0")
+    good = hashlib.sha256(plugin_tarball(PLUGIN, "1.0.0")).hexdigest()
+    lines = {
+        "wrong_hash": [f"{'0' * 64}  {name}"],
+        "contradicting": [f"{good}  {name}", f"{'1' * 64}  {name}"],
+    }[case]
+    repo = _goreleaser_release(github_server, private_sigstore, lines=lines, digests=False)
+    policy = scheme_policy(tmp_path, private_sigstore)
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    before = tree_snapshot(plugins)
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    document = refused(result, "checksum_mismatch", plugins)
+    assert f"{PLUGIN}_1.0.0_checksums.txt" in document["error"]
+    assert tree_snapshot(plugins) == before
+
+
+def test_without_asset_digests_an_unsigned_checksums_file_is_a_checksum_not_a_signature(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """Unsigned, the checksums file vouches for the bytes as a ``.sha256`` sidecar does,
+    never for who made them: a policy that requires a signature still refuses."""
+    repo = _goreleaser_release(github_server, private_sigstore, digests=False, signed=False)
+    policy = scheme_policy(tmp_path, private_sigstore)
+    plugins = tmp_path / "plugins"
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    refused(result, "signature_missing", plugins)
+    policy.write_text(policy.read_text().replace('default = "require"', 'default = "warn"'))
+    warned = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    assert warned.code == 0, warned.stderr
+    document = json.loads(warned.stdout)
+    assert document["signature"]["status"] == "unsigned"
+
+
+def test_a_local_tarball_downloaded_with_its_signed_checksums_file_installs_verified(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """The same release's files downloaded by hand (no ``.sha256`` beside the tarball, the
+    checksums file and its bundle are): installed from the directory, verified."""
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    for name, data in _goreleaser_assets(private_sigstore, "nexo-plugin-echo").items():
+        (downloads / name).write_bytes(data)
+    assert not any(path.name.endswith(".sha256") for path in downloads.iterdir())
+    policy = scheme_policy(tmp_path, private_sigstore)
+    result = run_install(tmp_path, github_server, str(downloads / asset_name(PLUGIN, "1.0.0")),
+                         "--trusted-keys", str(policy))  # fmt: skip
+    assert result.code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["signature"]["scheme"] == "checksums-file"
 
 
 @pytest.mark.parametrize("case", ["wrong_hash", "not_listed", "contradicting"])
