@@ -46,10 +46,15 @@ from nexo_pkg.pack.layout import (
     TreeWalk,
     asset_name,
     collect_tree,
-    git_executables,
+    git_modes,
     stored_names,
 )
-from nexo_pkg.pack.vendor import DEFAULT_PYTHON, VendorTarget, vendor_requirements
+from nexo_pkg.pack.vendor import (
+    DEFAULT_PYTHON,
+    VendorTarget,
+    executable_files,
+    vendor_requirements,
+)
 from nexo_pkg.sbom import SBOM_MEMBER, sbom_name
 from nexo_pkg.sbom.inventory import Inventory, InventoryError, apply_report, files_digest, read_tree
 
@@ -281,12 +286,15 @@ def _noarch_entries(
             "would put this one's tarball into lib/plugin/; choose another directory "
             "(default: DIR/dist)"
         )
+    # Where files carry no execute bit, git's index says which are executable, and which
+    # plain files are symlinks checked out without symlink support.
+    recorded = None if MODES_ON_DISK else git_modes(project)
     walk = TreeWalk(
         "lib/plugin",
         containment_root=project,
         exclude=frozenset({out.resolve()}),
-        # Where files carry no execute bit, git's index says which are executable.
-        executables=None if MODES_ON_DISK else git_executables(project),
+        executables=None if recorded is None else recorded.executables,
+        links={} if recorded is None else recorded.links,
     )
     entries = collect_tree(src, walk)
     entries.append(ArchiveEntry("lib/plugin", is_dir=True))
@@ -296,6 +304,8 @@ def _noarch_entries(
         vendor_dir = scratch / "lib"
         progress(f"vendoring {requirements.name} with pip ...")
         report = vendor_requirements(requirements, vendor_dir, cwd=project, vendor_for=vendor_for)
+        # Where files carry no execute bit, the bits pip took from the wheels say.
+        marked = executable_files(vendor_dir)
         if vendor_dir.is_dir():
             if any(vendor_dir.iterdir()):
                 # What the tree was resolved for, whichever interpreter packed it.
@@ -309,7 +319,7 @@ def _noarch_entries(
                 "lib",
                 containment_root=vendor_dir,
                 skip_top=_VENDOR_SKIPPED,
-                executables=None if MODES_ON_DISK else frozenset(),
+                executables=None if MODES_ON_DISK else (marked or frozenset()),
             )
             entries += collect_tree(vendor_dir, vendored)
             distributions = find_distributions(vendor_dir, "lib")

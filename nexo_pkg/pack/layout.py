@@ -4,10 +4,12 @@ launcher, the target list and tree collection.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import unicodedata
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nexo_pkg.core.errors import NexoError
@@ -111,6 +113,9 @@ class TreeWalk:
     ``exclude``: resolved directories to leave out (an output directory inside ``src/``).
     ``executables``: where the file system keeps no execute bit (Windows), the resolved files
     stored as 0755, every other one 0644; ``None``: each file's own mode says.
+    ``links``: resolved files that git records as symbolic links but that were checked out as
+    plain files holding the link's text (Windows without ``core.symlinks``), each with that
+    text: packed as the symlink a Linux or macOS checkout has.
     """
 
     archive_prefix: str
@@ -118,6 +123,7 @@ class TreeWalk:
     skip_top: frozenset[str] = frozenset()
     exclude: frozenset[Path] = frozenset()
     executables: frozenset[Path] | None = None
+    links: Mapping[Path, str] = field(default_factory=dict)
 
 
 #: Whether this OS's file systems keep execute bits. Windows's do not: Python's ``stat`` there
@@ -131,17 +137,50 @@ def _is_executable(walk: TreeWalk, path: Path, mode: int) -> bool:
     return path.resolve() in walk.executables
 
 
-def git_executables(project: Path) -> frozenset[Path]:
-    """The files under ``project`` git records as executable (mode ``100755``) in the index
-    of the repository it is in, resolved; none when ``project`` is no git checkout (or git is
-    missing)."""
+@dataclass(frozen=True)
+class GitModes:
+    """What git's index says of the files under a project, for a file system that cannot:
+    the executable files (mode ``100755``) and the symbolic links (``120000``) checked out
+    as plain files holding the link's text, with that text (all resolved paths)."""
+
+    executables: frozenset[Path] = frozenset()
+    links: Mapping[Path, str] = field(default_factory=dict)
+
+
+def git_modes(project: Path) -> GitModes:
+    """:class:`GitModes` of ``project`` from the index of the repository it is in; nothing
+    when ``project`` is no git checkout (or git is missing). A recorded link counts only when
+    the file on disk is its blob exactly (not edited since)."""
     records = git_paths(project, "ls-files", "--stage", "-z")
     executables = set()
+    links = {}
     for record in records or ():
         fields, _, relative = record.partition("\t")
-        if fields.startswith("100755 ") and relative:
-            executables.add((project / relative).resolve())
-    return frozenset(executables)
+        mode, _, rest = fields.partition(" ")
+        if not relative:
+            continue
+        path = project / relative
+        if mode == "100755":
+            executables.add(path.resolve())
+        elif mode == "120000" and not path.is_symlink():
+            text = _link_text(path, rest.partition(" ")[0])
+            if text is not None:
+                links[path.resolve()] = text
+    return GitModes(frozenset(executables), links)
+
+
+def _link_text(path: Path, blob: str) -> str | None:
+    """The text of the plain file ``path`` when it is git's blob ``blob`` (a link's target)."""
+    try:
+        data = path.read_bytes() if path.is_file() else None
+    except OSError:
+        return None
+    if data is None or len(data) > 4096:
+        return None
+    digest = hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+    if digest != blob:
+        return None
+    return data.decode("utf-8", "surrogateescape")
 
 
 def stored_names(entries: list[ArchiveEntry]) -> list[ArchiveEntry]:
@@ -159,6 +198,19 @@ def stored_names(entries: list[ArchiveEntry]) -> list[ArchiveEntry]:
             **exc.details,
         ) from exc
     return [replace(entry, name=unicodedata.normalize("NFC", entry.name)) for entry in entries]
+
+
+def _follow_recorded_link(path: Path, text: str, links: Mapping[Path, str]) -> Path:
+    """Where the link git records at ``path`` with ``text`` leads, following further recorded
+    links as the OS follows symlinks; ``RuntimeError`` for a loop."""
+    seen = {path.resolve()}
+    target = (path.parent / text.replace("\\", "/")).resolve()
+    while target in links:
+        if target in seen:
+            raise RuntimeError(f"symlink loop at {path}")
+        seen.add(target)
+        target = (target.parent / links[target].replace("\\", "/")).resolve()
+    return target
 
 
 def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
@@ -180,9 +232,14 @@ def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
                 continue
             name = f"{prefix}/{child.name}"
             path = Path(child.path)
-            if child.is_symlink():
+            link_text = walk.links.get(path.resolve()) if walk.links else None
+            if child.is_symlink() or link_text is not None:
                 try:
-                    target = path.resolve()
+                    target = (
+                        path.resolve()
+                        if link_text is None
+                        else _follow_recorded_link(path, link_text, walk.links)
+                    )
                 except (RuntimeError, OSError) as exc:  # a loop, or a link to itself
                     raise layout_error(
                         f"{path} is a symlink that never reaches a file (a loop or a link to "

@@ -19,6 +19,7 @@ the tarball holds the compiled wheels the operator's host loads, whatever machin
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import json
 import os
@@ -58,9 +59,12 @@ _OLD_PIP_EXIT = 86
 _OLD_PIP_LINE = re.compile(r"^nexo-pkg: old pip (\S+)$", re.MULTILINE)
 
 # Run as `python -c`: pip with the target's marker environment (see the module docstring),
-# once pip is known to be new enough (MIN_PIP).
+# once pip is known to be new enough (MIN_PIP). pip sets the execute bit of a file whose
+# wheel entry has one, and Windows keeps no execute bit: every file pip marks is also written
+# (as a JSON string per line) to the file named by the second argument, created empty first,
+# so the tarball's modes come from the wheels on every OS (no file: this pip has no such hook).
 _LAUNCH_PIP = """\
-import json, re, runpy, sys
+import json, os, re, runpy, sys
 import pip
 found = re.match(r"([0-9]+)[.]([0-9]+)", pip.__version__)
 if found is None or tuple(map(int, found.groups())) < MIN_PIP:
@@ -68,8 +72,21 @@ if found is None or tuple(map(int, found.groups())) < MIN_PIP:
     sys.exit(OLD_PIP_EXIT)
 from pip._vendor.packaging import markers
 target = json.loads(sys.argv.pop(1))
+executables = sys.argv.pop(1)
 running = markers.default_environment
 markers.default_environment = lambda: {**running(), **target}
+try:
+    from pip._internal.operations.install import wheel as installing
+    mark = installing.set_extracted_file_to_default_mode_plus_executable
+except (ImportError, AttributeError):
+    installing = None
+if installing is not None:
+    def recording(path, mark=mark):
+        with open(executables, "a", encoding="utf-8", newline="\\n") as log:
+            log.write(json.dumps(os.path.abspath(path)) + "\\n")
+        mark(path)
+    open(executables, "a", encoding="utf-8", newline="\\n").close()
+    installing.set_extracted_file_to_default_mode_plus_executable = recording
 sys.argv[0] = "pip"
 runpy.run_module("pip", run_name="__main__", alter_sys=True)
 """.replace("MIN_PIP", repr(MIN_PIP)).replace("OLD_PIP_EXIT", str(_OLD_PIP_EXIT))
@@ -218,16 +235,62 @@ def pip_command(
     """The pip invocation; ``PIP_*`` variables (index, find-links, proxies) still apply.
 
     ``log`` asks pip for its full log (connection errors included, which ``--quiet`` hides);
-    ``report`` for its installation report (what the SBOM's archive hashes come from).
+    ``report`` for its installation report (what the SBOM's archive hashes come from); the
+    files pip marks executable are listed in :func:`executables_log` of ``target``.
     """
     vendor_for = vendor_for or VendorTarget()
     markers = json.dumps(vendor_for.marker_environment(), sort_keys=True)
-    command = [sys.executable, "-c", _LAUNCH_PIP, markers, "install", "--target", str(target)]
+    command = [sys.executable, "-c", _LAUNCH_PIP, markers, str(executables_log(target))]
+    # `--no-user`: a pip configured for user installs (pip.conf `user = true`, PIP_USER)
+    # refuses --target otherwise.
+    command += ["install", "--no-user", "--target", str(target)]
     command += vendor_for.pip_flags(pure_only=pure_only)
     command += ["--requirement", str(requirements)]
     # Byte code is interpreter-specific and would make the tarball differ per host.
     command += ["--no-compile", "--quiet", "--no-input", "--disable-pip-version-check"]
     return [*command, "--log", str(log), "--report", str(report)]
+
+
+def executables_log(target: Path) -> Path:
+    """Where the pip run installing into ``target`` lists the files it marks executable."""
+    return target.parent / f".{target.name}-executables.jsonl"
+
+
+def executable_files(target: Path) -> frozenset[Path] | None:
+    """The files of the vendored tree ``target`` whose wheel entries carry an execute bit, as
+    pip marked them (resolved paths), matched to the trees' ``RECORD`` paths; ``None`` when
+    the pip that ran gave no such list. The list is removed once read."""
+    log = executables_log(target)
+    try:
+        lines = log.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    finally:
+        log.unlink(missing_ok=True)
+    recorded: set[str] = set()
+    for record in target.glob("*.dist-info/RECORD"):
+        try:
+            rows = record.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        recorded.update(row[0] for row in csv.reader(rows) if row)
+    found = set()
+    for line in lines:
+        try:
+            marked = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(marked, str):
+            continue
+        # pip installs into a temporary directory and then moves the files into the tree:
+        # a marked path ends with the file's RECORD path.
+        parts = marked.replace("\\", "/").split("/")
+        for depth in range(len(parts), 0, -1):
+            relative = "/".join(parts[-depth:])
+            if relative in recorded:
+                found.add((target / relative).resolve())
+                break
+    return frozenset(found)
 
 
 def summarise_pip_output(output: str) -> str:
@@ -339,6 +402,7 @@ def _prefer_pure_wheels(
     )
     pure = target.parent / f"{target.name}-pure"
     pure_report = target.parent / f".{target.name}-pure-report.json"
+    pure_executables = executables_log(pure)
     log = target.parent / f".{target.name}-pure-pip.log"
     try:
         completed, _ = _run_pip(
@@ -350,9 +414,14 @@ def _prefer_pure_wheels(
             shutil.rmtree(target)
             pure.rename(target)
             pure_report.replace(report)
+            if pure_executables.exists():
+                pure_executables.replace(executables_log(target))
+            else:
+                executables_log(target).unlink(missing_ok=True)
     finally:
         shutil.rmtree(pure, ignore_errors=True)
         pure_report.unlink(missing_ok=True)
+        pure_executables.unlink(missing_ok=True)
         pins.unlink(missing_ok=True)
 
 

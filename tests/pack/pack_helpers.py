@@ -61,9 +61,11 @@ def build_wheel(
     purelib: bool,
     tag: str,
     metadata: str = "",
+    executables: frozenset[str] = frozenset(),
 ) -> Path:
     """Write a real wheel (zip with METADATA, WHEEL and RECORD) that pip can install;
-    ``metadata`` adds header lines to METADATA (``License-Expression: MIT\n``)."""
+    ``metadata`` adds header lines to METADATA (``License-Expression: MIT\n``); the
+    ``executables`` among ``files`` get an execute bit in the zip (0755)."""
     dist_info = f"{name}-{version}.dist-info"
     contents = dict(files)
     contents[f"{dist_info}/METADATA"] = (
@@ -82,5 +84,10 @@ def build_wheel(
     wheel = directory / f"{name}-{version}-{tag}.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
         for path, data in contents.items():
-            archive.writestr(path, data)
+            if path in executables:
+                entry = zipfile.ZipInfo(path, date_time=(1980, 1, 1, 0, 0, 0))
+                entry.external_attr = 0o100755 << 16
+                archive.writestr(entry, data)
+            else:
+                archive.writestr(path, data)
     return wheel

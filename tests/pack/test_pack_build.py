@@ -226,6 +226,28 @@ def test_requirements_are_vendored(make_project: ProjectFactory) -> None:
 
 
 @pytest.mark.usefixtures("offline_pip_env")
+@pytest.mark.parametrize("configured", ["environment", "pip.conf"])
+def test_a_pip_set_for_user_installs_still_vendors_into_the_tree(
+    make_project: ProjectFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, configured: str
+) -> None:
+    """A pip configured for user installs (``user = true`` in pip.conf, ``PIP_USER=1``)
+    refuses ``--target`` unless told otherwise: the tree is vendored all the same, and nothing
+    lands in the user's site."""
+    user_base = tmp_path / "user-base"
+    monkeypatch.setenv("PYTHONUSERBASE", str(user_base))
+    if configured == "environment":
+        monkeypatch.setenv("PIP_USER", "1")
+    else:
+        config = tmp_path / "pip.conf"
+        config.write_text("[install]\nuser = true\n", encoding="utf-8")
+        monkeypatch.setenv("PIP_CONFIG_FILE", str(config))
+    project = make_project(requirements="nexoai>=0.4\n")
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH))
+    assert "lib/nexo_plugin_sdk/adapter.py" in _members(result.tarball.path)
+    assert not user_base.exists()
+
+
+@pytest.mark.usefixtures("offline_pip_env")
 def test_a_local_wheel_packs_the_same_bytes_from_any_checkout(tmp_path: Path) -> None:
     """pip records a requirement installed from a local file in ``direct_url.json`` with the
     checkout's absolute path: that file is not packed, so two checkouts give one tarball and

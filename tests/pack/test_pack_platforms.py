@@ -13,6 +13,7 @@ as Windows shows them.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import tarfile
@@ -21,7 +22,7 @@ from pathlib import Path
 from support import windows_shim
 from support.cli import CliResult, clean_env, nexo
 
-from pack.pack_helpers import write_project
+from pack.pack_helpers import build_wheel, write_project
 
 EPOCH = "1700000000"
 FILES = {"src/tool.sh": "#!/bin/sh\necho hi\n", "src/run.bat": "@echo off\r\n"}
@@ -113,3 +114,80 @@ def test_what_finder_and_explorer_leave_in_src_is_not_packed(tmp_path: Path) -> 
     _pack(desktop, windows=False)
     name = "demo-0.1.0-noarch.tar.gz"
     assert (desktop / "dist" / name).read_bytes() == (clean / "dist" / name).read_bytes()
+
+
+def test_vendored_execute_bits_on_windows_are_the_wheels(tmp_path: Path) -> None:
+    """pip gives a vendored file the execute bit its wheel entry has; Windows keeps none on
+    disk, so the tarball packed there takes the bits pip marked and equals a Linux pack."""
+    wheels = build_wheel(
+        tmp_path / "wheels",
+        "toolkit",
+        "1.0",
+        {"toolkit/__init__.py": b"", "toolkit/run.sh": b"#!/bin/sh\necho hi\n"},
+        purelib=True,
+        tag="py3-none-any",
+        executables=frozenset({"toolkit/run.sh"}),
+    ).parent
+    packed = {}
+    for windows in (False, True):
+        project = write_project(
+            tmp_path / ("windows" if windows else "linux") / "demo", requirements="toolkit\n"
+        )
+        env = {**clean_env(), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels)}
+        if windows:
+            windows_shim.child_environment(env)
+        result = nexo("plugin", "pack", "--source-date-epoch", EPOCH, "-q", env=env, cwd=project)
+        assert result.code == 0, result.stderr
+        tarball = project / "dist" / "demo-0.1.0-noarch.tar.gz"
+        modes = _modes(tarball)
+        assert modes["lib/toolkit/run.sh"] == 0o755
+        assert modes["lib/toolkit/__init__.py"] == 0o644
+        packed[windows] = tarball.read_bytes()
+    assert packed[True] == packed[False]
+
+
+def test_a_symlink_checked_out_as_a_file_on_windows_packs_as_on_linux(tmp_path: Path) -> None:
+    """Git for Windows checks a symlink out as a plain file holding the link's text unless
+    symlinks are enabled; pack follows what git records, so the tarball holds the linked
+    file's bytes as a Linux checkout of the same commit does."""
+    project = write_project(tmp_path / "demo", files={"src/shared/util.py": "X = 1\n"})
+    (project / "src" / "util.py").symlink_to("shared/util.py")
+    (project / ".gitignore").write_text("dist/\n")
+    _git(project, "init", "-q")
+    _git(project, "add", ".")
+    _git(project, "commit", "-qm", "init")
+    _pack(project, windows=False)
+    windows = tmp_path / "windows"
+    _git(tmp_path, "-c", "core.symlinks=false", "clone", "-q", str(project), str(windows))
+    assert (windows / "src" / "util.py").read_text() == "shared/util.py"
+    _pack(windows, windows=True)
+    name = "demo-0.1.0-noarch.tar.gz"
+    with tarfile.open(windows / "dist" / name) as archive:
+        member = archive.extractfile("lib/plugin/util.py")
+        assert member is not None
+        assert member.read() == b"X = 1\n"
+    assert (windows / "dist" / name).read_bytes() == (project / "dist" / name).read_bytes()
+    # Edited since the checkout, it is a file of its own.
+    (windows / "src" / "util.py").write_text("Y = 2\n")
+    _pack(windows, windows=True)
+    with tarfile.open(windows / "dist" / name) as archive:
+        member = archive.extractfile("lib/plugin/util.py")
+        assert member is not None
+        assert member.read() == b"Y = 2\n"
+
+
+def test_a_recorded_symlink_out_of_the_project_is_refused_on_windows(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "demo")
+    (project / "src" / "passwd").symlink_to("/etc/passwd")
+    _git(project, "init", "-q")
+    _git(project, "add", ".")
+    _git(project, "commit", "-qm", "init")
+    windows = tmp_path / "windows"
+    _git(tmp_path, "-c", "core.symlinks=false", "clone", "-q", str(project), str(windows))
+    env = clean_env()
+    windows_shim.child_environment(env)
+    result = nexo("plugin", "pack", "--json", env=env, cwd=windows)
+    assert result.code == 1, result.stderr
+    assert json.loads(result.stdout)["kind"] == "layout_invalid"
+    assert "pointing outside" in result.stderr
+    assert not (windows / "dist").exists()

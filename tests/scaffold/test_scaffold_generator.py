@@ -30,6 +30,7 @@ from nexo_pkg.scaffold.generator import (
 )
 
 TEMPLATE_FILES = [
+    ".gitattributes",
     ".github/workflows/release.yml",
     ".gitignore",
     "README.md",
@@ -519,3 +520,35 @@ def test_a_file_where_a_parent_directory_goes_is_named(
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
     assert blocker.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_crlf_checkout_of_the_project_keeps_lf_line_ends(tmp_path: Path, kind: str) -> None:
+    """Git for Windows checks text out with ``\\r\\n`` (``core.autocrlf=true``); the project's
+    ``.gitattributes`` keeps ``\\n``, so pack ships the bytes a Linux checkout has and
+    ``bin/ID``'s ``#!`` line runs."""
+    project = tmp_path / "demo"
+    create_project(NewProject("demo", dest=project, kind=kind, nexo_pkg_spec="nexo-pkg==1.0"))
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
+    for command in (["init", "-q"], ["add", "."], ["commit", "-qm", "init"]):
+        subprocess.run(["git", *command], cwd=project, env=env, check=True, capture_output=True)
+    checkout = tmp_path / "windows"
+    subprocess.run(
+        ["git", "-c", "core.autocrlf=true", "clone", "-q", str(project), str(checkout)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    written = sorted(p.relative_to(project) for p in project.rglob("*") if p.is_file())
+    for relative in written:
+        if relative.parts[0] != ".git":
+            assert b"\r" not in (checkout / relative).read_bytes(), relative
+            assert (checkout / relative).read_bytes() == (project / relative).read_bytes()

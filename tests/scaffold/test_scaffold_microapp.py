@@ -19,6 +19,7 @@ from nexo_pkg.manifest.microapp_model import companion_from_data, microapp_from_
 from nexo_pkg.scaffold.generator import NewProject, create_project
 
 MICROAPP_FILES = [
+    ".gitattributes",
     ".github/workflows/release.yml",
     ".gitignore",
     "README.md",
