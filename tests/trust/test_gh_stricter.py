@@ -282,6 +282,56 @@ def test_a_retired_key_vouches_for_nothing_logged_after_its_end(
     assert status == "verified"
 
 
+def _proto_name(document: Any, camel: str) -> Any:
+    """``document`` with the field ``camel`` named as in the ``.proto`` (``integratedTime``
+    becomes ``integrated_time``), which protobuf JSON readers (sigstore-python's models, gh)
+    take as the same field."""
+    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+    if isinstance(document, list):
+        return [_proto_name(item, camel) for item in document]
+    if isinstance(document, dict):
+        return {
+            (snake if key == camel else key): _proto_name(value, camel)
+            for key, value in document.items()
+        }
+    return document
+
+
+@pytest.mark.parametrize("field", ["integratedTime", "verificationMaterial", "logId"])
+@pytest.mark.parametrize("kind", ["attestation", "bundle"])
+def test_a_retired_log_key_is_refused_however_the_bundle_names_its_fields(
+    *,
+    private_sigstore: PrivateSigstore,
+    private_root: Path,
+    tmp_path: Path,
+    artifact: Path,
+    field: str,
+    kind: str,
+) -> None:
+    """The checks gh adds read the log entry sigstore-python verifies: a bundle naming its
+    fields as in the ``.proto`` (``integrated_time``, ``verification_material``) is the same
+    bundle to sigstore-python and gh, and a retired key still vouches for nothing."""
+    content = artifact.read_bytes()
+    if kind == "attestation":
+        bundle = private_sigstore.attest(content, identity=ACME_IDENTITY)
+    else:
+        bundle = private_sigstore.sign(content, identity=ACME_IDENTITY)
+    entry = bundle["verificationMaterial"]["tlogEntries"][0]
+    integrated = datetime.fromtimestamp(int(entry["integratedTime"]), UTC)
+
+    def retire(document: dict[str, Any]) -> None:
+        for item in document["tlogs"]:
+            item["publicKey"]["validFor"]["end"] = _stamp(integrated - timedelta(seconds=1))
+
+    root = _root_with(private_sigstore, tmp_path / "retired.json", retire)
+    renamed = _proto_name(bundle, field)
+    status = _verify(artifact, renamed, root, owner="acme", repo="nexo-plugin-echo")
+    assert status == "signature_invalid"
+    # The control: the renamed bundle verifies where the key is not retired.
+    status = _verify(artifact, renamed, private_root, owner="acme", repo="nexo-plugin-echo")
+    assert status == "verified"
+
+
 def test_a_log_entry_must_name_a_log_of_the_trusted_root(
     private_sigstore: PrivateSigstore, private_root: Path, artifact: Path
 ) -> None:
