@@ -32,7 +32,7 @@ from nexo_pkg.trust.base import (
     SignerUntrustedError,
     TrustRequest,
     VerifiedSignature,
-    bundle_field,
+    proto_field,
 )
 from nexo_pkg.trust.material import (
     ATTESTATION_SUFFIX,
@@ -454,9 +454,9 @@ def _verify_document(
     from nexo_pkg.trust.verifiers import claims  # noqa: PLC0415
 
     document = parse_json_document(raw, name)
-    if isinstance(document, dict) and bundle_field(document, "mediaType") is not None:
+    if isinstance(document, dict) and proto_field(document, "mediaType") is not None:
         claims.require_log_entry(document, name)
-        if bundle_field(document, "dsseEnvelope") is not None:
+        if proto_field(document, "dsseEnvelope") is not None:
             from nexo_pkg.trust.verifiers import attestation  # noqa: PLC0415
 
             return attestation.verify_attestation(

@@ -154,11 +154,17 @@ def _attestation_rows() -> dict[str, Build]:
     def case(document: Document, instance: PrivateSigstore, **fields: Any) -> Case:
         return Case(ARTIFACT, document, instance.trusted_root(), **fields)
 
-    def retired(which: str, shift: timedelta, *, rename: Callable[[Any], Any] = dict) -> Build:
+    def retired(
+        which: str,
+        shift: timedelta,
+        *,
+        rename: Callable[[Any], Any] = dict,
+        rename_root: Callable[[Any], Any] = dict,
+    ) -> Build:
         def build(instance: PrivateSigstore) -> Case:
             document = _attest(instance)
             root = _retire(instance.trusted_root(), which, _integrated(document) + shift)
-            return Case(ARTIFACT, rename(document), root)
+            return Case(ARTIFACT, rename(document), rename_root(root))
 
         return build
 
@@ -203,6 +209,15 @@ def _attestation_rows() -> dict[str, Build]:
             "certificateAuthorities", -timedelta(seconds=1), rename=_proto_names
         ),
         "proto-names": lambda i: case(_proto_names(_attest(i)), i),
+        "root-proto-names": lambda i: Case(ARTIFACT, _attest(i), _proto_names(i.trusted_root())),
+        "tlog-retired-before-root-proto-names": retired(
+            "tlogs", -timedelta(seconds=1), rename_root=lambda r: _proto_names(r, "validFor")
+        ),
+        "ca-retired-before-root-proto-names": retired(
+            "certificateAuthorities",
+            -timedelta(seconds=1),
+            rename_root=lambda r: _proto_names(r, "validFor"),
+        ),
         "tlog-retired-after": retired("tlogs", timedelta(days=1)),
         "ca-retired-before": retired("certificateAuthorities", -timedelta(seconds=1)),
         "ca-retired-after": retired("certificateAuthorities", timedelta(days=1)),
@@ -250,7 +265,14 @@ def _message_rows() -> dict[str, Build]:
 
 
 ATTESTATION_ROWS = _attestation_rows()
-ACCEPTED = {"valid", "valid-repo", "tlog-retired-after", "ca-retired-after", "proto-names"}
+ACCEPTED = {
+    "valid",
+    "valid-repo",
+    "tlog-retired-after",
+    "ca-retired-after",
+    "proto-names",
+    "root-proto-names",
+}
 MESSAGE_ROWS = _message_rows()
 
 

@@ -21,7 +21,7 @@ from nexo_pkg.trust.base import (
     SignatureInvalidError,
     TrustRequest,
     VerifiedSignature,
-    bundle_field,
+    proto_field,
 )
 from nexo_pkg.trust.verifiers.common import verify_with_sigstore
 
@@ -32,7 +32,7 @@ _STATEMENT_TYPES = ("https://in-toto.io/Statement/v1", "https://in-toto.io/State
 def _statement(document: dict[str, Any], name: str) -> dict[str, Any]:
     """The in-toto statement of the bundle document's envelope, read before verification only
     to learn its predicate type; the verdict rests on the bytes the verifier verifies."""
-    envelope = bundle_field(document, "dsseEnvelope")
+    envelope = proto_field(document, "dsseEnvelope")
     if not isinstance(envelope, dict):
         raise SignatureInvalidError(f"{name} holds no DSSE envelope")
     try:
