@@ -16,7 +16,7 @@ from support.shared_fixtures import shared_files, skip_unless_present
 
 from nexo_pkg.install.compat import min_nexo_version
 from nexo_pkg.install.summary import summarise_manifest
-from nexo_pkg.manifest.microapp import is_extension_shape
+from nexo_pkg.manifest.microapp import CAPABILITY_KINDS, is_extension_shape
 from nexo_pkg.manifest.model import manifest_from_text
 from nexo_pkg.sources.select import PLUGIN_ID, identity_from_manifest
 
@@ -60,7 +60,18 @@ def test_the_summary_shows_what_the_manifest_says(path: Path) -> None:
         "fs_read_paths": _strings(sandbox, "fs_read_paths"),
         "fs_write_paths": _strings(sandbox, "fs_write_paths"),
     }
-    assert shown["capabilities"] == _strings(plugin.get("capabilities", {}), "provides")
+    if is_extension_shape(data):
+        # A microapp's `[capabilities]`: what it provides, kind by kind ("tools" -> "tool"),
+        # of the kinds the daemon reads there (`skills` is no microapp capability: NX2xx).
+        provided = [
+            f"{name} ({kind.removesuffix('s')})"
+            for kind, names in data.get("capabilities", {}).items()
+            if kind in CAPABILITY_KINDS
+            for name in names
+        ]
+        assert shown["capabilities"] == provided
+    else:
+        assert shown["capabilities"] == _strings(plugin.get("capabilities", {}), "provides")
     # The admin RPCs a plugin asks the operator to grant (the real admin plugin asks for
     # agents_crud and more) are part of what it asks for (SPEC §5 step 8).
     admin = {} if is_extension_shape(data) else plugin.get("capabilities", {}).get("admin", {})
