@@ -60,7 +60,15 @@ def test_the_summary_shows_what_the_manifest_says(path: Path) -> None:
         "fs_read_paths": _strings(sandbox, "fs_read_paths"),
         "fs_write_paths": _strings(sandbox, "fs_write_paths"),
     }
-    assert shown["capabilities"] == _strings(plugin.get("capabilities", {}), "provides")
+    if is_extension_shape(data):
+        # A microapp's `[capabilities]` lists, each name with its kind, in the daemon's
+        # `Capabilities` order.
+        declared = data.get("capabilities", {})
+        kinds = ("tools", "hooks", "channels", "providers", "pollers")
+        provides = [f"{name} ({kind[:-1]})" for kind in kinds for name in declared.get(kind, [])]
+    else:
+        provides = _strings(plugin.get("capabilities", {}), "provides")
+    assert shown["capabilities"] == provides
     # The admin RPCs a plugin asks the operator to grant (the real admin plugin asks for
     # agents_crud and more) are part of what it asks for (SPEC §5 step 8).
     admin = {} if is_extension_shape(data) else plugin.get("capabilities", {}).get("admin", {})
