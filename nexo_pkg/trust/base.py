@@ -134,3 +134,13 @@ def read_trusted_root(path: Path) -> bytes:
     """The bytes of a ``trusted_root`` file: a regular file (a link to one followed) of at
     most :data:`MAX_TRUSTED_ROOT_BYTES`; ``OSError``/``ValueError`` otherwise."""
     return read_capped_bytes(path, MAX_TRUSTED_ROOT_BYTES)
+
+
+def proto_field(document: Mapping[str, Any], name: str) -> Any:
+    """A Sigstore document's field ``name`` (its lowerCamelCase JSON name: a bundle's, a
+    trusted root's), also when the document names it as in the ``.proto`` (``tlog_entries``):
+    protobuf JSON readers take both, and so do sigstore-python's models and gh. ``None`` when
+    absent."""
+    if name in document:
+        return document[name]
+    return document.get("".join(f"_{c.lower()}" if c.isupper() else c for c in name))

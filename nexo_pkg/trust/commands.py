@@ -157,8 +157,9 @@ def chosen_author(
 ) -> AuthorPolicy:
     """The entry ``trust add`` proposes: derived from the signer ``seen`` on a release, else
     the one the flags name. ``signer_untrusted`` when no entry can be derived, or the one
-    derived could never trust that signer for ``owner/repo`` (built in another owner's
-    repository; in another repository of the owner without ``allow_republish``)."""
+    derived could never trust that signer for ``owner/repo`` (a certificate naming no source
+    repository; built in another owner's repository; in another repository of the owner
+    without ``allow_republish``)."""
     if seen is not None:
         # `repos` names where the signer built: for a republished file, the signing repository.
         signed_in = _check_built_in(owner, repo, seen, allow_republish=allow_republish)
@@ -188,11 +189,17 @@ def _check_built_in(
     ``owner/repo`` would trust it: the owner is always bound. Returns the name of the owner's
     other repository that signed a file ``allow_republish`` lets ``repo`` publish."""
     built_in = (seen.get("claims") or {}).get("source_repository")
-    if not isinstance(built_in, str):
-        return None
     release = f"release {seen.get('release')} of {owner}/{repo}"
-    signed = f"{release} is signed by {seen.get('identity')}, built in {built_in}"
     details = {"identity": seen.get("identity"), "source_repository": built_in}
+    if not isinstance(built_in, str):
+        raise NexoError(
+            f"{release} is signed by {seen.get('identity')}, whose certificate names no source "
+            f"repository: an entry for {owner} vouches only for what its own repositories "
+            "build, so none can trust this signer; nothing was written",
+            kind="signer_untrusted",
+            details=details,
+        )
+    signed = f"{release} is signed by {seen.get('identity')}, built in {built_in}"
     if built_in.partition("/")[0].casefold() != owner.casefold():
         raise NexoError(
             f"{signed}, outside {owner}: an entry for {owner} vouches only for what its "

@@ -32,6 +32,7 @@ from nexo_pkg.trust.base import (
     SignerUntrustedError,
     TrustRequest,
     VerifiedSignature,
+    proto_field,
 )
 from nexo_pkg.trust.material import (
     ATTESTATION_SUFFIX,
@@ -453,9 +454,9 @@ def _verify_document(
     from nexo_pkg.trust.verifiers import claims  # noqa: PLC0415
 
     document = parse_json_document(raw, name)
-    if isinstance(document, dict) and "mediaType" in document:
+    if isinstance(document, dict) and proto_field(document, "mediaType") is not None:
         claims.require_log_entry(document, name)
-        if "dsseEnvelope" in document:
+        if proto_field(document, "dsseEnvelope") is not None:
             from nexo_pkg.trust.verifiers import attestation  # noqa: PLC0415
 
             return attestation.verify_attestation(

@@ -50,7 +50,7 @@ def suggest_author(
     predicate_type: str | None = None,
 ) -> AuthorPolicy | None:
     """The narrowest author entry that trusts this signer for ``owner/repo`` (``None`` when
-    nothing names an owner, or the signer was built outside ``owner``): a GitHub Actions
+    its certificate names no source repository, or it was built outside ``owner``): a GitHub Actions
     signer gets an anchored pattern for any tag of its workflow, the repository in ``repos``,
     and, when a reusable workflow signed for the repository, the starting workflow as
     identity and the reusable one as ``signer_workflow``; an attestation of another
@@ -59,25 +59,17 @@ def suggest_author(
     if not identity:
         return None
     source = claims.get("source_repository")
-    source = source if isinstance(source, str) else None
-    if (
-        owner is not None
-        and source is not None
-        and source.partition("/")[0].casefold() != owner.casefold()
-    ):
+    if not isinstance(source, str) or not source:
+        return None  # the owner is always bound, and nothing binds this signer to one
+    if owner is not None and source.partition("/")[0].casefold() != owner.casefold():
         return None  # the owner is always bound: no entry of `owner` trusts this signer
-    entry_owner = owner or (source.partition("/")[0] if source else None)
-    if entry_owner is None:
-        entry_owner = (_repository_of(identity) or "").partition("/")[0] or None
-    if entry_owner is None:
-        return None
-    repo_name = repo or (source.partition("/")[2] if source else None)
+    entry_owner = owner or source.partition("/")[0]
+    repo_name = repo or source.partition("/")[2] or None
     signer_workflow: str | None = None
     base_identity = identity
     build_config = claims.get("build_config_uri")
     if (
-        source is not None
-        and _repository_of(identity) is not None
+        _repository_of(identity) is not None
         and (_repository_of(identity) or "").casefold() != source.casefold()
         and isinstance(build_config, str)
     ):

@@ -121,6 +121,26 @@ def _unknown_log(instance: PrivateSigstore, document: Document) -> Document:
     return document
 
 
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
+def _proto_names(document: Any, only: str | None = None) -> Any:
+    """The bundle with its fields named as in the ``.proto`` (``integrated_time``) rather
+    than in lowerCamelCase: protobuf JSON readers take both (every field, or ``only``). The
+    DSSE envelope's ``payloadType`` is its name in the ``.proto`` too."""
+    if isinstance(document, list):
+        return [_proto_names(item, only) for item in document]
+    if isinstance(document, dict):
+        return {
+            (_snake(key) if only in (None, key) and key != "payloadType" else key): _proto_names(
+                value, only
+            )
+            for key, value in document.items()
+        }
+    return document
+
+
 def _attest(instance: PrivateSigstore, **options: Any) -> Document:
     options.setdefault("identity", ACME_IDENTITY)
     options.setdefault("build_config_uri", options["identity"])
@@ -134,11 +154,17 @@ def _attestation_rows() -> dict[str, Build]:
     def case(document: Document, instance: PrivateSigstore, **fields: Any) -> Case:
         return Case(ARTIFACT, document, instance.trusted_root(), **fields)
 
-    def retired(which: str, shift: timedelta) -> Build:
+    def retired(
+        which: str,
+        shift: timedelta,
+        *,
+        rename: Callable[[Any], Any] = dict,
+        rename_root: Callable[[Any], Any] = dict,
+    ) -> Build:
         def build(instance: PrivateSigstore) -> Case:
             document = _attest(instance)
             root = _retire(instance.trusted_root(), which, _integrated(document) + shift)
-            return Case(ARTIFACT, document, root)
+            return Case(ARTIFACT, rename(document), rename_root(root))
 
         return build
 
@@ -174,6 +200,24 @@ def _attestation_rows() -> dict[str, Build]:
             ),
         ),
         "tlog-retired-before": retired("tlogs", -timedelta(seconds=1)),
+        "tlog-retired-before-proto-names": retired(
+            "tlogs",
+            -timedelta(seconds=1),
+            rename=lambda document: _proto_names(document, "integratedTime"),
+        ),
+        "ca-retired-before-proto-names": retired(
+            "certificateAuthorities", -timedelta(seconds=1), rename=_proto_names
+        ),
+        "proto-names": lambda i: case(_proto_names(_attest(i)), i),
+        "root-proto-names": lambda i: Case(ARTIFACT, _attest(i), _proto_names(i.trusted_root())),
+        "tlog-retired-before-root-proto-names": retired(
+            "tlogs", -timedelta(seconds=1), rename_root=lambda r: _proto_names(r, "validFor")
+        ),
+        "ca-retired-before-root-proto-names": retired(
+            "certificateAuthorities",
+            -timedelta(seconds=1),
+            rename_root=lambda r: _proto_names(r, "validFor"),
+        ),
         "tlog-retired-after": retired("tlogs", timedelta(days=1)),
         "ca-retired-before": retired("certificateAuthorities", -timedelta(seconds=1)),
         "ca-retired-after": retired("certificateAuthorities", timedelta(days=1)),
@@ -212,6 +256,7 @@ def _message_rows() -> dict[str, Build]:
             sign(i, sct_key=ec.generate_private_key(ec.SECP256R1())), i
         ),
         "checkpoint-extra-short-line": lambda i: case(_extra_short_signature(sign(i)), i),
+        "proto-names": lambda i: case(_proto_names(sign(i)), i),
         "root-with-unknown-field": unknown_field,
         "other-private-root": lambda i: Case(
             ARTIFACT, sign(i), PrivateSigstore.create().trusted_root()
@@ -220,7 +265,14 @@ def _message_rows() -> dict[str, Build]:
 
 
 ATTESTATION_ROWS = _attestation_rows()
-ACCEPTED = {"valid", "valid-repo", "tlog-retired-after", "ca-retired-after"}
+ACCEPTED = {
+    "valid",
+    "valid-repo",
+    "tlog-retired-after",
+    "ca-retired-after",
+    "proto-names",
+    "root-proto-names",
+}
 MESSAGE_ROWS = _message_rows()
 
 
@@ -330,7 +382,7 @@ def test_message_signatures_get_sigstore_pythons_verdict(
     theirs = _sigstore_verdict(case)
     ours = _nexo(tmp_path, case, exact=True)
     assert ours == theirs, f"{row}: nexo {ours}, sigstore-python {theirs}"
-    assert ours == (row == "valid")
+    assert ours == (row in {"valid", "proto-names"})
 
 
 # --- the real fixtures, and edited copies -----------------------------------------------------

@@ -243,11 +243,20 @@ def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@pytest.mark.parametrize("spelling", ["validFor", "valid_for"])
 @pytest.mark.parametrize("which", ["tlogs", "certificateAuthorities"])
 @pytest.mark.parametrize("kind", ["attestation", "bundle", "legacy"])
 def test_a_retired_key_vouches_for_nothing_logged_after_its_end(
-    *, private_sigstore: PrivateSigstore, tmp_path: Path, artifact: Path, which: str, kind: str
+    *,
+    private_sigstore: PrivateSigstore,
+    tmp_path: Path,
+    artifact: Path,
+    which: str,
+    kind: str,
+    spelling: str,
 ) -> None:
+    """The root's ``validFor`` may be spelt as in the ``.proto`` (``valid_for``): the same
+    field to sigstore-python's models and gh, so the same retirement."""
     content = artifact.read_bytes()
     if kind == "attestation":
         bundle = private_sigstore.attest(content, identity=ACME_IDENTITY)
@@ -265,7 +274,8 @@ def test_a_retired_key_vouches_for_nothing_logged_after_its_end(
     def retire(at: datetime) -> Any:
         def edit(document: dict[str, Any]) -> None:
             for item in document[which]:
-                valid = item["validFor"] if which != "tlogs" else item["publicKey"]["validFor"]
+                holder = item if which != "tlogs" else item["publicKey"]
+                holder[spelling] = valid = holder.pop("validFor")
                 valid["end"] = _stamp(at)
 
         return edit
@@ -279,6 +289,56 @@ def test_a_retired_key_vouches_for_nothing_logged_after_its_end(
         private_sigstore, tmp_path / "later.json", retire(integrated + timedelta(days=1))
     )
     status = _verify(artifact, bundle, after, owner="acme", repo="nexo-plugin-echo", suffix=suffix)
+    assert status == "verified"
+
+
+def _proto_name(document: Any, camel: str) -> Any:
+    """``document`` with the field ``camel`` named as in the ``.proto`` (``integratedTime``
+    becomes ``integrated_time``), which protobuf JSON readers (sigstore-python's models, gh)
+    take as the same field."""
+    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+    if isinstance(document, list):
+        return [_proto_name(item, camel) for item in document]
+    if isinstance(document, dict):
+        return {
+            (snake if key == camel else key): _proto_name(value, camel)
+            for key, value in document.items()
+        }
+    return document
+
+
+@pytest.mark.parametrize("field", ["integratedTime", "verificationMaterial", "logId"])
+@pytest.mark.parametrize("kind", ["attestation", "bundle"])
+def test_a_retired_log_key_is_refused_however_the_bundle_names_its_fields(
+    *,
+    private_sigstore: PrivateSigstore,
+    private_root: Path,
+    tmp_path: Path,
+    artifact: Path,
+    field: str,
+    kind: str,
+) -> None:
+    """The checks gh adds read the log entry sigstore-python verifies: a bundle naming its
+    fields as in the ``.proto`` (``integrated_time``, ``verification_material``) is the same
+    bundle to sigstore-python and gh, and a retired key still vouches for nothing."""
+    content = artifact.read_bytes()
+    if kind == "attestation":
+        bundle = private_sigstore.attest(content, identity=ACME_IDENTITY)
+    else:
+        bundle = private_sigstore.sign(content, identity=ACME_IDENTITY)
+    entry = bundle["verificationMaterial"]["tlogEntries"][0]
+    integrated = datetime.fromtimestamp(int(entry["integratedTime"]), UTC)
+
+    def retire(document: dict[str, Any]) -> None:
+        for item in document["tlogs"]:
+            item["publicKey"]["validFor"]["end"] = _stamp(integrated - timedelta(seconds=1))
+
+    root = _root_with(private_sigstore, tmp_path / "retired.json", retire)
+    renamed = _proto_name(bundle, field)
+    status = _verify(artifact, renamed, root, owner="acme", repo="nexo-plugin-echo")
+    assert status == "signature_invalid"
+    # The control: the renamed bundle verifies where the key is not retired.
+    status = _verify(artifact, renamed, private_root, owner="acme", repo="nexo-plugin-echo")
     assert status == "verified"
 
 

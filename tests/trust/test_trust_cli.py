@@ -765,3 +765,60 @@ def test_flags_refuse_a_signer_the_policy_trusts_unless_they_name_it(
         assert document["kind"] == "signer_untrusted"
         assert "not as the flags require" in document["error"]
         assert said in document["error"]
+
+
+def _release_signed_by_an_email_identity(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> tuple[Path, str, dict[str, str]]:
+    """acme/nexo-plugin-echo v1.0.0 signed by a certificate without GitHub's source-repository
+    claims (an e-mail identity): the policy file, its text and the environment."""
+    private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    text = 'schema_version = "1.0"\ntrusted_root = "private_trusted_root.json"\n'
+    policy.write_text(text)
+    assets = release_assets("echo", "1.0.0")
+    name = asset_name("echo", "1.0.0")
+    assets[name + ".sigstore.json"] = json.dumps(
+        private_sigstore.sign(
+            assets[name], identity="release@acme.example", issuer="https://accounts.google.com"
+        )
+    ).encode()
+    github_server.publish("acme", "nexo-plugin-echo", "v1.0.0", assets)
+    return policy, text, cli_env(tmp_path, api=github_server.url)
+
+
+def test_trust_add_writes_no_entry_for_a_signer_that_names_no_source_repository(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    # Such a certificate is bound to no owner, so no entry for acme could ever trust it:
+    # nothing is written, as for a signer built in another owner's repository.
+    policy, text, env = _release_signed_by_an_email_identity(
+        tmp_path, github_server, private_sigstore
+    )
+    added = nexo("plugin", "trust", "add", "acme/nexo-plugin-echo", "--trusted-keys",
+                 str(policy), "--yes", "--json", env=env, in_process=True)  # fmt: skip
+    assert added.code == 1, added.stdout
+    refused = json.loads(added.stdout)
+    assert refused["kind"] == "signer_untrusted"
+    assert "release@acme.example" in refused["error"]
+    assert "no source repository" in refused["error"]
+    assert policy.read_text() == text
+
+
+def test_an_install_refusal_proposes_no_entry_for_a_signer_that_names_no_source_repository(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    policy, text, env = _release_signed_by_an_email_identity(
+        tmp_path, github_server, private_sigstore
+    )
+    install = nexo("plugin", "install", "acme/nexo-plugin-echo@v1.0.0", "--yes", "--json",
+                   "--require-signature", "--dest", str(tmp_path / "plugins"), "--trusted-keys",
+                   str(policy), env=env, in_process=True)  # fmt: skip
+    assert install.code == 1, install.stdout
+    document = json.loads(install.stdout)
+    assert document["kind"] == "signer_untrusted"
+    assert "release@acme.example" in document["error"]
+    assert "trust add" not in document["error"]
+    assert "entry" not in document
+    assert policy.read_text() == text
+    assert not (tmp_path / "plugins").exists() or not any((tmp_path / "plugins").iterdir())

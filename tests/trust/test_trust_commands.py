@@ -70,7 +70,7 @@ def test_a_seen_signer_becomes_an_anchored_entry() -> None:
     seen: dict[str, object] = {
         "identity": identity,
         "issuer": GITHUB_ACTIONS_ISSUER,
-        "claims": {},
+        "claims": {"source_repository": "acme/echo"},
     }
     author = chosen_author(
         "acme", "echo", identity=None, identity_regexp=None, issuer=None, seen=seen

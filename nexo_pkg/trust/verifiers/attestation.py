@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.files import sha256_file
-from nexo_pkg.trust.base import SignatureInvalidError, TrustRequest, VerifiedSignature
+from nexo_pkg.trust.base import (
+    SignatureInvalidError,
+    TrustRequest,
+    VerifiedSignature,
+    proto_field,
+)
 from nexo_pkg.trust.verifiers.common import verify_with_sigstore
 
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
@@ -27,7 +32,7 @@ _STATEMENT_TYPES = ("https://in-toto.io/Statement/v1", "https://in-toto.io/State
 def _statement(document: dict[str, Any], name: str) -> dict[str, Any]:
     """The in-toto statement of the bundle document's envelope, read before verification only
     to learn its predicate type; the verdict rests on the bytes the verifier verifies."""
-    envelope = document.get("dsseEnvelope")
+    envelope = proto_field(document, "dsseEnvelope")
     if not isinstance(envelope, dict):
         raise SignatureInvalidError(f"{name} holds no DSSE envelope")
     try:

@@ -30,6 +30,7 @@ from nexo_pkg.trust.base import (
     SignerUntrustedError,
     TrustRequest,
     VerifiedSignature,
+    proto_field,
 )
 from nexo_pkg.trust.policy import AuthorPolicy
 
@@ -451,10 +452,11 @@ def require_log_entry(document: dict[str, Any], name: str) -> None:
     """Refuse a bundle with no transparency-log entry (GitHub's Sigstore instance for private
     repositories signs with RFC 3161 timestamps only), with that reason rather than a
     parser's complaint."""
-    material = document.get("verificationMaterial")
-    if isinstance(material, dict) and not material.get("tlogEntries"):
-        timestamped = bool(
-            (material.get("timestampVerificationData") or {}).get("rfc3161Timestamps")
+    material = proto_field(document, "verificationMaterial")
+    if isinstance(material, dict) and not proto_field(material, "tlogEntries"):
+        timestamps = proto_field(material, "timestampVerificationData")
+        timestamped = isinstance(timestamps, dict) and bool(
+            proto_field(timestamps, "rfc3161Timestamps")
         )
         raise SignatureInvalidError(
             f"{name} has no transparency-log entry"

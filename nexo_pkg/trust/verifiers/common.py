@@ -11,8 +11,6 @@ private ``trusted_root.json`` or the public-good one read offline
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -22,6 +20,7 @@ from cryptography.x509 import Certificate
 from sigstore.models import Bundle, TrustedRoot
 from sigstore.verify import Verifier
 from sigstore.verify.policy import VerificationPolicy
+from sigstore_models.bundle.v1 import Bundle as BundleModel
 from sigstore_models.trustroot import v1 as trustroot_v1
 
 from nexo_pkg.core.errors import ConfigError, exception_line
@@ -114,32 +113,36 @@ def load_verifier(source: RootSource) -> Verifier:
         ) from exc
 
 
-def _log_entries(document: dict[str, Any], name: str) -> list[tuple[bytes, datetime | None]]:
+def _log_entries(raw: bytes, name: str) -> list[tuple[bytes, datetime | None]]:
     """The ``logId`` key ID and integrated time (``None`` when zero: a log that vouches for no
-    time) of each transparency-log entry of a bundle document."""
-    material = document.get("verificationMaterial")
-    entries = material.get("tlogEntries") if isinstance(material, dict) else None
-    found: list[tuple[bytes, datetime | None]] = []
-    for entry in entries if isinstance(entries, list) else []:
-        try:
-            key_id = base64.b64decode(entry["logId"]["keyId"], validate=True)
-            seconds = int(entry.get("integratedTime") or 0)
-            integrated = datetime.fromtimestamp(seconds, tz=UTC) if seconds > 0 else None
-        except (KeyError, TypeError, ValueError, OverflowError, OSError, binascii.Error) as exc:
-            raise SignatureInvalidError(f"{name}: unreadable transparency-log entry") from exc
-        found.append((key_id, integrated))
-    return found
+    time) of each transparency-log entry of the bundle ``raw``, read by the parser
+    sigstore-python's verifier reads it with: protobuf JSON names a field in lowerCamelCase
+    or as in the ``.proto`` (``integratedTime`` or ``integrated_time``), and both are the same
+    field to sigstore-python and to gh."""
+    try:
+        model = BundleModel.from_json(raw)
+        return [
+            (
+                entry.log_id.key_id,
+                datetime.fromtimestamp(entry.integrated_time, tz=UTC)
+                if entry.integrated_time
+                else None,
+            )
+            for entry in model.verification_material.tlog_entries
+        ]
+    except (ValueError, TypeError, OverflowError, OSError) as exc:
+        raise SignatureInvalidError(f"{name}: unreadable transparency-log entry") from exc
 
 
 def check_log_and_authority(
-    keys: RootKeys, document: dict[str, Any], certificate: Certificate, name: str
+    keys: RootKeys, raw: bytes, certificate: Certificate, name: str
 ) -> None:
     """What ``gh attestation verify`` checks beyond sigstore-python, against the same trusted
     root: every log entry's ``logId`` names a log key of the root, valid at its integrated
     time, and the certificate authority that issued the certificate was valid then (a key or
     authority the root retires with ``validFor.end`` vouches for nothing logged after it)."""
     try:
-        for key_id, integrated in _log_entries(document, name):
+        for key_id, integrated in _log_entries(raw, name):
             check_log_key(keys, key_id, integrated)
             if integrated is not None:
                 check_authority(keys, certificate, integrated)
@@ -164,7 +167,7 @@ def verify_with_sigstore(
     source = root_source(request.trusted_root)
     verifier = load_verifier(source)
     bundle = load_bundle(raw, document, name)
-    check_log_and_authority(load_root_keys(source), document, bundle.signing_certificate, name)
+    check_log_and_authority(load_root_keys(source), raw, bundle.signing_certificate, name)
     return verify_trusted(
         lambda policy: verify(verifier, bundle, policy),
         bundle,

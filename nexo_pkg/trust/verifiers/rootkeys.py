@@ -34,7 +34,7 @@ from cryptography.x509 import (
 from cryptography.x509.certificate_transparency import LogEntryType
 
 from nexo_pkg.core.errors import ConfigError, exception_line
-from nexo_pkg.trust.base import read_trusted_root
+from nexo_pkg.trust.base import proto_field, read_trusted_root
 
 _logger = logging.getLogger(__name__)
 
@@ -144,14 +144,14 @@ def root_time(value: Any) -> datetime | None:
 def _log_keys(entries: Iterable[Any]) -> tuple[LogKey, ...]:
     keys: list[LogKey] = []
     for entry in entries:
-        public = entry["publicKey"]
-        key = serialization.load_der_public_key(base64.b64decode(public["rawBytes"]))
+        public = proto_field(entry, "publicKey")
+        key = serialization.load_der_public_key(base64.b64decode(proto_field(public, "rawBytes")))
         if not isinstance(key, PublicKey):
             continue  # a key type no log uses: it can verify nothing
-        valid = public.get("validFor") or {}
+        valid = proto_field(public, "validFor") or {}
         keys.append(
             LogKey(
-                key_id=base64.b64decode(entry["logId"]["keyId"]),
+                key_id=base64.b64decode(proto_field(proto_field(entry, "logId"), "keyId")),
                 key=key,
                 start=root_time(valid.get("start")),
                 end=root_time(valid.get("end")),
@@ -161,22 +161,28 @@ def _log_keys(entries: Iterable[Any]) -> tuple[LogKey, ...]:
 
 
 def parse_root_keys(document: Mapping[str, Any]) -> RootKeys:
-    """The keys of a ``trusted_root.json`` document. Raises ``ValueError`` when malformed."""
+    """The keys of a ``trusted_root.json`` document, its fields named in lowerCamelCase or as
+    in the ``.proto`` (:func:`~nexo_pkg.trust.base.proto_field`: both are the same field to
+    sigstore-python and gh). Raises ``ValueError`` when malformed."""
     try:
         authorities = tuple(
             Authority(
                 certificates=tuple(
-                    load_der_x509_certificate(base64.b64decode(certificate["rawBytes"]))
-                    for certificate in authority["certChain"]["certificates"]
+                    load_der_x509_certificate(
+                        base64.b64decode(proto_field(certificate, "rawBytes"))
+                    )
+                    for certificate in proto_field(
+                        proto_field(authority, "certChain"), "certificates"
+                    )
                 ),
-                start=root_time((authority.get("validFor") or {}).get("start")),
-                end=root_time((authority.get("validFor") or {}).get("end")),
+                start=root_time((proto_field(authority, "validFor") or {}).get("start")),
+                end=root_time((proto_field(authority, "validFor") or {}).get("end")),
             )
-            for authority in document.get("certificateAuthorities", [])
+            for authority in proto_field(document, "certificateAuthorities") or []
         )
         return RootKeys(
-            rekor=_log_keys(document.get("tlogs", [])),
-            ct=_log_keys(document.get("ctlogs", [])),
+            rekor=_log_keys(proto_field(document, "tlogs") or []),
+            ct=_log_keys(proto_field(document, "ctlogs") or []),
             fulcio=tuple(c for authority in authorities for c in authority.certificates),
             authorities=authorities,
         )
