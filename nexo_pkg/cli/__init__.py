@@ -9,6 +9,7 @@ with the same line and exit code). It is imported by ``nexo --version`` too: not
 from __future__ import annotations
 
 import signal
+import sys
 
 SIGNAL_EXIT: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
 SIGNAL_WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
@@ -26,6 +27,8 @@ if HANGUP is not None:
 #: program raises against itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS, SIGTRAP), which a
 #: Python handler cannot outlive; nor SIGSTOP/SIGTSTP, which stop rather than end; added to
 #: :data:`SIGNAL_EXIT` by :func:`nexo_pkg.cli.main.install_signal_handlers`.
+#: SIGIO only on Linux: on macOS and the BSDs its default action is to discard it, so a
+#: handler would turn a signal the process never noticed into an interruption.
 STOPPING: list[signal.Signals] = [
     getattr(signal, name)
     for name in (
@@ -36,7 +39,7 @@ STOPPING: list[signal.Signals] = [
         "SIGALRM",
         "SIGVTALRM",
         "SIGPROF",
-        "SIGIO",
+        *(("SIGIO",) if sys.platform.startswith("linux") else ()),
         "SIGPWR",
         "SIGSTKFLT",
         "SIGXCPU",

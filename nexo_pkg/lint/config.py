@@ -79,13 +79,15 @@ class LintConfig:
         or the name of one of them; an absolute pattern matches the absolute path or a
         directory above it. With ``below`` (the resolved directory the search started from),
         only the directories under it and the file count, as ruff never excludes the
-        directory it was asked to check."""
+        directory it was asked to check; a file found there that resolves elsewhere (a link
+        into an excluded directory) is matched whole."""
         if not self.exclude:
             return False
         relative = self._relative(path, resolved)
-        real = self._real(path, resolved).as_posix()
+        real_path = self._real(path, resolved)
+        real = real_path.as_posix()
         skip_relative = skip_real = 0
-        if below is not None:
+        if below is not None and real_path.is_relative_to(below):
             skip_real = len(below.parts)
             with contextlib.suppress(ValueError):
                 skip_relative = len(below.relative_to(self._resolved_root).parts)

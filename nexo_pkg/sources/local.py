@@ -177,8 +177,11 @@ class LocalTarballSource:
         sidecar_path = path.with_name(path.name + ".sha256")
         sidecar = read_sidecar(sidecar_path, path.name) if sidecar_path.is_file() else None
         listed_in = None
-        if sidecar is None:
-            # Downloaded from a GoReleaser-shaped release: a checksums file beside it.
+        if sidecar is None and not (sidecar_path.is_symlink() or sidecar_path.exists()):
+            # Downloaded from a GoReleaser-shaped release: a checksums file beside it. Only
+            # when nothing is in the sidecar's place: one that is not a regular file (a FIFO,
+            # a directory, a dangling link) is refused as before, as a release's sidecar
+            # asset is never passed over for its checksums file.
             listed = _listed_beside(path)
             if listed is not None:
                 sidecar, listed_in = listed

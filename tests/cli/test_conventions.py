@@ -649,6 +649,61 @@ def test_lsp_stops_on_the_first_ctrl_c(sent: signal.Signals | None, code: int, l
     assert b"Fatal Python error" not in err
 
 
+@pytest.mark.parametrize(
+    ("platform", "handled"),
+    [("linux", True), ("darwin", False), ("freebsd14", False)],
+)
+def test_sigio_is_unwound_only_where_its_default_ends_the_process(
+    platform: str, handled: bool
+) -> None:
+    """SIGIO ends a Linux process by default, so nexo unwinds on it there; macOS and the BSDs
+    discard it by default, and a handler would turn it into an interruption. The set is
+    decided as ``nexo_pkg.cli`` is imported, on the platform it is imported on."""
+    if not hasattr(signal, "SIGIO"):
+        pytest.skip("no SIGIO on this platform")
+    probe = (
+        "import signal, sys\n"
+        f"sys.platform = {platform!r}\n"
+        "from nexo_pkg.cli import STOPPING\n"
+        "print(signal.SIGIO in STOPPING, signal.SIGUSR1 in STOPPING)\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split() == [str(handled), "True"]
+
+
+def test_a_process_sent_sigio_on_linux_unwinds_with_its_number() -> None:
+    """Linux: SIGIO, whose default action ends a process, is unwound as SIGTERM is."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("SIGIO ends a process by default only on Linux")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "lsp"],
+        env=base_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+    ).encode()
+    process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    process.stdin.flush()
+    assert process.stdout.readline().startswith(b"Content-Length")
+    process.send_signal(signal.SIGIO)
+    _, err = process.communicate(timeout=20)
+    assert process.returncode == 128 + signal.SIGIO
+    assert err.decode().strip().splitlines()[-1] == "stopped by SIGIO"
+
+
 def test_command_table_names_every_registered_command() -> None:
     from nexo_pkg.cli.app import COMMANDS, module_commands
 

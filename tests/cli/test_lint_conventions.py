@@ -351,6 +351,35 @@ def test_a_directory_named_on_the_command_line_is_searched_even_when_excluded(
     assert linted("--force-exclude", "examples/old/x") == []
 
 
+def test_a_link_below_a_named_directory_into_an_excluded_one_is_still_excluded(
+    tmp_path: Path,
+) -> None:
+    """Only the directories between the project and the directory PATH are spared: a
+    manifest found under `examples` that is a link into the excluded `vendor` is matched by
+    where it lies, as `lint .` matches it (and as `lint` did before PATH was spared)."""
+    root = project(tmp_path)
+    (root / "vendor" / "copy").mkdir(parents=True)
+    project(root / "vendor" / "copy")
+    (root / "examples" / "m").mkdir(parents=True)
+    (root / "examples" / "m" / "nexo-plugin.toml").symlink_to(
+        root / "vendor" / "copy" / "nexo-plugin.toml"
+    )
+    (root / "examples" / "own").mkdir()
+    project(root / "examples" / "own")
+    (root / ".nexo.toml").write_text('[lint]\nexclude = ["vendor"]\n', encoding="utf-8")
+
+    def linted(*args: str) -> list[str]:
+        result = lint("--format", "json", *args, cwd=root)
+        return sorted(Path(f["path"]).as_posix() for f in json.loads(result.stdout)["files"])
+
+    assert linted("examples") == ["examples/own/nexo-plugin.toml"]
+    assert linted("--exclude", str(root / "vendor"), "examples") == [
+        "examples/own/nexo-plugin.toml"
+    ]
+    assert "examples/m/nexo-plugin.toml" not in linted(".")
+    assert linted("vendor") == ["vendor/copy/nexo-plugin.toml"]
+
+
 def _linted(root: Path, *args: str) -> list[str]:
     document = json.loads(lint("--format", "json", *args, ".", cwd=root).stdout)
     return sorted(Path(f["path"]).as_posix() for f in document["files"])

@@ -303,14 +303,20 @@ def test_a_manifest_asset_that_is_not_utf8_is_refused(install_env: InstallEnv) -
     assert error.details == {"tag": "v1.0.0", "asset": "nexo-plugin.toml"}
 
 
+@pytest.mark.parametrize("checksums_file", [False, True], ids=["alone", "checksums.txt beside"])
 @pytest.mark.parametrize("shape", ["fifo", "directory", "dangling link"])
 def test_a_sidecar_that_is_not_a_regular_file_is_said_to_be_one(
-    install_env: InstallEnv, tmp_path: Path, shape: str
+    install_env: InstallEnv, tmp_path: Path, shape: str, checksums_file: bool
 ) -> None:
     """Neither read (a FIFO is never waited on) nor called absent: the message says what is
-    in the sidecar's place."""
+    in the sidecar's place. A checksums file beside the tarball that lists it does not stand
+    in for it: that fallback is for a tarball with no sidecar, as a release's checksums file
+    is consulted only when the release has no ``.sha256`` asset."""
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", sidecar=False)
     sidecar = tarball.with_name(tarball.name + ".sha256")
+    if checksums_file:
+        listed = f"{sha256_hex(tarball.read_bytes())}  {tarball.name}\n"
+        tarball.with_name("checksums.txt").write_text(listed, encoding="utf-8")
     if shape == "fifo":
         os.mkfifo(sidecar)
     elif shape == "directory":
