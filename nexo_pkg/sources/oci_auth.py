@@ -7,7 +7,6 @@ means no credentials; a named file that is missing or malformed is a configurati
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import os
 import re
@@ -113,7 +112,7 @@ def _from_entry(entry: Any, path: Path, host: str) -> Credentials | None:
     if isinstance(encoded, str) and encoded:
         try:
             decoded = base64.b64decode(encoded, validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
+        except ValueError:  # not base64, not ASCII (b64decode), or not UTF-8 once decoded
             decoded = ""
         username, sep, password = decoded.partition(":")
         if not sep:
@@ -121,11 +120,26 @@ def _from_entry(entry: Any, path: Path, host: str) -> Credentials | None:
                 f"{path}: the auth of {host} is not base64 of user:password",
                 kind="registry_config",
             )
+    where = f"{path}: the credentials of {host}"
     if isinstance(token, str) and token:
-        return Credentials(str(username or ""), "", identity_token=token)
+        return _sendable(Credentials(str(username or ""), "", identity_token=token), where)
     if isinstance(username, str) and isinstance(password, str) and username:
-        return Credentials(username, password)
+        return _sendable(Credentials(username, password), where)
     return None
+
+
+def _sendable(credentials: Credentials, where: str) -> Credentials:
+    """``credentials`` when each part is text that can be sent (UTF-8); a lone UTF-16
+    surrogate, which a JSON ``\\ud800`` escape can put in a string, is ``registry_config``."""
+    for part in (credentials.username, credentials.password, credentials.identity_token or ""):
+        try:
+            part.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConfigError(
+                f"{where} hold a lone UTF-16 surrogate, which is not text",
+                kind="registry_config",
+            ) from None
+    return credentials
 
 
 def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:
@@ -174,9 +188,10 @@ def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:
         ) from exc
     if not isinstance(username, str) or not isinstance(secret, str):
         return None
+    where = f"the credentials docker-credential-{helper} answered for {host}"
     if username == "<token>":
-        return Credentials("", "", identity_token=secret)
-    return Credentials(username, secret)
+        return _sendable(Credentials("", "", identity_token=secret), where)
+    return _sendable(Credentials(username, secret), where)
 
 
 def credentials_for(host: str, explicit: Path | None = None) -> Credentials | None:

@@ -293,3 +293,62 @@ def test_no_home_directory_means_no_registry_config_not_a_crash(
     for name in ("HOME", "DOCKER_CONFIG", "REGISTRY_AUTH_FILE"):
         monkeypatch.delenv(name, raising=False)
     assert credentials_for("127.0.0.1:5000") is None
+
+
+_NOT_TEXT = "\ud800"  # a lone UTF-16 surrogate: json.dumps writes it as the escape \ud800
+
+
+@pytest.mark.parametrize(
+    ("entry", "says"),
+    [
+        ({"auth": _NOT_TEXT}, "is not base64 of user:password"),
+        ({"auth": "fléet:pässword"}, "is not base64 of user:password"),
+        ({"username": "fleet", "password": _NOT_TEXT}, "lone UTF-16 surrogate"),
+        ({"username": _NOT_TEXT, "password": "s3cret"}, "lone UTF-16 surrogate"),
+        ({"identitytoken": _NOT_TEXT}, "lone UTF-16 surrogate"),
+        ({"helper": "nexo-test"}, "lone UTF-16 surrogate"),
+    ],
+    ids=["auth-surrogate", "auth-not-ascii", "password", "username", "identitytoken", "helper"],
+)
+def test_credentials_that_are_not_text_are_one_registry_config_line(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    auth_registry: Registry,
+    entry: dict[str, str],
+    says: str,
+) -> None:
+    """A docker config (or a credential helper's answer) whose credentials are not text that
+    can be sent — an ``auth`` with non-ASCII characters, a JSON ``\\ud800`` escape in any
+    part — is one ``registry_config`` line naming the file and the host (exit 2), not an
+    internal error; nothing is installed."""
+    helpers = tmp_path / "helpers"
+    helpers.mkdir()
+    helper = helpers / "docker-credential-nexo-test"
+    helper.write_text(
+        '#!/bin/sh\nprintf \'%s\' \'{"Username": "fleet", "Secret": "\\ud800"}\'\n',
+        encoding="utf-8",
+    )
+    helper.chmod(0o755)
+    env = {**fleet_env, "PATH": f"{helpers}:{fleet_env['PATH']}"}
+    config = tmp_path / "config.json"
+    if "helper" in entry:
+        document: dict[str, object] = {"credHelpers": {auth_registry.host: entry["helper"]}}
+    else:
+        document = {"auths": {auth_registry.host: entry}}
+    config.write_text(json.dumps(document), encoding="utf-8")
+    dest = tmp_path / "root"
+    for command in (
+        ("install", auth_registry.ref("plugins/echo:1.2.3"), "--dest", str(dest), "--yes"),
+        ("info", auth_registry.ref("plugins/echo")),
+    ):
+        result = nexo(
+            "plugin", *command, "--registry-config", str(config), "--plain-http", "--json",
+            env=env, in_process=True,
+        )  # fmt: skip
+        assert result.code == 2, (command, result.stderr)
+        assert result.document["kind"] == "registry_config", result.document
+        assert says in result.document["error"]
+        assert auth_registry.host in result.document["error"]
+        assert without_notes(result.stderr) == f"error: {result.document['error']}\n"
+        assert _installed(dest) == []
