@@ -107,7 +107,7 @@ def check_sbom(listing: ArchiveListing, plugin_id: str, version: str) -> None:
     the cap, is not a CycloneDX 1.6 JSON document (one the CycloneDX 1.6 schema or the
     library refuses, as ``nexo plugin sbom`` reads it: shown by ``list`` and ``info`` until
     then), or describes another plugin: an installed tree must never hold an inventory that
-    ``nexo plugin sbom`` would report wrongly or refuse."""
+    ``nexo plugin sbom`` would report wrongly, nor a document it cannot read."""
     if SBOM_MEMBER not in listing.files:
         if SBOM_MEMBER in listing.directories:
             # A directory under the SBOM's name: `sbom` would derive a document and call the
