@@ -19,7 +19,7 @@ from nexo_pkg.manifest.microapp import (
 from nexo_pkg.manifest.model import manifest_from_text
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 from nexo_pkg.manifest.options import LintOptions
-from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER, SbomError, quick_check
+from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER, SbomError, plainly_valid, quick_check
 from nexo_pkg.sources.api import ArchiveListing
 
 RUNTIME_SETTINGS_GRANTED = LintOptions(host_net_allowed=True, sandbox_required=False)
@@ -104,8 +104,10 @@ def _with_companion_admin(
 
 def check_sbom(listing: ArchiveListing, plugin_id: str, version: str) -> None:
     """``archive_invalid`` naming ``sbom.cdx.json`` when the archive carries one that is over
-    the cap, is not a CycloneDX 1.6 JSON document, or describes another plugin: an installed
-    tree must never hold an inventory that ``nexo plugin sbom`` would report wrongly."""
+    the cap, is not a CycloneDX 1.6 JSON document (one the CycloneDX 1.6 schema or the
+    library refuses, as ``nexo plugin sbom`` reads it: shown by ``list`` and ``info`` until
+    then), or describes another plugin: an installed tree must never hold an inventory that
+    ``nexo plugin sbom`` would report wrongly, nor a document it cannot read."""
     if SBOM_MEMBER not in listing.files:
         if SBOM_MEMBER in listing.directories:
             # A directory under the SBOM's name: `sbom` would derive a document and call the
@@ -121,7 +123,12 @@ def check_sbom(listing: ArchiveListing, plugin_id: str, version: str) -> None:
             raise SbomError(
                 f"it is {listing.files[SBOM_MEMBER].size} bytes, over the cap of {MAX_SBOM_BYTES}"
             )
-        quick_check(listing.sbom, plugin_id, version)
+        document = quick_check(listing.sbom, plugin_id, version)
+        if not plainly_valid(document):
+            # Not the shape pack writes: judged as `nexo plugin sbom` will read it.
+            from nexo_pkg.sbom.cyclonedx import read_sbom  # noqa: PLC0415
+
+            read_sbom(listing.sbom)
     except SbomError as exc:
         raise NexoError(
             f"the archive's {SBOM_MEMBER} is not the plugin's SBOM: {exc}",

@@ -10,6 +10,7 @@ pip's installation report; ``cyclonedx`` (which imports ``cyclonedx-python-lib``
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 #: The SBOM's name in the tarball (at the root, beside the manifest) and so in an installed
@@ -72,3 +73,181 @@ def vendored_packages(document: dict[str, Any]) -> list[dict[str, Any]]:
         if component.get("type") == "library"
     ]
     return sorted(found, key=lambda item: (str(item["name"]).lower(), str(item["version"])))
+
+
+# What `pack` writes, and nothing else: a document of this shape is valid CycloneDX 1.6 that
+# the library reads back, so `install` can take it without loading the schema or the library
+# (tests/pack/test_pack_sbom.py holds the two to each other). Anything else goes through the
+# library's strict validator, as `nexo plugin sbom` reads it.
+_SCHEMA_URL = "http://cyclonedx.org/schema/bom-1.6.schema.json"
+_SERIAL = re.compile(r"urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\+00:00")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_PYPI_PURL = re.compile(
+    r"pkg:pypi/(?:[a-z0-9._-]|%[0-9A-Fa-f]{2})+@(?:[A-Za-z0-9._:-]|%[0-9A-Fa-f]{2})+"
+)
+_MAX_VERSION = 1024
+
+
+def _text(value: Any, limit: int | None = None) -> bool:
+    return (
+        isinstance(value, str)
+        and value != ""
+        and value.isprintable()
+        and (limit is None or len(value) <= limit)
+    )
+
+
+def _only(item: Any, required: set[str], optional: set[str] | None = None) -> bool:
+    """Whether ``item`` is an object with every ``required`` key and no key but those and
+    the ``optional`` ones."""
+    return isinstance(item, dict) and required <= item.keys() <= required | (optional or set())
+
+
+def _properties_plain(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and value != []
+        and all(
+            _only(item, {"name", "value"}) and _text(item["name"]) and _text(item["value"])
+            for item in value
+        )
+    )
+
+
+def _licenses_plain(value: Any) -> bool:
+    if not isinstance(value, list) or value == []:
+        return False
+    if len(value) == 1 and _only(value[0], {"expression"}):
+        return _text(value[0]["expression"])
+    return all(
+        _only(item, {"license"})
+        and _only(item["license"], {"name"})
+        and _text(item["license"]["name"])
+        for item in value
+    )
+
+
+def _library_plain(item: Any) -> bool:
+    if not _only(
+        item,
+        {"bom-ref", "name", "purl", "type", "version"},
+        {"hashes", "licenses", "properties"},
+    ):
+        return False
+    hashes = item.get("hashes", [{"alg": "SHA-256", "content": "0" * 64}])
+    return (
+        item["type"] == "library"
+        and _text(item["name"])
+        and _text(item["version"], _MAX_VERSION)
+        and isinstance(item["purl"], str)
+        and _PYPI_PURL.fullmatch(item["purl"]) is not None
+        and _text(item["bom-ref"])
+        and not item["bom-ref"].startswith("urn:cdx:")
+        and isinstance(hashes, list)
+        and len(hashes) == 1
+        and _only(hashes[0], {"alg", "content"})
+        and hashes[0]["alg"] == "SHA-256"
+        and isinstance(hashes[0]["content"], str)
+        and _SHA256.fullmatch(hashes[0]["content"]) is not None
+        and ("licenses" not in item or _licenses_plain(item["licenses"]))
+        and ("properties" not in item or _properties_plain(item["properties"]))
+    )
+
+
+def _metadata_plain(metadata: Any) -> bool:
+    if not _only(metadata, {"component", "timestamp"}, {"tools"}):
+        return False
+    root = metadata["component"]
+    timestamp = metadata["timestamp"]
+    tools = metadata.get("tools", {"components": []})
+    return (
+        _only(root, {"bom-ref", "name", "type", "version"}, {"properties"})
+        and root["type"] == "application"
+        and _text(root["bom-ref"])
+        and not root["bom-ref"].startswith("urn:cdx:")
+        and _text(root["name"])
+        and _text(root["version"], _MAX_VERSION)
+        and ("properties" not in root or _properties_plain(root["properties"]))
+        and isinstance(timestamp, str)
+        and _TIMESTAMP.fullmatch(timestamp) is not None
+        and _valid_date(timestamp)
+        and _only(tools, {"components"})
+        and isinstance(tools["components"], list)
+        and len(tools["components"]) <= 1
+        and all(
+            _only(tool, {"name", "type", "version"})
+            and tool["type"] == "application"
+            and _text(tool["name"])
+            and _text(tool["version"], _MAX_VERSION)
+            for tool in tools["components"]
+        )
+    )
+
+
+def _valid_date(timestamp: str) -> bool:
+    from datetime import datetime  # noqa: PLC0415
+
+    try:
+        datetime.fromisoformat(timestamp)
+    except ValueError:
+        return False
+    return True
+
+
+def _dependencies_plain(value: Any, refs: set[str]) -> bool:
+    if not isinstance(value, list):
+        return False
+    seen: set[str] = set()
+    for item in value:
+        if (
+            not _only(item, {"ref"}, {"dependsOn"})
+            or not isinstance(item["ref"], str)
+            or item["ref"] not in refs
+        ):
+            return False
+        if item["ref"] in seen:
+            return False
+        seen.add(item["ref"])
+        needs = item.get("dependsOn", [])
+        if not isinstance(needs, list) or (needs == [] and "dependsOn" in item):
+            return False
+        if not all(isinstance(need, str) and need in refs for need in needs):
+            return False
+        if len(set(needs)) != len(needs):
+            return False
+    return True
+
+
+def plainly_valid(document: dict[str, Any]) -> bool:
+    """Whether ``document`` (a parsed JSON value) has exactly the shape ``pack`` writes
+    (the fields it fills, of the types and patterns CycloneDX 1.6 gives them, every
+    reference resolved, nothing repeated): then it is valid CycloneDX 1.6 that the library
+    reads back, without loading either. ``False`` says only that the full check must judge
+    it."""
+    if not _only(
+        document,
+        {"$schema", "bomFormat", "metadata", "serialNumber", "specVersion", "version"},
+        {"components", "dependencies"},
+    ):
+        return False
+    version = document["version"]
+    if (
+        document["$schema"] != _SCHEMA_URL
+        or document["bomFormat"] != "CycloneDX"
+        or document["specVersion"] != SPEC_VERSION
+        or not isinstance(document["serialNumber"], str)
+        or _SERIAL.fullmatch(document["serialNumber"]) is None
+        or type(version) is not int
+        or version < 1
+        or not _metadata_plain(document["metadata"])
+    ):
+        return False
+    components = document.get("components", [])
+    if not isinstance(components, list) or not all(_library_plain(item) for item in components):
+        return False
+    refs = {item["bom-ref"] for item in components}
+    root_ref = document["metadata"]["component"]["bom-ref"]
+    if len(refs) != len(components) or root_ref in refs:
+        return False
+    return _dependencies_plain(document.get("dependencies", []), refs | {root_ref})

@@ -167,30 +167,49 @@ def test_output_dash_is_standard_output_and_a_directory_is_refused(
 def test_a_carried_sbom_the_schema_refuses_is_one_short_line_naming_it(
     env: dict[str, str], tmp_path: Path
 ) -> None:
-    """Two identical components (bom-refs must be unique): install takes the tarball (its
-    quick check reads no schema), ``sbom`` refuses the document, in one line of sane length
-    rather than the whole offending value."""
+    """Two identical components (bom-refs must be unique): ``install`` refuses the tarball
+    (``archive_invalid``, nothing installed) and ``sbom`` refuses the document where it meets
+    one in a tree (written there after install, its receipt hash updated), each in one line
+    of sane length rather than the whole offending value."""
     members: list[Member] = plugin_members("hello", "1.0.0")
     digests = {
         m.name: hashlib.sha256(m.data).hexdigest() for m in members if m.kind == tarfile.REGTYPE
     }
     packages = tuple(Package(f"pkg{i}", "1.0", "", ("MIT",), True) for i in range(40))
-    document = json.loads(
-        write_sbom(
-            PluginSbom("hello", "1.0.0", "noarch", packages, files_sha256=files_digest(digests))
-        )
+    valid = write_sbom(
+        PluginSbom("hello", "1.0.0", "noarch", packages, files_sha256=files_digest(digests))
     )
+    document = json.loads(valid)
     document["components"].append(dict(document["components"][0]))
-    data = targz([*members, file("sbom.cdx.json", json.dumps(document))])
+    broken = json.dumps(document).encode()
     root = tmp_path / "root"
+    refused = nexo(
+        "plugin", "install", write_plugin(tmp_path / "bad", "hello", "1.0.0",
+                                          data=targz([*members, file("sbom.cdx.json", broken)])),
+        "--dest", root, "--yes", env=env, in_process=True,
+    )  # fmt: skip
+    assert refused.code == 1
+    assert refused.error_line.startswith(
+        "error: the archive's sbom.cdx.json is not the plugin's SBOM: it does not validate "
+        "against CycloneDX 1.6: "
+    )
+    assert refused.error_line.endswith("has non-unique elements")
+    assert len(refused.error_line) < 500
+    assert not (root / "hello-1.0.0").exists()
+
+    data = targz([*members, file("sbom.cdx.json", valid)])
     _install(env, write_plugin(tmp_path / "dist", "hello", "1.0.0", data=data), root)
+    carried = root / "hello-1.0.0" / "sbom.cdx.json"
+    carried.write_bytes(broken)
+    receipt_path = root / "hello-1.0.0" / ".nexo-install.json"
+    receipt = json.loads(receipt_path.read_bytes())
+    receipt["files"]["sbom.cdx.json"] = hashlib.sha256(broken).hexdigest()
+    receipt_path.write_text(json.dumps(receipt), encoding="utf-8")
     done = nexo("plugin", "sbom", "hello", "--dest", root, env=env, in_process=True)
     assert done.code == 1
     assert done.stdout == ""
     line = done.error_line
-    assert (
-        f"{root / 'hello-1.0.0' / 'sbom.cdx.json'}: it does not validate against CycloneDX" in line
-    )
+    assert f"{carried}: it does not validate against CycloneDX" in line
     assert line.endswith("has non-unique elements")
     assert len(line) < 500
     assert done.stderr.count("\n") == 1
