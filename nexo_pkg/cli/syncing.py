@@ -295,7 +295,9 @@ def _outcome_line(item: PluginOutcome) -> str:
         line = f"{item.plugin_id} {shown}: {words.get(item.change or '', item.action)}"
     for kept in item.kept:
         line += f"; {item.from_version or 'the old version'} kept for rollback at {kept}"
-    if item.released_hold is not None:
+    if item.released_hold is not None and item.change == "remove":
+        line += f"; hold at {item.released_hold} released (the lock does not name it)"
+    elif item.released_hold is not None:
         line += f"; hold at {item.released_hold} released (the lock names {item.version})"
     return line
 

@@ -10,8 +10,8 @@ recorded, installed through the install pipeline, and only then are their other 
 removed (the versions replaced are kept for ``rollback``, one per plugin, as ``upgrade``
 keeps them; a hold on a plugin sync changes is released: the lock named its version). A
 failing plugin is reported and the others go on; ``--prune`` removes installed plugins the
-lock does not name. ``dry_run_plan`` says what a run would do, from the lock and the receipts
-alone.
+lock does not name as ``remove`` does (their kept versions and hold too). ``dry_run_plan``
+says what a run would do, from the lock and the receipts alone.
 """
 
 from __future__ import annotations
@@ -436,7 +436,9 @@ def sync(
             )
             if prune:
                 for plugin_id in sorted(set(installed) - set(locked.plugins)):
-                    removal = _remove_all(plugin_id, installed[plugin_id], root)
+                    removal = _remove_all(
+                        plugin_id, installed[plugin_id], root, kept_before.get(plugin_id, [])
+                    )
                     removal.change = "remove"
                     result.outcomes.append(removal)
         session.cache.sync_added()
@@ -684,18 +686,27 @@ def _identity(item: Installed) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _remove_all(plugin_id: str, items: list[Installed], root: InstallRoot) -> PluginOutcome:
+def _remove_all(
+    plugin_id: str, items: list[Installed], root: InstallRoot, kept: list[Path]
+) -> PluginOutcome:
+    """``--prune``'s removal of a plugin the lock does not name, as ``nexo plugin remove``
+    removes it: every installed version, the versions kept for it (nothing is left to roll
+    back to), and its hold (nothing is left to hold)."""
     try:
-        for item in items:
-            if item.path.exists():
-                remove_tree(root, item.path)
+        for path in (*(item.path for item in items), *kept):
+            if path.exists():
+                remove_tree(root, path)
+        from nexo_pkg.install.api import release_hold  # noqa: PLC0415 - a removal only
+
+        released = release_hold(root.dest, plugin_id)
     except NexoError as error:
         return PluginOutcome(plugin_id, "failed", kind=error.kind, error=error.message)
     except OSError as exc:
         return PluginOutcome(plugin_id, "failed", kind="io", error=str(exc))
     return PluginOutcome(
-        plugin_id, "removed", items[0].receipt.version if items[0].receipt else None
-    )
+        plugin_id, "removed", items[0].receipt.version if items[0].receipt else None,
+        released_hold=released.version if released is not None else None,
+    )  # fmt: skip
 
 
 def _installed_signature(present: list[Installed]) -> Mapping[str, Any] | None:
