@@ -166,6 +166,7 @@ def run_sync(request: SyncRequest) -> int:
             return fleet_api.dry_run_plan(
                 lock_file, root, wanted_path=wanted_path, prune=request.prune,
                 target=request.target, frozen=request.frozen,
+                registry_config=request.registry_config,
             )  # fmt: skip
         return fleet_api.sync(
             lock_file,

@@ -264,11 +264,13 @@ def dry_run_plan(
     prune: bool = False,
     target: str | None = None,
     frozen: bool = False,
+    registry_config: Path | None = None,
 ) -> SyncResult:
     """What ``sync`` would do to ``dest``, read from the lock and the installed receipts
     alone: no request, no lock taken, nothing written. A lock stale against the wanted set
     is planned as it stands, with the reasons (``stale``): sync would lock first; with
-    ``frozen`` it is ``lock_stale``, as the run refuses it."""
+    ``frozen`` it is ``lock_stale``, as the run refuses it. A named ``registry_config`` that
+    the run refuses is refused too."""
     source_date_epoch(os.environ)  # a malformed one fails the run: the rehearsal too
     result = SyncResult(lock_path, dest, dry_run=True)
     if not lock_path.exists():
@@ -292,9 +294,24 @@ def dry_run_plan(
         result.stale = stale_entries(read_wanted(wanted_path), locked)
         if frozen:
             _refuse_stale(lock_path, result.stale)
+    _check_registry_config(locked, registry_config)
     present = installed_by_id(dest) if dest.is_dir() else {}
     result.plan = sync_plan(locked.plugins, present, host_candidates(target), prune=prune)
     return result
+
+
+def _check_registry_config(locked: Lock, registry_config: Path | None) -> None:
+    """A registry config that was named (``--registry-config``, ``REGISTRY_AUTH_FILE``) and
+    is missing or no config refuses the whole run when the lock names a registry plugin
+    (``registry_config``, exit 2), before the root is touched, as ``install`` and ``lock``
+    refuse it: not one failure per registry plugin, nor a pass for the plugins already in
+    place (a run that changes nothing never asks the registry)."""
+    # Nothing named (the case of every run that passes no such flag): nothing is loaded.
+    named = registry_config is not None or bool(os.environ.get("REGISTRY_AUTH_FILE"))
+    if named and any(entry.source.startswith("oci://") for entry in locked.plugins.values()):
+        from nexo_pkg.sources.api import check_registry_config  # noqa: PLC0415
+
+        check_registry_config(registry_config)
 
 
 def _frozen_needs(lock_path: Path) -> NexoError:
@@ -362,6 +379,7 @@ def sync(
                 locked = relocked.lock
         if locked is None:
             locked = read_lock(lock_path)
+        _check_registry_config(locked, options.install.registry_config)
         jobs = min(checked_jobs(options.jobs), len(locked.plugins))
         if not _any_to_install(locked.plugins, installed_by_id(dest), candidates):
             # Every plugin looks in line with the lock already: no worker process is forked
