@@ -269,7 +269,9 @@ def _show_plan(result: SyncResult) -> None:
             versions = f"{step.from_version} \u2192 {step.version}"
         else:
             versions = step.version or step.from_version or ""
-        result_line(printable(f"{step.plugin_id:<24} {versions:<24} {_PLAN_WORDS[step.change]}"))
+        ends = f"; ends the hold at {step.releases_hold}" if step.releases_hold else ""
+        words = f"{_PLAN_WORDS[step.change]}{ends}"
+        result_line(printable(f"{step.plugin_id:<24} {versions:<24} {words}"))
     changes = sum(step.change != "unchanged" for step in result.plan)
     downgrades = [
         f"{step.plugin_id} {step.from_version} \u2192 {step.version}"

@@ -83,14 +83,20 @@ class PlanStep:
     change: str
     version: str | None
     from_version: str | None = None
+    # A dry run's: the version a hold (`rollback`, `hold`) keeps the plugin at, which this
+    # change ends (the lock names the version; a pruned plugin has nothing left to hold).
+    releases_hold: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        document = {
             "id": self.plugin_id,
             "action": self.change,
             "from_version": self.from_version,
             "version": self.version,
         }
+        if self.releases_hold is not None:
+            document["releases_hold"] = self.releases_hold
+        return document
 
 
 @dataclass
@@ -297,6 +303,17 @@ def dry_run_plan(
     _check_registry_config(locked, registry_config)
     present = installed_by_id(dest) if dest.is_dir() else {}
     result.plan = sync_plan(locked.plugins, present, host_candidates(target), prune=prune)
+    if present:
+        # The holds the run would end, said with the change that ends them.
+        from nexo_pkg.install.api import holds  # noqa: PLC0415 - a dry run's reading
+
+        held = holds(dest)
+        result.plan = [
+            replace(step, releases_hold=held[step.plugin_id].version)
+            if step.plugin_id in held and step.change != "unchanged"
+            else step
+            for step in result.plan
+        ]
     return result
 
 

@@ -60,7 +60,8 @@ def test_prune_removes_the_kept_versions_and_the_hold_too(
 
     plan = sync(other, "--prune", "--dry-run")["plan"]
     assert isinstance(plan, list)
-    assert {"id": "alpha", "action": "remove", "from_version": "1.0.0", "version": None} in plan
+    removing = {"id": "alpha", "action": "remove", "from_version": "1.0.0", "version": None}
+    assert {**removing, "releases_hold": "1.0.0"} in plan
 
     plugins = sync(other, "--prune")["plugins"]
     assert isinstance(plugins, list)
@@ -86,3 +87,55 @@ def test_prune_removes_the_kept_versions_and_the_hold_too(
     )  # fmt: skip
     assert text.code == 0, text.stderr  # nothing left of alpha to prune again
     assert "alpha" not in text.stderr
+
+
+def test_the_plan_says_which_holds_the_run_ends(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """A sync that changes a held plugin ends its hold (the lock names the version): its dry
+    run says so with that change, and not for a held plugin it leaves unchanged."""
+    home = Path(fleet_env["NEXO_HOME"])
+    for version in ("1.0.0", "1.1.0"):
+        dist = make_dist("alpha", version, identity=None, targets=(LINUX,))
+        push_dist(dist, registry.ref("plugins/alpha"), home)
+    older = _lock(tmp_path / "older", registry, {"alpha": "=1.0.0"}, fleet_env)
+    newer = _lock(tmp_path / "newer", registry, {"alpha": "=1.1.0"}, fleet_env)
+    root = tmp_path / "root"
+
+    def sync(lock: Path, *flags: str) -> tuple[dict[str, object], str]:
+        synced = nexo(
+            "plugin", "sync", "--lock", str(lock), "--dest", str(root), "--plain-http",
+            "--frozen", *flags, env=fleet_env, in_process=True,
+        )  # fmt: skip
+        assert synced.code == 0, synced.stderr
+        return (synced.document if "--json" in flags else {}), synced.stdout
+
+    sync(older)
+    sync(newer)
+    rolled = nexo(
+        "plugin", "rollback", "alpha", "--dest", str(root), "--yes", env=fleet_env, in_process=True
+    )
+    assert rolled.code == 0, rolled.stderr  # alpha 1.0.0 held
+
+    same, text = sync(older, "--dry-run", "--json")
+    assert same["plan"] == [
+        {"id": "alpha", "action": "unchanged", "from_version": "1.0.0", "version": "1.0.0"}
+    ]
+    assert sync(older, "--json")[0]["plugins"][0].get("released_hold") is None  # type: ignore[index]
+    assert (root / ".nexo" / "holds" / "alpha.json").is_file()
+
+    planned, _ = sync(newer, "--dry-run", "--json")
+    assert planned["plan"] == [
+        {
+            "id": "alpha",
+            "action": "upgrade",
+            "from_version": "1.0.0",
+            "version": "1.1.0",
+            "releases_hold": "1.0.0",
+        }
+    ]
+    _, text = sync(newer, "--dry-run")
+    assert "upgrade; ends the hold at 1.0.0" in text
+    done, _ = sync(newer, "--json")
+    assert done["plugins"][0]["released_hold"] == "1.0.0"  # type: ignore[index]
+    assert not (root / ".nexo" / "holds" / "alpha.json").exists()
