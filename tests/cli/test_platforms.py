@@ -154,6 +154,7 @@ def test_verify_on_windows_compares_contents_not_modes(tmp_path: Path) -> None:
     home, root = tmp_path / "home", tmp_path / "root"
     tarball = write_plugin(tmp_path / "dist", "weather", "0.1.0")
     env = clean_env(NEXO_HOME=str(home))
+    env.pop(windows_shim.ENV_FLAG, None)  # installed on a daemon host, even under --windows-shim
     installed = nexo(
         "plugin", "install", tarball, "--skip-signature-verify", "--yes", "--dest", root,
         env=env, cwd=tmp_path,
