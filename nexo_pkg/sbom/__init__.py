@@ -83,9 +83,12 @@ _SCHEMA_URL = "http://cyclonedx.org/schema/bom-1.6.schema.json"
 _SERIAL = re.compile(r"urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\+00:00")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_PYPI_PURL = re.compile(
-    r"pkg:pypi/(?:[a-z0-9._-]|%[0-9A-Fa-f]{2})+@(?:[A-Za-z0-9._:-]|%[0-9A-Fa-f]{2})+"
-)
+# The name's escapes are of non-ASCII bytes only (as `quote` writes a name pack lowercased),
+# and one plain character comes after the leading ones (a lookahead, so that the pattern
+# stays linear): packageurl strips what an escape of a blank (ASCII or not) or `/` decodes
+# to, and refuses a name left empty.
+_PURL_NAME = r"(?=(?:%[89A-Fa-f][0-9A-Fa-f])*[a-z0-9._-])(?:[a-z0-9._-]|%[89A-Fa-f][0-9A-Fa-f])+"
+_PYPI_PURL = re.compile(rf"pkg:pypi/{_PURL_NAME}@(?:[A-Za-z0-9._:-]|%[0-9A-Fa-f]{{2}})+")
 _MAX_VERSION = 1024
 
 

@@ -73,7 +73,7 @@ def _load(path: Path, explicit: bool) -> dict[str, Any]:
             f"cannot read registry config {path}: {exc}", kind="registry_config"
         ) from exc
     try:
-        document = json.loads(text)
+        document = _json(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{path}:{exc.lineno}: registry config is not valid JSON ({exc.msg})",
@@ -96,6 +96,13 @@ def check_named_config(explicit: Path | None) -> None:
     path, named = config_path(explicit)
     if named and path is not None:
         _load(path, named)
+
+
+def _json(text: str) -> Any:
+    """``text`` as JSON, its integers read as floats: only strings and objects are used, and
+    docker skips a field it does not know however many digits a number there has (Python's
+    ``int`` refuses over 4,300)."""
+    return json.loads(text, parse_int=float)
 
 
 def _host_keys(host: str) -> tuple[str, ...]:
@@ -174,9 +181,8 @@ def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:
     try:
         answer = subprocess.run(
             [program, "get"],
-            input=host,
+            input=host.encode("utf-8"),
             capture_output=True,
-            text=True,
             timeout=HELPER_TIMEOUT,
             check=False,
         )
@@ -188,9 +194,9 @@ def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:
         # Helpers answer "credentials not found" with a non-zero exit: anonymous access.
         return None
     try:
-        document = json.loads(answer.stdout)
+        document = _json(answer.stdout.decode("utf-8"))
         username, secret = document["Username"], document["Secret"]
-    except (json.JSONDecodeError, KeyError, TypeError, RecursionError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, RecursionError) as exc:
         raise ConfigError(
             f"credential helper docker-credential-{helper} answered something that is not "
             "{Username, Secret} JSON",

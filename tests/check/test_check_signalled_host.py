@@ -56,3 +56,43 @@ def test_a_plugin_signalling_its_host_still_leaves_nothing_running(
     assert document["ok"] is False
     assert document["kind"] == "interrupted"
     assert process.stderr.decode().strip().splitlines()[-1] == document["error"]
+
+
+# The signals whose default action ends (or stops) a process that nexo leaves at that default.
+LEFT_AT_DEFAULT = {
+    "SIGSEGV": "SIGSEGV",
+    "SIGBUS": "SIGBUS",
+    "SIGILL": "SIGILL",
+    "SIGFPE": "SIGFPE",
+    "SIGTRAP": "SIGTRAP",
+    "SIGSYS": "SIGSYS",
+    "SIGTSTP": "SIGTSTP",
+    "SIGTTIN": "SIGTTIN",
+    "SIGTTOU": "SIGTTOU",
+    "32": "signals 32 and 33",
+    "33": "signals 32 and 33",
+}
+
+
+def test_the_signals_left_at_their_default_are_named_in_the_docs() -> None:
+    """Every signal whose default action ends or stops nexo and that nexo does not unwind on
+    (seen in a process that installed its handlers) is named in docs/security.md beside
+    SIGKILL and SIGSTOP: a plugin sending it cuts containment short, and the docs say so."""
+    probe = (
+        "import signal, json\n"
+        "from nexo_pkg.cli.main import install_signal_handlers\n"
+        "install_signal_handlers()\n"
+        "names = ['SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE', 'SIGTRAP', 'SIGSYS', 'SIGTSTP',\n"
+        "         'SIGTTIN', 'SIGTTOU']\n"
+        "left = [n for n in names if signal.getsignal(getattr(signal, n)) == signal.SIG_DFL]\n"
+        "left += [str(n) for n in (32, 33) if n < signal.SIGRTMIN]\n"
+        "print(json.dumps(left))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    left = json.loads(completed.stdout)
+    assert set(left) == set(LEFT_AT_DEFAULT)
+    docs = (Path(__file__).parents[2] / "docs" / "security.md").read_text(encoding="utf-8")
+    paragraph = docs[docs.index("Nothing can be done when nexo itself is killed") :][:1500]
+    assert [name for name in left if LEFT_AT_DEFAULT[name] not in paragraph] == []

@@ -105,8 +105,29 @@ def test_a_directory_under_the_sbom_s_name_is_refused(
             lambda d: d["components"][0].update(purl="not a purl"),
             "the CycloneDX library cannot read it",
         ),
+        (
+            lambda d: d["components"][0].update(purl="pkg:pypi/%09@0"),
+            "the CycloneDX library cannot read it: PURL string supplied does not parse",
+        ),
+        (
+            lambda d: d["components"][0].update(purl="pkg:pypi/%2F@1"),
+            "the CycloneDX library cannot read it: PURL string supplied does not parse",
+        ),
+        (
+            lambda d: d["components"][0].update(purl="pkg:pypi/%C2%A0@1"),
+            "the CycloneDX library cannot read it: PURL string supplied does not parse",
+        ),
     ],
-    ids=["integer-version", "unknown-key", "bad-hash", "bad-serial", "bad-purl"],
+    ids=[
+        "integer-version",
+        "unknown-key",
+        "bad-hash",
+        "bad-serial",
+        "bad-purl",
+        "purl-name-a-tab",
+        "purl-name-a-slash",
+        "purl-name-a-no-break-space",
+    ],
 )
 def test_an_sbom_that_cyclonedx_1_6_refuses_is_refused_as_sbom_would(
     install_env: InstallEnv, tmp_path: Path, edit: Callable[[dict[str, Any]], object], reason: str

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support.cli import clean_env
 from support.tarballs import file, plugin_members, targz, write_plugin
 
@@ -127,6 +129,82 @@ def test_what_has_the_plain_shape_is_valid_and_read_by_the_library(index: int) -
             pytest.fail(f"{label}: {exc}")
     assert tried > 100
     assert 0 < accepted < tried
+
+
+def _text_leaves(value: Any) -> list[tuple[Any, ...]]:
+    """The paths of ``value``'s free-text strings (names, versions, refs, purls, licences,
+    properties), not its fixed words (formats, types, algorithms) or patterned ones."""
+    fixed = {"$schema", "bomFormat", "specVersion", "serialNumber", "type", "alg", "timestamp"}
+    return [
+        path
+        for path in _paths(value)
+        if path and isinstance(path[-1], str) and path[-1] not in fixed
+        and isinstance(_at(value, path), str)
+    ]  # fmt: skip
+
+
+def _at(value: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        value = value[step]
+    return value
+
+
+_OLD_PURL = r"pkg:pypi/(?:[a-z0-9._-]|%[0-9A-Fa-f]{2})+@(?:[A-Za-z0-9._:-]|%[0-9A-Fa-f]{2})+"
+_TEXTS = st.one_of(
+    st.text(min_size=1, max_size=8),
+    st.from_regex(_OLD_PURL, fullmatch=True),
+    st.sampled_from(["urn:cdx:x", "\u00a0", "\u2028", "\U0001f600", "%41", "a\u0300", "(MIT"]),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_texts_the_plain_shape_takes_the_library_reads(data: st.DataObject) -> None:
+    """Differential over free text: up to three strings of a pack SBOM (a purl among them,
+    percent escapes of blanks and ``/`` included) replaced at once; whatever the plain check
+    takes, the strict validator and the library's reader take too, as ``sbom`` reads it."""
+    document = json.loads(data.draw(st.sampled_from(pack_documents()[1:])))
+    leaves = _text_leaves(document)
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(leaves))
+        *parent_path, last = path
+        _at(document, tuple(parent_path))[last] = data.draw(_TEXTS)
+    if not plainly_valid(document):
+        return
+    raw = json.dumps(document).encode()
+    assert validate(raw) == []
+    try:
+        read_sbom(raw)
+    except SbomError as exc:  # pragma: no cover - the failure is the finding
+        pytest.fail(f"{json.dumps(document)[:2000]}: {exc}")
+
+
+_BLANKS_IN_UTF8 = ["%C2%85", "%C2%A0", "%E1%9A%80", "%E2%80%A8", "%E2%80%AF", "%E3%80%80"]
+
+
+def test_every_escape_in_a_purl_the_plain_shape_takes_the_library_reads() -> None:
+    """Each byte escaped alone, before or after a plain character, in the name and in the
+    version, and the UTF-8 blanks beyond ASCII: whatever purl the plain check takes, the
+    library parses (packageurl strips what an escape of a blank or ``/`` decodes to and
+    refuses a name left empty, so ``pkg:pypi/%09@0`` must go to the library)."""
+    document = json.loads(pack_documents()[1])
+    escapes = [f"%{byte:02X}" for byte in range(256)] + _BLANKS_IN_UTF8
+    purls = [
+        form.format(escape)
+        for escape in escapes
+        for form in ("pkg:pypi/{}@1", "pkg:pypi/a{}@1", "pkg:pypi/{}a@1", "pkg:pypi/a@{}")
+    ]
+    taken = 0
+    for purl in purls:
+        document["components"][0]["purl"] = purl
+        if not plainly_valid(document):
+            continue
+        taken += 1
+        try:
+            read_sbom(json.dumps(document).encode())
+        except SbomError as exc:  # pragma: no cover - the failure is the finding
+            pytest.fail(f"{purl}: {exc}")
+    assert taken > 256
 
 
 def test_installing_a_pack_sbom_loads_neither_the_schema_nor_the_library(

@@ -11,10 +11,13 @@ in the cache or the install root."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.cli import clean_env, nexo
 from support.tarballs import asset_name, release_assets, sha256_hex, write_plugin
 
@@ -26,6 +29,7 @@ from nexo_pkg.sources.checksum import (
     sidecar_text,
     verify_checksums,
 )
+from nexo_pkg.trust.verifiers.checksums import listed_digests
 
 from .conftest import InstallEnv, assert_refused
 
@@ -357,3 +361,55 @@ def test_no_sidecar_and_no_digest_is_said_so(install_env: InstallEnv) -> None:
     install_env.server.publish("acme", "hello", "v1.0.0", assets)
     error = assert_refused(install_env, "acme/hello", "checksum_missing")
     assert f"the release has neither {NAME}.sha256 nor an asset digest" in error.message
+
+
+@pytest.mark.parametrize("listed", ["right", "wrong"])
+def test_a_checksums_line_with_a_long_run_of_blanks_is_read_at_once(
+    tmp_path: Path, listed: str
+) -> None:
+    """A checksums file beside a tarball (or a release's) is read line by line within its
+    1 MiB cap; a line whose name holds a long run of blanks before more text (here ~1 MiB)
+    is one more line, read in linear time, never a regular expression backtracking for hours.
+    The line that lists the tarball still decides."""
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", sidecar=False)
+    digest = sha256_hex(tarball.read_bytes()) if listed == "right" else OTHER
+    hostile = "c" * 64 + "  x" + " \t" * 500_000 + "y"
+    tarball.with_name("checksums.txt").write_text(
+        f"{hostile}\n{digest}  {NAME}\n", encoding="utf-8", newline="\n"
+    )
+    dest = tmp_path / "root"
+    result = nexo(
+        "plugin", "install", tarball, "--dest", dest, "--yes", "--json",
+        env=clean_env(NEXO_HOME=str(tmp_path / "home")), timeout=60,
+    )  # fmt: skip
+    if listed == "right":
+        assert result.code == 0, result.stderr
+        assert json.loads(result.stdout)["path"] == str(dest / "hello-1.0.0")
+    else:
+        assert result.code == 1, result.stderr
+        document = json.loads(result.stdout)
+        assert document["kind"] == "checksum_mismatch"
+        assert not dest.exists() or list(dest.iterdir()) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    blanks=st.text(alphabet=" \t", max_size=4),
+    star=st.booleans(),
+    name=st.text(alphabet=st.sampled_from(" \t*./\r\x85\u2028ab-"), max_size=12),
+    tail=st.text(alphabet=" \t", max_size=4),
+)
+def test_a_checksums_line_names_what_sha256sum_reads(
+    blanks: str, star: bool, name: str, tail: str
+) -> None:
+    """``<hex>``, blanks, an optional ``*`` and the name (trailing blanks dropped, a ``./``
+    prefix too): the line lists the asset exactly when that name is the asset's, as the
+    backtracking pattern it replaced read it (on lines short enough for that one to end)."""
+    import re
+
+    old = re.compile(r"^([0-9a-fA-F]{64})[ \t]+\*?(.+?)[ \t]*$")
+    line = "A" * 64 + blanks + ("*" if star else "") + name + tail
+    match = old.match(line.removesuffix("\r"))
+    for asset in ("a.b", "a b", "*a", "a.b\x85"):
+        named = match is not None and match.group(2).removeprefix("./") == asset
+        assert listed_digests(line + "\n", asset) == ({"a" * 64} if named else set()), line

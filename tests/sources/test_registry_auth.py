@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import CliResult, nexo
-from support.registry import Registry
+from support.registry import PASSWORD, USER, Registry
 from support.registry_proxy import RegistryProxy
 from support.stderr import without_notes
 from support.token_server import SERVICE, TokenServer
@@ -350,5 +350,75 @@ def test_credentials_that_are_not_text_are_one_registry_config_line(
         assert result.document["kind"] == "registry_config", result.document
         assert says in result.document["error"]
         assert auth_registry.host in result.document["error"]
+        assert without_notes(result.stderr) == f"error: {result.document['error']}\n"
+        assert _installed(dest) == []
+
+
+@pytest.mark.parametrize("where", ["config", "helper"])
+def test_a_number_of_many_digits_beside_the_credentials_is_skipped_as_docker_skips_it(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    auth_registry: Registry,
+    make_dist: MakeDist,
+    where: str,
+) -> None:
+    """A field nexo does not read holding a number of 5,000 digits (valid JSON; docker's
+    decoder skips a field it does not know) beside the credentials, in the config file or in
+    a credential helper's answer: the credentials are used and the install goes through, not
+    an internal error from Python's limit on integer digits."""
+    reference = _publish(tmp_path, fleet_env, auth_registry, make_dist, "plugins/echo:1.2.3")
+    huge = "9" * 5000
+    helpers = tmp_path / "helpers"
+    helpers.mkdir()
+    helper = helpers / "docker-credential-nexo-test"
+    helper.write_text(
+        f'#!/bin/sh\nprintf \'%s\' \'{{"Username": "{USER}", "Secret": "{PASSWORD}", '
+        f'"Expires": {huge}}}\'\n',
+        encoding="utf-8",
+    )
+    helper.chmod(0o755)
+    env = {**fleet_env, "PATH": f"{helpers}:{fleet_env['PATH']}"}
+    config = tmp_path / "config.json"
+    if where == "helper":
+        text = f'{{"credHelpers": {{"{auth_registry.host}": "nexo-test"}}, "n": {huge}}}'
+    else:
+        pair = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+        text = f'{{"auths": {{"{auth_registry.host}": {{"auth": "{pair}", "n": {huge}}}}}}}'
+    config.write_text(text, encoding="utf-8")
+    dest = tmp_path / "root"
+    result = _install(env, reference, dest, config)
+    assert result.code == 0, result.stderr
+    assert _installed(dest) == ["echo-1.2.3"]
+
+
+def test_a_credential_helper_answering_bytes_that_are_not_utf8_is_one_registry_config_line(
+    tmp_path: Path, fleet_env: dict[str, str], auth_registry: Registry
+) -> None:
+    """docker's helper protocol is UTF-8 JSON: an answer that is not (a stray byte 0xff) is
+    the helper's ``registry_config`` line naming it (exit 2), not an internal error; nothing
+    is installed."""
+    helpers = tmp_path / "helpers"
+    helpers.mkdir()
+    helper = helpers / "docker-credential-nexo-test"
+    helper.write_text(
+        '#!/bin/sh\nprintf \'\\377{"Username": "fleet", "Secret": "s"}\'\n', encoding="utf-8"
+    )
+    helper.chmod(0o755)
+    env = {**fleet_env, "PATH": f"{helpers}:{fleet_env['PATH']}"}
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"credsStore": "nexo-test"}), encoding="utf-8")
+    dest = tmp_path / "root"
+    for command in (
+        ("install", auth_registry.ref("plugins/echo:1.2.3"), "--dest", str(dest), "--yes"),
+        ("info", auth_registry.ref("plugins/echo")),
+    ):
+        result = nexo(
+            "plugin", *command, "--registry-config", str(config), "--plain-http", "--json",
+            env=env, in_process=True,
+        )  # fmt: skip
+        assert result.code == 2, (command, result.stderr)
+        assert result.document["kind"] == "registry_config", result.document
+        assert "docker-credential-nexo-test" in result.document["error"]
         assert without_notes(result.stderr) == f"error: {result.document['error']}\n"
         assert _installed(dest) == []

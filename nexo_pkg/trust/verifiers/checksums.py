@@ -11,7 +11,9 @@ import re
 
 from nexo_pkg.trust.base import SignatureInvalidError
 
-_LINE = re.compile(r"^([0-9a-fA-F]{64})[ \t]+\*?(.+?)[ \t]*$")
+# The name is the rest of the line with its trailing blanks dropped (by rstrip, not by the
+# pattern: a lazy name before `[ \t]*$` backtracks quadratically over a long run of blanks).
+_LINE = re.compile(r"([0-9a-fA-F]{64})[ \t]+\*?(.*)")
 
 
 def listed_digests(text: str, asset_name: str) -> set[str]:
@@ -21,10 +23,10 @@ def listed_digests(text: str, asset_name: str) -> set[str]:
     # at the other breaks str.splitlines() knows ("\x85", U+2028 …), so that one line cannot
     # hide a second listing inside its file name.
     for line in (raw.removesuffix("\r") for raw in text.split("\n")):
-        match = _LINE.match(line)
+        match = _LINE.fullmatch(line)
         if match is None:
             continue
-        listed = match.group(2).removeprefix("./")
+        listed = match.group(2).rstrip(" \t").removeprefix("./")
         if listed == asset_name:
             found.add(match.group(1).lower())
     return found
