@@ -43,7 +43,7 @@ from nexo_pkg import __version__
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.lint.config import CONFIG_FILES, LintSettings
-from nexo_pkg.lint.daemon_files import config_kind
+from nexo_pkg.lint.daemon_files import EXTENSIONS_FILE, config_kind
 from nexo_pkg.lint.discovery import shadowing_manifest
 from nexo_pkg.lint.engine import lint_bytes, lint_config_source, lint_source, note_shadowed
 from nexo_pkg.lint.fixes import FIXABLE, rule_of, subject_at
@@ -83,8 +83,10 @@ SCHEMA_ONLY_FILES = {
 }
 
 #: The files on disk whose change can change an open document's findings: the lint config
-#: files, and the manifests whose presence beside another one makes it shadowed (NX006).
-WATCHED_NAMES = (*CONFIG_FILES, CANONICAL_MANIFEST_NAME, COMPANION_MANIFEST_NAME)
+#: files, the manifests whose presence beside another one makes it shadowed (NX006) and which
+#: the daemon's config files are checked against, and the ``extensions.yaml`` that
+#: ``agents.yaml`` and its drop-ins are checked against (NX225, the microapp ids it keeps).
+WATCHED_NAMES = (*CONFIG_FILES, CANONICAL_MANIFEST_NAME, COMPANION_MANIFEST_NAME, EXTENSIONS_FILE)
 
 DocumentKind = Literal[
     "manifest", "policy", "nexo-plugins.toml", "nexo-plugins.lock", "daemon-config"

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, Any
 
 import pytest
@@ -65,8 +66,9 @@ def errors_then_answer(server: subprocess.Popen[bytes], raw: bytes) -> list[tupl
     return [(answer["id"], answer["error"]["code"]) for answer in answers if "error" in answer]
 
 
-def spawn(*arguments: str) -> subprocess.Popen[bytes]:
-    """`nexo plugin lsp ARGUMENTS` with all three pipes."""
+def spawn(*arguments: str, cwd: Path | None = None) -> subprocess.Popen[bytes]:
+    """`nexo plugin lsp ARGUMENTS` with all three pipes (in ``cwd``, the daemon's working
+    directory for the microapp search paths of its config files)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEXO_")}
     return subprocess.Popen(
         [sys.executable, "-m", "nexo_pkg", "plugin", "lsp", *arguments],
@@ -74,6 +76,7 @@ def spawn(*arguments: str) -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
+        cwd=cwd,
     )
 
 
