@@ -398,6 +398,23 @@ class _Protocol(LanguageServerProtocol):
             self.exit_code = 0 if self._shutdown else 1
         super().handle_message(message)
 
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        """Hand a notification on, except those the server has nothing to do with: a
+        notification it has no handler for (``workspace/didChangeConfiguration``: it has no
+        settings; ``$/progress``, ``textDocument/willSave``, …) and the cancellation of a
+        request already answered (every request is answered at once, so an editor's
+        ``$/cancelRequest`` comes after the answer). Both are dropped, as LSP allows, with a
+        debug line rather than a warning in the editor's server log each time."""
+        if method_name == types.CANCEL_REQUEST:
+            request_id = getattr(params, "id", None)
+            if request_id not in self._request_futures:
+                logger.debug("$/cancelRequest of %r, already answered: ignored", request_id)
+                return
+        elif method_name not in self.fm.builtin_features and method_name not in self.fm.features:
+            logger.debug("%s: no handler, dropped", method_name)
+            return
+        super()._handle_notification(method_name, params)
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         """Keep every JSON object as it is: the reader calls this for each object of a body,
         nested ones too, and only the whole body is a message (:meth:`_structure`). An object
