@@ -43,7 +43,7 @@ from nexo_pkg import __version__
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.lint.config import CONFIG_FILES, LintSettings
-from nexo_pkg.lint.daemon_files import config_kind
+from nexo_pkg.lint.daemon_files import EXTENSIONS_FILE, config_kind
 from nexo_pkg.lint.discovery import shadowing_manifest
 from nexo_pkg.lint.engine import lint_bytes, lint_config_source, lint_source, note_shadowed
 from nexo_pkg.lint.fixes import FIXABLE, rule_of, subject_at
@@ -83,8 +83,10 @@ SCHEMA_ONLY_FILES = {
 }
 
 #: The files on disk whose change can change an open document's findings: the lint config
-#: files, and the manifests whose presence beside another one makes it shadowed (NX006).
-WATCHED_NAMES = (*CONFIG_FILES, CANONICAL_MANIFEST_NAME, COMPANION_MANIFEST_NAME)
+#: files, the manifests whose presence beside another one makes it shadowed (NX006) and which
+#: the daemon's config files are checked against, and the ``extensions.yaml`` that
+#: ``agents.yaml`` and its drop-ins are checked against (NX225, the microapp ids it keeps).
+WATCHED_NAMES = (*CONFIG_FILES, CANONICAL_MANIFEST_NAME, COMPANION_MANIFEST_NAME, EXTENSIONS_FILE)
 
 DocumentKind = Literal[
     "manifest", "policy", "nexo-plugins.toml", "nexo-plugins.lock", "daemon-config"
@@ -395,6 +397,23 @@ class _Protocol(LanguageServerProtocol):
         if method == types.EXIT:
             self.exit_code = 0 if self._shutdown else 1
         super().handle_message(message)
+
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        """Hand a notification on, except those the server has nothing to do with: a
+        notification it has no handler for (``workspace/didChangeConfiguration``: it has no
+        settings; ``$/progress``, ``textDocument/willSave``, …) and the cancellation of a
+        request already answered (every request is answered at once, so an editor's
+        ``$/cancelRequest`` comes after the answer). Both are dropped, as LSP allows, with a
+        debug line rather than a warning in the editor's server log each time."""
+        if method_name == types.CANCEL_REQUEST:
+            request_id = getattr(params, "id", None)
+            if request_id not in self._request_futures:
+                logger.debug("$/cancelRequest of %r, already answered: ignored", request_id)
+                return
+        elif method_name not in self.fm.builtin_features and method_name not in self.fm.features:
+            logger.debug("%s: no handler, dropped", method_name)
+            return
+        super()._handle_notification(method_name, params)
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         """Keep every JSON object as it is: the reader calls this for each object of a body,

@@ -71,3 +71,84 @@ def test_a_changed_lint_config_relints_the_open_documents(tmp_path: Path) -> Non
     finally:
         process.kill()
         process.communicate(timeout=10)
+
+
+MICROAPP = """\
+[plugin]
+id = "agent_creator"
+version = "0.1.0"
+
+[capabilities]
+tools = ["create_agent"]
+
+[transport]
+kind = "stdio"
+command = "./agent_creator"
+"""
+
+COMPANION = """\
+[plugin]
+id = "agent_creator"
+version = "0.1.0"
+name = "Agent creator"
+description = "Operator UI."
+min_nexo_version = ">=0.1.0"
+
+[plugin.capabilities.admin]
+required = ["agents_crud"]
+"""
+
+AGENTS = "agents:\n  - id: a\n    model: {provider: x, model: y}\n"
+GRANT = "extensions:\n  entries:\n    agent_creator:\n      capabilities_grant: [agents_crud]\n"
+
+
+@pytest.mark.timeout(60)  # before the fix, the server never re-linted agents.yaml
+def test_an_extensions_yaml_created_on_disk_relints_an_open_agents_yaml(tmp_path: Path) -> None:
+    """`agents.yaml` is checked against the `extensions.yaml` beside it: without one, a
+    microapp requiring admin capabilities gets none (NX225). Creating the file on disk clears
+    the finding, as `nexo plugin lint config/agents.yaml` says at once."""
+    app = tmp_path / "extensions" / "agent_creator"
+    app.mkdir(parents=True)
+    (app / "plugin.toml").write_text(MICROAPP, "utf-8")
+    (app / "nexo-plugin.toml").write_text(COMPANION, "utf-8")
+    config = tmp_path / "config"
+    config.mkdir()
+    agents = config / "agents.yaml"
+    agents.write_text(AGENTS, "utf-8")
+    process: subprocess.Popen[bytes] = spawn(cwd=tmp_path)
+    assert process.stdin is not None
+    assert process.stdout is not None
+    capabilities = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
+    try:
+        process.stdin.write(
+            frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"capabilities": capabilities}})
+        )  # fmt: skip
+        process.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        process.stdin.flush()
+        request = _next(process.stdout, "client/registerCapability")
+        [registration] = request["params"]["registrations"]
+        globs = [watcher["globPattern"] for watcher in registration["registerOptions"]["watchers"]]
+        assert "**/extensions.yaml" in globs
+        process.stdin.write(frame({"jsonrpc": "2.0", "id": request["id"], "result": None}))
+        opened = {"uri": agents.as_uri(), "languageId": "yaml", "version": 1, "text": AGENTS}
+        process.stdin.write(
+            frame({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                   "params": {"textDocument": opened}})
+        )  # fmt: skip
+        process.stdin.flush()
+        assert _codes(_next(process.stdout, "textDocument/publishDiagnostics")) == ["NX225"]
+
+        extensions = config / "extensions.yaml"
+        extensions.write_text(GRANT, "utf-8")
+        process.stdin.write(
+            frame({"jsonrpc": "2.0", "method": "workspace/didChangeWatchedFiles",
+                   "params": {"changes": [{"uri": extensions.as_uri(), "type": 1}]}})
+        )  # fmt: skip
+        process.stdin.flush()
+        again = _next(process.stdout, "textDocument/publishDiagnostics")
+        assert again["params"]["uri"] == agents.as_uri()
+        assert _codes(again) == []
+    finally:
+        process.kill()
+        process.communicate(timeout=10)

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, Any
 
 import pytest
@@ -65,8 +66,9 @@ def errors_then_answer(server: subprocess.Popen[bytes], raw: bytes) -> list[tupl
     return [(answer["id"], answer["error"]["code"]) for answer in answers if "error" in answer]
 
 
-def spawn(*arguments: str) -> subprocess.Popen[bytes]:
-    """`nexo plugin lsp ARGUMENTS` with all three pipes."""
+def spawn(*arguments: str, cwd: Path | None = None) -> subprocess.Popen[bytes]:
+    """`nexo plugin lsp ARGUMENTS` with all three pipes (in ``cwd``, the daemon's working
+    directory for the microapp search paths of its config files)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEXO_")}
     return subprocess.Popen(
         [sys.executable, "-m", "nexo_pkg", "plugin", "lsp", *arguments],
@@ -74,6 +76,7 @@ def spawn(*arguments: str) -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
+        cwd=cwd,
     )
 
 
@@ -668,3 +671,37 @@ def test_input_that_ends_without_exit_ends_the_server_as_exit_would(shutdown: bo
     process.stdout.close()
     process.stderr.close()
     assert b"Traceback" not in log
+
+
+@pytest.mark.parametrize(
+    "notification",
+    [
+        # An answered request cancelled (an editor cancels a hover it no longer needs; every
+        # request here is answered at once, so the cancel comes after the answer).
+        {"method": "$/cancelRequest", "params": {"id": 99}},
+        # Sent by Neovim, Helix and vscode-languageclient when settings are configured: the
+        # server has none.
+        {"method": "workspace/didChangeConfiguration", "params": {"settings": {"nexo": {}}}},
+        {"method": "textDocument/willSave", "params": {"textDocument": {"uri": URI}, "reason": 1}},
+        {"method": "$/progress", "params": {"token": "t", "value": {"kind": "end"}}},
+    ],
+    ids=["cancel-answered", "did-change-configuration", "will-save", "progress"],
+)
+def test_a_notification_with_nothing_to_do_is_dropped_without_a_warning(
+    server: subprocess.Popen[bytes], notification: dict[str, Any]
+) -> None:
+    """LSP lets a server ignore what it does not handle; the editor's server log (stderr,
+    which Neovim records at its error level) gets no warning for the client's normal chatter."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(frame(_hover(99)))
+    server.stdin.flush()
+    assert "result" in response_to(server.stdout, 99)
+    server.stdin.write(frame({"jsonrpc": "2.0", **notification}) + frame(_hover(100)))
+    server.stdin.write(frame({"jsonrpc": "2.0", "id": 101, "method": "shutdown"}))
+    server.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+    server.stdin.flush()
+    assert "result" in response_to(server.stdout, 100)
+    _, stderr = server.communicate(timeout=30)
+    assert server.returncode == 0
+    assert [line for line in stderr.decode().splitlines() if "WARNING" in line] == []
