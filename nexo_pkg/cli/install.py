@@ -959,6 +959,8 @@ def verify_command(
     else:
         if not reports:
             say(f"No plugins installed in {printable(root)}.")
+        elif not install_api.MODES_ON_DISK:
+            say("note: file modes are not compared: Windows keeps no permission bits")
         for report in reports:
             receipt = report.item.receipt
             label = f"{receipt.id} {receipt.version}" if receipt else str(report.item.path)

@@ -28,8 +28,12 @@ def plugin_roots(
 ) -> tuple[Path, ...]:
     """``--dest`` alone, else every plugin root of the daemon's configuration, the install
     root first; warns about search paths that probably do not mean what they say. With
-    ``installing``, an install root that is a file is a configuration error at once."""
+    ``installing``, an install root that is a file is a configuration error at once. A
+    ``--config`` that names no directory is a configuration error beside ``--dest`` too:
+    a mistyped path is never passed over in silence."""
     if dest is not None:
+        if config is not None:
+            install_api.config_dir(config)
         return (install_api.install_root(dest),)
     daemon = install_api.load_daemon_config(install_api.config_dir(config))
     for message in daemon.warnings:

@@ -166,6 +166,7 @@ def run_sync(request: SyncRequest) -> int:
             return fleet_api.dry_run_plan(
                 lock_file, root, wanted_path=wanted_path, prune=request.prune,
                 target=request.target, frozen=request.frozen,
+                registry_config=request.registry_config,
             )  # fmt: skip
         return fleet_api.sync(
             lock_file,
@@ -268,7 +269,9 @@ def _show_plan(result: SyncResult) -> None:
             versions = f"{step.from_version} \u2192 {step.version}"
         else:
             versions = step.version or step.from_version or ""
-        result_line(printable(f"{step.plugin_id:<24} {versions:<24} {_PLAN_WORDS[step.change]}"))
+        ends = f"; ends the hold at {step.releases_hold}" if step.releases_hold else ""
+        words = f"{_PLAN_WORDS[step.change]}{ends}"
+        result_line(printable(f"{step.plugin_id:<24} {versions:<24} {words}"))
     changes = sum(step.change != "unchanged" for step in result.plan)
     downgrades = [
         f"{step.plugin_id} {step.from_version} \u2192 {step.version}"
@@ -295,7 +298,9 @@ def _outcome_line(item: PluginOutcome) -> str:
         line = f"{item.plugin_id} {shown}: {words.get(item.change or '', item.action)}"
     for kept in item.kept:
         line += f"; {item.from_version or 'the old version'} kept for rollback at {kept}"
-    if item.released_hold is not None:
+    if item.released_hold is not None and item.change == "remove":
+        line += f"; hold at {item.released_hold} released (the lock does not name it)"
+    elif item.released_hold is not None:
         line += f"; hold at {item.released_hold} released (the lock names {item.version})"
     return line
 

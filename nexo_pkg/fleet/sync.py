@@ -10,8 +10,8 @@ recorded, installed through the install pipeline, and only then are their other 
 removed (the versions replaced are kept for ``rollback``, one per plugin, as ``upgrade``
 keeps them; a hold on a plugin sync changes is released: the lock named its version). A
 failing plugin is reported and the others go on; ``--prune`` removes installed plugins the
-lock does not name. ``dry_run_plan`` says what a run would do, from the lock and the receipts
-alone.
+lock does not name as ``remove`` does (their kept versions and hold too). ``dry_run_plan``
+says what a run would do, from the lock and the receipts alone.
 """
 
 from __future__ import annotations
@@ -83,14 +83,20 @@ class PlanStep:
     change: str
     version: str | None
     from_version: str | None = None
+    # A dry run's: the version a hold (`rollback`, `hold`) keeps the plugin at, which this
+    # change ends (the lock names the version; a pruned plugin has nothing left to hold).
+    releases_hold: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        document = {
             "id": self.plugin_id,
             "action": self.change,
             "from_version": self.from_version,
             "version": self.version,
         }
+        if self.releases_hold is not None:
+            document["releases_hold"] = self.releases_hold
+        return document
 
 
 @dataclass
@@ -264,11 +270,13 @@ def dry_run_plan(
     prune: bool = False,
     target: str | None = None,
     frozen: bool = False,
+    registry_config: Path | None = None,
 ) -> SyncResult:
     """What ``sync`` would do to ``dest``, read from the lock and the installed receipts
     alone: no request, no lock taken, nothing written. A lock stale against the wanted set
     is planned as it stands, with the reasons (``stale``): sync would lock first; with
-    ``frozen`` it is ``lock_stale``, as the run refuses it."""
+    ``frozen`` it is ``lock_stale``, as the run refuses it. A named ``registry_config`` that
+    the run refuses is refused too."""
     source_date_epoch(os.environ)  # a malformed one fails the run: the rehearsal too
     result = SyncResult(lock_path, dest, dry_run=True)
     if not lock_path.exists():
@@ -292,9 +300,35 @@ def dry_run_plan(
         result.stale = stale_entries(read_wanted(wanted_path), locked)
         if frozen:
             _refuse_stale(lock_path, result.stale)
+    _check_registry_config(locked, registry_config)
     present = installed_by_id(dest) if dest.is_dir() else {}
     result.plan = sync_plan(locked.plugins, present, host_candidates(target), prune=prune)
+    if present:
+        # The holds the run would end, said with the change that ends them.
+        from nexo_pkg.install.api import holds  # noqa: PLC0415 - a dry run's reading
+
+        held = holds(dest)
+        result.plan = [
+            replace(step, releases_hold=held[step.plugin_id].version)
+            if step.plugin_id in held and step.change != "unchanged"
+            else step
+            for step in result.plan
+        ]
     return result
+
+
+def _check_registry_config(locked: Lock, registry_config: Path | None) -> None:
+    """A registry config that was named (``--registry-config``, ``REGISTRY_AUTH_FILE``) and
+    is missing or no config refuses the whole run when the lock names a registry plugin
+    (``registry_config``, exit 2), before the root is touched, as ``install`` and ``lock``
+    refuse it: not one failure per registry plugin, nor a pass for the plugins already in
+    place (a run that changes nothing never asks the registry)."""
+    # Nothing named (the case of every run that passes no such flag): nothing is loaded.
+    named = registry_config is not None or bool(os.environ.get("REGISTRY_AUTH_FILE"))
+    if named and any(entry.source.startswith("oci://") for entry in locked.plugins.values()):
+        from nexo_pkg.sources.api import check_registry_config  # noqa: PLC0415
+
+        check_registry_config(registry_config)
 
 
 def _frozen_needs(lock_path: Path) -> NexoError:
@@ -362,6 +396,7 @@ def sync(
                 locked = relocked.lock
         if locked is None:
             locked = read_lock(lock_path)
+        _check_registry_config(locked, options.install.registry_config)
         jobs = min(checked_jobs(options.jobs), len(locked.plugins))
         if not _any_to_install(locked.plugins, installed_by_id(dest), candidates):
             # Every plugin looks in line with the lock already: no worker process is forked
@@ -436,7 +471,9 @@ def sync(
             )
             if prune:
                 for plugin_id in sorted(set(installed) - set(locked.plugins)):
-                    removal = _remove_all(plugin_id, installed[plugin_id], root)
+                    removal = _remove_all(
+                        plugin_id, installed[plugin_id], root, kept_before.get(plugin_id, [])
+                    )
                     removal.change = "remove"
                     result.outcomes.append(removal)
         session.cache.sync_added()
@@ -684,18 +721,27 @@ def _identity(item: Installed) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _remove_all(plugin_id: str, items: list[Installed], root: InstallRoot) -> PluginOutcome:
+def _remove_all(
+    plugin_id: str, items: list[Installed], root: InstallRoot, kept: list[Path]
+) -> PluginOutcome:
+    """``--prune``'s removal of a plugin the lock does not name, as ``nexo plugin remove``
+    removes it: every installed version, the versions kept for it (nothing is left to roll
+    back to), and its hold (nothing is left to hold)."""
     try:
-        for item in items:
-            if item.path.exists():
-                remove_tree(root, item.path)
+        for path in (*(item.path for item in items), *kept):
+            if path.exists():
+                remove_tree(root, path)
+        from nexo_pkg.install.api import release_hold  # noqa: PLC0415 - a removal only
+
+        released = release_hold(root.dest, plugin_id)
     except NexoError as error:
         return PluginOutcome(plugin_id, "failed", kind=error.kind, error=error.message)
     except OSError as exc:
         return PluginOutcome(plugin_id, "failed", kind="io", error=str(exc))
     return PluginOutcome(
-        plugin_id, "removed", items[0].receipt.version if items[0].receipt else None
-    )
+        plugin_id, "removed", items[0].receipt.version if items[0].receipt else None,
+        released_hold=released.version if released is not None else None,
+    )  # fmt: skip
 
 
 def _installed_signature(present: list[Installed]) -> Mapping[str, Any] | None:

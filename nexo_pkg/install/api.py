@@ -130,6 +130,7 @@ if TYPE_CHECKING:
         render_plan,
     )
     from nexo_pkg.install.verify import (
+        MODES_ON_DISK,
         plugin_directory_mode_changed,
         verify_installed,
     )
@@ -167,13 +168,14 @@ _HOMES = homes(
         ),
         "sbom": "InstalledSbom installed_sbom",
         "summary": "InstallPlan render_plan",
-        "verify": "plugin_directory_mode_changed verify_installed",
+        "verify": "MODES_ON_DISK plugin_directory_mode_changed verify_installed",
     }
 )
 
 __all__ = [
     "BOOKKEEPING_DIR",
     "JOURNAL_AREA",
+    "MODES_ON_DISK",
     "NO_CALLBACKS",
     "POLICY_FILE",
     "RECEIPT_NAME",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.core import posix
 from nexo_pkg.core.files import sha256_file
 from nexo_pkg.install.receipts import RECEIPT_NAME, Installed
 from nexo_pkg.manifest.names import MANIFEST_NAMES
@@ -92,6 +93,10 @@ class VerifyReport:
         }
 
 
+#: Whether files carry POSIX permission bits. Windows keeps none: its ``stat`` gives every
+#: file 0666 (0444 when read-only) and every directory 0777, so ``verify`` there compares
+#: contents and names only.
+MODES_ON_DISK = posix.POSIX
 # Bits an install never sets: a file or directory that gained one was tampered with.
 _SUSPICIOUS_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX | stat.S_IWOTH
 # What install makes every directory it extracts, the plugin directory included.
@@ -154,11 +159,13 @@ def verify_installed(item: Installed) -> VerifyReport:
     extra = sorted({*oddities, *present} - expected.keys())
     recorded = item.receipt.modes
     if recorded is not None:
-        changed = {name for name, mode in modes.items() if recorded.get(name, mode) != mode}
         extra = sorted({*extra, *(name for name in modes if name not in recorded)})
-    else:
+    changed: set[str] = set()  # without MODES_ON_DISK, no permission bits to compare
+    if MODES_ON_DISK and recorded is not None:
+        changed = {name for name, mode in modes.items() if recorded.get(name, mode) != mode}
+    elif MODES_ON_DISK:
         changed = {name for name, mode in modes.items() if mode & _SUSPICIOUS_BITS}
-    if plugin_directory_mode_changed(item.path, recorded=recorded is not None):
+    if MODES_ON_DISK and plugin_directory_mode_changed(item.path, recorded=recorded is not None):
         changed.add(".")
     unchanged = [name for name in MANIFEST_NAMES if name in present and name not in modified]
     problem = _named_otherwise(item, unchanged[0]) if unchanged else None

@@ -238,6 +238,19 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+#: Windows's CPython (``\\`` separates a path's parts there, and ``/`` is its alternative).
+_WINDOWS = os.name == "nt"
+
+
+def _github_file(path: str) -> str:
+    """The ``file`` of an annotation: on Windows, with ``/`` between its parts. The runner
+    rewrites an absolute path under the workspace to a relative one with ``/`` ("prefer `/` on
+    all platforms", ``IssueCommandExtension``), but passes a relative one through as it is,
+    and GitHub places no annotation at ``plugins\\a\\nexo-plugin.toml``. Elsewhere a
+    ``\\`` is part of a name and stays."""
+    return path.replace("\\", "/") if _WINDOWS else path
+
+
 def render_github(results: Sequence[FileResult], context: ReportContext) -> str:
     """GitHub Actions workflow commands: one ``::error``/``::warning`` line per diagnostic.
 
@@ -250,7 +263,7 @@ def render_github(results: Sequence[FileResult], context: ReportContext) -> str:
         for diagnostic in result.diagnostics:
             span = diagnostic.span
             one_line = span.end.line <= span.start.line
-            properties = {"file": result.path, "line": str(span.start.line)}
+            properties = {"file": _github_file(result.path), "line": str(span.start.line)}
             if one_line:
                 properties["col"] = str(span.start.column)
             properties["endLine"] = str(max(span.end.line, span.start.line))

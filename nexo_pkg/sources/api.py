@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         NetworkChoices,
         SourceContext,
         TrustChoices,
+        check_registry_config,
     )
     from nexo_pkg.sources.download import (
         ProgressBar,
@@ -137,7 +138,7 @@ _HOMES = homes(
         "base": "Admits FetchedArtifact Offered Origin ReleaseCandidate Source SourceRequest",
         "cache": "BlobCache BlobSink",
         "checksum": "parse_sidecar",
-        "context": "NetworkChoices SourceContext TrustChoices",
+        "context": "NetworkChoices SourceContext TrustChoices check_registry_config",
         "download": "ProgressBar",
         "extract": "extract_archive extraction_workers safe_extract",
         "github": "Release resolve_api_base",
@@ -194,6 +195,7 @@ __all__ = [
     "canonical",
     "check_member_names",
     "check_mirror",
+    "check_registry_config",
     "check_remote",
     "configured",
     "copies_as_is",

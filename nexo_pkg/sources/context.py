@@ -299,3 +299,12 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
             "github_client_used": self._github_used,
             "cache": {"hits": self.cache.hits, "misses": self.cache.misses},
         }
+
+
+def check_registry_config(explicit: Path | None) -> None:
+    """Refuse, before any request, a registry config that was named (``--registry-config``,
+    else ``REGISTRY_AUTH_FILE``) and is missing or no config, as reading it for a registry's
+    credentials would (``registry_config``, exit 2); a missing default file is no credentials."""
+    from nexo_pkg.sources.oci_auth import check_named_config  # noqa: PLC0415
+
+    check_named_config(explicit)

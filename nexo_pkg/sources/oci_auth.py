@@ -88,6 +88,16 @@ def _load(path: Path, explicit: bool) -> dict[str, Any]:
     return document
 
 
+def check_named_config(explicit: Path | None) -> None:
+    """Refuse, before any request, a registry config that was named (``--registry-config``,
+    else ``REGISTRY_AUTH_FILE``) and is missing or no config, as reading it for a registry's
+    credentials would (``registry_config``, exit 2); a default file that is missing is no
+    credentials, as ever."""
+    path, named = config_path(explicit)
+    if named and path is not None:
+        _load(path, named)
+
+
 def _host_keys(host: str) -> tuple[str, ...]:
     # docker writes both bare hosts and URLs (`https://index.docker.io/v1/`).
     return (host, f"https://{host}", f"http://{host}", f"https://{host}/v1/", f"https://{host}/v2/")

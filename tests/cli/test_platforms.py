@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from support import windows_shim
 from support.cli import CliResult, clean_env, nexo
+from support.tarballs import write_plugin
 
 
 def _on_windows(args: list[str], cwd: Path, **extra: str) -> CliResult:
@@ -138,3 +139,38 @@ def test_a_report_reaches_a_stream_of_a_legacy_code_page(
     if output_format != "text":
         assert "clé✓" in json.dumps(json.loads(result.stdout), ensure_ascii=False)
     assert manifest.read_bytes() == before
+
+
+def _as_windows_shows_it(root: Path) -> None:
+    """The modes Windows's ``stat`` gives a tree (it keeps no permission bits): 0666 for every
+    file, 0777 for every directory."""
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o777 if path.is_dir() else 0o666)
+
+
+def test_verify_on_windows_compares_contents_not_modes(tmp_path: Path) -> None:
+    """A root read on Windows verifies by its files' hashes; the modes its ``stat`` invents are
+    no change, while an edited file still is."""
+    home, root = tmp_path / "home", tmp_path / "root"
+    tarball = write_plugin(tmp_path / "dist", "weather", "0.1.0")
+    env = clean_env(NEXO_HOME=str(home))
+    env.pop(windows_shim.ENV_FLAG, None)  # installed on a daemon host, even under --windows-shim
+    installed = nexo(
+        "plugin", "install", tarball, "--skip-signature-verify", "--yes", "--dest", root,
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert installed.code == 0, installed.stderr
+    _as_windows_shows_it(root / "weather-0.1.0")
+    verified = _on_windows(["plugin", "verify", "--json", "--dest", str(root)], tmp_path)
+    assert verified.code == 0, verified.stdout
+    [plugin] = verified.document["plugins"]
+    assert (plugin["ok"], plugin["mode_changed"], plugin["modified"]) == (True, [], [])
+    shown = _on_windows(["plugin", "verify", "--dest", str(root)], tmp_path)
+    assert (shown.code, shown.stdout) == (0, "ok       weather 0.1.0\n")
+    assert "file modes are not compared" in shown.stderr
+    entry = root / "weather-0.1.0" / "bin" / "weather"
+    entry.write_bytes(entry.read_bytes() + b"# planted\n")
+    edited = _on_windows(["plugin", "verify", "--json", "--dest", str(root)], tmp_path)
+    assert edited.code == 1
+    [plugin] = edited.document["plugins"]
+    assert (plugin["modified"], plugin["mode_changed"]) == (["bin/weather"], [])

@@ -12,6 +12,7 @@ from jsonschema import Draft4Validator, Draft202012Validator
 
 from nexo_pkg import __version__
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Span
+from nexo_pkg.lint import reporters
 from nexo_pkg.lint.engine import lint_source
 from nexo_pkg.lint.registry import all_rules
 from nexo_pkg.lint.reporters import (
@@ -120,6 +121,34 @@ def test_github_warning_command() -> None:
     warning = Diagnostic("NX140", "x", "warning", "m", "", Span(Position(1, 1), Position(1, 1)))
     output = render_github([FileResult("f.toml", (warning,), "")], CONTEXT)
     assert output.startswith("::warning file=f.toml,line=1,col=1,endLine=1,endColumn=1,")
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("plugins\\a b\\nexo-plugin.toml", "plugins/a b/nexo-plugin.toml"),
+        ("C:\\work\\x\\plugin.toml", "C%3A/work/x/plugin.toml"),
+        ("\\\\server\\share\\plugin.toml", "//server/share/plugin.toml"),
+    ],
+)
+def test_github_annotations_name_windows_paths_with_slashes(
+    monkeypatch: pytest.MonkeyPatch, path: str, expected: str
+) -> None:
+    """The runner keeps a relative ``file`` as written, and GitHub finds no file at
+    ``plugins\\a\\nexo-plugin.toml``: on Windows the parts are joined with ``/``."""
+    monkeypatch.setattr(reporters, "_WINDOWS", True, raising=False)
+    warning = Diagnostic("NX140", "x", "warning", "m", "", Span(Position(1, 1), Position(1, 1)))
+    output = render_github([FileResult(path, (warning,), "")], CONTEXT)
+    assert output.startswith(f"::warning file={expected},line=1,")
+
+
+def test_a_backslash_in_a_posix_name_stays_in_the_annotation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(reporters, "_WINDOWS", False, raising=False)
+    warning = Diagnostic("NX140", "x", "warning", "m", "", Span(Position(1, 1), Position(1, 1)))
+    output = render_github([FileResult("a\\b/plugin.toml", (warning,), "")], CONTEXT)
+    assert output.startswith("::warning file=a\\b/plugin.toml,line=1,")
 
 
 def test_sarif_validates_and_lists_every_emitted_rule() -> None:
