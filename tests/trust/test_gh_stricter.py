@@ -376,6 +376,33 @@ def test_a_log_entry_must_name_a_log_of_the_trusted_root(
     assert status == "signature_invalid"
 
 
+@pytest.mark.parametrize("key_id", ["", "!!!"], ids=["empty", "not-base64"])
+def test_a_log_entry_naming_no_log_is_refused_saying_so(
+    tmp_path: Path, private_sigstore: PrivateSigstore, artifact: Path, key_id: str
+) -> None:
+    """A ``logId.keyId`` that decodes to nothing (empty, or no base64 at all, which the bundle
+    parser reads as empty) is one ``signature_invalid`` line that says the entry names no log,
+    never an empty log name."""
+    private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        'schema_version = "1.0"\ntrusted_root = "private_trusted_root.json"\n\n'
+        f"[[authors]]\nowner = \"acme\"\nidentity_regexp = '{ACME_REGEXP}'\n",
+        encoding="utf-8",
+    )
+    bundle = private_sigstore.sign(artifact.read_bytes(), identity=ACME_IDENTITY)
+    bundle["verificationMaterial"]["tlogEntries"][0]["logId"] = {"keyId": key_id}
+    path = write_bundle(artifact.parent / (ASSET + ".sigstore.json"), bundle)
+    refused = nexo("plugin", "trust", "verify", str(artifact), "--bundle", str(path),
+                   "--trusted-keys", str(policy), "--json", env=cli_env(tmp_path),
+                   in_process=True)  # fmt: skip
+    assert refused.code == 1, refused.stdout
+    document = json.loads(refused.stdout)
+    assert document["kind"] == "signature_invalid"
+    assert "names no log (its logId.keyId is empty or not base64)" in document["error"]
+    assert "names log ," not in document["error"]
+
+
 @pytest.mark.parametrize("kind", ["attestation", "bundle", "legacy"])
 def test_a_root_sigstore_python_refuses_is_unusable_whatever_the_bundle(
     *, private_sigstore: PrivateSigstore, tmp_path: Path, artifact: Path, kind: str

@@ -104,6 +104,9 @@ def check_log_key(root: RootKeys, key_id: bytes, integrated: datetime | None) ->
     """As ``gh attestation verify``: a log entry's ``logId`` must name a log key of the
     trusted root, valid (not yet retired) at the entry's integrated time. Raises
     :class:`KeyCheckError`."""
+    if not key_id:
+        # An empty keyId, or one with no base64 in it (the bundle parser skips what is not).
+        raise KeyCheckError("its log entry names no log (its logId.keyId is empty or not base64)")
     keys = [key for key in root.rekor if key.key_id == key_id]
     if not keys:
         raise KeyCheckError(
