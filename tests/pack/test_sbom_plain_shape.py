@@ -207,6 +207,7 @@ def test_every_escape_in_a_purl_the_plain_shape_takes_the_library_reads() -> Non
     assert taken > 256
 
 
+@pytest.mark.daemon_host
 def test_installing_a_pack_sbom_loads_neither_the_schema_nor_the_library(
     tmp_path: Path,
 ) -> None:
