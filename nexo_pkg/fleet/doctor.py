@@ -200,7 +200,14 @@ def _installed_findings(
         plugin_id = receipt.id
         report.plugins.append(plugin_id)
         verified = verify_installed(item)
-        if not verified.ok:
+        if receipt.files is None and not item.path.is_symlink() and item.path.is_dir():
+            # A receipt the reference installer wrote: nothing changed, nothing to compare
+            # with; the daemon loads the plugin all the same (a warning, as for no receipt).
+            report.add(
+                "warning", "verify", f"cannot verify its files: {verified.problem}",
+                plugin_id=plugin_id, path=item.path,
+            )  # fmt: skip
+        elif not verified.ok:
             changed = [
                 *verified.modified, *verified.missing, *verified.extra, *verified.mode_changed
             ]  # fmt: skip
