@@ -471,3 +471,22 @@ _REFERENCE_FIELDS = (
     "schema_version", "id", "version", "owner", "repo", "tag", "target", "sha256",
     "installed_at", "source",
 )  # fmt: skip
+
+
+def test_an_unreadable_receipt_without_a_readable_manifest_is_reported(root: Path) -> None:
+    """`list` shows such a directory as unreadable and `verify` fails on it: doctor names it
+    too (as it names one whose manifest it can read), and does not count it as a plugin."""
+    _install(root, "hello")
+    broken = root / "other-1.0.0"
+    broken.mkdir()
+    (broken / ".nexo-install.json").write_text('{"schema_version": NaN}', newline="\n")
+    listed = json.loads(plugin("list", "--dest", str(root), "--json").stdout)
+    assert [each["path"] for each in listed["unreadable"]] == [str(broken)]
+    code, report = _doctor(root, "--no-check")
+    assert code == 0, report
+    assert report["plugins"] == ["hello"]
+    findings = report["findings"]
+    assert isinstance(findings, list)
+    named = [f for f in findings if f["path"] == str(broken)]
+    assert [(f["severity"], f["check"]) for f in named] == [("warning", "receipt")]
+    assert named[0]["message"].startswith("receipt unreadable: ")
