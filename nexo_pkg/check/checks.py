@@ -16,6 +16,7 @@ warnings.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shlex
 import tempfile
@@ -70,6 +71,11 @@ SHUTDOWN_GRACE_SECONDS = 1.0
 #: stdin and kills the plugin :data:`SHUTDOWN_GRACE_SECONDS` later. ``--timeout-ms`` does not
 #: change it, so a later reply is missed and an earlier one is taken, as there.
 SHUTDOWN_REPLY_SECONDS = 5.0
+
+#: The ``shutdown`` request as the daemon writes it: always id 2 (the only id it allocates
+#: besides ``initialize``'s 1) with this reason (``subprocess.rs`` ``shutdown`` at eec3f33).
+SHUTDOWN_ID = 2
+SHUTDOWN_REASON = "host requested"
 
 #: How long a plugin gets to exit on its own after replying to ``shutdown``, before the host
 #: closes its stdin (a plugin that needs the closed stdin gets a warning).
@@ -338,6 +344,14 @@ class _Session(FrameLoop):
         self.plugin = plugin
         self.report = report
         self.advertised: dict[str, dict[str, Any]] = {}
+        # Request ids as the daemon numbers them: initialize 1, shutdown 2; the check's own
+        # extra requests (tool.invoke, the unknown method) take 3 and up.
+        self._ids = (n for n in itertools.count(1) if n != SHUTDOWN_ID)
+        self._issued: set[int] = set()
+
+    def encode(self, frame: dict[str, Any]) -> bytes:
+        """Frames as the daemon's plugin host writes them: keys in ``serde_json`` map order."""
+        return encode_frame(frame, sort_keys=True)
 
     def run(self, nexo_version: str, invoke: tuple[str, dict[str, Any]] | None) -> None:
         """Every step in order; stops early once the plugin stops answering."""
@@ -604,7 +618,7 @@ class _Session(FrameLoop):
             for topic in host.subscribed_topics():
                 for sequence in range(1, EVENTS_PER_TOPIC + 1):
                     deadline = time.monotonic() + self.timeout_seconds
-                    frame = encode_frame(host.event(topic, sequence))
+                    frame = self.encode(host.event(topic, sequence))
                     if not (self.process.send(frame, deadline=deadline) and self._listen(deadline)):
                         return False
         finally:
@@ -642,7 +656,10 @@ class _Session(FrameLoop):
 
     def _shutdown(self) -> None:
         answer = self.request(
-            "shutdown", {"reason": "nexo plugin check"}, timeout=SHUTDOWN_REPLY_SECONDS
+            "shutdown",
+            {"reason": SHUTDOWN_REASON},
+            timeout=SHUTDOWN_REPLY_SECONDS,
+            request_id=SHUTDOWN_ID,
         )
         self.shutdown_answered = not isinstance(answer, NoReply)
         if isinstance(answer, NoReply):
@@ -700,11 +717,18 @@ class _Session(FrameLoop):
         )
 
     def request(
-        self, method: str, params: dict[str, Any], *, timeout: float | None = None
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        request_id: int | None = None,
     ) -> Reply | NoReply:
-        """Send one request and wait for its reply (``timeout`` seconds, by default the
-        session's), judging every frame that arrives."""
-        request_id = next(self._ids)
+        """Send one request (``request_id``, by default the next free one) and wait for its
+        reply (``timeout`` seconds, by default the session's), judging every frame that
+        arrives."""
+        request_id = next(self._ids) if request_id is None else request_id
+        self._issued.add(request_id)
         frame = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         return self.exchange(frame, timeout=self.timeout_seconds if timeout is None else timeout)
 
@@ -730,7 +754,7 @@ class _Session(FrameLoop):
             return None
         # JSON-RPC ids must match in type as well: 1 is not "1", and true is not 1.
         received = message.get("id")
-        if type(received) is int and 1 <= received < pending.request_id:
+        if type(received) is int and received != pending.request_id and received in self._issued:
             # A second (late) reply to a request already answered or given up: the daemon
             # has no pending entry for it, logs "response with unknown id" and goes on
             # waiting for the real reply (subprocess.rs), and so does the check.
@@ -831,7 +855,7 @@ class _Session(FrameLoop):
             error = {"code": code, "message": text}
             replies = [{"jsonrpc": "2.0", "id": message["id"], "error": error}]
         for frame in replies:
-            self.process.send(encode_frame(frame), deadline=deadline)
+            self.process.send(self.encode(frame), deadline=deadline)
 
     def add_frame_checks(self) -> None:
         """Report the frames.* verdicts gathered during the session."""

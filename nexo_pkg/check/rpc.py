@@ -14,6 +14,7 @@ import itertools
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,7 +86,7 @@ class FrameLoop:
         self.timeout_seconds = timeout_seconds
         self.stopped: NoReply | None = None
         self._frames = ProblemTally()
-        self._ids = itertools.count(1)
+        self._ids: Iterator[int] = itertools.count(1)
 
     def exchange(self, frame: dict[str, Any], *, timeout: float) -> Reply | NoReply:
         """Send the request ``frame`` and judge every stdout line (:meth:`read_line`,
@@ -94,7 +95,7 @@ class FrameLoop:
         pending = Pending(frame["id"], frame["method"], started, started + timeout)
         if self.stopped is not None:
             return self.stopped
-        data = encode_frame(frame)
+        data = self.encode(frame)
         if not self.process.send(data, deadline=pending.deadline):
             if self.process.unsent:
                 # The child stopped reading its stdin and the pipe is full: the daemon's
@@ -120,6 +121,10 @@ class FrameLoop:
                 return self.stopped
             if reply is not None:
                 return reply
+
+    def encode(self, frame: dict[str, Any]) -> bytes:
+        """``frame`` as the host writes it on the child's stdin."""
+        return encode_frame(frame)
 
     def read_line(self, line: bytes, pending: Pending) -> Reply | None:
         """Judge one stdout line (without its newline): the reply to ``pending`` or None."""

@@ -15,9 +15,12 @@ CHECK_AGENT_ID = "nexo-plugin-check"
 DETAIL_LIMIT = 160
 
 
-def encode_frame(frame: dict[str, Any]) -> bytes:
-    """``frame`` as one compact JSON line."""
-    return (json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+def encode_frame(frame: dict[str, Any], *, sort_keys: bool = False) -> bytes:
+    """``frame`` as one compact JSON line; ``sort_keys`` orders every object's keys as the
+    daemon's plugin host writes them (its ``json!`` values are ``serde_json`` maps without
+    ``preserve_order``: a ``BTreeMap``, so ``{"id":1,"jsonrpc":"2.0","method":...}``)."""
+    text = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
+    return (text + "\n").encode()
 
 
 def exit_text(code: int | None) -> str:

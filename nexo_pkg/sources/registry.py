@@ -63,7 +63,13 @@ MAX_ERROR_TEXT_BYTES = 64 * 1024
 # Pages of one tag or referrers listing: far beyond any real repository, a stop for endless Links.
 MAX_PAGES = 1000
 _SHA256_REFERENCE = re.compile(r"sha256:[0-9a-f]{64}")
-_CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
+# RFC 7235/9110 challenges, as docker's and containerd's parsers read them: a scheme token,
+# then `name=value` parameters (names case-insensitive, values a token or a quoted string with
+# backslash escapes), challenges separated by commas, several headers joined by commas.
+_TCHAR = r"[!#$%&'*+.^_`|~0-9A-Za-z-]"
+_CHALLENGE_SCHEME = re.compile(rf"[\s,]*({_TCHAR}+)")
+_CHALLENGE_PARAM = re.compile(rf'[\s,]*({_TCHAR}+)[ \t]*=[ \t]*("(?:[^"\\]|\\.)*"?|{_TCHAR}*)')
+_TOKEN68 = re.compile(r"[ \t]*[A-Za-z0-9._~+/-]+=*[ \t]*(?=,|$)")
 # A GET or HEAD that meets a dropped connection or one of these is tried again, up to RETRIES
 # more times with backoff, within the request's one deadline; other methods are not.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -137,6 +143,32 @@ def _basic(username: str, password: str) -> dict[str, str]:
     return {"Authorization": "Basic " + pair}
 
 
+def parse_challenges(header: str) -> list[tuple[str, dict[str, str]]]:
+    """The challenges of a ``WWW-Authenticate`` value: each scheme lowercased with its
+    parameters (names lowercased, quoted values unescaped). Whatever does not parse ends the
+    reading; never raises."""
+    found: list[tuple[str, dict[str, str]]] = []
+    position = 0
+    while position < len(header):
+        scheme = _CHALLENGE_SCHEME.match(header, position)
+        if scheme is None:
+            break
+        position = scheme.end()
+        params: dict[str, str] = {}
+        found.append((scheme.group(1).lower(), params))
+        token68 = _TOKEN68.match(header, position)
+        if token68 is not None and "=" not in header[position : token68.end()].rstrip("= \t"):
+            position = token68.end()
+            continue
+        while (param := _CHALLENGE_PARAM.match(header, position)) is not None:
+            name, value = param.group(1).lower(), param.group(2)
+            if value.startswith('"'):
+                value = re.sub(r"\\(.)", r"\1", value[1:].removesuffix('"'))
+            params.setdefault(name, value)
+            position = param.end()
+    return found
+
+
 class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
     """One registry host; use as a context manager. Raises :class:`NexoError` on failure.
 
@@ -204,8 +236,13 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
         """Get what the 401's challenge asks for. A bearer token already held for ``scope`` is
         fetched anew once per request (tokens expire, often after a minute, while a run goes
         on); ``renewed`` says this request already did, so a second refusal is final."""
-        challenge = response.headers.get("www-authenticate", "")
-        scheme = challenge.split(" ", 1)[0].lower()
+        challenge = ", ".join(response.headers.get_list("www-authenticate"))
+        challenges = parse_challenges(challenge)
+        # A registry offering both is answered with a token, as docker's client prefers.
+        scheme, params = next(
+            ((name, found) for name, found in challenges if name == "bearer"),
+            challenges[0] if challenges else ("", {}),
+        )
         if scheme == "basic":
             if self.credentials is None or self.credentials.identity_token:
                 raise NexoError(
@@ -228,9 +265,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                     + ("" if self.credentials else " (no credentials are configured for it)"),
                     kind="registry_auth",
                 )
-            self._tokens[scope] = self._fetch_token(
-                dict(_CHALLENGE_PARAM.findall(challenge)), scope
-            )
+            self._tokens[scope] = self._fetch_token(params, scope)
             return
         raise NexoError(
             f"{self.host} answered 401 with an unsupported challenge {challenge!r}",

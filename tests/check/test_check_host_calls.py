@@ -46,13 +46,15 @@ def test_events_calls_answers_a_stream_and_a_call_in_flight_at_shutdown(tmp_path
         "sent 3 broker.event on plugin.outbound.chat; 4 broker.publish, 3 forwarded; "
         "the daemon drops 1: `agent.route.x`: topic outside the plugin's inbound allowlist"
     )
-    # What the plugin received: well-formed answers, the stream's chunks, then its final.
+    # What the plugin received: well-formed answers, the stream's chunks, then its final, each
+    # with its keys in the order the daemon's serde_json maps write them (sorted).
     answers = "\n".join(document["stderr_tail"])
-    assert '"id": 101, "result": {"entries": [{"id": ' in answers
-    assert '"id": 102, "error": {"code": -32603' in answers
+    assert '"id": 101, "jsonrpc": "2.0", "result": {"entries": [{"agent_id": ' in answers
+    assert '{"error": {"code": -32603, "message": "memory recall failed' in answers
+    assert '"id": 102, "jsonrpc": "2.0"}' in answers
     assert '"id": 103' not in answers
     assert answers.count('"method": "llm.complete.delta"') == 3
-    assert '"id": 200, "result": {"finish_reason": "stop", "usage"' in answers
+    assert '"id": 200, "jsonrpc": "2.0", "result": {"finish_reason": "stop", "usage"' in answers
 
 
 def test_streamed_calls_do_not_use_up_the_result_error_and_in_flight_answers(
@@ -70,8 +72,9 @@ def test_streamed_calls_do_not_use_up_the_result_error_and_in_flight_answers(
         "no answer (in flight)",
     )
     answers = "\n".join(document["stderr_tail"])
-    assert '"id": 401, "result": {"content": ' in answers
-    assert '"id": 402, "error": {"code": -32603' in answers
+    assert '"id": 401, "jsonrpc": "2.0", "result": {"content": ' in answers
+    assert '{"error": {"code": -32603, ' in answers
+    assert '"id": 402, "jsonrpc": "2.0"}' in answers
     assert '"id": 403' not in answers
 
 

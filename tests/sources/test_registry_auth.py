@@ -422,3 +422,58 @@ def test_a_credential_helper_answering_bytes_that_are_not_utf8_is_one_registry_c
         assert "docker-credential-nexo-test" in result.document["error"]
         assert without_notes(result.stderr) == f"error: {result.document['error']}\n"
         assert _installed(dest) == []
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        'Bearer Realm="{realm}",Service="{service}",Scope="repository:plugins/echo:pull"',
+        "bearer realm={quoted},service={service}",
+        'Basic realm="Registry Realm", Bearer realm="{realm}", service="{service}"',
+        'Bearer realm="{realm}",service="{escaped}"',
+    ],
+    ids=["capitalised-names", "unquoted-service", "basic-offered-too", "escaped-character"],
+)
+def test_a_bearer_challenge_is_read_as_docker_reads_it(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    token_registry: tuple[Registry, TokenServer],
+    make_dist: MakeDist,
+    spelling: str,
+) -> None:
+    """WWW-Authenticate as RFC 9110 spells it and docker's and containerd's parsers read it:
+    parameter names in any case, token or quoted values (backslash escapes), and a Bearer
+    challenge offered beside Basic answered with a token. The token service is asked with the
+    challenge's realm and service, and the install goes through."""
+    running, tokens = token_registry
+    config = auth_config(tmp_path, running)
+    push_dist(
+        make_dist(identity=None), running.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]), config
+    )
+    proxy = RegistryProxy(running.host).start()
+    try:
+        realm = tokens.realm
+        proxy.challenge = spelling.format(
+            realm=realm,
+            quoted=f'"{realm}"',
+            escaped=SERVICE.replace("-", "\\-"),
+            service=SERVICE,
+        )
+        through = tmp_path / "through-proxy.json"
+        entry = json.loads(config.read_text())["auths"][running.host]
+        through.write_text(json.dumps({"auths": {proxy.host: entry}}), encoding="utf-8")
+        seen = len(tokens.requests)
+        dest = tmp_path / "plugins"
+        installed = _install(fleet_env, proxy.ref("plugins/echo") + ":1.2.3", dest, through)
+        assert installed.code == 0, installed.stderr
+        assert _installed(dest) == ["echo-1.2.3"]
+        asked = tokens.requests[seen:]
+        assert asked
+        assert all(r.granted and r.service == SERVICE for r in asked), asked
+        # The password went to the token service only: the registry saw bearer tokens.
+        assert proxy.authorizations
+        assert all(value.startswith("Bearer ") for _, value in proxy.authorizations)
+        assert PASSWORD not in installed.stdout + installed.stderr
+    finally:
+        proxy.stop()

@@ -51,6 +51,7 @@ class TokenRequest:
     method: str = "GET"
     form: dict[str, str] = field(default_factory=dict)
     granted: bool = False
+    service: str | None = None
 
 
 @dataclass
@@ -143,7 +144,8 @@ class TokenServer:
             pair = f"<token>:{self.refresh_token}".encode()
             accepted.add(self._basic(self.refresh_token))
             accepted.add("Basic " + base64.b64encode(pair).decode())
-        record = TokenRequest(scope, authorization)
+        service = query.get("service", [None])[0]
+        record = TokenRequest(scope, authorization, service=service)
         if authorization in accepted:
             token = self._token(scope)
         elif authorization is None and self.anonymous_pull:
