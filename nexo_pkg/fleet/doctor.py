@@ -32,6 +32,7 @@ from nexo_pkg.fleet.pool import run_bounded
 from nexo_pkg.install.api import (
     BOOKKEEPING_DIR,
     JOURNAL_AREA,
+    RECEIPT_UNREADABLE,
     REMOVING_AREA,
     STAGING_AREA,
     DaemonReach,
@@ -200,7 +201,14 @@ def _installed_findings(
         plugin_id = receipt.id
         report.plugins.append(plugin_id)
         verified = verify_installed(item)
-        if not verified.ok:
+        if receipt.files is None and not item.path.is_symlink() and item.path.is_dir():
+            # A receipt the reference installer wrote: nothing changed, nothing to compare
+            # with; the daemon loads the plugin all the same (a warning, as for no receipt).
+            report.add(
+                "warning", "verify", f"cannot verify its files: {verified.problem}",
+                plugin_id=plugin_id, path=item.path,
+            )  # fmt: skip
+        elif not verified.ok:
             changed = [
                 *verified.modified, *verified.missing, *verified.extra, *verified.mode_changed
             ]  # fmt: skip
@@ -280,6 +288,16 @@ def _root_findings(report: DoctorReport, items: list[Installed]) -> None:
                 if plugin_id is None:
                     continue
             else:
+                if (item.problem or "").startswith(RECEIPT_UNREADABLE):
+                    # Neither its receipt nor a manifest can be read (a directory this user
+                    # may not open): an install nothing here can judge.
+                    report.add(
+                        "warning", "receipt",
+                        f"{item.problem}, and no manifest can be read there: nexo-pkg cannot "
+                        "verify, upgrade or roll it back, nor tell which plugin the daemon "
+                        "would load from it",
+                        path=item.path,
+                    )  # fmt: skip
                 continue
         if plugin_id in first:
             report.add(

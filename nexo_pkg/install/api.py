@@ -97,6 +97,7 @@ if TYPE_CHECKING:
     )
     from nexo_pkg.install.receipts import (
         RECEIPT_NAME,
+        RECEIPT_UNREADABLE,
         Installed,
         Receipt,
         installed_versions,
@@ -157,8 +158,9 @@ _HOMES = homes(
         ),
         "reach": "DaemonReach",
         "receipts": (
-            "RECEIPT_NAME Installed Receipt installed_versions require_installed scan_installed "
-            "scan_kept scan_roots unreadable_installs version_order"
+            "RECEIPT_NAME RECEIPT_UNREADABLE Installed Receipt installed_versions "
+            "require_installed scan_installed scan_kept scan_roots unreadable_installs "
+            "version_order"
         ),
         "remedy": "plugin_command reinstall_command",
         "rollback": "RollbackResult rollback",
@@ -179,6 +181,7 @@ __all__ = [
     "NO_CALLBACKS",
     "POLICY_FILE",
     "RECEIPT_NAME",
+    "RECEIPT_UNREADABLE",
     "REMOVING_AREA",
     "STAGING_AREA",
     "Admitting",

@@ -47,6 +47,9 @@ class Listing:
     #: ``(root, id)`` of every hold: a hold is its root's (``<root>/.nexo/holds``), so the same
     #: id in another search path is not held by it.
     held: frozenset[tuple[Path, str]]
+    #: Directories the daemon skips: an earlier one (by search path, then by name) has
+    #: the same id, as ``doctor``'s ``shadowed`` finding says.
+    shadowed: frozenset[Path] = frozenset()
 
     @property
     def unreadable(self) -> tuple[Installed, ...]:
@@ -94,6 +97,7 @@ class Listing:
                     if states is None
                     else states.state(receipt.id, microapp=partial(is_microapp, item.path)),
                     "held": not item.kept and (item.path.parent, receipt.id) in held,
+                    "shadowed": item.path in self.shadowed,
                     "vendored": vendored_summary(item),
                 }
                 for item, receipt in self.plugins
@@ -110,6 +114,7 @@ class Listing:
                     "discovery": None
                     if states is None
                     else states.state(link.plugin_id, microapp=partial(is_microapp, link.target)),
+                    "shadowed": link.path in self.shadowed,
                 }
                 for link in self.links
             ],
@@ -145,6 +150,8 @@ class Listing:
                 )
                 if (item.path.parent, receipt.id) in held:
                     state += ",held"
+                if item.path in self.shadowed:
+                    state += ",shadowed"
             rows.append(
                 ListingRow(receipt.id, receipt.version, origin, signature, state, item.path)
             )
@@ -155,6 +162,8 @@ class Listing:
                 if states is None
                 else f"{states.state(link.plugin_id, microapp=linked_microapp)},linked"
             )
+            if link.path in self.shadowed:
+                state += ",shadowed"
             rows.append(
                 ListingRow(
                     link.plugin_id, link.version, f"link: {link.target}", "-", state, link.path
@@ -251,4 +260,27 @@ def build_listing(
         ),
         states=states,
         held=held,
+        shadowed=_shadowed(items, links),
     )
+
+
+def _shadowed(items: list[Installed], links: tuple[LinkedPlugin, ...]) -> frozenset[Path]:
+    """The directories of ``items`` (in the daemon's order: search path, then name) whose id
+    an earlier one has: the daemon keeps the first and skips them. A directory without a
+    readable receipt counts by the id its manifest gives, as the daemon loads it."""
+    linked = {link.path: link.plugin_id for link in links}
+    first: set[str] = set()
+    skipped: set[Path] = set()
+    for item in items:
+        if item.kept:
+            continue
+        plugin_id = linked.get(item.path) or item.plugin_id
+        if plugin_id is None and item.path not in linked:
+            plugin_id = manifest_identity(item.path)[0]
+        if plugin_id is None:
+            continue
+        if plugin_id in first:
+            skipped.add(item.path)
+        else:
+            first.add(plugin_id)
+    return frozenset(skipped)

@@ -443,3 +443,50 @@ def test_a_leftover_is_cleaned_by_what_doctor_says_cleans_it(root: Path) -> None
     assert not leftover.exists()
     _, document = _doctor(root, "--no-check")
     assert [f for f in document["findings"] if f["check"] == "leftover"] == []  # type: ignore[attr-defined]
+
+
+def test_a_reference_receipt_is_a_warning_not_changed_files(root: Path) -> None:
+    """A plugin the reference installer put there (its receipt has the ten string fields
+    and no file hashes) is loaded by the daemon as any other: doctor says its files cannot
+    be checked (a warning, exit 0) and never that they differ from the receipt."""
+    path = _install(root, "hello")
+    receipt = path / ".nexo-install.json"
+    document = json.loads(receipt.read_text())
+    reference = {key: document[key] for key in _REFERENCE_FIELDS}
+    receipt.write_text(json.dumps({**reference, "tag": "latest"}), newline="\n")
+    code, report = _doctor(root, "--no-check")
+    assert code == 0, report
+    assert report["ok"] is True
+    findings = report["findings"]
+    assert isinstance(findings, list)
+    verify = [f for f in findings if f["check"] == "verify"]
+    assert [(f["severity"], f["id"]) for f in verify] == [("warning", "hello")]
+    assert "no file hashes to check" in verify[0]["message"]
+    assert "differ" not in verify[0]["message"]
+    # verify itself still fails for it, as docs/install.md says.
+    assert plugin("verify", "--dest", str(root)).code == 1
+
+
+_REFERENCE_FIELDS = (
+    "schema_version", "id", "version", "owner", "repo", "tag", "target", "sha256",
+    "installed_at", "source",
+)  # fmt: skip
+
+
+def test_an_unreadable_receipt_without_a_readable_manifest_is_reported(root: Path) -> None:
+    """`list` shows such a directory as unreadable and `verify` fails on it: doctor names it
+    too (as it names one whose manifest it can read), and does not count it as a plugin."""
+    _install(root, "hello")
+    broken = root / "other-1.0.0"
+    broken.mkdir()
+    (broken / ".nexo-install.json").write_text('{"schema_version": NaN}', newline="\n")
+    listed = json.loads(plugin("list", "--dest", str(root), "--json").stdout)
+    assert [each["path"] for each in listed["unreadable"]] == [str(broken)]
+    code, report = _doctor(root, "--no-check")
+    assert code == 0, report
+    assert report["plugins"] == ["hello"]
+    findings = report["findings"]
+    assert isinstance(findings, list)
+    named = [f for f in findings if f["path"] == str(broken)]
+    assert [(f["severity"], f["check"]) for f in named] == [("warning", "receipt")]
+    assert named[0]["message"].startswith("receipt unreadable: ")
