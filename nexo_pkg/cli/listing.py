@@ -84,6 +84,12 @@ def list_plugins(
     # One write for every row (a thousand plugins: not a thousand writes when unbuffered).
     if lines:
         result_line("\n".join(lines))
+    for path in sorted(listing.shadowed):
+        # A note, not a state: the rows keep their columns (`"shadowed"` in --json).
+        say(
+            f"note: the daemon skips {printable(str(path))}: an earlier search path or name "
+            "holds the same id (`nexo plugin doctor` reports it as shadowed)"
+        )
 
 
 _VALUE_FLAGS = {"--dest": "dest", "--config": "config", "--color": "color"}

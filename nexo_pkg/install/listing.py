@@ -150,8 +150,6 @@ class Listing:
                 )
                 if (item.path.parent, receipt.id) in held:
                     state += ",held"
-                if item.path in self.shadowed:
-                    state += ",shadowed"
             rows.append(
                 ListingRow(receipt.id, receipt.version, origin, signature, state, item.path)
             )
@@ -162,8 +160,6 @@ class Listing:
                 if states is None
                 else f"{states.state(link.plugin_id, microapp=linked_microapp)},linked"
             )
-            if link.path in self.shadowed:
-                state += ",shadowed"
             rows.append(
                 ListingRow(
                     link.plugin_id, link.version, f"link: {link.target}", "-", state, link.path

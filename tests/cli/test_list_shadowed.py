@@ -57,11 +57,17 @@ def test_list_marks_what_the_daemon_skips_as_doctor_does(config: Path, tmp_path:
     }
     rows = plugin("list", "--config", str(config))
     states = {line.split()[-1]: line.split()[-2] for line in rows.stdout.splitlines()}
-    assert states == {
-        str(loaded): "enabled",
-        str(skipped): "enabled,shadowed",
-        str(alone): "enabled",
-    }
+    # The state column is the discovery state as before; the skipped copy is a note.
+    assert states == {str(loaded): "enabled", str(skipped): "enabled", str(alone): "enabled"}
+    notes = [line for line in rows.stderr.splitlines() if "the daemon skips" in line]
+    # The copy without a receipt is skipped too (doctor names both).
+    assert notes == [
+        f"note: the daemon skips {path}: an earlier search path or name holds the same id "
+        "(`nexo plugin doctor` reports it as shadowed)"
+        for path in sorted([skipped, copied])
+    ]
+    quiet = plugin("list", "--config", str(config), "-q")
+    assert "the daemon skips" not in quiet.stderr
 
     doctor = plugin("doctor", "--config", str(config), "--no-check", "--json")
     found = json.loads(doctor.stdout)["findings"]
