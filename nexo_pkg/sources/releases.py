@@ -568,9 +568,12 @@ class GitHubReleaseSource:
         sidecar = release_sidecar(client, release, asset)
         digest = parse_digest(asset.digest)
         listed_in = None
+        # A GoReleaser-shaped release: one checksums file for every asset, read once for the
+        # checksum here and again as signature material below (the same bytes both times).
+        checksums_files: dict[str, bytes] = {}
         if sidecar is None and digest is None:
-            # A GoReleaser-shaped release: one checksums file for every asset.
-            listed = release_listed(client, release, asset)
+            checksums_files = release_checksums_files(client, release)
+            listed = one_listed(asset.name, trust.listed_sha256(asset.name, checksums_files))
             if listed is not None:
                 sidecar, listed_in = listed
         blob = self.context.hold(
@@ -600,6 +603,7 @@ class GitHubReleaseSource:
                 repository=(self.spec.owner, self.spec.repo),
                 directory=self.context.temp_dir(),
                 attestations_as_file=False,
+                fetched=checksums_files,
             )
             if material
             else {}
@@ -730,14 +734,10 @@ def release_sidecar(client: GitHubClient, release: Release, asset: ReleaseAsset)
     return parse_sidecar(text, asset.name)
 
 
-def release_listed(
-    client: GitHubClient, release: Release, asset: ReleaseAsset
-) -> tuple[str, str] | None:
-    """The sha256 the release's checksums files (``checksums.txt``, ``SHA256SUMS``,
-    ``<name>_checksums.txt``) list for ``asset``, and the first file that lists it; ``None``
-    when none does. Their signatures are verified with the rest of the signature material;
-    here they only say what the download must hash to, as a ``.sha256`` sidecar would.
-    ``checksum_mismatch`` when they disagree, or for a file larger than one ever is."""
+def release_checksums_files(client: GitHubClient, release: Release) -> dict[str, bytes]:
+    """The bytes of the release's checksums files (``checksums.txt``, ``SHA256SUMS``,
+    ``<name>_checksums.txt``) by name; ``checksum_mismatch`` for one larger than one ever
+    is."""
     names = sorted(item.name for item in release.assets if trust.is_checksums_file(item.name))
     files: dict[str, bytes] = {}
     for name in names:
@@ -753,7 +753,7 @@ def release_listed(
         files[name] = client.fetch_bytes(
             found, max_bytes=trust.MAX_CHECKSUMS_BYTES, too_large=too_large
         )
-    return one_listed(asset.name, trust.listed_sha256(asset.name, files))
+    return files
 
 
 def release_sha256(client: GitHubClient, release: Release, asset: ReleaseAsset) -> str:
@@ -763,7 +763,8 @@ def release_sha256(client: GitHubClient, release: Release, asset: ReleaseAsset) 
     digest = parse_digest(asset.digest)
     sidecar = release_sidecar(client, release, asset)
     if sidecar is None and digest is None:
-        listed = release_listed(client, release, asset)
+        files = release_checksums_files(client, release)
+        listed = one_listed(asset.name, trust.listed_sha256(asset.name, files))
         if listed is not None:
             return listed[0]
         raise no_checksum(asset.name, asset.digest)
@@ -784,12 +785,14 @@ def release_material(
     repository: tuple[str, str],
     directory: Path,
     attestations_as_file: bool = True,
+    fetched: Mapping[str, bytes] | None = None,
 ) -> dict[str, Path | bytes]:
     """The signature material a GitHub release offers for ``asset_name``, as files in
     ``directory``: what install reads (the asset's own bundles and signatures, signed checksums
     files), and else the API's artifact attestations of the asset (or of a checksums file),
     written as ``<file>.intoto.jsonl`` so they travel with a mirror and verify offline
-    (``attestations_as_file`` false: kept in memory under the name the API offers them by)."""
+    (``attestations_as_file`` false: kept in memory under the name the API offers them by).
+    ``fetched``: bytes of some of them read already (the checksums files), not asked again."""
     material: dict[str, Path | bytes] = {}
     for name in trust.material_names(asset_name, (item.name for item in release.assets)):
         found = release.asset(name)
@@ -799,8 +802,11 @@ def release_material(
         too_large = over_size_cap(
             name, MAX_SIGNATURE_BYTES, holds="signature material", kind="signature_invalid"
         )
+        known = (fetched or {}).get(name)
         path.write_bytes(
-            client.fetch_bytes(found, max_bytes=MAX_SIGNATURE_BYTES, too_large=too_large)
+            known
+            if known is not None
+            else client.fetch_bytes(found, max_bytes=MAX_SIGNATURE_BYTES, too_large=too_large)
         )
         material[name] = path
     attested = trust.release_attestations(

@@ -406,6 +406,13 @@ def test_a_goreleaser_release_without_asset_digests_installs_by_its_signed_check
     assert document["signature"]["status"] == "verified"
     assert document["signature"]["scheme"] == "checksums-file"
     assert (tmp_path / "plugins" / f"{PLUGIN}-1.0.0" / "nexo-plugin.toml").is_file()
+    # The checksums file is read once: the bytes that gave the checksum are the ones verified.
+    (release,) = github_server.releases[(OWNER, repo)]
+    (listing,) = [a for a in release.assets if a.name == f"{PLUGIN}_1.0.0_checksums.txt"]
+    asked = github_server.requests_to(f"/assets/{listing.id}") + github_server.requests_to(
+        f"/download/v1.0.0/{listing.name}"
+    )
+    assert len(asked) == 1, asked
 
 
 @pytest.mark.parametrize("case", ["wrong_hash", "contradicting"])
