@@ -136,7 +136,7 @@ def test_github_annotations_name_windows_paths_with_slashes(
 ) -> None:
     """The runner keeps a relative ``file`` as written, and GitHub finds no file at
     ``plugins\\a\\nexo-plugin.toml``: on Windows the parts are joined with ``/``."""
-    monkeypatch.setattr(reporters, "_WINDOWS", True, raising=False)
+    monkeypatch.setattr(reporters, "_WINDOWS", True)
     warning = Diagnostic("NX140", "x", "warning", "m", "", Span(Position(1, 1), Position(1, 1)))
     output = render_github([FileResult(path, (warning,), "")], CONTEXT)
     assert output.startswith(f"::warning file={expected},line=1,")
@@ -145,7 +145,7 @@ def test_github_annotations_name_windows_paths_with_slashes(
 def test_a_backslash_in_a_posix_name_stays_in_the_annotation(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(reporters, "_WINDOWS", False, raising=False)
+    monkeypatch.setattr(reporters, "_WINDOWS", False)
     warning = Diagnostic("NX140", "x", "warning", "m", "", Span(Position(1, 1), Position(1, 1)))
     output = render_github([FileResult("a\\b/plugin.toml", (warning,), "")], CONTEXT)
     assert output.startswith("::warning file=a\\b/plugin.toml,line=1,")
