@@ -184,6 +184,14 @@ def add_command(
             predicate_type=predicate_type,
         )
         if not json_output:
+            if identity_regexp is not None and author.identity_regexp != identity_regexp:
+                say(
+                    printable(
+                        f"note: --identity-regexp is written anchored, {author.identity_regexp}: "
+                        "nexo-pkg matches the whole identity, cosign and the reference "
+                        "installer search for an unanchored pattern anywhere in it"
+                    )
+                )
             _show_entry(author_entry_toml(author), path, seen, owner, repo)
             say(_mode_meaning(author.mode, policy.default, owner))
         confirm_or_refuse(

@@ -30,6 +30,7 @@ from nexo_pkg.trust.policy import (
     MODES,
     AuthorPolicy,
     TrustPolicy,
+    anchored_form,
     is_workflow_path,
 )
 from nexo_pkg.trust.policy_edit import add_author, remove_authors
@@ -173,6 +174,10 @@ def chosen_author(
         if suggestion is None:
             raise NexoError(f"cannot derive an author entry for {owner}", kind="signer_untrusted")
         return suggestion
+    if identity_regexp is not None:
+        # Written anchored: nexo-pkg matches the whole identity, but cosign and the reference
+        # installer, which read the same file, search for the pattern anywhere in it.
+        identity_regexp = anchored_form(identity_regexp) or identity_regexp
     return AuthorPolicy(
         owner=owner,
         identity=identity,

@@ -343,6 +343,50 @@ def test_add_and_remove_in_a_policy_with_an_inline_authors_array(
     assert "acme" not in policy.read_text()
 
 
+@pytest.mark.parametrize(
+    ("flag", "written"),
+    [
+        (
+            r"https://github\.com/trailofbits/rfc8785\.py/.*",
+            r"^https://github\.com/trailofbits/rfc8785\.py/.*$",
+        ),
+        (
+            r"^https://github\.com/trailofbits/rfc8785\.py/.*|^https://gitlab\.com/tob/.*$",
+            r"^(?:^https://github\.com/trailofbits/rfc8785\.py/.*|^https://gitlab\.com/tob/.*$)$",
+        ),
+    ],
+    ids=["unanchored", "one-alternative-unanchored"],
+)
+def test_add_writes_an_unanchored_identity_regexp_anchored(
+    tmp_path: Path, flag: str, written: str
+) -> None:
+    """SPEC §6: `trust add` writes an anchored identity pattern. cosign and the reference
+    installer read the same file and search for the pattern anywhere in the identity, so the
+    entry as typed would trust more signers there than here; the anchored form trusts exactly
+    the identities nexo-pkg's full match trusts, and lints clean (no NXT010)."""
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(COMMENTED)
+    added = nexo("plugin", "trust", "add", "trailofbits", "--identity-regexp", flag,
+                 "--trusted-keys", str(policy), "--yes", env=cli_env(tmp_path),
+                 in_process=True)  # fmt: skip
+    assert added.code == 0, added.stderr
+    assert f"written anchored, {written}" in added.stdout + added.stderr
+    listed = json.loads(nexo("plugin", "trust", "list", "--trusted-keys", str(policy), "--json",
+                             env=cli_env(tmp_path), in_process=True).stdout)  # fmt: skip
+    assert [a["identity_regexp"] for a in listed["authors"] if a["owner"] == "trailofbits"] == [
+        written
+    ]
+    assert policy.read_text().startswith(COMMENTED)
+    linted = nexo("plugin", "lint", str(policy), "--json", env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert "NXT010" not in linted.stdout, linted.stdout
+    # The same signer is trusted as before: the real public-good vector verifies.
+    verified = nexo("plugin", "trust", "verify", str(FIXTURES / VECTOR_ARTIFACT),
+                    "--trusted-keys", str(policy), env=cli_env(tmp_path),
+                    in_process=True)  # fmt: skip
+    assert verified.code == 0, verified.stderr
+
+
 def test_add_refuses_a_pattern_re2_rejects_and_leaves_the_file(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text(COMMENTED)
