@@ -184,6 +184,40 @@ def test_verify_reads_the_material_beside_the_file(tmp_path: Path) -> None:
     assert "hammer-time" in refused.stderr
 
 
+# (the name holding the real bundle, the name holding a broken one, which one decides)
+_LOOKUP_ORDER = [
+    (".sigstore.json", ".sigstore", "verified"),
+    (".sigstore.json", ".bundle", "verified"),
+    (".sigstore", ".bundle", "verified"),
+    (".bundle", ".sigstore", "broken"),
+    (".bundle", ".sigstore.json", "broken"),
+    (".sigstore", ".sigstore.json", "broken"),
+]
+
+
+@pytest.mark.parametrize(("real", "broken", "decides"), _LOOKUP_ORDER)
+def test_the_material_beside_a_file_is_looked_up_in_the_specs_order(
+    tmp_path: Path, real: str, broken: str, decides: str
+) -> None:
+    """SPEC §6: `<asset>.sigstore.json`, then `<asset>.sigstore`, then `<asset>.bundle`; the
+    first one present decides (a broken one is `signature_invalid`, never skipped for the
+    next). Shown with the real public-good bundle."""
+    artifact = tmp_path / VECTOR_ARTIFACT
+    shutil.copy(FIXTURES / VECTOR_ARTIFACT, artifact)
+    shutil.copy(FIXTURES / f"{VECTOR_ARTIFACT}.sigstore.json", tmp_path / f"{artifact.name}{real}")
+    (tmp_path / f"{artifact.name}{broken}").write_text('{"mediaType": "not a bundle"}')
+    result = nexo("plugin", "trust", "verify", str(artifact), "--repo", "trailofbits/rfc8785.py",
+                  "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    document = json.loads(result.stdout)
+    if decides == "verified":
+        assert result.code == 0, result.stderr
+        assert document["material"] == f"{artifact.name}{real}"
+    else:
+        assert result.code == 1
+        assert document["kind"] == "signature_invalid"
+        assert f"{artifact.name}{broken}" in document["error"]
+
+
 def test_verify_usage_errors_are_exit_2(tmp_path: Path) -> None:
     result = nexo("plugin", "trust", "verify", str(tmp_path / "missing"), "--repo", "a/b", "--json",
                   env=cli_env(tmp_path), in_process=True)  # fmt: skip
