@@ -421,6 +421,35 @@ def test_add_writes_an_unanchored_identity_regexp_anchored(
     assert verified.code == 0, verified.stderr
 
 
+def test_list_rows_show_every_key_that_decides_what_an_entry_trusts(tmp_path: Path) -> None:
+    """Two entries that differ only in issuer, ref, predicate type, republishing or mode trust
+    different signers (or act differently): the rows must tell them apart."""
+    policy = tmp_path / "trusted_keys.toml"
+    base = 'owner = "acme"\nidentity_regexp = "^https://github\\\\.com/acme/.*$"\n'
+    policy.write_text(
+        f'[[authors]]\n{base}repos = ["x"]\n'
+        f'[[authors]]\n{base}repos = ["y"]\n'
+        'oidc_issuer = "https://token.actions.githubusercontent.com/acme"\n'
+        'source_ref = "^refs/tags/v.*$"\npredicate_type = "https://spdx.dev/Document"\n'
+        'allow_republish = true\nmode = "require"\n'
+    )
+    listed = nexo("plugin", "trust", "list", "--trusted-keys", str(policy), env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert listed.code == 0, listed.stderr
+    first, second = listed.stdout.splitlines()
+    assert first.endswith("repos=x (line 1)")
+    assert "oidc_issuer" not in first  # GitHub's issuer is the default, not repeated
+    for shown in (
+        "repos=y",
+        "oidc_issuer=https://token.actions.githubusercontent.com/acme",
+        "source_ref=^refs/tags/v.*$",
+        "predicate_type=https://spdx.dev/Document",
+        "allow_republish=true",
+        "mode=require",
+    ):
+        assert f" {shown} " in second, second
+
+
 def test_add_refuses_a_pattern_re2_rejects_and_leaves_the_file(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text(COMMENTED)
