@@ -63,6 +63,15 @@ def needs_release_signer(
     neither without a repository whose release could be read."""
     if identity is not None and identity_regexp is not None:
         raise UsageError("--identity and --identity-regexp exclude each other")
+    for flag, value in (("--identity", identity), ("--identity-regexp", identity_regexp)):
+        if value == "":
+            # Said of the flag, as the policy would refuse the entry (NXT004); anchored, an
+            # empty pattern would read as `^$` and slip past that check.
+            raise NexoError(
+                f"{flag} is empty: name the signer's identity; nothing was written",
+                kind="policy_invalid",
+                exit_code=EXIT_USAGE,
+            )
     if identity_regexp is not None:
         try:
             compile_identity_pattern(identity_regexp)
@@ -174,7 +183,7 @@ def chosen_author(
         if suggestion is None:
             raise NexoError(f"cannot derive an author entry for {owner}", kind="signer_untrusted")
         return suggestion
-    if identity_regexp is not None:
+    if identity_regexp:
         # Written anchored: nexo-pkg matches the whole identity, but cosign and the reference
         # installer, which read the same file, search for the pattern anywhere in it.
         identity_regexp = anchored_form(identity_regexp) or identity_regexp
