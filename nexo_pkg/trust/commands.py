@@ -67,11 +67,7 @@ def needs_release_signer(
         if value == "":
             # Said of the flag, as the policy would refuse the entry (NXT004); anchored, an
             # empty pattern would read as `^$` and slip past that check.
-            raise NexoError(
-                f"{flag} is empty: name the signer's identity; nothing was written",
-                kind="policy_invalid",
-                exit_code=EXIT_USAGE,
-            )
+            raise UsageError(f"{flag} is empty: name the signer's identity; nothing was written")
     if identity_regexp is not None:
         try:
             compile_identity_pattern(identity_regexp)
@@ -243,11 +239,13 @@ def with_overrides(
     predicate_type: str | None = None,
 ) -> AuthorPolicy:
     """``author`` with what the flags set; :class:`UsageError` for a mode not in
-    :data:`~nexo_pkg.trust.policy.MODES`, or an empty predicate type."""
+    :data:`~nexo_pkg.trust.policy.MODES`, or an empty predicate type or issuer."""
     if mode is not None and mode not in MODES:
         raise UsageError(f"--mode must be one of {', '.join(MODES)}")
     if predicate_type is not None and not predicate_type.strip():
         raise UsageError("--predicate-type takes a predicate type URI, not an empty string")
+    if issuer == "":
+        raise UsageError("--oidc-issuer takes the issuer's URL, not an empty string")
     changes: dict[str, Any] = {
         "oidc_issuer": issuer,
         "signer_workflow": signer_workflow,
