@@ -492,7 +492,9 @@ def run(arguments: list[str]) -> int:
         completion_init()
     command = typer.main.get_command(build_app()[0])
     attach_choice_completion(command)
-    json_output = _asks_for_json(arguments)
+    json_output = _asks_for_json(arguments) or (
+        _asks_for_json_format(arguments) and _command_path(command, arguments) == "nexo plugin lint"
+    )
     try:
         outcome = command.main(args=arguments, prog_name="nexo", standalone_mode=False)
     except NoArgsIsHelpError as error:
@@ -555,3 +557,12 @@ def _asks_for_json(arguments: list[str]) -> bool:
     """``--json`` among the options (not after ``--``, where it would be an argument)."""
     options = arguments[: arguments.index("--")] if "--" in arguments else arguments
     return "--json" in options
+
+
+def _asks_for_json_format(arguments: list[str]) -> bool:
+    """``--format json`` (or ``--format=json``) among the options: ``lint``'s spelling of
+    ``--json``, which promises the same one document, for usage errors too."""
+    options = arguments[: arguments.index("--")] if "--" in arguments else arguments
+    return "--format=json" in options or any(
+        options[at] == "--format" and options[at + 1] == "json" for at in range(len(options) - 1)
+    )

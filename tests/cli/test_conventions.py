@@ -358,6 +358,10 @@ def test_a_malformed_source_is_a_usage_error(source: str, tmp_path: Path) -> Non
         ["plugin", "list", "--json", "--no-such-flag"],
         ["plugin", "verify", "--json", "a", "b"],
         ["plugin", "lock", "--json", "--no-such-flag"],
+        # lint's `--format json` is its `--json`: the same document for a parser's refusal.
+        ["plugin", "lint", "--format", "json", "--no-such-flag"],
+        ["plugin", "lint", "--no-such-flag", "--format=json"],
+        ["plugin", "lint", "--format", "json", "--color", "sometimes"],
     ],
 )
 def test_json_usage_errors_still_print_one_document(args: list[str], tmp_path: Path) -> None:
