@@ -49,6 +49,30 @@ STOPPING: list[signal.Signals] = [
 for _stopping in STOPPING:
     SIGNAL_WORDS[_stopping] = f"stopped by {_stopping.name}"
 
+
+def asks_for_json(arguments: list[str]) -> bool:
+    """Whether a command line asks for one JSON document on stdout (for its failures too):
+    ``--json`` among its options (not after ``--``, where it is an argument), or ``lint``'s
+    other spelling of it, ``--format json`` / ``--format=json``."""
+    options = arguments[: arguments.index("--")] if "--" in arguments else arguments
+    if "--json" in options:
+        return True
+    if "--format=json" not in options and not any(
+        options[at] == "--format" and options[at + 1] == "json" for at in range(len(options) - 1)
+    ):
+        return False
+    words: list[str] = []
+    takes_value = False
+    for option in options:
+        if takes_value:
+            takes_value = False
+        elif option == "--color":  # the one option of `nexo plugin` that takes a value
+            takes_value = True
+        elif not option.startswith("-"):
+            words.append(option)
+    return words[:2] == ["plugin", "lint"]
+
+
 # The signals that came while a finished command printed its result (see defer_signals).
 DEFERRED: list[int] = []
 

@@ -25,6 +25,7 @@ from typer._click.exceptions import UsageError as TyperUsageError
 from typer.core import TyperGroup
 
 from nexo_pkg import __version__
+from nexo_pkg.cli import asks_for_json
 from nexo_pkg.cli.common import fail, set_color, set_verbosity
 from nexo_pkg.cli.completion import attach_choice_completion
 from nexo_pkg.cli.examples import HELP, ROOT, epilog
@@ -492,7 +493,7 @@ def run(arguments: list[str]) -> int:
         completion_init()
     command = typer.main.get_command(build_app()[0])
     attach_choice_completion(command)
-    json_output = _asks_for_json(arguments)
+    json_output = asks_for_json(arguments)
     try:
         outcome = command.main(args=arguments, prog_name="nexo", standalone_mode=False)
     except NoArgsIsHelpError as error:
@@ -549,9 +550,3 @@ def _command_path(command: click.Command, arguments: list[str]) -> str:
             command = found
             names.append(argument)
     return " ".join(names)
-
-
-def _asks_for_json(arguments: list[str]) -> bool:
-    """``--json`` among the options (not after ``--``, where it would be an argument)."""
-    options = arguments[: arguments.index("--")] if "--" in arguments else arguments
-    return "--json" in options

@@ -17,7 +17,15 @@ import signal
 import sys
 
 from nexo_pkg import __version__
-from nexo_pkg.cli import DEFERRED, HANGUP, SIGNAL_EXIT, STOPPING, Interrupted, leave_now
+from nexo_pkg.cli import (
+    DEFERRED,
+    HANGUP,
+    SIGNAL_EXIT,
+    STOPPING,
+    Interrupted,
+    asks_for_json,
+    leave_now,
+)
 
 # Not `typing.TYPE_CHECKING`: importing `typing` is a tenth of `nexo --version`'s start-up.
 TYPE_CHECKING = False
@@ -140,7 +148,7 @@ def _unexpected(error: Exception) -> int:
         OUTPUT.verbose = True  # the failure may have come before the options were read
     if OUTPUT.verbose:
         traceback.print_exception(error)
-    return report_error(failure, json_output="--json" in sys.argv[1:])
+    return report_error(failure, json_output=asks_for_json(sys.argv[1:]))
 
 
 def _unicode_stdout() -> None:
@@ -193,7 +201,7 @@ def main() -> None:
             raise
         code = 0  # the signal's code below
     except Interrupted as stop:
-        if "--json" in sys.argv[1:]:
+        if asks_for_json(sys.argv[1:]):
             # --json promises one document, even for a run cut short.
             import json  # noqa: PLC0415
 

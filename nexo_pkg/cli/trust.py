@@ -184,6 +184,14 @@ def add_command(
             predicate_type=predicate_type,
         )
         if not json_output:
+            if identity_regexp is not None and author.identity_regexp != identity_regexp:
+                say(
+                    printable(
+                        f"note: --identity-regexp is written anchored, {author.identity_regexp}: "
+                        "nexo-pkg matches the whole identity, cosign and the reference "
+                        "installer search for an unanchored pattern anywhere in it"
+                    )
+                )
             _show_entry(author_entry_toml(author), path, seen, owner, repo)
             say(_mode_meaning(author.mode, policy.default, owner))
         confirm_or_refuse(
@@ -209,7 +217,11 @@ def list_command(
     json_output: JsonOption = False,
 ) -> None:
     """Show the policy's default mode and its author entries."""
-    from nexo_pkg.trust.api import author_json, load_policy  # noqa: PLC0415
+    from nexo_pkg.trust.api import (  # noqa: PLC0415
+        GITHUB_ACTIONS_ISSUER,
+        author_json,
+        load_policy,
+    )
 
     path = policy_path(config, trusted_keys)
     policy = guarded(
@@ -236,9 +248,22 @@ def list_command(
         say("No [[authors]] entries: no signer is trusted.")
     for author in policy.authors:
         who = author.identity or author.identity_regexp
-        repos = f" repos={','.join(author.repos)}" if author.repos else ""
-        extra = f" signer_workflow={author.signer_workflow}" if author.signer_workflow else ""
-        result_line(printable(f"{author.owner:<20} {who}{repos}{extra} (line {author.line})"))
+        # Every key that narrows or widens what the entry trusts, or sets its mode: two
+        # entries differing only in issuer (another OIDC provider) must not read the same.
+        keys = [
+            ("repos", ",".join(author.repos) if author.repos else None),
+            ("signer_workflow", author.signer_workflow),
+            (
+                "oidc_issuer",
+                None if author.oidc_issuer == GITHUB_ACTIONS_ISSUER else author.oidc_issuer,
+            ),
+            ("source_ref", author.source_ref),
+            ("predicate_type", author.predicate_type),
+            ("allow_republish", "true" if author.allow_republish else None),
+            ("mode", author.mode),
+        ]
+        extra = "".join(f" {key}={value}" for key, value in keys if value is not None)
+        result_line(printable(f"{author.owner:<20} {who}{extra} (line {author.line})"))
 
 
 def remove_command(

@@ -290,18 +290,24 @@ def load_config(path: Path | None) -> LintConfig:
     )
 
 
-def split_selectors(values: Sequence[str], where: str) -> frozenset[str]:
+def split_selectors(
+    values: Sequence[str], where: str, *, from_config: bool = False
+) -> frozenset[str]:
     """Rule selectors from ``values`` (comma-separated entries); raises :class:`UsageError`
-    (exit 2) naming ``where`` for an entry that names no rule."""
+    (exit 2) naming ``where`` for an entry that names no rule, or ``config_invalid`` (exit 2)
+    when ``from_config`` (the entry was read from a config file, as ruff refuses one)."""
     from nexo_pkg.lint.registry import is_known_selector  # noqa: PLC0415 - cold-path cost
 
     selectors = {item.strip() for value in values for item in value.split(",") if item.strip()}
     unknown = sorted(item for item in selectors if not is_known_selector(item))
     if unknown:
-        raise UsageError(
+        message = (
             f"{where}: unknown rule code or name {', '.join(unknown)} "
             "(`nexo plugin rule --all` lists every code)"
         )
+        if from_config:
+            raise ConfigError(message, kind="config_invalid")
+        raise UsageError(message)
     return frozenset(selectors)
 
 
@@ -338,8 +344,12 @@ class LintSettings:
         options = self._by_config.get(config.path)
         if options is None:
             where = str(config.path) if config.path is not None else "config"
-            select = self._flag_select or split_selectors(config.select, f"{where}: select")
-            ignore = self._flag_ignore | split_selectors(config.ignore, f"{where}: ignore")
+            select = self._flag_select or split_selectors(
+                config.select, f"{where}: select", from_config=True
+            )
+            ignore = self._flag_ignore | split_selectors(
+                config.ignore, f"{where}: ignore", from_config=True
+            )
             options = LintOptions(nexo_version=self._nexo_version, select=select, ignore=ignore)
             self._by_config[config.path] = options
         return options
@@ -365,7 +375,10 @@ class LintSettings:
         if not ignored:
             return options
         where = f"{config.path}: per-file-ignores"
-        return replace(options, ignore=options.ignore | split_selectors(sorted(ignored), where))
+        return replace(
+            options,
+            ignore=options.ignore | split_selectors(sorted(ignored), where, from_config=True),
+        )
 
     def excluded(
         self, path: Path, resolved: Path | None = None, *, below: Path | None = None

@@ -43,6 +43,7 @@ _DUPLICATE_MESSAGES = (
     "Cannot declare",
     "Cannot mutate",
     "Cannot redefine namespace",
+    "Duplicate inline table key",
 )
 # The parser's terse messages for the most common slips, said the way a user would fix them.
 _FRIENDLIER = {

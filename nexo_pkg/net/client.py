@@ -192,14 +192,21 @@ def same_origin(url: str, base: str) -> bool:
 
 
 def checked_url(
-    url: str, what: str, *, came_from: str | None = None, https_only: str | None = None
+    url: str,
+    what: str,
+    *,
+    came_from: str | None = None,
+    https_only: str | None = None,
+    plain_only_to: Callable[[str], bool] | None = None,
 ) -> str:
     """``url`` if it may be fetched, else a ``network`` error (never retried).
 
     Only http(s) URLs with a host and a valid port, printable ASCII without spaces; never
     from https (``came_from``, the URL that redirected here) down to http; under
     ``https_only`` (the name of the https source, such as ``"the https API URL"``), https
-    whatever an answer or a redirect says.
+    whatever an answer or a redirect says; under ``plain_only_to`` (whether a host name is
+    this machine, for a ``--plain-http`` loopback source), plain http only to the hosts it
+    accepts, whatever an answer or a redirect says.
     """
     try:
         parts = urlsplit(url)
@@ -218,6 +225,8 @@ def checked_url(
         plain = "a step down from https to plain http"
     elif https_only:
         plain = f"plain http under {https_only}"
+    elif plain_only_to is not None and not plain_only_to(urlsplit(url).hostname or ""):
+        plain = "plain http to a host other than this machine (--plain-http is for loopback only)"
     else:
         return url
     raise NexoError(
@@ -432,7 +441,9 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
     ``timeout`` is the total time one request may take, every attempt, pause, redirect and
     the body included; ``overall`` a deadline no request may outlive (a command's whole
     network work). ``https_only`` (the https source's name, for messages) refuses plain
-    http for every URL and hop. ``hint`` names what to check when a host does not answer
+    http for every URL and hop; ``plain_only_to`` (a ``--plain-http`` loopback source's test
+    of a host name) refuses plain http to any other host on every URL and hop. ``hint`` names
+    what to check when a host does not answer
     (``"the GitHub API URL"``). ``notice`` hears a line when an attempt has had no answer
     for :data:`SLOW_NOTICE_SECONDS`.
     """
@@ -446,6 +457,7 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         retry_base_delay: float | None = None,
         overall: Deadline | None = None,
         https_only: str | None = None,
+        plain_only_to: Callable[[str], bool] | None = None,
         hint: str = "the URL",
         notice: Callable[[str], None] | None = None,
         sleep: Callable[[float], None] | None = None,
@@ -457,6 +469,7 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
             retry_base_delay_from_env() if retry_base_delay is None else retry_base_delay
         )
         self.https_only = https_only
+        self.plain_only_to = plain_only_to
         self.hint = hint
         self._overall = overall
         self._notice = notice
@@ -539,7 +552,9 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         resolve and the deadline.
         """
         owner = credentials_origin or url
-        current = checked_url(url, what, https_only=self.https_only)
+        current = checked_url(
+            url, what, https_only=self.https_only, plain_only_to=self.plain_only_to
+        )
         for _ in range(MAX_REDIRECTS + 1):
             stopped = self._stop_error(what)
             if stopped is not None:
@@ -580,7 +595,13 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
                 target = urljoin(current, location)
             except ValueError:
                 target = location
-            current = checked_url(target, what, came_from=current, https_only=self.https_only)
+            current = checked_url(
+                target,
+                what,
+                came_from=current,
+                https_only=self.https_only,
+                plain_only_to=self.plain_only_to,
+            )
             # The query was part of the first URL; a redirect names its own.
             params = None
         raise NexoError(f"{what}: more than {MAX_REDIRECTS} redirects", kind="network")

@@ -398,17 +398,24 @@ def _shadowing_manifests(location: Path, files: dict[str, str]) -> list[str]:
 
 
 def _check_namesakes(location: Path, dest: Path, files: dict[str, str]) -> None:
-    """Refuse (``destination_exists``) a directory where a generated file goes, or a file
-    where one of its directories goes, before anything is moved: either would stop the moves
-    halfway and leave a half-written project."""
+    """Refuse (``destination_exists``) a directory where a generated file goes, or a file or
+    a symbolic link where one of its directories goes, before anything is moved: each would
+    stop the moves halfway and leave a half-written project, or (a link to a directory) write
+    generated files outside the destination."""
     for relative in files:
         parts = relative.split("/")
         for depth in range(1, len(parts) + 1):
             path = location.joinpath(*parts[:depth])
             is_file_place = depth == len(parts)
-            if path.is_symlink() or not path.exists():
+            if path.is_symlink():
+                if is_file_place:
+                    continue  # the move replaces the link itself, never its target
+                # Followed, it would put generated files outside the destination (a link to
+                # a directory) or stop the moves halfway (a link to a file, or to nothing).
+                what = "is a symbolic link where a generated directory goes"
+            elif not path.exists():
                 continue
-            if is_file_place and path.is_dir():
+            elif is_file_place and path.is_dir():
                 what = "is a directory where the generated file goes"
             elif not is_file_place and not path.is_dir():
                 what = "is a file where a generated directory goes"

@@ -207,6 +207,9 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
             retries=RETRIES,
             retry_base_delay=retry_base_delay,
             https_only=None if plain_http else f"the https registry {host}",
+            # --plain-http is for this machine: a redirect, page link or upload location
+            # naming plain http on another host is refused as the token realm is.
+            plain_only_to=is_loopback_name if plain_http else None,
             hint=f"the registry host {host}",
         )
 

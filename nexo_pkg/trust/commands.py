@@ -30,6 +30,7 @@ from nexo_pkg.trust.policy import (
     MODES,
     AuthorPolicy,
     TrustPolicy,
+    anchored_form,
     is_workflow_path,
 )
 from nexo_pkg.trust.policy_edit import add_author, remove_authors
@@ -62,6 +63,11 @@ def needs_release_signer(
     neither without a repository whose release could be read."""
     if identity is not None and identity_regexp is not None:
         raise UsageError("--identity and --identity-regexp exclude each other")
+    for flag, value in (("--identity", identity), ("--identity-regexp", identity_regexp)):
+        if value == "":
+            # Said of the flag, as the policy would refuse the entry (NXT004); anchored, an
+            # empty pattern would read as `^$` and slip past that check.
+            raise UsageError(f"{flag} is empty: name the signer's identity; nothing was written")
     if identity_regexp is not None:
         try:
             compile_identity_pattern(identity_regexp)
@@ -173,6 +179,10 @@ def chosen_author(
         if suggestion is None:
             raise NexoError(f"cannot derive an author entry for {owner}", kind="signer_untrusted")
         return suggestion
+    if identity_regexp:
+        # Written anchored: nexo-pkg matches the whole identity, but cosign and the reference
+        # installer, which read the same file, search for the pattern anywhere in it.
+        identity_regexp = anchored_form(identity_regexp) or identity_regexp
     return AuthorPolicy(
         owner=owner,
         identity=identity,
@@ -229,11 +239,13 @@ def with_overrides(
     predicate_type: str | None = None,
 ) -> AuthorPolicy:
     """``author`` with what the flags set; :class:`UsageError` for a mode not in
-    :data:`~nexo_pkg.trust.policy.MODES`, or an empty predicate type."""
+    :data:`~nexo_pkg.trust.policy.MODES`, or an empty predicate type or issuer."""
     if mode is not None and mode not in MODES:
         raise UsageError(f"--mode must be one of {', '.join(MODES)}")
     if predicate_type is not None and not predicate_type.strip():
         raise UsageError("--predicate-type takes a predicate type URI, not an empty string")
+    if issuer == "":
+        raise UsageError("--oidc-issuer takes the issuer's URL, not an empty string")
     changes: dict[str, Any] = {
         "oidc_issuer": issuer,
         "signer_workflow": signer_workflow,

@@ -18,6 +18,10 @@ from support.cli import nexo
 from check.check_microapps import companion, copy_microapp, scripted_microapp
 from check.check_plugins import assert_not_running, assert_reaped, recorded_pids
 from nexo_pkg.check.microapp_wire import (
+    ADMIN_CAPABILITY_NOT_GRANTED,
+    ADMIN_INTERNAL,
+    ADMIN_METHOD_NOT_FOUND,
+    ADMIN_METHODS,
     decode_handshake,
     fit_name,
     hook_response_problem,
@@ -703,6 +707,90 @@ def test_a_placeholder_that_is_no_yaml_as_written_stays_a_config_error(tmp_path:
 
 
 # -- the decoders, against the daemon's serde types ------------------------------------------
+
+
+#: ``AdminRpcDispatcher::required_capability`` (crates/core/src/agent/admin_rpc/
+#: dispatcher.rs:532-606 at eec3f33), arm by arm, as the daemon's source spells it.
+DISPATCHER_CAPABILITIES = {
+    "nexo/admin/echo": "_echo",
+    "nexo/admin/agents/list": "agents_crud",
+    "nexo/admin/agents/get": "agents_crud",
+    "nexo/admin/agents/upsert": "agents_crud",
+    "nexo/admin/agents/delete": "agents_crud",
+    "nexo/admin/credentials/list": "credentials_crud",
+    "nexo/admin/credentials/register": "credentials_crud",
+    "nexo/admin/credentials/revoke": "credentials_crud",
+    "nexo/admin/pairing/start": "pairing_initiate",
+    "nexo/admin/pairing/status": "pairing_initiate",
+    "nexo/admin/pairing/cancel": "pairing_initiate",
+    "nexo/admin/llm_providers/list": "llm_keys_crud",
+    "nexo/admin/llm_providers/upsert": "llm_keys_crud",
+    "nexo/admin/llm_providers/delete": "llm_keys_crud",
+    "nexo/admin/llm_providers/probe": "llm_keys_crud",
+    "nexo/admin/channels/list": "channels_crud",
+    "nexo/admin/channels/approve": "channels_crud",
+    "nexo/admin/channels/revoke": "channels_crud",
+    "nexo/admin/channels/doctor": "channels_crud",
+    "nexo/admin/agent_events/list": "transcripts_read",
+    "nexo/admin/agent_events/read": "transcripts_read",
+    "nexo/admin/agent_events/search": "transcripts_read",
+    "nexo/admin/processing/pause": "operator_intervention",
+    "nexo/admin/processing/resume": "operator_intervention",
+    "nexo/admin/processing/intervention": "operator_intervention",
+    "nexo/admin/processing/state": "operator_intervention",
+    "nexo/admin/escalations/list": "escalations_read",
+    "nexo/admin/escalations/resolve": "escalations_resolve",
+    "nexo/admin/skills/list": "skills_crud",
+    "nexo/admin/skills/get": "skills_crud",
+    "nexo/admin/skills/upsert": "skills_crud",
+    "nexo/admin/skills/delete": "skills_crud",
+    "nexo/admin/tenants/list": "tenants_crud",
+    "nexo/admin/tenants/get": "tenants_crud",
+    "nexo/admin/tenants/upsert": "tenants_crud",
+    "nexo/admin/tenants/delete": "tenants_crud",
+    "nexo/admin/secrets/write": "secrets_write",
+    "nexo/admin/auth/rotate_token": "auth_rotate",
+    "nexo/admin/reload": "agents_crud",
+}
+
+
+def test_the_mock_router_gates_every_method_as_the_dispatcher() -> None:
+    """Every admin method the daemon routes needs the capability its dispatcher names, and
+    no other method is routed: the contract page's `nexo/dispatch`, a verb the daemon lacks
+    (`escalations/delete`) and a method without the `nexo/admin/` prefix are unknown (-32601).
+    The codes are ``AdminRpcError::code`` (dispatcher.rs:78-85)."""
+    assert ADMIN_METHODS == DISPATCHER_CAPABILITIES
+    for unknown in ("nexo/dispatch", "nexo/admin/escalations/delete", "agents/list", "echo"):
+        assert unknown not in ADMIN_METHODS
+    assert (ADMIN_METHOD_NOT_FOUND, ADMIN_CAPABILITY_NOT_GRANTED, ADMIN_INTERNAL) == (
+        -32601,
+        -32004,
+        -32603,
+    )
+
+
+def test_a_reload_needs_agents_crud(tmp_path: Path) -> None:
+    """`nexo/admin/reload` is gated on `agents_crud` (dispatcher.rs:600-605), not a
+    capability of its own: ungranted, the router answers -32004 naming it."""
+    config = grant_config(tmp_path, "_echo")
+    root = scripted_microapp(
+        tmp_path / "admin",
+        "admin",
+        "nexo/admin/reload",
+        companion=companion("scripted", required=("_echo",), optional=("agents_crud",)),
+    )
+    code, document = nexo_check(
+        str(root), "--invoke", "scripted_probe", "--config", str(config), cwd=tmp_path
+    )
+    assert code == 0, document
+    error = admin_result(document)["error"]
+    assert error["code"] == -32004
+    assert error["data"] == {
+        "capability": "agents_crud",
+        "microapp_id": "scripted",
+        "method": "nexo/admin/reload",
+    }
+    assert statuses(document)["admin"] == "warn"
 
 
 def test_decode_handshake_follows_serde() -> None:

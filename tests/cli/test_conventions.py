@@ -358,6 +358,10 @@ def test_a_malformed_source_is_a_usage_error(source: str, tmp_path: Path) -> Non
         ["plugin", "list", "--json", "--no-such-flag"],
         ["plugin", "verify", "--json", "a", "b"],
         ["plugin", "lock", "--json", "--no-such-flag"],
+        # lint's `--format json` is its `--json`: the same document for a parser's refusal.
+        ["plugin", "lint", "--format", "json", "--no-such-flag"],
+        ["plugin", "lint", "--no-such-flag", "--format=json"],
+        ["plugin", "lint", "--format", "json", "--color", "sometimes"],
     ],
 )
 def test_json_usage_errors_still_print_one_document(args: list[str], tmp_path: Path) -> None:
@@ -647,6 +651,43 @@ def test_lsp_stops_on_the_first_ctrl_c(sent: signal.Signals | None, code: int, l
     assert process.returncode == code
     assert err.decode().strip().splitlines()[-1] == line
     assert b"Fatal Python error" not in err
+
+
+def _waiting_on_stdin(pid: int) -> bool:
+    """The process handles SIGTERM (nexo's handlers are in place: Python's own do not take
+    it) and sleeps reading a pipe."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        wchan = Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return False
+    caught = int(next(line for line in status.splitlines() if line.startswith("SigCgt:"))[7:], 16)
+    return bool(caught & 1 << (signal.SIGTERM - 1)) and "pipe" in wchan
+
+
+@pytest.mark.skipif(not Path("/proc/self/wchan").exists(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("spelling", [["--json"], ["--format", "json"], ["--format=json"]])
+def test_lint_interrupted_reading_stdin_prints_its_json_document(spelling: list[str]) -> None:
+    """``lint --format json`` is ``lint --json``: a run cut short prints the interrupted
+    document too (an editor or CI step piping a buffer that never ends)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "lint", "--stdin", *spelling],
+        env=base_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert wait_for(lambda: _waiting_on_stdin(process.pid), 60)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130
+    assert json.loads(out) == {"ok": False, "kind": "interrupted", "error": "interrupted"}
+    assert err.decode().strip().splitlines() == ["interrupted"]
 
 
 @pytest.mark.parametrize(

@@ -272,6 +272,36 @@ def test_a_command_line_in_command_is_a_warning_naming_args() -> None:
             (11, 24),
             "table [plugin.tools.outbound]",
         ),
+        # A key repeated inside an inline table is the same slip, marked at the repeat (the
+        # parser stops at the closing brace, which is not where the user wrote it twice).
+        (
+            'entrypoint = { command = "a", command = "b" }\n',
+            "plugin.entrypoint.command",
+            (7, 31),
+            (7, 38),
+            "key `plugin.entrypoint.command`",
+        ),
+        (
+            'entrypoint = { env.A = "1", env.A = "2" }\n',
+            "plugin.entrypoint.env.A",
+            (7, 29),
+            (7, 34),
+            "key `plugin.entrypoint.env.A`",
+        ),
+        (
+            'entrypoint = { env = { A = "1", A = "2" } }\n',
+            "plugin.entrypoint.env.A",
+            (7, 33),
+            (7, 34),
+            "key `plugin.entrypoint.env.A`",
+        ),
+        (
+            'channels = { register = [{ kind = "a", kind = "b", adapter = "c" }] }\n',
+            "plugin.channels.register[0].kind",
+            (7, 40),
+            (7, 44),
+            "key `plugin.channels.register[0].kind`",
+        ),
     ],
     ids=[
         "inline-then-dotted",
@@ -279,6 +309,10 @@ def test_a_command_line_in_command_is_a_warning_naming_args() -> None:
         "aot-then-key",
         "array-then-aot",
         "aot-then-table",
+        "inline-repeat",
+        "inline-dotted-repeat",
+        "nested-inline-repeat",
+        "inline-in-array-repeat",
     ],
 )
 def test_a_second_definition_is_named_and_located(

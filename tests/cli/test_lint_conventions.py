@@ -307,6 +307,35 @@ def test_bad_config_is_a_configuration_error(tmp_path: Path) -> None:
     assert lint(cwd=root).code == 2
 
 
+@pytest.mark.parametrize(
+    "setting",
+    [
+        'select = ["NX999999"]',
+        'ignore = ["no-such-rule"]',
+        'per-file-ignores = { "*.toml" = ["NX999999"] }',
+    ],
+)
+def test_an_unknown_rule_in_the_config_file_is_config_invalid(tmp_path: Path, setting: str) -> None:
+    """A rule no code names, read from `.nexo.toml`, is the configuration's fault
+    (`config_invalid`, docs/errors.md), as for every other bad setting there (ruff refuses
+    its configuration for an unknown selector too); the same name on the command line stays
+    a usage error. Nothing is linted and the file is left as it was."""
+    root = project(tmp_path)
+    config = root / ".nexo.toml"
+    config.write_text(f"[lint]\n{setting}\n", encoding="utf-8")
+    before = (root / "nexo-plugin.toml").read_bytes()
+    result = lint("--format", "json", cwd=root)
+    assert result.code == 2
+    document = json.loads(result.stdout)
+    assert document["ok"] is False
+    assert document["kind"] == "config_invalid"
+    assert str(config) in document["error"]
+    assert "unknown rule code or name" in document["error"]
+    assert (root / "nexo-plugin.toml").read_bytes() == before
+    flag = lint("--format", "json", "--ignore", "NX999999", cwd=root)
+    assert (flag.code, json.loads(flag.stdout)["kind"]) == (2, "usage")
+
+
 def test_exclude_skips_directories_in_the_search(tmp_path: Path) -> None:
     root = project(tmp_path)
     vendored = root / "vendor" / "copy"

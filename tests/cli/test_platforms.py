@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from support import windows_shim
 from support.cli import CliResult, clean_env, nexo
+from support.shared_fixtures import require_shared_fixture
 from support.tarballs import write_plugin
 
 
@@ -53,6 +54,28 @@ def test_author_commands_run_without_the_posix_names(
     assert report["plugin"]["command"][1].endswith("main.py")
     warnings = [c["detail"] for c in report["checks"] if c["status"] == "warn"]
     assert any("bin/demo is a shell script, which Windows cannot run" in w for w in warnings)
+
+
+def test_trust_verify_runs_on_windows(tmp_path: Path) -> None:
+    """``trust verify`` is one of the commands SPEC names for all three systems: a real
+    Sigstore bundle verifies offline, and a file it does not sign is refused (exit 1), with no
+    home or policy created."""
+    artifact = require_shared_fixture("sigstore", "rfc8785-0.1.2-py3-none-any.whl")
+    bundle = artifact.with_name(artifact.name + ".sigstore.json")
+    home = tmp_path / "home"
+    args = ["plugin", "trust", "verify", "--json", "--bundle", str(bundle)]
+    repo = ["--repo", "trailofbits/rfc8785.py"]
+    verified = _on_windows([*args, *repo, str(artifact)], tmp_path, NEXO_HOME=str(home))
+    assert verified.code == 0, verified.stderr
+    assert verified.document["verified"] is True
+    assert verified.document["claims"]["source_repository"] == "trailofbits/rfc8785.py"
+    other = tmp_path / artifact.name
+    other.write_bytes(artifact.read_bytes() + b"\0")
+    refused = _on_windows([*args, *repo, str(other)], tmp_path, NEXO_HOME=str(home))
+    assert refused.code == 1, refused.stderr
+    assert refused.document["ok"] is False
+    assert refused.document["kind"] == "signature_invalid"
+    assert not home.exists()
 
 
 @pytest.mark.parametrize(

@@ -123,6 +123,66 @@ def test_env_blocklist_as_the_host(name: str, blocked: bool) -> None:
     assert env_is_blocked(name) is blocked
 
 
+@pytest.mark.parametrize(
+    ("name", "blocked"),
+    [
+        # One name per suffix of DEFAULT_ENV_BLOCKLIST (stdio.rs:26-41), none of which holds a
+        # substring of the second list, so each row fails when its suffix is dropped.
+        ("GITHUB_TOKEN", True),
+        ("SIGNING_KEY", True),
+        ("STRIPE_SECRET", True),
+        ("DB_PASSWORD", True),
+        ("DB_PASSWD", True),
+        ("DB_PWD", True),
+        ("SMTP_CREDENTIAL", True),
+        ("SMTP_CREDENTIALS", True),
+        ("GITLAB_PAT", True),
+        ("PROXY_AUTH", True),
+        ("MAPS_APIKEY", True),
+        ("API_BEARER", True),
+        ("AWS_SESSION", True),
+        # The substrings of DEFAULT_ENV_BLOCKLIST_SUBSTRS (stdio.rs:46), anywhere in the name.
+        ("PASSWORD_DB", True),
+        ("AWS_SECRET_ACCESS", True),
+        ("CREDENTIALS_FILE", True),
+        ("SSH_PRIVATE_KEY_PATH", True),
+        # `to_ascii_uppercase` (stdio.rs:460): ASCII letters in any case match...
+        ("github_token", True),
+        ("Db_Pwd", True),
+        ("my_secret_thing", True),
+        # ...but a non-ASCII letter keeps its case: the long s (U+017F), which Python's
+        # upper() turns into `S`, is no `S` to the host, so this name reaches the child.
+        ("AWS_\u017fECRET", False),
+        ("MY_TOKEN\u017f", False),
+        # A suffix matches only at the end, with its underscore.
+        ("TOKEN_FILE", False),
+        ("KEYBOARD_LAYOUT", False),
+        ("APIKEY", False),
+        ("OAUTH", False),
+        ("GH_OAUTH", False),
+        ("MY_PATH", False),
+        ("SESSION_ID", False),
+        ("PWD", False),
+        ("BEARER", False),
+        ("AGENT_VERSION", False),
+        ("NEXO_EXTENSION_STATE_ROOT", False),
+    ],
+)
+def test_every_row_of_the_hosts_env_blocklist(name: str, blocked: bool) -> None:
+    """microapps.md §2.1 lists the host's blocklist; each suffix and substring is held here."""
+    assert env_is_blocked(name) is blocked
+
+
+@pytest.mark.parametrize(
+    "reserved", ["agent", "browser", "core", "email", "heartbeat", "memory", "telegram", "whatsapp"]
+)
+def test_every_reserved_id_is_refused(reserved: str) -> None:
+    """``RESERVED_IDS`` (crates/extensions/src/manifest.rs:55-64): every one of them."""
+    assert id_problem(reserved) == "is reserved for the daemon's native plugins"
+    # Only the exact id: a longer one that starts with it is an ordinary id.
+    assert id_problem(f"{reserved}_x") is None
+
+
 def test_id_and_capability_name_rules() -> None:
     assert id_problem("weather-app") is None
     assert id_problem("") == "is empty"

@@ -7,14 +7,23 @@ registries keeping blobs in object storage do).
   is installed, locked or cached as installed.
 - A redirect to another origin (another loopback port) is followed without the registry's
   credentials: the target records every ``Authorization`` it was sent, and there is none.
+- ``--plain-http`` is for this machine only: a loopback registry redirecting a blob GET to
+  plain http on one of this machine's other (non-loopback) addresses is refused before that
+  address is asked.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
 from faults.tls import make_certificate
 from support.cli import nexo
 from support.registry import PASSWORD, USER, Registry
@@ -117,6 +126,105 @@ def test_a_blob_redirect_to_another_origin_gets_no_credentials(
     assert front.authorizations, "the registry itself was sent its credentials"
     assert store.count("GET", "/blobs/sha256:", 200) >= 1
     assert store.authorizations == []
+
+
+def _outward_address() -> str:
+    """An address of this machine that is not loopback (the one a route out leaves by);
+    skips when there is none."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.200", 9))  # no packet is sent for a UDP connect
+            address = str(probe.getsockname()[0])
+    except OSError:
+        address = ""
+    if not address or address.startswith("127.") or address == "0.0.0.0":
+        pytest.skip("this machine has no non-loopback IPv4 address")
+    return address
+
+
+@contextmanager
+def _outward_server() -> Iterator[tuple[str, list[str]]]:
+    """An HTTP server on this machine's outward address (not loopback): its base URL and the
+    ``METHOD PATH`` of every request it gets (each answered 404)."""
+    address = _outward_address()
+    asked: list[str] = []
+
+    class Store(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            asked.append(f"{self.command} {self.path}")
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_HEAD = do_PUT = do_PATCH = do_POST = _answer  # noqa: N815 (the base names)
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            pass
+
+    server = ThreadingHTTPServer((address, 0), Store)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://{address}:{server.server_port}", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_plain_http_loopback_registry_redirecting_a_blob_off_this_machine_is_refused(
+    tmp_path: Path, net_env: dict[str, str], registry: Registry
+) -> None:
+    """``--plain-http`` is allowed for a loopback registry; a 307 from it to plain http on
+    another host (here this machine's own outward address, which is not loopback) would carry
+    the download across the network in clear, so it is refused as the token realm is, and
+    nothing is installed or locked."""
+    publish(unsigned_dist(tmp_path / "dist"), registry.ref("plugins/echo:1.2.3"), tmp_path / "h")
+    dest = tmp_path / "plugins"
+    wanted = tmp_path / "nexo-plugins.toml"
+    with _outward_server() as (store, asked):
+        front = RegistryProxy(registry.host, redirect_blobs=store).start()
+        wanted.write_text(f'[plugins.echo]\nsource = "{front.ref("plugins/echo:1.2.3")}"\n')
+        try:
+            result = nexo(
+                "plugin", "install", front.ref("plugins/echo:1.2.3"), "--dest", str(dest),
+                "--plain-http", "--yes", "--json", env=net_env, in_process=True,
+            )  # fmt: skip
+            locked = nexo(
+                "plugin", "lock", "-f", str(wanted), "--plain-http", "--json",
+                env=net_env, in_process=True,
+            )  # fmt: skip
+        finally:
+            front.stop()
+    assert result.code == 1, result.stdout + result.stderr
+    assert result.document["kind"] == "network", result.document
+    assert "plain http to a host other than this machine" in result.document["error"]
+    assert locked.code == 1, locked.stdout + locked.stderr
+    assert locked.document["kind"] == "network", locked.document
+    assert front.count("GET", "/blobs/sha256:", 307) >= 2
+    assert asked == []
+    assert installed(dest) == []
+    assert not (tmp_path / "nexo-plugins.lock").exists()
+
+
+def test_a_plain_http_loopback_registry_sending_an_upload_off_this_machine_is_refused(
+    tmp_path: Path, net_env: dict[str, str], registry: Registry
+) -> None:
+    """A push's upload ``Location`` naming plain http on another host is refused before the
+    tarball is sent there, and no version is tagged."""
+    with _outward_server() as (store, asked):
+        front = RegistryProxy(registry.host, elsewhere=store).start()
+        try:
+            pushed = nexo(
+                "plugin", "push", str(unsigned_dist(tmp_path / "dist")),
+                front.ref("plugins/echo"), "--plain-http", "--json", env=net_env,
+                in_process=True,
+            )  # fmt: skip
+        finally:
+            front.stop()
+    assert pushed.code == 1, pushed.stdout + pushed.stderr
+    assert pushed.document["kind"] == "network", pushed.document
+    assert "plain http to a host other than this machine" in pushed.document["error"]
+    assert asked == []
+    assert front.count("PUT", "/manifests/") == 0
 
 
 def _auth_config(path: Path, host: str, pair: str) -> Path:

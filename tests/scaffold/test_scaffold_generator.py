@@ -505,6 +505,63 @@ def test_force_into_a_tree_in_the_way_is_refused_before_anything_is_written(
     assert [path.name for path in tmp_path.iterdir()] == ["out"]
 
 
+@pytest.mark.parametrize("link", ["src", ".github", ".github/workflows", "tests"])
+@pytest.mark.parametrize("points_to", ["outside_directory", "file", "nothing"])
+def test_force_over_a_link_where_a_generated_directory_goes_is_refused(
+    tmp_path: Path, link: str, points_to: str
+) -> None:
+    """`new --force` replaces generated files only. A symbolic link where one of their
+    directories goes was followed: a link to a directory got the generated files written
+    outside the destination, a link to a file or to nothing stopped the moves halfway
+    ("cannot write out: File exists", the project half written). Now: refused, one line
+    naming the link, before anything is written."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    target = {
+        "outside_directory": outside,
+        "file": victim,
+        "nothing": tmp_path / "nowhere",
+    }[points_to]
+    dest = tmp_path / "out"
+    dest.mkdir()
+    (dest / "notes.txt").write_text("mine\n")
+    (dest / link).parent.mkdir(parents=True, exist_ok=True)
+    (dest / link).symlink_to(target)
+    before = sorted(str(path.relative_to(dest)) for path in dest.rglob("*"))
+    completed = nexo("plugin", "new", "demo", "--dest", "out", "--force", cwd=tmp_path)
+    assert completed.code == 2, completed.stderr
+    assert completed.stderr.splitlines()[-1] == (
+        f"error: {Path('out', link)} is a symbolic link where a generated directory goes; "
+        "--force replaces generated files only: move it away"
+    )
+    assert sorted(str(path.relative_to(dest)) for path in dest.rglob("*")) == before
+    assert (dest / link).readlink() == target
+    assert list(outside.iterdir()) == []
+    assert victim.read_text() == "precious\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        ["outside", "victim.txt", "out"]
+    )
+
+
+def test_force_replaces_a_link_where_a_generated_file_goes_not_its_target(
+    tmp_path: Path,
+) -> None:
+    """A link standing where a generated file goes is itself replaced by the file; what it
+    pointed at outside the destination is left as it was."""
+    victim = tmp_path / "victim.md"
+    victim.write_text("precious\n")
+    dest = tmp_path / "out"
+    dest.mkdir()
+    (dest / "README.md").symlink_to(victim)
+    completed = nexo("plugin", "new", "demo", "--dest", "out", "--force", cwd=tmp_path)
+    assert completed.code == 0, completed.stderr
+    assert not (dest / "README.md").is_symlink()
+    assert (dest / "README.md").read_text(encoding="utf-8").startswith("# demo")
+    assert victim.read_text() == "precious\n"
+
+
 @pytest.mark.parametrize("below", [("demo",), ("deeper", "demo")])
 def test_a_file_where_a_parent_directory_goes_is_named(
     tmp_path: Path, below: tuple[str, ...]

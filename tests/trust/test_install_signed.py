@@ -223,3 +223,53 @@ def test_local_tarball_with_a_sigstore_sibling_installs_verified(
     document = json.loads(result.stdout)
     assert document["signature"]["status"] == "verified"
     assert document["signature"]["identity"] == ACME_IDENTITY
+
+
+@pytest.mark.parametrize(
+    ("default", "entry_mode", "release", "flags", "expected"),
+    [
+        # The owner's entry overrides the policy's default, both ways.
+        ("warn", "require", "unsigned", (), "signature_missing"),
+        ("require", "warn", "unsigned", (), "unsigned"),
+        ("require", "ignore", "tampered", (), "skipped"),
+        # The flags override the entry.
+        ("warn", "require", "unsigned", ("--skip-signature-verify",), "skipped"),
+        ("warn", "ignore", "unsigned", ("--require-signature",), "signature_missing"),
+        ("warn", "ignore", "tampered", ("--require-signature",), "signature_invalid"),
+    ],
+)
+def test_mode_precedence_flags_then_the_owners_entry_then_the_default(  # noqa: PLR0917
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy_file: Path,
+    default: str,
+    entry_mode: str,
+    release: str,
+    flags: tuple[str, ...],
+    expected: str,
+) -> None:
+    """SPEC §6: `--skip-signature-verify` → ignore; else `--require-signature` → require; else
+    the matching author's `mode`; else `default` — through a real install of a GitHub release.
+    A refusal installs nothing; a signature present but broken is refused in every mode but
+    ignore."""
+    policy_file.write_text(
+        POLICY.replace('default = "warn"', f'default = "{default}"') + f'mode = "{entry_mode}"\n',
+        encoding="utf-8",
+    )
+    _publish(
+        github_server, private_sigstore,
+        identity=None if release == "unsigned" else ACME_IDENTITY, tamper=release == "tampered",
+    )  # fmt: skip
+    result = _install(tmp_path, github_server, "--trusted-keys", str(policy_file), *flags)
+    document = json.loads(result.stdout)
+    plugins = _plugins(tmp_path)
+    if expected in {"unsigned", "skipped"}:
+        assert result.code == 0, result.stderr
+        assert document["signature"]["status"] == expected
+        receipt = json.loads((plugins / f"{PLUGIN}-{VERSION}" / ".nexo-install.json").read_text())
+        assert receipt["signature"]["status"] == expected
+    else:
+        assert result.code == 1, result.stderr
+        assert document["kind"] == expected
+        assert not plugins.exists() or tree_snapshot(plugins) == {}

@@ -57,3 +57,23 @@ def test_invalid_policies_fail_both(text: str, tmp_path: Path) -> None:
     assert list(_validator().iter_errors(tomllib.loads(text)))
     with pytest.raises(NexoError):
         parse_policy(text, path=tmp_path / "trusted_keys.toml")
+
+
+def test_the_schema_says_which_entries_of_an_owner_are_read(tmp_path: Path) -> None:
+    """Editors show the schema's descriptions as the policy's documentation: it must say what
+    the validator does. Of two owner-wide entries for one owner only the first is read (as
+    the reference installer reads it), so "any entry that accepts" would be a false promise."""
+    schema = json.loads(SCHEMA.read_text())
+    described = schema["properties"]["authors"]["description"]
+    assert "the first entry for an owner decides" in described
+    assert "NXT012" in described
+    text = (
+        '[[authors]]\nowner = "acme"\nidentity = "https://github.com/acme/a/x"\n\n'
+        '[[authors]]\nowner = "acme"\nidentity = "https://github.com/acme/b/x"\n'
+    )
+    policy = parse_policy(text, path=tmp_path / "trusted_keys.toml")
+    assert [a.identity for a in policy.authors_for("acme")] == ["https://github.com/acme/a/x"]
+    # An entry's mode yields to the flags and, with `repos`, sets only those repositories'.
+    mode = schema["$defs"]["author"]["properties"]["mode"]["description"]
+    assert "--require-signature" in mode
+    assert "`repos` only" in mode

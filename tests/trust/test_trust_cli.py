@@ -184,6 +184,40 @@ def test_verify_reads_the_material_beside_the_file(tmp_path: Path) -> None:
     assert "hammer-time" in refused.stderr
 
 
+# (the name holding the real bundle, the name holding a broken one, which one decides)
+_LOOKUP_ORDER = [
+    (".sigstore.json", ".sigstore", "verified"),
+    (".sigstore.json", ".bundle", "verified"),
+    (".sigstore", ".bundle", "verified"),
+    (".bundle", ".sigstore", "broken"),
+    (".bundle", ".sigstore.json", "broken"),
+    (".sigstore", ".sigstore.json", "broken"),
+]
+
+
+@pytest.mark.parametrize(("real", "broken", "decides"), _LOOKUP_ORDER)
+def test_the_material_beside_a_file_is_looked_up_in_the_specs_order(
+    tmp_path: Path, real: str, broken: str, decides: str
+) -> None:
+    """SPEC §6: `<asset>.sigstore.json`, then `<asset>.sigstore`, then `<asset>.bundle`; the
+    first one present decides (a broken one is `signature_invalid`, never skipped for the
+    next). Shown with the real public-good bundle."""
+    artifact = tmp_path / VECTOR_ARTIFACT
+    shutil.copy(FIXTURES / VECTOR_ARTIFACT, artifact)
+    shutil.copy(FIXTURES / f"{VECTOR_ARTIFACT}.sigstore.json", tmp_path / f"{artifact.name}{real}")
+    (tmp_path / f"{artifact.name}{broken}").write_text('{"mediaType": "not a bundle"}')
+    result = nexo("plugin", "trust", "verify", str(artifact), "--repo", "trailofbits/rfc8785.py",
+                  "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    document = json.loads(result.stdout)
+    if decides == "verified":
+        assert result.code == 0, result.stderr
+        assert document["material"] == f"{artifact.name}{real}"
+    else:
+        assert result.code == 1
+        assert document["kind"] == "signature_invalid"
+        assert f"{artifact.name}{broken}" in document["error"]
+
+
 def test_verify_usage_errors_are_exit_2(tmp_path: Path) -> None:
     result = nexo("plugin", "trust", "verify", str(tmp_path / "missing"), "--repo", "a/b", "--json",
                   env=cli_env(tmp_path), in_process=True)  # fmt: skip
@@ -343,6 +377,79 @@ def test_add_and_remove_in_a_policy_with_an_inline_authors_array(
     assert "acme" not in policy.read_text()
 
 
+@pytest.mark.parametrize(
+    ("flag", "written"),
+    [
+        (
+            r"https://github\.com/trailofbits/rfc8785\.py/.*",
+            r"^https://github\.com/trailofbits/rfc8785\.py/.*$",
+        ),
+        (
+            r"^https://github\.com/trailofbits/rfc8785\.py/.*|^https://gitlab\.com/tob/.*$",
+            r"^(?:^https://github\.com/trailofbits/rfc8785\.py/.*|^https://gitlab\.com/tob/.*$)$",
+        ),
+    ],
+    ids=["unanchored", "one-alternative-unanchored"],
+)
+def test_add_writes_an_unanchored_identity_regexp_anchored(
+    tmp_path: Path, flag: str, written: str
+) -> None:
+    """SPEC §6: `trust add` writes an anchored identity pattern. cosign and the reference
+    installer read the same file and search for the pattern anywhere in the identity, so the
+    entry as typed would trust more signers there than here; the anchored form trusts exactly
+    the identities nexo-pkg's full match trusts, and lints clean (no NXT010)."""
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(COMMENTED)
+    added = nexo("plugin", "trust", "add", "trailofbits", "--identity-regexp", flag,
+                 "--trusted-keys", str(policy), "--yes", env=cli_env(tmp_path),
+                 in_process=True)  # fmt: skip
+    assert added.code == 0, added.stderr
+    assert f"written anchored, {written}" in added.stdout + added.stderr
+    listed = json.loads(nexo("plugin", "trust", "list", "--trusted-keys", str(policy), "--json",
+                             env=cli_env(tmp_path), in_process=True).stdout)  # fmt: skip
+    assert [a["identity_regexp"] for a in listed["authors"] if a["owner"] == "trailofbits"] == [
+        written
+    ]
+    assert policy.read_text().startswith(COMMENTED)
+    linted = nexo("plugin", "lint", str(policy), "--json", env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert "NXT010" not in linted.stdout, linted.stdout
+    # The same signer is trusted as before: the real public-good vector verifies.
+    verified = nexo("plugin", "trust", "verify", str(FIXTURES / VECTOR_ARTIFACT),
+                    "--trusted-keys", str(policy), env=cli_env(tmp_path),
+                    in_process=True)  # fmt: skip
+    assert verified.code == 0, verified.stderr
+
+
+def test_list_rows_show_every_key_that_decides_what_an_entry_trusts(tmp_path: Path) -> None:
+    """Two entries that differ only in issuer, ref, predicate type, republishing or mode trust
+    different signers (or act differently): the rows must tell them apart."""
+    policy = tmp_path / "trusted_keys.toml"
+    base = 'owner = "acme"\nidentity_regexp = "^https://github\\\\.com/acme/.*$"\n'
+    policy.write_text(
+        f'[[authors]]\n{base}repos = ["x"]\n'
+        f'[[authors]]\n{base}repos = ["y"]\n'
+        'oidc_issuer = "https://token.actions.githubusercontent.com/acme"\n'
+        'source_ref = "^refs/tags/v.*$"\npredicate_type = "https://spdx.dev/Document"\n'
+        'allow_republish = true\nmode = "require"\n'
+    )
+    listed = nexo("plugin", "trust", "list", "--trusted-keys", str(policy), env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert listed.code == 0, listed.stderr
+    first, second = listed.stdout.splitlines()
+    assert first.endswith("repos=x (line 1)")
+    assert "oidc_issuer" not in first  # GitHub's issuer is the default, not repeated
+    for shown in (
+        "repos=y",
+        "oidc_issuer=https://token.actions.githubusercontent.com/acme",
+        "source_ref=^refs/tags/v.*$",
+        "predicate_type=https://spdx.dev/Document",
+        "allow_republish=true",
+        "mode=require",
+    ):
+        assert f" {shown} " in second, second
+
+
 def test_add_refuses_a_pattern_re2_rejects_and_leaves_the_file(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text(COMMENTED)
@@ -368,6 +475,30 @@ def test_add_names_the_flag_whose_pattern_re2_rejects_before_showing_an_entry(
     assert result.stderr.startswith("error: --identity-regexp does not compile (RE2 syntax): ")
     assert "Entry for" not in result.stdout + result.stderr
     assert f"{policy}:" not in result.stderr
+    assert policy.read_text() == COMMENTED
+
+
+@pytest.mark.parametrize("flag", ["--identity-regexp", "--identity", "--oidc-issuer"])
+def test_add_refuses_an_empty_identity_flag_before_showing_an_entry(
+    tmp_path: Path, flag: str
+) -> None:
+    """An empty identity or issuer names no signer (the policy refuses it, NXT004): refused
+    as the flag's fault, never written — anchored, an empty pattern would read `^$` and pass
+    the policy."""
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(COMMENTED)
+    named = ["--identity-regexp", "^x$"] if flag == "--oidc-issuer" else []
+    result = nexo("plugin", "trust", "add", "acme", *named, flag, "", "--trusted-keys",
+                  str(policy), "--yes", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert result.code == 2
+    assert result.stderr.startswith(f"error: {flag} ")
+    assert "empty" in result.stderr.splitlines()[0]
+    assert "Entry for" not in result.stdout + result.stderr
+    assert policy.read_text() == COMMENTED
+    document = nexo("plugin", "trust", "add", "acme", *named, flag, "", "--trusted-keys",
+                    str(policy), "--yes", "--json", env=cli_env(tmp_path),
+                    in_process=True)  # fmt: skip
+    assert json.loads(document.stdout)["kind"] == "usage"
     assert policy.read_text() == COMMENTED
 
 
