@@ -122,6 +122,12 @@ def _copy(tmp_path: Path) -> Path:
             "nexo_pkg.sources.download -> rich",
         ),
         (
+            "sbom/inventory.py",
+            "from rich.console import Console\n",
+            "no-console-below-cli",
+            "nexo_pkg.sbom.inventory -> rich",
+        ),
+        (
             "manifest/schema.py",
             "import httpx\n",
             "lint-path",
@@ -170,6 +176,7 @@ def _copy(tmp_path: Path) -> Path:
         "cli-in-a-circle",
         "net-in-a-circle",
         "sources-draw-a-bar",
+        "sbom-builds-a-console",
         "manifest-imports-httpx",
         "lint-verifies",
         "fleet-past-the-sources-face",
@@ -209,6 +216,20 @@ def test_architecture_doc_describes_every_contract() -> None:
     ]
     for contract in contracts:
         assert f"**`{contract['id']}`** (a `{contract['type']}` contract" in section
+
+
+def test_every_room_below_the_cli_is_kept_from_the_console() -> None:
+    """``no-console-below-cli`` names every room the floors put below ``cli``: a room added
+    to a floor (as ``sbom`` was) is held to it too."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
+    contracts = {each["id"]: each for each in config["tool"]["importlinter"]["contracts"]}
+    layers = contracts["floors"]["layers"]
+    below_cli = {
+        f"nexo_pkg.{room.strip()}"
+        for floor in layers[layers.index("cli") + 1 :]
+        for room in floor.split("|")
+    }
+    assert set(contracts["no-console-below-cli"]["source_modules"]) == below_cli
 
 
 def test_a_private_module_is_imported_only_from_its_package(tmp_path: Path) -> None:
