@@ -4,7 +4,9 @@ breach: a copy of the package with one forbidden import added fails ``lint-impor
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -230,6 +232,31 @@ def test_every_room_below_the_cli_is_kept_from_the_console() -> None:
         for room in floor.split("|")
     }
     assert set(contracts["no-console-below-cli"]["source_modules"]) == below_cli
+
+
+def _rooms_imported_by(room: str) -> set[str]:
+    """The other rooms of ``nexo_pkg`` that the modules of ``room`` import, at any depth."""
+    found: set[str] = set()
+    for path in (REPO / "nexo_pkg" / room).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+                if node.module == "nexo_pkg":
+                    names = [f"nexo_pkg.{alias.name}" for alias in node.names]
+            else:
+                continue
+            found |= {name.split(".")[1] for name in names if name.startswith("nexo_pkg.")}
+    return found - {room}
+
+
+def test_sources_imports_the_rooms_the_architecture_names() -> None:
+    doc = (REPO / "docs" / "architecture.md").read_text("utf-8")
+    sentence = re.search(r"`sources` imports only (.*?);", doc, re.DOTALL)
+    assert sentence is not None
+    named = set(re.findall(r"`(\w+)`", re.sub(r"\(.*?\)", "", sentence[1], flags=re.DOTALL)))
+    assert _rooms_imported_by("sources") == named
 
 
 def test_a_private_module_is_imported_only_from_its_package(tmp_path: Path) -> None:
