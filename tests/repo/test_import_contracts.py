@@ -124,12 +124,6 @@ def _copy(tmp_path: Path) -> Path:
             "nexo_pkg.sources.download -> rich",
         ),
         (
-            "sbom/inventory.py",
-            "from rich.console import Console\n",
-            "no-console-below-cli",
-            "nexo_pkg.sbom.inventory -> rich",
-        ),
-        (
             "manifest/schema.py",
             "import httpx\n",
             "lint-path",
@@ -178,7 +172,6 @@ def _copy(tmp_path: Path) -> Path:
         "cli-in-a-circle",
         "net-in-a-circle",
         "sources-draw-a-bar",
-        "sbom-builds-a-console",
         "manifest-imports-httpx",
         "lint-verifies",
         "fleet-past-the-sources-face",
@@ -232,6 +225,18 @@ def test_every_room_below_the_cli_is_kept_from_the_console() -> None:
         for room in floor.split("|")
     }
     assert set(contracts["no-console-below-cli"]["source_modules"]) == below_cli
+
+
+def test_a_console_in_a_module_of_sbom_breaks_the_contract(tmp_path: Path) -> None:
+    """A module of ``sbom`` that draws with rich breaks ``no-console-below-cli`` even when no
+    other room imports it (so no chain from another room's module reaches it)."""
+    root = _copy(tmp_path)
+    (root / "nexo_pkg" / "sbom" / "drawing.py").write_text(
+        "from rich.console import Console\n", encoding="utf-8"
+    )
+    completed = lint_imports(root, "no-console-below-cli")
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "nexo_pkg.sbom.drawing -> rich" in completed.stdout
 
 
 def _rooms_imported_by(room: str) -> set[str]:
