@@ -139,3 +139,29 @@ def test_the_readme_platform_table_names_every_command_and_what_windows_refuses(
         refused
     ]
     assert sorted(_command_names() - set().union(*named)) == []
+
+
+# The commands that may ask before they change something (a terminal, no --yes).
+ASKING = {"install", "upgrade", "remove", "trust add", "trust remove"}
+
+
+def test_yes_is_on_every_command_the_page_lists_and_its_help_says_whether_it_asks() -> None:
+    """docs/cli.md: `--yes` is taken by every command that changes state, "whether it asks or
+    not". Each one's help says which: skipping a question, or accepted though nothing is
+    asked (not "Do not ask for confirmation" on a command that never asks)."""
+    habits = section("One set of habits")
+    listed = set(re.findall(r"`([a-z]+(?: [a-z]+)?)`", habits.split("A\n  script")[0]))
+    assert listed >= ASKING
+    for command in sorted(listed):
+        text = " ".join(help_of("plugin", *command.split()).split())
+        assert "-y, --yes" in text, command
+        says = text.split("-y, --yes ", 1)[1]
+        if command in ASKING:
+            assert says.startswith("Do not ask for confirmation."), command
+        else:
+            assert says.startswith("Accepted for scripts"), command
+            assert "this one asks nothing" in says, command
+    with_yes = {
+        name for name in _command_names() if "-y, --yes" in help_of("plugin", *name.split())
+    }
+    assert with_yes == listed
