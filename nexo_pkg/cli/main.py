@@ -186,15 +186,17 @@ def main() -> None:
     if sys.argv[1:3] != ["plugin", "lsp"]:
         # (The language server speaks bytes on stdout.)
         _unicode_stdout()
-    install_signal_handlers()
-    DEFERRED.clear()
-    if sys.argv[1:] not in (["--version"], ["-V"]) and sys.argv[1:3] != ["plugin", "lsp"]:
-        # `nexo plugin lint | head -1`: a reader that leaves does not change the exit code.
-        # (The language server owns its output: a client that left ends it.)
-        from nexo_pkg.core.leaving import guard_left_readers  # noqa: PLC0415
-
-        guard_left_readers()
     try:
+        # Everything from here runs under the handlers' `except`: a signal that lands while
+        # the rest of start-up is still loading ends as one line too, never a traceback.
+        install_signal_handlers()
+        DEFERRED.clear()
+        if sys.argv[1:] not in (["--version"], ["-V"]) and sys.argv[1:3] != ["plugin", "lsp"]:
+            # `nexo plugin lint | head -1`: a reader that leaves does not change the exit
+            # code. (The language server owns its output: a client that left ends it.)
+            from nexo_pkg.core.leaving import guard_left_readers  # noqa: PLC0415
+
+            guard_left_readers()
         code = _dispatch(sys.argv[1:])
     except SystemExit:
         if not DEFERRED:
