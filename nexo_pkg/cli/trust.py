@@ -292,7 +292,19 @@ def remove_command(
         return remove_entries(path, owner, repo, target)
 
     def show(document: dict[str, Any]) -> None:
-        say(f"Removed {document['removed']} entr{'y' if document['removed'] == 1 else 'ies'}.")
+        removed, narrowed = document["removed"], document["narrowed"]
+        said = []
+        if removed:
+            said.append(f"Removed {removed} entr{'y' if removed == 1 else 'ies'}.")
+        if narrowed:
+            # The entry stays: it still trusts the owner's other repositories it lists.
+            one = narrowed == 1
+            said.append(
+                f"Narrowed {narrowed} entr{'y' if one else 'ies'}: took "
+                f"{printable(_split_target(target)[1] or target)} out of "
+                f"{'its' if one else 'their'} repos; the other repositories listed stay trusted."
+            )
+        say(" ".join(said))
 
     answer(run, json_output=json_output, show=show)
 

@@ -274,11 +274,18 @@ def record_author(
 
 def remove_entries(policy_path: Path, owner: str, repo: str | None, target: str) -> dict[str, Any]:
     """Drop ``owner``'s entries (with ``repo``, those limited to it) and return the
-    ``trust remove`` document; ``not_trusted`` when there was none."""
+    ``trust remove`` document: ``removed`` counts the entries taken out of the policy,
+    ``narrowed`` those that only lost ``repo`` from their ``repos`` (they still trust the
+    owner's other repositories); ``not_trusted`` when there was none."""
     result = remove_authors(policy_path, owner, repo)
     if not result.changed:
         raise NexoError(f"{result.path} has no [[authors]] entry for {target}", kind="not_trusted")
-    return {"ok": True, "policy": str(result.path), "removed": result.changed}
+    return {
+        "ok": True,
+        "policy": str(result.path),
+        "removed": result.changed - result.narrowed,
+        "narrowed": result.narrowed,
+    }
 
 
 def signer_workflow_flag(value: str | None) -> str | None:
