@@ -135,6 +135,7 @@ def add_command(
     """Trust a signer: the one of OWNER/REPO's newest release, or the one named."""
     from nexo_pkg.trust.api import (  # noqa: PLC0415
         author_entry_toml,
+        check_override_flags,
         chosen_author,
         load_policy,
         needs_release_signer,
@@ -147,6 +148,8 @@ def add_command(
         path = policy_path(config, trusted_keys)
         owner, repo = _split_target(target)
         workflow = signer_workflow_flag(signer_workflow)
+        # Flags refused whatever the release says are refused before it is read.
+        check_override_flags(issuer=oidc_issuer, mode=mode, predicate_type=predicate_type)
         policy = load_policy(path, explicit=False)
         # The policy install reads, as install would warn about it (before anything is asked).
         for warning in policy.warnings:

@@ -229,6 +229,19 @@ def _check_built_in(
     return None
 
 
+def check_override_flags(
+    *, issuer: str | None, mode: str | None, predicate_type: str | None
+) -> None:
+    """:class:`UsageError` for a mode not in :data:`~nexo_pkg.trust.policy.MODES`, or an
+    empty predicate type or issuer: ``trust add`` asks before it reads anything."""
+    if mode is not None and mode not in MODES:
+        raise UsageError(f"--mode must be one of {', '.join(MODES)}")
+    if predicate_type is not None and not predicate_type.strip():
+        raise UsageError("--predicate-type takes a predicate type URI, not an empty string")
+    if issuer == "":
+        raise UsageError("--oidc-issuer takes the issuer's URL, not an empty string")
+
+
 def with_overrides(
     author: AuthorPolicy,
     *,
@@ -238,14 +251,9 @@ def with_overrides(
     allow_republish: bool,
     predicate_type: str | None = None,
 ) -> AuthorPolicy:
-    """``author`` with what the flags set; :class:`UsageError` for a mode not in
-    :data:`~nexo_pkg.trust.policy.MODES`, or an empty predicate type or issuer."""
-    if mode is not None and mode not in MODES:
-        raise UsageError(f"--mode must be one of {', '.join(MODES)}")
-    if predicate_type is not None and not predicate_type.strip():
-        raise UsageError("--predicate-type takes a predicate type URI, not an empty string")
-    if issuer == "":
-        raise UsageError("--oidc-issuer takes the issuer's URL, not an empty string")
+    """``author`` with what the flags set; :class:`UsageError` as
+    :func:`check_override_flags` says."""
+    check_override_flags(issuer=issuer, mode=mode, predicate_type=predicate_type)
     changes: dict[str, Any] = {
         "oidc_issuer": issuer,
         "signer_workflow": signer_workflow,

@@ -504,6 +504,32 @@ def test_add_refuses_an_empty_identity_flag_before_showing_an_entry(
     assert policy.read_text() == COMMENTED
 
 
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--predicate-type", ""), ("--predicate-type", "  "), ("--oidc-issuer", ""),
+     ("--mode", "sometimes")],
+)  # fmt: skip
+def test_add_refuses_an_unusable_flag_before_reading_the_release(
+    tmp_path: Path, github_server: GitHubServer, flag: str, value: str
+) -> None:
+    """``trust add OWNER/REPO`` reads the signer of the newest release over the network; a
+    flag that no release could make usable is refused before that request (usage, exit 2,
+    one document with --json), and nothing is written."""
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(COMMENTED)
+    for json_flag in ((), ("--json",)):
+        result = nexo("plugin", "trust", "add", "acme/hello", flag, value, "--trusted-keys",
+                      str(policy), "--yes", *json_flag,
+                      env=cli_env(tmp_path, api=github_server.url), in_process=True)  # fmt: skip
+        assert result.code == 2, result.stdout + result.stderr
+        if json_flag:
+            assert json.loads(result.stdout)["kind"] == "usage"
+        else:
+            assert result.stderr.startswith(f"error: {flag} "), result.stderr
+        assert github_server.requests == []
+        assert policy.read_text() == COMMENTED
+
+
 def test_add_without_a_terminal_needs_yes(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     result = nexo("plugin", "trust", "add", "acme", "--identity", "x@example.com", "--trusted-keys",
