@@ -11,6 +11,7 @@ import typer
 
 from nexo_pkg.cli.common import answer, fail, guarded, result_line
 from nexo_pkg.cli.options import (
+    AcceptedYesOption,
     AllowSignerChangeOption,
     ConfigOption,
     DestOption,
@@ -26,7 +27,6 @@ from nexo_pkg.cli.options import (
     TargetOption,
     TimeoutOption,
     TrustedKeysOption,
-    YesOption,
     named_path,
 )
 from nexo_pkg.cli.syncing import SyncRequest, fleet_callbacks, fleet_options, note, run_sync
@@ -96,7 +96,7 @@ def lock_command(
     timeout: TimeoutOption = None,
     jobs: JobsOption = None,
     nexo_version: NexoVersionOption = None,
-    yes: YesOption = False,
+    yes: AcceptedYesOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Resolve nexo-plugins.toml into nexo-plugins.lock (every target, hash and signer).
@@ -198,7 +198,7 @@ def sync_command(
     jobs: JobsOption = None,
     allow_signer_change: AllowSignerChangeOption = False,
     nexo_version: NexoVersionOption = None,
-    yes: YesOption = False,
+    yes: AcceptedYesOption = False,
     dry_run: Annotated[
         bool,
         typer.Option(
@@ -266,7 +266,7 @@ def push_command(
     registry_config: RegistryConfigOption = None,
     plain_http: PlainHttpOption = False,
     timeout: TimeoutOption = None,
-    yes: YesOption = False,
+    yes: AcceptedYesOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Publish one version (every target, with sidecars and signatures) to a registry.
@@ -316,7 +316,7 @@ def mirror_command(
     registry_config: RegistryConfigOption = None,
     plain_http: PlainHttpOption = False,
     timeout: TimeoutOption = None,
-    yes: YesOption = False,
+    yes: AcceptedYesOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Copy a GitHub release, or a registry version, with its signature material into a
@@ -392,7 +392,7 @@ def cache_size_command(
         result_line(human_size(size) if human else str(size))
 
 
-def cache_clean_command(*, yes: YesOption = False, json_output: JsonOption = False) -> None:
+def cache_clean_command(*, yes: AcceptedYesOption = False, json_output: JsonOption = False) -> None:
     """Remove every blob from the cache, and the API answers kept for `outdated`'s
     conditional requests (as `prune --all`)."""
     del yes  # nothing is asked: accepted as on every command that changes state
@@ -405,7 +405,7 @@ def cache_prune_command(
     older_than_days: Annotated[
         float, typer.Option("--older-than-days", help="Remove blobs unused this long.")
     ] = 30.0,
-    yes: YesOption = False,
+    yes: AcceptedYesOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Remove the blobs unused for --older-than-days (default 30), and corrupt and

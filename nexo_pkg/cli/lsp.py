@@ -10,7 +10,7 @@ from types import FrameType
 
 import typer
 
-from nexo_pkg.cli import Interrupted
+from nexo_pkg.cli import SIGNAL_EXIT, Interrupted
 from nexo_pkg.core.output import OUTPUT
 
 
@@ -83,7 +83,9 @@ def lsp_command(
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(OneLineFormatter(LOG_FORMAT))
         logging.basicConfig(level=logging.WARNING, handlers=[handler])
-    for handled in (signal.SIGINT, signal.SIGTERM):
+    # Every signal the command line unwinds on (SIGHUP, SIGUSR1, ... as well as Ctrl-C and
+    # SIGTERM): raised into pygls's loop, an interruption can be caught there and not end it.
+    for handled in SIGNAL_EXIT:
         signal.signal(handled, _stop_now)
     # Imported here: the other commands must not pay for pygls and lsprotocol.
     from nexo_pkg.lsp.server import serve  # noqa: PLC0415 - lazy import, see above

@@ -17,6 +17,7 @@ from nexo_pkg.cli.common import answer, guarded, painted, policy_path, result_li
 from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.install import _holding, _roots, notices, refuse_unreadable, registry_mirrors
 from nexo_pkg.cli.options import (
+    AcceptedYesOption,
     ConfigOption,
     DestOption,
     DryRunOption,
@@ -29,7 +30,6 @@ from nexo_pkg.cli.options import (
     TargetOption,
     TimeoutOption,
     TrustedKeysOption,
-    YesOption,
 )
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError
 from nexo_pkg.core.output import emit_json, say, warn
@@ -205,7 +205,7 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
         plugin_id: InstalledIdArgument,
         dest: DestOption = None,
         config: ConfigOption = None,
-        yes: YesOption = False,
+        yes: AcceptedYesOption = False,
         json_output: JsonOption = False,
     ) -> None:
         del yes  # nothing is asked: accepted as on every command that changes state
@@ -654,7 +654,7 @@ def rollback_command(
     plugin_id: InstalledIdArgument,
     dest: DestOption = None,
     config: ConfigOption = None,
-    yes: YesOption = False,
+    yes: AcceptedYesOption = False,
     dry_run: DryRunOption = False,
     json_output: JsonOption = False,
 ) -> None:
@@ -700,7 +700,7 @@ def hold_command(
     plugin_id: InstalledIdArgument,
     dest: DestOption = None,
     config: ConfigOption = None,
-    yes: YesOption = False,
+    yes: AcceptedYesOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Hold a plugin on its installed version (as `apt-mark hold`, `brew pin`).
@@ -744,7 +744,7 @@ def unhold_command(
     plugin_id: InstalledIdArgument,
     dest: DestOption = None,
     config: ConfigOption = None,
-    yes: YesOption = False,
+    yes: AcceptedYesOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Release the hold `rollback` or `hold` put on a plugin (as `apt-mark unhold`):

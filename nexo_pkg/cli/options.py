@@ -55,6 +55,15 @@ ConfigOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+# On a command that changes state but asks nothing: accepted, so scripts pass -y everywhere.
+AcceptedYesOption = Annotated[
+    bool,
+    typer.Option(
+        "--yes",
+        "-y",
+        help="Accepted for scripts, as on every command that changes state; this one asks nothing.",
+    ),
+]
 TargetOption = Annotated[
     str | None,
     typer.Option(

@@ -34,9 +34,7 @@ def syncfs(descriptor: int) -> bool:
     if function is None:
         return False
     if function(descriptor) != 0:
-        import ctypes  # noqa: PLC0415
-
-        error = ctypes.get_errno()
+        error = posix.last_errno()
         if error == errno.ENOSYS:  # a kernel or seccomp filter without the call
             return False
         raise OSError(error, os.strerror(error))

@@ -16,7 +16,9 @@ The calls only some POSIX kernels have are reached through ``ctypes``, each answ
 - :func:`become_subreaper` makes this process the one that orphaned descendants are
   re-parented to (Linux ``prctl(PR_SET_CHILD_SUBREAPER)``), so a descendant that left its
   parent's session and process group can still be found and killed
-  (:func:`kill_and_reap`).
+  (:func:`kill_and_reap`);
+- :func:`die_with_parent` has the kernel SIGKILL this process when the thread that forked
+  it ends (Linux ``prctl(PR_SET_PDEATHSIG)``), even by SIGKILL.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG = 1
 # What a kernel, a file system or a seccomp filter without the call answers.
 _UNSUPPORTED = frozenset({errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EPERM})
 
@@ -60,7 +63,8 @@ def libc_function(name: str) -> Any:
     return function
 
 
-def _errno() -> int:
+def last_errno() -> int:
+    """The ``errno`` the last call through :func:`libc_function` left on this thread."""
     import ctypes  # noqa: PLC0415
 
     return ctypes.get_errno()
@@ -94,7 +98,7 @@ def exchange(
     )
     if result == 0:
         return True
-    error = _errno()
+    error = last_errno()
     if error in _UNSUPPORTED:
         return False
     raise OSError(error, os.strerror(error), str(first), None, str(second))
@@ -111,6 +115,18 @@ def become_subreaper(*, enable: bool = True) -> bool:
 
     function.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
     return bool(function(_PR_SET_CHILD_SUBREAPER, int(enable), 0, 0) == 0)
+
+
+def die_with_parent() -> bool:
+    """Have the kernel SIGKILL this process when the thread that forked it ends, however it
+    ends. ``False`` where the platform has no such call (macOS, Windows) or it fails."""
+    function = libc_function("prctl")
+    if function is None:
+        return False
+    import ctypes  # noqa: PLC0415
+
+    function.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    return bool(function(_PR_SET_PDEATHSIG, KILL_SIGNAL, 0, 0) == 0)
 
 
 def kill_and_reap(children: Collection[int]) -> None:

@@ -26,9 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_JOBS", "MAX_JOBS", "CpuPool", "checked_jobs", "run_bounded"]
 
-# prctl(2): the signal a process gets when its parent dies.
-_PR_SET_PDEATHSIG = 1
-
 _Result = TypeVar("_Result")
 _Params = ParamSpec("_Params")
 
@@ -364,10 +361,9 @@ def _quiet_worker(parent: int | None) -> None:
         if number not in _INTERRUPTS and callable(signal.getsignal(number)):
             signal.signal(number, signal.SIG_DFL)
     if parent is not None and sys.platform == "linux":
-        import ctypes  # noqa: PLC0415 - in the worker only
+        from nexo_pkg.core import posix  # noqa: PLC0415 - in the worker only
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        posix.die_with_parent()
         if os.getppid() != parent:  # the parent died before the request took effect
             os._exit(1)
     if hasattr(signal, "pthread_sigmask"):

@@ -123,7 +123,10 @@ class InstallResult:
             "signature": self.plan.signature.to_json(),
             "was_already_present": self.was_already_present,
             "dry_run": self.dry_run,
-            "replaced": [str(path) for path in self.set_aside],
+            # A dry run moves nothing: the installed trees the install would replace.
+            "replaced": list(self.plan.replacing)
+            if self.dry_run
+            else [str(path) for path in self.set_aside],
             "manifest": self.plan.summary.to_json(),
             "warnings": list(self.warnings),
         }
@@ -309,7 +312,21 @@ def install_artifact(
         if options.dry_run:
             listing = inspect_archive(artifact.path, options.limits)
             _check_archive_compatible(listing, artifact, options)
-            plan = _plan(origin.display, artifact, outcome, listing, final, reach=options.reach)
+            # `info` (no step of its own) describes the release, whatever is installed.
+            judged = step.bind_installed or bool(step.replaces)
+            plan = _plan(
+                origin.display,
+                artifact,
+                outcome,
+                listing,
+                final,
+                reach=options.reach,
+                replacing=_replacing(
+                    options, final, _replaced(options, step, artifact.plugin_id, final)
+                )
+                if judged
+                else (),
+            )
             present = False
             if step.bind_installed:
                 # `install --dry-run` judges the root as the install would (`info`, which
@@ -477,9 +494,11 @@ def _plan(
     final: Path,
     *,
     reach: Callable[[], DaemonReach | None] | None,
+    replacing: tuple[Path, ...] = (),
 ) -> InstallPlan:
-    """Step 7 and what step 8 shows: the payload checks on what the archive holds, and
-    whether the daemon configured as ``reach`` says would find ``final`` at all."""
+    """Step 7 and what step 8 shows: the payload checks on what the archive holds,
+    whether the daemon configured as ``reach`` says would find ``final`` at all, and the
+    installed trees the install replaces (``replacing``)."""
     summary = check_payload(listing, fetched.plugin_id, fetched.version)
     unreached, configured = _unreached(reach, final, summary)
     vendored = None
@@ -501,6 +520,7 @@ def _plan(
         shadowing=_orphans_of(fetched.plugin_id, final),
         unreached=unreached if configured else None,
         fallback_note=None if configured else unreached,
+        replacing=tuple(str(path) for path in replacing),
     )
 
 
@@ -563,6 +583,14 @@ def _replaced(
         )
     others = [path for path in installed if path != final]
     return tuple(path for path in dict.fromkeys((*step.replaces, *others)) if path.exists())
+
+
+def _replacing(options: InstallOptions, final: Path, others: tuple[Path, ...]) -> tuple[Path, ...]:
+    """What the confirmation screen names as replaced: the other versions ``others``
+    (:func:`_replaced`), and ``final`` itself when ``--force`` puts the new tree where a
+    link, a file or a directory with entries is (an empty directory holds nothing)."""
+    occupied = final.is_symlink() or final.exists()
+    return (final, *others) if options.force and occupied and not _is_empty_dir(final) else others
 
 
 def _installed_signatures(dest: Path, plugin_id: str) -> list[Mapping[str, Any]]:
@@ -664,7 +692,17 @@ def _install_tree(
             staging = root.new_staging(fetched.plugin_id)
             listing = extract_archive(fetched.path, staging, options.limits)
             _check_archive_compatible(listing, fetched, options)
-            plan = _plan(source_display, fetched, outcome, listing, final, reach=options.reach)
+            # Under the lock: what the screen names is what the rename below replaces.
+            others = _replaced(options, step, fetched.plugin_id, final)
+            plan = _plan(
+                source_display,
+                fetched,
+                outcome,
+                listing,
+                final,
+                reach=options.reach,
+                replacing=_replacing(options, final, others),
+            )
             _confirmed(plan, callbacks)
             (staging / "bin" / plan.plugin_id).chmod(0o755)
             receipt = Receipt(
@@ -690,7 +728,7 @@ def _install_tree(
                 staging,
                 final,
                 replace=replaceable and occupied,
-                replaces=_replaced(options, step, fetched.plugin_id, final),
+                replaces=others,
                 keep_old=step.keep_old,
             )
         except BaseException as exc:

@@ -155,6 +155,9 @@ class InstallPlan:
     #: configured: a note on the terminal, as the reference installer's own line when it
     #: falls back (``src/plugin_install.rs:156-164``), not a warning of the install.
     fallback_note: str | None = None
+    #: The installed trees of the plugin this install replaces (another version, or the same
+    #: version with ``--force``): shown before the operator says yes, never a silent loss.
+    replacing: tuple[str, ...] = ()
 
     @property
     def plugin_id(self) -> str:
@@ -232,6 +235,7 @@ def render_plan(plan: InstallPlan) -> list[str]:
         f"Signer:       {signer_text(plan.signature)}",
         *built_in_lines(plan.signature),
         f"Install to:   {plan.destination}",
+        *(f"Replaces:     {path}" for path in plan.replacing),
     ]
     command = [summary.command, *summary.args] if summary.command else [f"bin/{summary.plugin_id}"]
     lines.append(f"Entrypoint:   {' '.join(command)}")

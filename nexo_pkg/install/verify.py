@@ -125,6 +125,19 @@ def verify_installed(item: Installed) -> VerifyReport:
     installer) are failures naming the directory.
     """
     if item.receipt is None:
+        if item.path.is_symlink():
+            # A development link (install --link): its module only for a link in the root.
+            from nexo_pkg.install.link import linked_plugin  # noqa: PLC0415
+
+            linked = linked_plugin(item.path)
+            # `install --link` names the link by the id; a link with another name (as a
+            # plugin directory replaced by one) is no development install.
+            if linked is not None and linked.path.name == linked.plugin_id:
+                return VerifyReport(
+                    item,
+                    problem=f"is a development link (install --link) to {linked.target}: "
+                    "nothing was installed there, so there is nothing to verify",
+                )
         return VerifyReport(item, problem=item.problem or "no install receipt")
     if item.path.is_symlink() or not item.path.is_dir():
         return VerifyReport(item, problem="is a symbolic link, not a plugin directory")

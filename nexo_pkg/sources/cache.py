@@ -553,7 +553,7 @@ class AnswerCache:
                 # files): another account's entry is no entry. Windows has no owner ids nor
                 # such mode bits; the cache lives in the user's own profile there.
                 info = os.fstat(handle.fileno())
-                if posix.POSIX and (info.st_uid != os.geteuid() or info.st_mode & 0o022):
+                if posix.POSIX and (info.st_uid != posix.effective_uid() or info.st_mode & 0o022):
                     return None
                 raw = handle.read(limit + _ANSWER_HEAD_MAX + 1)
                 with contextlib.suppress(OSError, NotImplementedError):

@@ -137,7 +137,7 @@ class _TreeWriter(TreeSink):
             descriptor = os.open(last, _DIR_FLAGS, dir_fd=parent_fd)
             self._keep(name, descriptor)
             if DIRECTORY_MODE & self.umask:
-                os.fchmod(descriptor, DIRECTORY_MODE)  # POSIX: descriptors of directories
+                posix.set_mode(descriptor, self.destination / name, DIRECTORY_MODE)
             self.modes[name] = stat.S_IMODE(os.fstat(descriptor).st_mode)
         except OSError as exc:
             raise self._fail("create the directory", name, exc) from exc
@@ -259,7 +259,7 @@ def extract_here(
             destination.chmod(DIRECTORY_MODE)
         else:
             writer = _TreeWriter(destination, os.open(destination, _DIR_FLAGS))
-            os.fchmod(writer.root_fd, DIRECTORY_MODE)
+            posix.set_mode(writer.root_fd, destination, DIRECTORY_MODE)
     except OSError as exc:
         if writer is not None:
             writer.close()

@@ -461,3 +461,12 @@ def test_the_default_root_expands_a_tilde_in_nexo_home(
     assert default_install_root() == tmp_path / "nexo" / "state" / "plugins"
     monkeypatch.delenv("NEXO_HOME")
     assert default_install_root() == tmp_path / ".nexo" / "state" / "plugins"
+
+
+def test_check_reads_installs_by_the_receipt_name_install_writes() -> None:
+    """``check`` and ``install`` sit side by side on one floor, so each names the receipt
+    file itself (neither may import the other); the two names must stay one."""
+    from nexo_pkg.check import target
+    from nexo_pkg.install import receipts
+
+    assert target.RECEIPT_NAME == receipts.RECEIPT_NAME == ".nexo-install.json"

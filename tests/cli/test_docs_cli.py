@@ -107,3 +107,61 @@ def test_every_option_of_every_command_is_in_the_page() -> None:
 
     walk(typer.main.get_command(root).make_context("nexo", [], resilient_parsing=True))
     assert missing == []
+
+
+def _command_names() -> set[str]:
+    """Every command under ``nexo plugin``, a group's as ``GROUP SUB`` (``trust add``)."""
+    root = typer.main.get_command(build_app()[0])
+    context = root.make_context("nexo", [], resilient_parsing=True)
+    plugin = root.get_command(context, "plugin")  # type: ignore[attr-defined]
+    plugin_context = plugin.make_context("plugin", [], parent=context, resilient_parsing=True)
+    names: set[str] = set()
+    for name in COMMANDS:
+        command = plugin.get_command(plugin_context, name)
+        if hasattr(command, "list_commands"):
+            names |= {f"{name} {sub}" for sub in command.list_commands(plugin_context)}
+        else:
+            names.add(name)
+    return names
+
+
+def test_the_readme_platform_table_names_every_command_and_what_windows_refuses() -> None:
+    """README.md "Which OS runs what": every command (each `trust` and `cache` subcommand
+    too) is in a row, and the one row Windows refuses is exactly the commands that refuse to
+    run there (those that manage a daemon's plugin root)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start = readme.index("### Which OS runs what")
+    table = readme[start : readme.index("\n\n", readme.index("|---", start))]
+    rows = [line.strip("|").split(" | ") for line in table.splitlines() if line.startswith("| `")]
+    named = [set(re.findall(r"`([a-z]+(?: [a-z]+)?)`", row[0].split("(")[0])) for row in rows]
+    refused = {name for name, spec in COMMANDS.items() if spec.plugin_root}
+    assert [names for names, row in zip(named, rows, strict=True) if "refused" in row[-1]] == [
+        refused
+    ]
+    assert sorted(_command_names() - set().union(*named)) == []
+
+
+# The commands that may ask before they change something (a terminal, no --yes).
+ASKING = {"install", "upgrade", "remove", "trust add", "trust remove"}
+
+
+def test_yes_is_on_every_command_the_page_lists_and_its_help_says_whether_it_asks() -> None:
+    """docs/cli.md: `--yes` is taken by every command that changes state, "whether it asks or
+    not". Each one's help says which: skipping a question, or accepted though nothing is
+    asked (not "Do not ask for confirmation" on a command that never asks)."""
+    habits = section("One set of habits")
+    listed = set(re.findall(r"`([a-z]+(?: [a-z]+)?)`", habits.split("A\n  script")[0]))
+    assert listed >= ASKING
+    for command in sorted(listed):
+        text = " ".join(help_of("plugin", *command.split()).split())
+        assert "-y, --yes" in text, command
+        says = text.split("-y, --yes ", 1)[1]
+        if command in ASKING:
+            assert says.startswith("Do not ask for confirmation."), command
+        else:
+            assert says.startswith("Accepted for scripts"), command
+            assert "this one asks nothing" in says, command
+    with_yes = {
+        name for name in _command_names() if "-y, --yes" in help_of("plugin", *name.split())
+    }
+    assert with_yes == listed

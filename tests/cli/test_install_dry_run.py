@@ -95,3 +95,38 @@ def test_the_screen_says_mode_ignore_whichever_way_it_was_set(
     assert "Signer:       not checked (signature mode ignore)" in result.stderr.splitlines()
     assert "--skip-signature-verify" not in result.stderr
     assert not root.exists()
+
+
+def test_the_screen_names_the_installed_tree_an_install_replaces(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Installing another version replaces the installed one (not kept for rollback), and
+    ``--force`` replaces the same version: the screen says so before anything is asked,
+    and a dry run's ``replaced`` lists what the install would replace."""
+    old = write_plugin(tmp_path / "dist-1", "hello", "1.0.0")
+    new = write_plugin(tmp_path / "dist-2", "hello", "2.0.0")
+    root = tmp_path / "plugins"
+    assert _install(old, root, env).code == 0
+    installed = root / "hello-1.0.0"
+    before = tree_snapshot(root)
+
+    dry = _install(new, root, env, "--dry-run")
+    assert dry.code == 0, dry.stderr
+    assert dry.document["replaced"] == [str(installed)]
+    assert tree_snapshot(root) == before
+    for extra in (("--dry-run",), ()):
+        text = nexo("plugin", "install", new, "--dest", root, "--yes", *extra, env=env)
+        assert text.code == 0, text.stderr
+        assert f"Replaces:     {installed}\n" in text.stderr
+    assert not installed.exists()
+
+    # --force over the same version replaces the tree in place: named too.
+    forced = nexo(
+        "plugin", "install", new, "--dest", root, "--yes", "--force", "--dry-run", env=env
+    )  # fmt: skip
+    assert forced.code == 0, forced.stderr
+    assert f"Replaces:     {root / 'hello-2.0.0'}\n" in forced.stderr
+    # A first install replaces nothing, and says nothing about it.
+    fresh = nexo("plugin", "install", new, "--dest", tmp_path / "empty", "--yes", env=env)
+    assert fresh.code == 0, fresh.stderr
+    assert "Replaces:" not in fresh.stderr

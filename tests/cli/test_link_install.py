@@ -59,6 +59,14 @@ def test_link_list_verify_remove(env: Path) -> None:
     (report,) = json.loads(result.stdout)["plugins"]
     assert report["ok"] is False
     assert report["path"] == str(link)
+    # Refused as what it is: a development link, with nothing installed to vouch for.
+    assert report["problem"] == (
+        f"is a development link (install --link) to {checkout}: nothing was installed "
+        "there, so there is nothing to verify"
+    )
+    named = plugin("verify", "hello", "--dest", str(root))
+    assert named.code == 1
+    assert "is a development link (install --link)" in named.stdout
 
     before = tree_snapshot(checkout)
     result = plugin("remove", "hello", "--dest", str(root), "--yes", "--json")

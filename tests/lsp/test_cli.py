@@ -73,3 +73,44 @@ def test_guarded_handlers_log_and_return_nothing(caplog: pytest.LogCaptureFixtur
 )
 def test_document_kind_by_file_name(uri: str, kind: str | None) -> None:
     assert document_kind(uri) == kind
+
+
+def test_every_signal_the_command_line_unwinds_on_ends_the_server_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SIGHUP, SIGUSR1 and the rest stop the server as Ctrl-C does (``_stop_now``), not by an
+    interruption raised into pygls's loop, where it can be caught and the server go on."""
+    import contextlib
+    import signal
+
+    from nexo_pkg.cli import SIGNAL_EXIT
+    from nexo_pkg.cli import lsp as lsp_cli
+    from nexo_pkg.cli.main import install_signal_handlers
+    from nexo_pkg.lsp import server
+
+    saved = {
+        number: signal.getsignal(number)
+        for number in range(1, signal.NSIG)
+        if number not in (signal.SIGKILL, getattr(signal, "SIGSTOP", 0))
+    }
+    seen: dict[int, object] = {}
+
+    def serve(debounce_seconds: float) -> int:
+        del debounce_seconds
+        seen.update({number: signal.getsignal(number) for number in SIGNAL_EXIT})
+        return 0
+
+    monkeypatch.setattr(server, "serve", serve)
+    try:
+        install_signal_handlers()
+        expected = set(SIGNAL_EXIT)
+        lsp_cli.lsp_command(stdio=True, debounce_ms=100)
+    finally:
+        for number, handler in saved.items():
+            with contextlib.suppress(OSError, TypeError, ValueError):
+                signal.signal(number, handler)
+    hangup = getattr(signal, "SIGHUP", None)
+    if hangup is not None and saved.get(hangup) is not signal.SIG_IGN:
+        assert hangup in expected
+    assert set(seen) == expected
+    assert {number for number, handler in seen.items() if handler is not lsp_cli._stop_now} == set()

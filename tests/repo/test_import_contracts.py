@@ -4,7 +4,9 @@ breach: a copy of the package with one forbidden import added fails ``lint-impor
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -209,6 +211,57 @@ def test_architecture_doc_describes_every_contract() -> None:
     ]
     for contract in contracts:
         assert f"**`{contract['id']}`** (a `{contract['type']}` contract" in section
+
+
+def test_every_room_below_the_cli_is_kept_from_the_console() -> None:
+    """``no-console-below-cli`` names every room the floors put below ``cli``: a room added
+    to a floor (as ``sbom`` was) is held to it too."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
+    contracts = {each["id"]: each for each in config["tool"]["importlinter"]["contracts"]}
+    layers = contracts["floors"]["layers"]
+    below_cli = {
+        f"nexo_pkg.{room.strip()}"
+        for floor in layers[layers.index("cli") + 1 :]
+        for room in floor.split("|")
+    }
+    assert set(contracts["no-console-below-cli"]["source_modules"]) == below_cli
+
+
+def test_a_console_in_a_module_of_sbom_breaks_the_contract(tmp_path: Path) -> None:
+    """A module of ``sbom`` that draws with rich breaks ``no-console-below-cli`` even when no
+    other room imports it (so no chain from another room's module reaches it)."""
+    root = _copy(tmp_path)
+    (root / "nexo_pkg" / "sbom" / "drawing.py").write_text(
+        "from rich.console import Console\n", encoding="utf-8"
+    )
+    completed = lint_imports(root, "no-console-below-cli")
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "nexo_pkg.sbom.drawing -> rich" in completed.stdout
+
+
+def _rooms_imported_by(room: str) -> set[str]:
+    """The other rooms of ``nexo_pkg`` that the modules of ``room`` import, at any depth."""
+    found: set[str] = set()
+    for path in (REPO / "nexo_pkg" / room).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+                if node.module == "nexo_pkg":
+                    names = [f"nexo_pkg.{alias.name}" for alias in node.names]
+            else:
+                continue
+            found |= {name.split(".")[1] for name in names if name.startswith("nexo_pkg.")}
+    return found - {room}
+
+
+def test_sources_imports_the_rooms_the_architecture_names() -> None:
+    doc = (REPO / "docs" / "architecture.md").read_text("utf-8")
+    sentence = re.search(r"`sources` imports only (.*?);", doc, re.DOTALL)
+    assert sentence is not None
+    named = set(re.findall(r"`(\w+)`", re.sub(r"\(.*?\)", "", sentence[1], flags=re.DOTALL)))
+    assert _rooms_imported_by("sources") == named
 
 
 def test_a_private_module_is_imported_only_from_its_package(tmp_path: Path) -> None:
