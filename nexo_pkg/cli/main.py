@@ -204,6 +204,7 @@ def main() -> None:
 
         guard_left_readers()
         OUTPUT.hold_signals = hold_signals
+        OUTPUT.document_begun = False  # (a caller may run several commands in one process)
     try:
         code = _dispatch(sys.argv[1:])
     except SystemExit:
