@@ -11,6 +11,11 @@ from __future__ import annotations
 import signal
 import sys
 
+# Not `typing.TYPE_CHECKING`: `nexo --version` imports this module, and `typing` costs more.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 SIGNAL_EXIT: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
 SIGNAL_WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 #: SIGHUP (the terminal or SSH session closed) where the platform has it: handled like SIGTERM
@@ -109,6 +114,34 @@ def defer_signals() -> None:
             signal.signal(handled, _kept)
     except ValueError:
         return  # not the main thread: the signals are not this command's to handle
+
+
+def hold_signals() -> Callable[[], None]:
+    """Hold back the unwinding signals while a document is written (see
+    :func:`nexo_pkg.core.output.write_document`); returns what lets them in again, which
+    then unwinds with the first that came. A second signal meanwhile ends the process at
+    once (:func:`leave_now`: a reader that takes nothing must not make it wait forever).
+    Outside the main thread nothing changes."""
+    held: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        if held:
+            leave_now(signum, frame)
+        held.append(signum)
+
+    try:
+        previous = {handled: signal.signal(handled, hold) for handled in SIGNAL_EXIT}
+    except ValueError:
+        return lambda: None  # not the main thread: the signals are not this command's
+
+    def release() -> None:
+        for handled, handler in previous.items():
+            signal.signal(handled, handler)
+        handler = previous[held[0]] if held else None
+        if callable(handler):
+            handler(held[0], None)  # the run's own handler: it unwinds from here
+
+    return release
 
 
 def _kept(signum: int, frame: object) -> None:

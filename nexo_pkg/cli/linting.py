@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, ConfigError, NexoError, UsageError
-from nexo_pkg.core.output import OUTPUT, report_error
+from nexo_pkg.core.output import OUTPUT, report_error, write_document
 from nexo_pkg.lint.reporters import REPORTERS
 from nexo_pkg.manifest.options import LintOptions
 
@@ -354,8 +354,7 @@ def run_lint(request: LintRequest) -> int:
     if request.fixed_stdin is not None:
         sys.stdout.buffer.write(request.fixed_stdin)
         sys.stdout.flush()
-    report_stream.write(REPORTERS[request.output_format](results, context))
-    report_stream.flush()
+    write_document(report_stream, REPORTERS[request.output_format](results, context))
     failed = any(result.errors or (request.strict and result.warnings) for result in results)
     return EXIT_FAILURE if failed else EXIT_OK
 

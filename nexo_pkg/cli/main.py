@@ -24,6 +24,7 @@ from nexo_pkg.cli import (
     STOPPING,
     Interrupted,
     asks_for_json,
+    hold_signals,
     leave_now,
 )
 
@@ -117,6 +118,13 @@ def _open_closed_streams() -> None:
         setattr(sys, f"__{name}__", stream)
 
 
+def _document_begun() -> bool:
+    """Whether the command began writing its stdout document before a signal stopped it:
+    then that document stands alone (``--json`` prints one, never a second after it)."""
+    output = sys.modules.get("nexo_pkg.core.output")  # not loaded: nothing was written
+    return output is not None and bool(output.OUTPUT.document_begun)
+
+
 def _unexpected(error: Exception) -> int:
     """Report a failure that reached the top as no :class:`NexoError`: one line (``io`` for an
     operating-system error, ``usage`` for a file name too long, ``internal`` for anything
@@ -192,8 +200,11 @@ def main() -> None:
         # `nexo plugin lint | head -1`: a reader that leaves does not change the exit code.
         # (The language server owns its output: a client that left ends it.)
         from nexo_pkg.core.leaving import guard_left_readers  # noqa: PLC0415
+        from nexo_pkg.core.output import OUTPUT  # noqa: PLC0415 (every command loads it)
 
         guard_left_readers()
+        OUTPUT.hold_signals = hold_signals
+        OUTPUT.document_begun = False  # (a caller may run several commands in one process)
     try:
         code = _dispatch(sys.argv[1:])
     except SystemExit:
@@ -201,7 +212,7 @@ def main() -> None:
             raise
         code = 0  # the signal's code below
     except Interrupted as stop:
-        if asks_for_json(sys.argv[1:]):
+        if asks_for_json(sys.argv[1:]) and not _document_begun():
             # --json promises one document, even for a run cut short.
             import json  # noqa: PLC0415
 
@@ -233,4 +244,9 @@ def main() -> None:
         for handled in SIGNAL_EXIT:
             signal.signal(handled, leave_now)
         exit_now(code)
+    # The command is done and its output written: a signal from now on (while the
+    # interpreter winds down) ends the process at once with its line and code, never a
+    # traceback from the unwinding handler raised where nothing catches it.
+    for handled in SIGNAL_EXIT:
+        signal.signal(handled, leave_now)
     raise SystemExit(code)

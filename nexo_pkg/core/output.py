@@ -14,10 +14,13 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.terminal import printable
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 @dataclass
@@ -29,6 +32,12 @@ class OutputSettings:
     color: str = "auto"
     # The notes and warnings said once per run (:func:`say_once`).
     said: set[str] = field(default_factory=set)
+    # Whether this run began writing its one stdout document (:func:`write_document`): a
+    # signal that comes later must not add a second one after it.
+    document_begun: bool = False
+    # Set by the command line: holds back the signals that would cut the document being
+    # written and returns what lets them in again (raising the one that came meanwhile).
+    hold_signals: Callable[[], Callable[[], None]] | None = None
 
 
 OUTPUT = OutputSettings()
@@ -70,8 +79,30 @@ def say_policy_warnings(error: NexoError) -> None:
 
 def emit_json(document: Any) -> None:
     """Print exactly one JSON document on stdout (``ensure_ascii``: no raw control bytes)."""
-    sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
-    sys.stdout.flush()
+    write_document(sys.stdout, json.dumps(document, indent=2, sort_keys=False) + "\n")
+
+
+# Characters of a document written at a time: at most 4 bytes each in UTF-8, so a piece
+# always fits a standard stream's 8 KiB buffer.
+_PIECE = 2048
+
+
+def write_document(stream: Any, text: str) -> None:
+    """Write the run's one document (a ``--json`` answer, a lint report) whole: a signal
+    that comes while it is written is answered once it is out (the command line then adds
+    no second document, only its line on stderr)."""
+    OUTPUT.document_begun = True
+    release = OUTPUT.hold_signals() if OUTPUT.hold_signals is not None else None
+    try:
+        # In pieces that fit the stream's buffer, each flushed: a write larger than the
+        # buffer goes to the file at once, and a signal that cuts it there (a reader slower
+        # than the command) makes it return short, the rest silently dropped.
+        for start in range(0, len(text), _PIECE):
+            stream.write(text[start : start + _PIECE])
+            stream.flush()
+    finally:
+        if release is not None:
+            release()
 
 
 def _drop_unwritten_stdout() -> None:
