@@ -64,9 +64,9 @@ def needs_release_signer(
     if identity is not None and identity_regexp is not None:
         raise UsageError("--identity and --identity-regexp exclude each other")
     for flag, value in (("--identity", identity), ("--identity-regexp", identity_regexp)):
-        if value == "":
-            # Said of the flag, as the policy would refuse the entry (NXT004); anchored, an
-            # empty pattern would read as `^$` and slip past that check.
+        if value is not None and not value.strip():
+            # Said of the flag, as the policy would refuse the entry (NXT004, blank is empty);
+            # anchored, a blank pattern would read as `^$` or `^ $` and slip past that check.
             raise UsageError(f"{flag} is empty: name the signer's identity; nothing was written")
     if identity_regexp is not None:
         try:
@@ -238,7 +238,7 @@ def check_override_flags(
         raise UsageError(f"--mode must be one of {', '.join(MODES)}")
     if predicate_type is not None and not predicate_type.strip():
         raise UsageError("--predicate-type takes a predicate type URI, not an empty string")
-    if issuer == "":
+    if issuer is not None and not issuer.strip():
         raise UsageError("--oidc-issuer takes the issuer's URL, not an empty string")
 
 

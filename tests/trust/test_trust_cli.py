@@ -480,24 +480,25 @@ def test_add_names_the_flag_whose_pattern_re2_rejects_before_showing_an_entry(
     assert policy.read_text() == COMMENTED
 
 
+@pytest.mark.parametrize("value", ["", "  "], ids=["empty", "blank"])
 @pytest.mark.parametrize("flag", ["--identity-regexp", "--identity", "--oidc-issuer"])
 def test_add_refuses_an_empty_identity_flag_before_showing_an_entry(
-    tmp_path: Path, flag: str
+    tmp_path: Path, flag: str, value: str
 ) -> None:
-    """An empty identity or issuer names no signer (the policy refuses it, NXT004): refused
-    as the flag's fault, never written — anchored, an empty pattern would read `^$` and pass
-    the policy."""
+    """An empty (or blank: the policy's NXT004 reads it as empty) identity or issuer names no
+    signer: refused as the flag's fault, never written — anchored, an empty or blank pattern
+    would read `^$` or `^  $` and pass the policy."""
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text(COMMENTED)
     named = ["--identity-regexp", "^x$"] if flag == "--oidc-issuer" else []
-    result = nexo("plugin", "trust", "add", "acme", *named, flag, "", "--trusted-keys",
+    result = nexo("plugin", "trust", "add", "acme", *named, flag, value, "--trusted-keys",
                   str(policy), "--yes", env=cli_env(tmp_path), in_process=True)  # fmt: skip
     assert result.code == 2
     assert result.stderr.startswith(f"error: {flag} ")
     assert "empty" in result.stderr.splitlines()[0]
     assert "Entry for" not in result.stdout + result.stderr
     assert policy.read_text() == COMMENTED
-    document = nexo("plugin", "trust", "add", "acme", *named, flag, "", "--trusted-keys",
+    document = nexo("plugin", "trust", "add", "acme", *named, flag, value, "--trusted-keys",
                     str(policy), "--yes", "--json", env=cli_env(tmp_path),
                     in_process=True)  # fmt: skip
     assert json.loads(document.stdout)["kind"] == "usage"
