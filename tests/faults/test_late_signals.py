@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.cli import TRACEBACK, clean_env, nexo
+from support.cli import TRACEBACK, assert_interrupted_before_any_output, clean_env, nexo
 from support.tarballs import write_plugin
 
 from nexo_pkg.cli import SIGNAL_EXIT, hold_signals
@@ -235,14 +235,7 @@ def test_a_signal_just_before_the_document_is_begun_still_gets_the_interrupted_o
         cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
         timeout=60, check=False,
     )  # fmt: skip
-    assert TRACEBACK not in completed.stderr, completed.stderr
-    assert json.loads(completed.stdout) == {
-        "ok": False,
-        "kind": "interrupted",
-        "error": "interrupted",
-    }
-    assert completed.stderr.strip().splitlines() == ["interrupted"], completed.stderr
-    assert completed.returncode == 130
+    assert_interrupted_before_any_output(completed, json_output=True)
 
 
 class _Stopped(BaseException):
