@@ -958,21 +958,28 @@ def replace_installed(
     return UpgradeResult(plugin_id, *versions, current.path, result, removed, kept, pruned=pruned)
 
 
-def _remove_trees(dest: Path, paths: list[Path]) -> tuple[Path, ...]:
+def _remove_trees(
+    dest: Path, paths: list[Path], left: list[Path] | None = None
+) -> tuple[Path, ...]:
     """Remove installed or kept trees (each moved out of sight first, then deleted); those
-    already gone are left out of the result."""
+    already gone are left out of the result. A tree moved out of sight whose files could not
+    all be deleted is appended to ``left`` (its place under ``.nexo/removing``)."""
     removed = []
     with locked_root(dest) as root:
         for path in paths:
             with contextlib.suppress(FileNotFoundError):
-                remove_tree(root, path)
+                holder = remove_tree(root, path)
                 removed.append(path)
+                if holder is not None and left is not None:
+                    left.append(holder)
     return tuple(removed)
 
 
-def remove(plugin_id: str, dest: Path) -> list[Installed]:
+def remove(plugin_id: str, dest: Path, left: list[Path] | None = None) -> list[Installed]:
     """Remove every installed version of ``plugin_id`` (an install whose receipt is unreadable
-    too), and the old versions ``upgrade`` kept; raises ``not_installed``/``io``."""
+    too), and the old versions ``upgrade`` kept; raises ``not_installed``/``io``. The trees
+    moved out of the daemon's sight whose files could not all be deleted are appended to
+    ``left`` (the plugin is no longer installed; the next run on the root deletes them)."""
     unreadable = unreadable_installs(dest, plugin_id)
     kept = [item for item in scan_kept(dest) if item.plugin_id == plugin_id]
     if unreadable:
@@ -983,7 +990,7 @@ def remove(plugin_id: str, dest: Path) -> list[Installed]:
     else:
         matches = require_installed(dest, plugin_id)
     matches += kept
-    _remove_trees(dest, [item.path for item in matches])
+    _remove_trees(dest, [item.path for item in matches], left)
     return matches
 
 

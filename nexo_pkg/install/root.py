@@ -611,12 +611,16 @@ def _remove_empty_holder(tree: Path) -> None:
         tree.parent.rmdir()
 
 
-def remove_tree(root: InstallRoot, path: Path) -> None:
-    """Remove an installed (or kept) tree: move it out of sight first, then delete it."""
+def remove_tree(root: InstallRoot, path: Path) -> Path | None:
+    """Remove an installed (or kept) tree: move it out of sight first, then delete it.
+    Returns the holder under ``.nexo/removing`` when the tree could not all be deleted (a
+    file in it that cannot be unlinked), which the next run under the lock deletes; else
+    ``None``."""
     aside = root.set_aside(path)
     discard(aside.parent)
     if path.name == TREE_NAME and path.parent.parent.name == KEPT_AREA:
         discard(path.parent)
+    return aside.parent if aside.parent.is_dir() else None
 
 
 def discard(path: Path) -> None:
