@@ -207,6 +207,16 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
         say(f"Upgraded {printable(plan.plugin_id)} to {printable(plan.version)} at {where}.")
     else:
         say(f"Installed {label} to {where}.")
+    if result.kept:
+        root = Path(result.path).parent
+        rollback = install_api.plugin_command("rollback", plan.plugin_id, root=root)
+        for kept in result.kept:
+            say(
+                f"Kept the version it replaced out of the daemon's sight at {printable(kept)}"
+                f" (`{printable(rollback)}` brings it back)."
+            )
+        for pruned in result.pruned:
+            say(f"Removed the version kept before it ({printable(pruned)}).")
     if result.link_warning is not None:
         warn(printable(result.link_warning))
 
