@@ -621,12 +621,17 @@ def _replacing(options: InstallOptions, final: Path, others: tuple[Path, ...]) -
 
 def _keeping(step: InstallStep, others: tuple[Path, ...]) -> Path | None:
     """Which of the other installed versions ``others`` (:func:`_replaced`) is kept out of
-    the daemon's sight for ``rollback``: with ``keep_old``, the newest (one per plugin by
-    default, as ``upgrade`` and ``install`` keep); ``--force``'s own tree never is."""
+    the daemon's sight for ``rollback``: with ``keep_old``, the newest with a readable
+    receipt (one per plugin by default, as ``upgrade`` and ``install`` keep); a link (a
+    development install) and ``--force``'s own tree never are."""
     if not step.keep_old or not others:
         return None
-    versions = [item for item in scan_installed(others[0].parent) if item.path in others]
-    return max(versions, key=version_order).path if versions else others[0]
+    versions = [
+        item
+        for item in scan_installed(others[0].parent)
+        if item.path in others and item.receipt is not None and not item.path.is_symlink()
+    ]
+    return max(versions, key=version_order).path if versions else None
 
 
 def _installed_signatures(dest: Path, plugin_id: str) -> list[Mapping[str, Any]]:
@@ -738,7 +743,7 @@ def _install_tree(
                 final,
                 reach=options.reach,
                 replacing=_replacing(options, final, others),
-                keeping=_keeping(step, others),
+                keeping=(keeping := _keeping(step, others)),
             )
             _confirmed(plan, callbacks)
             (staging / "bin" / plan.plugin_id).chmod(0o755)
@@ -767,6 +772,10 @@ def _install_tree(
                 replace=replaceable and occupied,
                 replaces=others,
                 keep_old=step.keep_old,
+                # A plain install keeps the one version the screen named, as upgrade keeps one.
+                keep_only=(
+                    frozenset({keeping} if keeping else ()) if step.bind_installed else None
+                ),
             )
         except BaseException as exc:
             if staging is not None:
