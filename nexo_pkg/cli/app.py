@@ -262,6 +262,12 @@ class LazyPluginGroup(TyperGroup):
             formatter.write_dl(rows)
 
 
+def usable_everywhere() -> tuple[str, ...]:
+    """The commands (and groups, every subcommand of which) that run on Windows too: all
+    but those that manage a plugin root (:attr:`CommandSpec.plugin_root`)."""
+    return tuple(name for name, spec in COMMANDS.items() if not spec.plugin_root)
+
+
 def _refused_here(command: click.Command, name: str) -> click.Command:
     """``command`` with its options and ``--help`` intact, refusing to run in one sentence
     (:func:`~nexo_pkg.core.posix.refuse_without_posix`) once its arguments are parsed."""
@@ -269,7 +275,7 @@ def _refused_here(command: click.Command, name: str) -> click.Command:
 
     def refuse(**params: Any) -> None:
         try:
-            posix.refuse_without_posix(name)
+            posix.refuse_without_posix(name, usable_everywhere())
         except NexoError as error:
             fail(error, json_output=bool(params.get("json_output")))
 

@@ -194,18 +194,20 @@ def main() -> None:
     if sys.argv[1:3] != ["plugin", "lsp"]:
         # (The language server speaks bytes on stdout.)
         _unicode_stdout()
-    install_signal_handlers()
-    DEFERRED.clear()
-    if sys.argv[1:] not in (["--version"], ["-V"]) and sys.argv[1:3] != ["plugin", "lsp"]:
-        # `nexo plugin lint | head -1`: a reader that leaves does not change the exit code.
-        # (The language server owns its output: a client that left ends it.)
-        from nexo_pkg.core.leaving import guard_left_readers  # noqa: PLC0415
-        from nexo_pkg.core.output import OUTPUT  # noqa: PLC0415 (every command loads it)
-
-        guard_left_readers()
-        OUTPUT.hold_signals = hold_signals
-        OUTPUT.document_begun = False  # (a caller may run several commands in one process)
     try:
+        # Everything from here runs under the handlers' `except`: a signal that lands while
+        # the rest of start-up is still loading ends as one line too, never a traceback.
+        install_signal_handlers()
+        DEFERRED.clear()
+        if sys.argv[1:] not in (["--version"], ["-V"]) and sys.argv[1:3] != ["plugin", "lsp"]:
+            # `nexo plugin lint | head -1`: a reader that leaves does not change the exit
+            # code. (The language server owns its output: a client that left ends it.)
+            from nexo_pkg.core.leaving import guard_left_readers  # noqa: PLC0415
+            from nexo_pkg.core.output import OUTPUT  # noqa: PLC0415 (every command loads it)
+
+            guard_left_readers()
+            OUTPUT.hold_signals = hold_signals
+            OUTPUT.document_begun = False  # (a caller may run several commands in one process)
         code = _dispatch(sys.argv[1:])
     except SystemExit:
         if not DEFERRED:

@@ -221,8 +221,8 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
             )
             # A microapp's lists are extensions.yaml's, which the extension host applies
             # (src/main.rs:6530-6543); the plugin discovery's never reach it.
-            microapp = install_api.installed_microapp(roots, plugin_id)
-            if microapp is None:
+            found = install_api.first_installed(roots, plugin_id)
+            if found is None:
                 if not as_plugin and not as_microapp:
                     # As the daemon's own `ext enable/disable`: an id nobody installed is a
                     # typo. Every root the daemon discovers counts, as for `list`, and so do
@@ -231,7 +231,21 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
                     _holding(roots, plugin_id)
                 # Not installed (any more), but named in a list: the list that names it.
                 microapp = as_microapp and not as_plugin
-            return install_api.set_enabled(directory, plugin_id, enabled=enabled, microapp=microapp)
+            else:
+                microapp = found[1]
+            result = install_api.set_enabled(
+                directory, plugin_id, enabled=enabled, microapp=microapp
+            )
+            if found is None:
+                return result
+            # The edit is made either way; as install does, say when the daemon would still
+            # never meet the plugin where it is installed (read after the edit).
+            reach = install_api.DaemonReach(directory)
+            why = reach.unreached(found[0], plugin_id, microapp=microapp)
+            if why is None or not reach.configured:
+                return result
+            warn(printable(why))
+            return replace(result, warnings=(why,))
 
         def show(result: EditResult) -> None:
             verb = "enabled" if enabled else "disabled"

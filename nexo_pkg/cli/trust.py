@@ -135,6 +135,7 @@ def add_command(
     """Trust a signer: the one of OWNER/REPO's newest release, or the one named."""
     from nexo_pkg.trust.api import (  # noqa: PLC0415
         author_entry_toml,
+        check_override_flags,
         chosen_author,
         load_policy,
         needs_release_signer,
@@ -147,6 +148,8 @@ def add_command(
         path = policy_path(config, trusted_keys)
         owner, repo = _split_target(target)
         workflow = signer_workflow_flag(signer_workflow)
+        # Flags refused whatever the release says are refused before it is read.
+        check_override_flags(issuer=oidc_issuer, mode=mode, predicate_type=predicate_type)
         policy = load_policy(path, explicit=False)
         # The policy install reads, as install would warn about it (before anything is asked).
         for warning in policy.warnings:
@@ -292,7 +295,19 @@ def remove_command(
         return remove_entries(path, owner, repo, target)
 
     def show(document: dict[str, Any]) -> None:
-        say(f"Removed {document['removed']} entr{'y' if document['removed'] == 1 else 'ies'}.")
+        removed, narrowed = document["removed"], document["narrowed"]
+        said = []
+        if removed:
+            said.append(f"Removed {removed} entr{'y' if removed == 1 else 'ies'}.")
+        if narrowed:
+            # The entry stays: it still trusts the owner's other repositories it lists.
+            one = narrowed == 1
+            said.append(
+                f"Narrowed {narrowed} entr{'y' if one else 'ies'}: took "
+                f"{printable(_split_target(target)[1] or target)} out of "
+                f"{'its' if one else 'their'} repos; the other repositories listed stay trusted."
+            )
+        say(" ".join(said))
 
     answer(run, json_output=json_output, show=show)
 

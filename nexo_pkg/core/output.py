@@ -123,7 +123,8 @@ def _drop_unwritten_stdout() -> None:
 
 
 def error_line(error: NexoError) -> str:
-    """The one line a failure prints: ``error: MESSAGE``; ``--verbose`` adds the kind.
+    """The one line a failure prints: ``error: MESSAGE``; ``--verbose`` (or an error that
+    :attr:`~nexo_pkg.core.errors.NexoError.names_kind`) adds the kind.
 
     A :attr:`~nexo_pkg.core.errors.NexoError.multiline` message keeps its own line feeds (its
     parts from outside were escaped when it was written); every line is still escaped."""
@@ -132,7 +133,7 @@ def error_line(error: NexoError) -> str:
     else:
         shown = printable(error.message)
     line = f"error: {shown}"
-    if OUTPUT.verbose:
+    if OUTPUT.verbose or error.names_kind:
         line += f" [{error.kind}]"
     return line
 

@@ -29,7 +29,7 @@ import functools
 import os
 import signal
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -168,14 +168,17 @@ def effective_uid() -> int | None:
     return None if geteuid is None else int(geteuid())
 
 
-def refuse_without_posix(command: str) -> None:
+def refuse_without_posix(command: str, usable: Sequence[str]) -> None:
     """Raise a ``usage`` error (one sentence) when ``command`` needs what only Linux and macOS
-    have: the daemon's plugin root (locks, ``openat``-style writes, process groups)."""
+    have: the daemon's plugin root (locks, ``openat``-style writes, process groups). The
+    sentence names the commands that do run here, ``usable`` (a group stands for every one
+    of its subcommands)."""
     if not POSIX:
+        named = list(usable)
+        listed = ", ".join(named[:-1]) + f" and {named[-1]}" if len(named) > 1 else "".join(named)
         raise UsageError(
             f"`nexo plugin {command}` manages a daemon's plugin root and runs on Linux and macOS "
-            "only, where the daemon runs; on Windows use lint, lsp, schema, new, pack, check and "
-            "trust verify, and list, verify, outdated and sbom to read a plugin root"
+            f"only, where the daemon runs; on Windows use {listed}"
         )
 
 

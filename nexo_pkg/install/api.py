@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     )
     from nexo_pkg.install.listing import (
         build_listing,
-        installed_microapp,
+        first_installed,
         is_microapp,
     )
     from nexo_pkg.install.manifest_check import (
@@ -144,7 +144,7 @@ _HOMES = homes(
             "wired_capabilities"
         ),
         "config": "POLICY_FILE config_dir install_root load_daemon_config",
-        "listing": "build_listing installed_microapp is_microapp",
+        "listing": "build_listing first_installed is_microapp",
         "discovery_edit": "DiscoveryState EditResult discovery_state set_enabled",
         "hold": "held_message holds read_hold release_hold set_hold",
         "link": "LinkResult link_install linked_plugin linked_plugins unlink",
@@ -212,12 +212,12 @@ __all__ = [
     "config_dir",
     "daemon_version",
     "discovery_state",
+    "first_installed",
     "held_message",
     "holds",
     "install",
     "install_artifact",
     "install_root",
-    "installed_microapp",
     "installed_sbom",
     "installed_versions",
     "is_microapp",

@@ -118,6 +118,9 @@ class EditResult:
     changed: bool
     allowlisted: bool = False
     microapp: bool = False
+    #: Why the daemon would still never load the plugin (its install root is not one the
+    #: daemon's discovery walks), as ``install`` warns.
+    warnings: tuple[str, ...] = ()
 
     @property
     def section(self) -> str:
@@ -133,6 +136,7 @@ class EditResult:
             "added_to_allowlist": self.allowlisted,
             "microapp": self.microapp,
             "path": str(self.path),
+            "warnings": list(self.warnings),
         }
 
 

@@ -216,10 +216,10 @@ def is_microapp(directory: Path) -> bool:
     return data is not None and is_extension_shape(data)
 
 
-def installed_microapp(roots: tuple[Path, ...], plugin_id: str) -> bool | None:
-    """Whether the install of ``plugin_id`` the daemon meets first in ``roots`` (an installed
-    version, a development link's checkout, a directory named after it whose receipt cannot
-    be read) is a microapp; ``None`` when no root holds it."""
+def first_installed(roots: tuple[Path, ...], plugin_id: str) -> tuple[Path, bool] | None:
+    """The install of ``plugin_id`` the daemon meets first in ``roots`` (an installed
+    version, a development link, a directory named after it whose receipt cannot be read)
+    and whether it is a microapp; ``None`` when no root holds it."""
     from nexo_pkg.install.receipts import scan_installed  # noqa: PLC0415
 
     for root in roots:
@@ -228,11 +228,11 @@ def installed_microapp(roots: tuple[Path, ...], plugin_id: str) -> bool | None:
             link = links.get(item.path)
             if link is not None:
                 if link.plugin_id == plugin_id:
-                    return is_microapp(link.target)
+                    return item.path, is_microapp(link.target)
                 continue
             named = item.path.name == plugin_id or item.path.name.startswith(f"{plugin_id}-")
             if item.plugin_id == plugin_id or (item.receipt is None and named):
-                return is_microapp(item.path)
+                return item.path, is_microapp(item.path)
     return None
 
 

@@ -344,9 +344,13 @@ class LintSettings:
         options = self._by_config.get(config.path)
         if options is None:
             where = str(config.path) if config.path is not None else "config"
-            select = self._flag_select or split_selectors(
-                config.select, f"{where}: select", from_config=True
-            )
+            # Every rule the file names is checked when it is read, as ruff reads its own:
+            # whether `--select` replaces `select` or a per-file pattern matches no file
+            # linted, the file is refused the same.
+            configured = split_selectors(config.select, f"{where}: select", from_config=True)
+            for _pattern, rules in config.per_file_ignores:
+                split_selectors(rules, f"{where}: per-file-ignores", from_config=True)
+            select = self._flag_select or configured
             ignore = self._flag_ignore | split_selectors(
                 config.ignore, f"{where}: ignore", from_config=True
             )

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     )
     from nexo_pkg.trust.commands import (
         author_json,
+        check_override_flags,
         chosen_author,
         needs_release_signer,
         record_author,
@@ -68,9 +69,9 @@ _HOMES = homes(
             "SignatureInvalidError SignatureMissingError SignatureOutcome SignerUntrustedError"
         ),
         "commands": (
-            "author_json chosen_author needs_release_signer record_author release_signer "
-            "remove_entries signer_workflow_flag signer_workflow_pin verification_policy "
-            "verify_file with_overrides"
+            "author_json check_override_flags chosen_author needs_release_signer record_author "
+            "release_signer remove_entries signer_workflow_flag signer_workflow_pin "
+            "verification_policy verify_file with_overrides"
         ),
         "entry": "verify_asset_signature",
         "material": (
@@ -97,6 +98,7 @@ __all__ = [
     "TrustPolicy",
     "author_entry_toml",
     "author_json",
+    "check_override_flags",
     "chosen_author",
     "default_policy_path",
     "is_checksums_file",

@@ -64,9 +64,9 @@ def needs_release_signer(
     if identity is not None and identity_regexp is not None:
         raise UsageError("--identity and --identity-regexp exclude each other")
     for flag, value in (("--identity", identity), ("--identity-regexp", identity_regexp)):
-        if value == "":
-            # Said of the flag, as the policy would refuse the entry (NXT004); anchored, an
-            # empty pattern would read as `^$` and slip past that check.
+        if value is not None and not value.strip():
+            # Said of the flag, as the policy would refuse the entry (NXT004, blank is empty);
+            # anchored, a blank pattern would read as `^$` or `^ $` and slip past that check.
             raise UsageError(f"{flag} is empty: name the signer's identity; nothing was written")
     if identity_regexp is not None:
         try:
@@ -229,6 +229,19 @@ def _check_built_in(
     return None
 
 
+def check_override_flags(
+    *, issuer: str | None, mode: str | None, predicate_type: str | None
+) -> None:
+    """:class:`UsageError` for a mode not in :data:`~nexo_pkg.trust.policy.MODES`, or an
+    empty predicate type or issuer: ``trust add`` asks before it reads anything."""
+    if mode is not None and mode not in MODES:
+        raise UsageError(f"--mode must be one of {', '.join(MODES)}")
+    if predicate_type is not None and not predicate_type.strip():
+        raise UsageError("--predicate-type takes a predicate type URI, not an empty string")
+    if issuer is not None and not issuer.strip():
+        raise UsageError("--oidc-issuer takes the issuer's URL, not an empty string")
+
+
 def with_overrides(
     author: AuthorPolicy,
     *,
@@ -238,14 +251,9 @@ def with_overrides(
     allow_republish: bool,
     predicate_type: str | None = None,
 ) -> AuthorPolicy:
-    """``author`` with what the flags set; :class:`UsageError` for a mode not in
-    :data:`~nexo_pkg.trust.policy.MODES`, or an empty predicate type or issuer."""
-    if mode is not None and mode not in MODES:
-        raise UsageError(f"--mode must be one of {', '.join(MODES)}")
-    if predicate_type is not None and not predicate_type.strip():
-        raise UsageError("--predicate-type takes a predicate type URI, not an empty string")
-    if issuer == "":
-        raise UsageError("--oidc-issuer takes the issuer's URL, not an empty string")
+    """``author`` with what the flags set; :class:`UsageError` as
+    :func:`check_override_flags` says."""
+    check_override_flags(issuer=issuer, mode=mode, predicate_type=predicate_type)
     changes: dict[str, Any] = {
         "oidc_issuer": issuer,
         "signer_workflow": signer_workflow,
@@ -274,11 +282,18 @@ def record_author(
 
 def remove_entries(policy_path: Path, owner: str, repo: str | None, target: str) -> dict[str, Any]:
     """Drop ``owner``'s entries (with ``repo``, those limited to it) and return the
-    ``trust remove`` document; ``not_trusted`` when there was none."""
+    ``trust remove`` document: ``removed`` counts the entries taken out of the policy,
+    ``narrowed`` those that only lost ``repo`` from their ``repos`` (they still trust the
+    owner's other repositories); ``not_trusted`` when there was none."""
     result = remove_authors(policy_path, owner, repo)
     if not result.changed:
         raise NexoError(f"{result.path} has no [[authors]] entry for {target}", kind="not_trusted")
-    return {"ok": True, "policy": str(result.path), "removed": result.changed}
+    return {
+        "ok": True,
+        "policy": str(result.path),
+        "removed": result.changed - result.narrowed,
+        "narrowed": result.narrowed,
+    }
 
 
 def signer_workflow_flag(value: str | None) -> str | None:

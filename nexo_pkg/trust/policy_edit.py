@@ -27,11 +27,13 @@ from nexo_pkg.trust.policy import (
 
 @dataclass(frozen=True)
 class EditResult:
-    """What an edit did: the policy as written, and how many entries changed."""
+    """What an edit did: the policy as written, and how many entries changed (of those, how
+    many stayed, with one repository fewer in ``repos``: ``narrowed``)."""
 
     path: Path
     policy: TrustPolicy
     changed: int
+    narrowed: int = 0
 
 
 def _has_bom(path: Path) -> bool:
@@ -190,7 +192,7 @@ def remove_authors(path: Path, owner: str, repo: str | None = None) -> EditResul
     authors = document.get("authors")
     if authors is None:
         return EditResult(path, parse_policy(text, path=path), 0)
-    changed = 0
+    changed = narrowed = 0
     closing = ""
     for index in reversed(range(len(authors))):
         entry = authors[index]
@@ -201,6 +203,7 @@ def remove_authors(path: Path, owner: str, repo: str | None = None) -> EditResul
             continue  # with a repository, only entries limited to it are touched
         if repo is not None and len(repos) > 1:
             entry["repos"] = [r for r in repos if r.casefold() != repo.casefold()]
+            narrowed += 1
         else:
             kept = _trailing_lines(entry) if isinstance(authors, tomlkit.items.AoT) else ""
             del authors[index]
@@ -218,4 +221,5 @@ def remove_authors(path: Path, owner: str, repo: str | None = None) -> EditResul
     if closing:
         # What followed the last entry (the end of the file): it stays the end of the file.
         document.add(tomlkit.items.Whitespace(closing))
-    return EditResult(path, _write(path, _dumps(document, text), bom=_has_bom(path)), changed)
+    written = _write(path, _dumps(document, text), bom=_has_bom(path))
+    return EditResult(path, written, changed, narrowed)

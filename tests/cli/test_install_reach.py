@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from support.cli import clean_env, nexo
 from support.tarballs import directory, file, sidecar_line, targz, write_plugin
 
@@ -245,3 +246,77 @@ def test_an_install_that_needs_no_configuration_directory_is_not_refused_for_one
     assert json.loads(refused.stdout)["kind"] == "config"
     assert not (tmp_path / "other").exists()
     assert not nowhere.exists()
+
+
+@pytest.mark.parametrize("kind", ["microapp", "plugin"])
+def test_enable_and_disable_warn_as_install_does_where_the_daemon_never_looks(
+    tmp_path: Path, kind: str
+) -> None:
+    # The edit still happens (the operator may be about to change the configuration) and the
+    # exit code is unchanged, but the line install printed is printed again: the daemon
+    # would not load the plugin however the lists say.
+    work = tmp_path / "work"
+    config = work / "config"
+    (config / "plugins").mkdir(parents=True)
+    searched = tmp_path / "searched"
+    (config / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths: [{searched}]\n", encoding="utf-8"
+    )
+    # (There from the start: the sentence names the file as it stands, and disable adds it.)
+    (config / "extensions.yaml").write_text("extensions:\n  max_depth: 3\n", encoding="utf-8")
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), HOME=str(tmp_path / "user"))
+    plugin_id = "greeter" if kind == "microapp" else "hello"
+    tarball = (
+        _microapp_tarball(tmp_path / "dist")
+        if kind == "microapp"
+        else write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    )
+    # A plugin outside the plugin discovery's search paths, a microapp outside ./extensions.
+    elsewhere = tmp_path / "elsewhere"
+    [installed] = _unloaded(_install(tarball, "--dest", elsewhere, cwd=work, env=env))
+    edited = config / ("extensions.yaml" if kind == "microapp" else "plugins/discovery.yaml")
+
+    for command, state in (("disable", "disabled"), ("enable", "enabled")):
+        flags = (plugin_id, "--dest", elsewhere, "--config", config)
+        text = plugin(command, *flags, env=env, cwd=work)
+        assert text.code == 0, text.stderr
+        assert [line for line in text.stderr.splitlines() if "will not load" in line] == [
+            f"warning: {installed}"
+        ]
+        assert f"{plugin_id} {state} in {edited}" in text.stderr
+        listed = yaml_lists(edited)
+        assert (plugin_id in listed) == (command == "disable")
+        # --json carries it where install's does; the line is on stderr all the same.
+        again = plugin(command, *flags, "--json", env=env, cwd=work)
+        assert again.code == 0, again.stderr
+        document = json.loads(again.stdout)
+        assert (document["state"], document["changed"]) == (state, False)
+        assert document["warnings"] == [installed]
+        assert f"warning: {installed}" in again.stderr.splitlines()
+
+
+def test_enable_and_disable_say_nothing_more_where_the_daemon_looks(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    config = work / "config"
+    (config / "plugins").mkdir(parents=True)
+    (config / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths: [{work / 'extensions'}]\n", encoding="utf-8"
+    )
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), HOME=str(tmp_path / "user"))
+    hello = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    greeter = _microapp_tarball(tmp_path / "dist")
+    for tarball in (hello, greeter):  # both under the walks: ./extensions is the default
+        assert _unloaded(_install(tarball, cwd=work, env=env)) == []
+    for plugin_id in ("hello", "greeter"):
+        for command in ("disable", "enable"):
+            done = plugin(command, plugin_id, "--config", config, "--json", env=env, cwd=work)
+            assert done.code == 0, done.stderr
+            assert json.loads(done.stdout)["warnings"] == []
+            assert "warning" not in done.stderr
+
+
+def yaml_lists(path: Path) -> list[str]:
+    """Every id a `disabled:` list of the daemon's configuration file names."""
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    section = document.get("extensions") or document.get("discovery") or {}
+    return list(section.get("disabled") or [])

@@ -336,6 +336,33 @@ def test_an_unknown_rule_in_the_config_file_is_config_invalid(tmp_path: Path, se
     assert (flag.code, json.loads(flag.stdout)["kind"]) == (2, "usage")
 
 
+@pytest.mark.parametrize(
+    ("setting", "flags"),
+    [
+        ('select = ["NX999999"]', ("--select", "NX001")),
+        ('per-file-ignores = { "elsewhere/**" = ["NX999999"] }', ()),
+    ],
+    ids=["select-replaced-by-the-flag", "per-file-pattern-matching-no-file"],
+)
+def test_an_unknown_rule_in_the_config_file_is_refused_whatever_the_run_uses_of_it(
+    tmp_path: Path, setting: str, flags: tuple[str, ...]
+) -> None:
+    """The config file is refused as a whole, as ruff refuses its own: an unknown rule in
+    `select` is `config_invalid` even when `--select` replaces that setting, and one in a
+    `per-file-ignores` entry even when its pattern matches no file linted."""
+    root = project(tmp_path)
+    config = root / ".nexo.toml"
+    config.write_text(f"[lint]\n{setting}\n", encoding="utf-8")
+    before = (root / "nexo-plugin.toml").read_bytes()
+    result = lint("--format", "json", *flags, cwd=root)
+    assert result.code == 2, result.stdout
+    document = json.loads(result.stdout)
+    assert (document["ok"], document["kind"]) == (False, "config_invalid")
+    assert f"{config}: " in document["error"]
+    assert "unknown rule code or name NX999999" in document["error"]
+    assert (root / "nexo-plugin.toml").read_bytes() == before
+
+
 def test_exclude_skips_directories_in_the_search(tmp_path: Path) -> None:
     root = project(tmp_path)
     vendored = root / "vendor" / "copy"

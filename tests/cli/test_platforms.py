@@ -8,6 +8,7 @@ Each run is a real ``python -m nexo_pkg`` child under the Windows shim
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from support import windows_shim
 from support.cli import CliResult, clean_env, nexo
 from support.shared_fixtures import require_shared_fixture
 from support.tarballs import write_plugin
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _on_windows(args: list[str], cwd: Path, **extra: str) -> CliResult:
@@ -78,6 +81,22 @@ def test_trust_verify_runs_on_windows(tmp_path: Path) -> None:
     assert not home.exists()
 
 
+def _readme_windows_rows() -> tuple[set[str], set[str]]:
+    """The commands README.md's platform table says run on Windows, and those it refuses."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start = readme.index("### Which OS runs what")
+    table = readme[start : readme.index("\n\n", readme.index("|---", start))]
+    runs: set[str] = set()
+    refused: set[str] = set()
+    for line in table.splitlines():
+        if not line.startswith("| `"):
+            continue
+        row = line.strip("|").split(" | ")
+        names = set(re.findall(r"`([a-z]+(?: [a-z]+)?)`", row[0].split("(")[0]))
+        (refused if "refused" in row[-1] else runs).update(names)
+    return runs, refused
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -102,8 +121,12 @@ def test_plugin_root_commands_refuse_at_once_on_windows(tmp_path: Path, args: li
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert "runs on Linux and macOS only" in lines[0]
-    # The sentence names what does run there, the commands that read a root included.
-    assert "trust verify, and list, verify, outdated and sbom" in lines[0]
+    # The sentence names what does run there: every command the README's platform table
+    # says runs on Windows (a group for all its subcommands), and none it refuses.
+    named = set(re.split(r", | and ", lines[0].split("; on Windows use ", 1)[1]))
+    runs, refused = _readme_windows_rows()
+    assert {name.split()[0] for name in runs} == named
+    assert not named & {name.split()[0] for name in refused}
     assert not home.exists()
     assert list(tmp_path.iterdir()) == []
 

@@ -210,3 +210,27 @@ def test_push_refuses_a_sidecar_over_the_cap_and_pushes_nothing(
     sidecar.write_bytes(sidecar.read_bytes() + b"\n" * (64 * 1024))
     result = push_cli(dist, registry, fleet_env)
     _assert_refused(result, registry, "checksum_mismatch", sidecar.name)
+
+
+def test_a_relock_that_fails_names_its_kind_as_every_sync_failure_line(
+    tmp_path: Path, fleet_env: dict[str, str]
+) -> None:
+    """A sync beside a changed wanted set locks it again first; a plugin that cannot be
+    resolved then stops the run, and its line is ``error: ID: MESSAGE [KIND]`` like the
+    line of every plugin a sync fails on (the kind is the document's with --json)."""
+    (tmp_path / "nexo-plugins.toml").write_text('[plugins.echo]\nsource = "acme/echo"\n')
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": f"http://127.0.0.1:{_closed_port()}"}
+    root = tmp_path / "root"
+    for json_flag in ((), ("--json",)):
+        done = nexo("plugin", "sync", "--dest", str(root), *json_flag, env=env, cwd=tmp_path,
+                    in_process=True)  # fmt: skip
+        assert done.code == 1, done.stderr
+        [line] = [each for each in done.stderr.splitlines() if each.startswith("error: ")]
+        assert line.startswith("error: echo: latest release of acme/echo: ")
+        assert line.endswith(" [network]")
+        if json_flag:
+            document = done.document
+            assert (document["kind"], document["plugin"]) == ("network", "echo")
+            assert not document["error"].endswith("]")  # the kind is its own key there
+        assert not (tmp_path / "nexo-plugins.lock").exists()
+        assert not root.exists() or not any(root.iterdir())

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from nexo_pkg.cli import Interrupted
 from nexo_pkg.lsp.server import _guarded, document_kind
 
 COMMAND = [sys.executable, "-m", "nexo_pkg", "plugin", "lsp"]
@@ -83,7 +84,7 @@ def test_every_signal_the_command_line_unwinds_on_ends_the_server_at_once(
     import contextlib
     import signal
 
-    from nexo_pkg.cli import SIGNAL_EXIT
+    from nexo_pkg.cli import HANGUP, SIGNAL_EXIT
     from nexo_pkg.cli import lsp as lsp_cli
     from nexo_pkg.cli.main import install_signal_handlers
     from nexo_pkg.lsp import server
@@ -109,8 +110,49 @@ def test_every_signal_the_command_line_unwinds_on_ends_the_server_at_once(
         for number, handler in saved.items():
             with contextlib.suppress(OSError, TypeError, ValueError):
                 signal.signal(number, handler)
-    hangup = getattr(signal, "SIGHUP", None)
-    if hangup is not None and saved.get(hangup) is not signal.SIG_IGN:
-        assert hangup in expected
+    if HANGUP is not None and saved.get(HANGUP) is not signal.SIG_IGN:
+        assert HANGUP in expected  # (Windows has no SIGHUP)
     assert set(seen) == expected
     assert {number for number, handler in seen.items() if handler is not lsp_cli._stop_now} == set()
+
+
+@pytest.mark.posix
+@pytest.mark.parametrize("name", ["SIGHUP", "SIGUSR1", "SIGQUIT"])
+def test_a_running_server_ends_at_once_on_each_unwound_signal(name: str) -> None:
+    """The real server, initialized and waiting on its editor: a terminal closing (SIGHUP) or
+    a SIGUSR1/SIGQUIT ends it at once with 128 + the signal's number and its one line, as
+    Ctrl-C does, never left waiting on the editor's next message."""
+    import json
+    import signal
+    import time
+
+    number = getattr(signal, name)
+    if name == "SIGHUP" and signal.getsignal(number) is signal.SIG_IGN:
+        pytest.skip("started under nohup: the command line leaves SIGHUP ignored then")
+    with subprocess.Popen(
+        [*COMMAND, "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as server:
+        assert server.stdin is not None
+        assert server.stdout is not None
+        assert server.stderr is not None
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+        ).encode()
+        server.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        server.stdin.flush()
+        # The answer: the server's loop is running, its reader waiting on stdin.
+        header = server.stdout.readline()
+        assert header.lower().startswith(b"content-length:")
+        server.stdout.readline()
+        assert b'"id": 1' in server.stdout.read(int(header.split(b":")[1]))
+        time.sleep(0.5)  # settled: waiting on the editor's next message
+        server.send_signal(number)
+        try:
+            code = server.wait(timeout=15)
+        finally:
+            if server.poll() is None:
+                server.kill()
+        stderr = server.stderr.read().decode()
+    assert code == 128 + number, stderr
+    assert "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1:] == [Interrupted(number).line]

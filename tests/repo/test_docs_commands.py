@@ -208,3 +208,29 @@ def test_the_offline_examples_run(line: CommandLine, tmp_path: Path) -> None:
     done = nexo(*_words(line), env=env, cwd=tmp_path, in_process=True)
     assert done.code == 0, f"{line.page}: {line.text!r}: {done.stderr}"
     assert done.stdout
+
+
+# Options every command has, which no synopsis repeats.
+SHARED_OPTIONS = {"--help", "--quiet", "--verbose", "--color"}
+
+
+def test_the_cache_synopses_of_the_fleet_page_name_every_option() -> None:
+    """docs/fleet.md gives the ``cache`` subcommands' synopses in its prose
+    (`` `clean [-y] [--json]` ``): each names every option its command takes (one spelling of
+    each), so none is left for the reader to find in --help."""
+    text = (REPO / "docs" / "fleet.md").read_text(encoding="utf-8")
+    found = dict(
+        re.findall(r"`(?:nexo plugin cache )?(dir|size|clean|prune) ((?:\[[^\]`]+\] ?)+)`", text)
+    )
+    assert set(found) == {"dir", "size", "clean", "prune"}, found
+    for name, synopsis in found.items():
+        command, _, _ = _resolve(["plugin", "cache", name])
+        named = set(re.findall(r"(?<![\w-])(--?[a-zA-Z][a-z0-9-]*)", synopsis))
+        wanted = [
+            set(param.opts) | set(param.secondary_opts)
+            for param in command.params
+            if param.param_type_name == "option" and not set(param.opts) & SHARED_OPTIONS
+        ]
+        missing = [sorted(each) for each in wanted if not each & named]
+        assert missing == [], f"cache {name} {synopsis}"
+        assert named <= _option_names(command), f"cache {name} {synopsis}"

@@ -14,6 +14,8 @@ from support.private_sigstore import PrivateSigstore
 from support.shared_fixtures import skip_unless_present
 from support.tarballs import asset_name, release_assets, write_plugin
 
+from nexo_pkg.trust.api import load_policy
+
 from .helpers import FIXTURES, SHARED_FIXTURES, VECTOR_ARTIFACT, cli_env
 
 __all__ = ["asset_host", "github_server"]
@@ -478,28 +480,55 @@ def test_add_names_the_flag_whose_pattern_re2_rejects_before_showing_an_entry(
     assert policy.read_text() == COMMENTED
 
 
+@pytest.mark.parametrize("value", ["", "  "], ids=["empty", "blank"])
 @pytest.mark.parametrize("flag", ["--identity-regexp", "--identity", "--oidc-issuer"])
 def test_add_refuses_an_empty_identity_flag_before_showing_an_entry(
-    tmp_path: Path, flag: str
+    tmp_path: Path, flag: str, value: str
 ) -> None:
-    """An empty identity or issuer names no signer (the policy refuses it, NXT004): refused
-    as the flag's fault, never written — anchored, an empty pattern would read `^$` and pass
-    the policy."""
+    """An empty (or blank: the policy's NXT004 reads it as empty) identity or issuer names no
+    signer: refused as the flag's fault, never written — anchored, an empty or blank pattern
+    would read `^$` or `^  $` and pass the policy."""
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text(COMMENTED)
     named = ["--identity-regexp", "^x$"] if flag == "--oidc-issuer" else []
-    result = nexo("plugin", "trust", "add", "acme", *named, flag, "", "--trusted-keys",
+    result = nexo("plugin", "trust", "add", "acme", *named, flag, value, "--trusted-keys",
                   str(policy), "--yes", env=cli_env(tmp_path), in_process=True)  # fmt: skip
     assert result.code == 2
     assert result.stderr.startswith(f"error: {flag} ")
     assert "empty" in result.stderr.splitlines()[0]
     assert "Entry for" not in result.stdout + result.stderr
     assert policy.read_text() == COMMENTED
-    document = nexo("plugin", "trust", "add", "acme", *named, flag, "", "--trusted-keys",
+    document = nexo("plugin", "trust", "add", "acme", *named, flag, value, "--trusted-keys",
                     str(policy), "--yes", "--json", env=cli_env(tmp_path),
                     in_process=True)  # fmt: skip
     assert json.loads(document.stdout)["kind"] == "usage"
     assert policy.read_text() == COMMENTED
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--predicate-type", ""), ("--predicate-type", "  "), ("--oidc-issuer", ""),
+     ("--mode", "sometimes")],
+)  # fmt: skip
+def test_add_refuses_an_unusable_flag_before_reading_the_release(
+    tmp_path: Path, github_server: GitHubServer, flag: str, value: str
+) -> None:
+    """``trust add OWNER/REPO`` reads the signer of the newest release over the network; a
+    flag that no release could make usable is refused before that request (usage, exit 2,
+    one document with --json), and nothing is written."""
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(COMMENTED)
+    for json_flag in ((), ("--json",)):
+        result = nexo("plugin", "trust", "add", "acme/hello", flag, value, "--trusted-keys",
+                      str(policy), "--yes", *json_flag,
+                      env=cli_env(tmp_path, api=github_server.url), in_process=True)  # fmt: skip
+        assert result.code == 2, result.stdout + result.stderr
+        if json_flag:
+            assert json.loads(result.stdout)["kind"] == "usage"
+        else:
+            assert result.stderr.startswith(f"error: {flag} "), result.stderr
+        assert github_server.requests == []
+        assert policy.read_text() == COMMENTED
 
 
 def test_add_without_a_terminal_needs_yes(tmp_path: Path) -> None:
@@ -953,3 +982,35 @@ def test_an_install_refusal_proposes_no_entry_for_a_signer_that_names_no_source_
     assert "entry" not in document
     assert policy.read_text() == text
     assert not (tmp_path / "plugins").exists() or not any((tmp_path / "plugins").iterdir())
+
+
+def test_remove_of_one_repository_says_it_narrowed_the_entry(tmp_path: Path) -> None:
+    """``trust remove acme/x`` of an entry listing ``x`` and ``y`` keeps the entry, limited to
+    ``y``: nothing was removed, one entry was narrowed, and the output says which."""
+    policy = tmp_path / "trusted_keys.toml"
+    identity = "https://github.com/acme/x/.github/workflows/release.yml@refs/tags/v1"
+    policy.write_text(
+        f'schema_version = "1.0"\n\n[[authors]]\nowner = "acme"\nidentity = "{identity}"\n'
+        'repos = ["x", "y"]\n',
+        encoding="utf-8",
+    )
+
+    def remove(spec: str, *flags: str) -> CliResult:
+        return nexo("plugin", "trust", "remove", spec, "--trusted-keys", str(policy), "--yes",
+                    *flags, env=cli_env(tmp_path), in_process=True)  # fmt: skip
+
+    narrowed = remove("acme/x", "--json")
+    assert narrowed.code == 0, narrowed.stderr
+    document = json.loads(narrowed.stdout)
+    assert (document["removed"], document["narrowed"]) == (0, 1)
+    assert [a.repos for a in load_policy(policy).authors] == [("y",)]
+    # The whole entry goes with its last repository: removed, not narrowed.
+    policy.write_text(policy.read_text(encoding="utf-8").replace('["y"]', '["x", "y"]'))
+    text = remove("acme/x")
+    assert text.code == 0, text.stderr
+    assert text.stderr.strip() == (
+        "Narrowed 1 entry: took x out of its repos; the other repositories listed stay trusted."
+    )
+    gone = remove("acme/y", "--json")
+    assert (json.loads(gone.stdout)["removed"], json.loads(gone.stdout)["narrowed"]) == (1, 0)
+    assert load_policy(policy).authors == ()
