@@ -14,7 +14,7 @@ import typer
 
 from nexo_pkg.cli.linting import FORMATS, LintRequest, run_lint
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.output import report_error
+from nexo_pkg.core.output import report_error, write_document
 
 # `nexo plugin schema --kind`: every JSON Schema shipped in nexo_pkg/schemas, and what it is.
 SCHEMAS = {
@@ -159,8 +159,8 @@ def schema_command(
     if kind not in SCHEMAS:
         report_error(UsageError(f"--kind {kind!r}: choose one of {', '.join(SCHEMAS)}"))
         raise typer.Exit(2)
-    sys.stdout.write((MANIFEST_SCHEMA_FILE.parent / SCHEMAS[kind][0]).read_text("utf-8"))
-    sys.stdout.flush()
+    # Written whole under a signal, as every other document on stdout.
+    write_document(sys.stdout, (MANIFEST_SCHEMA_FILE.parent / SCHEMAS[kind][0]).read_text("utf-8"))
 
 
 def rule_command(

@@ -15,7 +15,7 @@ from nexo_pkg.cli.install import _holding, _roots, not_installed
 from nexo_pkg.cli.options import ConfigOption, DestOption, JsonOption, named_path
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.files import refuse_special_file, write_config_file
-from nexo_pkg.core.output import emit_json, say, warn
+from nexo_pkg.core.output import emit_json, say, warn, write_document
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.install import api as install_api
 
@@ -162,9 +162,9 @@ def sbom_command(
     for note in warnings:
         warn(printable(note))
     if output is None or str(output) == "-":
-        # ASCII JSON (a carried SBOM was validated, a built one is ASCII).
-        sys.stdout.write(data.decode("utf-8"))
-        sys.stdout.flush()
+        # ASCII JSON (a carried SBOM was validated, a built one is ASCII), written whole
+        # under a signal as every other document on stdout.
+        write_document(sys.stdout, data.decode("utf-8"))
         return
     target = output
 

@@ -149,7 +149,7 @@ def add_command(
         owner, repo = _split_target(target)
         workflow = signer_workflow_flag(signer_workflow)
         # Flags refused whatever the release says are refused before it is read.
-        check_override_flags(issuer=oidc_issuer, mode=mode, predicate_type=predicate_type)
+        check_override_flags(issuer=oidc_issuer, mode=mode, predicate_type=predicate_type, tag=tag)
         policy = load_policy(path, explicit=False)
         # The policy install reads, as install would warn about it (before anything is asked).
         for warning in policy.warnings:

@@ -91,8 +91,10 @@ def write_document(stream: Any, text: str) -> None:
     """Write the run's one document (a ``--json`` answer, a lint report) whole: a signal
     that comes while it is written is answered once it is out (the command line then adds
     no second document, only its line on stderr)."""
-    OUTPUT.document_begun = True
     release = OUTPUT.hold_signals() if OUTPUT.hold_signals is not None else None
+    # Only once the signals are held: one that came before stopped the command with nothing
+    # written, and the command line then prints its ``interrupted`` document.
+    OUTPUT.document_begun = True
     try:
         # In pieces that fit the stream's buffer, each flushed: a write larger than the
         # buffer goes to the file at once, and a signal that cuts it there (a reader slower

@@ -230,10 +230,17 @@ def _check_built_in(
 
 
 def check_override_flags(
-    *, issuer: str | None, mode: str | None, predicate_type: str | None
+    *, issuer: str | None, mode: str | None, predicate_type: str | None, tag: str | None = None
 ) -> None:
     """:class:`UsageError` for a mode not in :data:`~nexo_pkg.trust.policy.MODES`, or an
-    empty predicate type or issuer: ``trust add`` asks before it reads anything."""
+    empty (or blank) predicate type, issuer or release tag: ``trust add`` asks before it
+    reads anything."""
+    if tag is not None and not tag.strip():
+        # As `OWNER/REPO@` is refused as a source: never read as "the newest release".
+        raise UsageError(
+            "--tag is empty: name the release's tag, or leave --tag out for the newest "
+            "release; nothing was written"
+        )
     if mode is not None and mode not in MODES:
         raise UsageError(f"--mode must be one of {', '.join(MODES)}")
     if predicate_type is not None and not predicate_type.strip():

@@ -9,14 +9,13 @@ the command runs).
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from support.cli import TRACEBACK, clean_env
+from support.cli import assert_interrupted_before_any_output, clean_env
 
 NEXO = Path(sys.executable).with_name("nexo")
 
@@ -63,20 +62,10 @@ def _run_interrupted_at_start_up(tmp_path: Path, *args: str) -> subprocess.Compl
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_a_ctrl_c_during_start_up_prints_one_line_and_exits_130(tmp_path: Path) -> None:
     completed = _run_interrupted_at_start_up(tmp_path)
-    assert TRACEBACK not in completed.stderr, completed.stderr
-    assert completed.stderr.strip().splitlines() == ["interrupted"], completed.stderr
-    assert completed.stdout == ""
-    assert completed.returncode == 130
+    assert_interrupted_before_any_output(completed, json_output=False)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_a_ctrl_c_during_start_up_still_prints_the_json_document(tmp_path: Path) -> None:
     completed = _run_interrupted_at_start_up(tmp_path, "--json")
-    assert TRACEBACK not in completed.stderr, completed.stderr
-    assert json.loads(completed.stdout) == {
-        "ok": False,
-        "kind": "interrupted",
-        "error": "interrupted",
-    }
-    assert completed.stderr.strip().splitlines() == ["interrupted"], completed.stderr
-    assert completed.returncode == 130
+    assert_interrupted_before_any_output(completed, json_output=True)

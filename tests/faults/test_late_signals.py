@@ -17,16 +17,23 @@ full and the ``interrupted`` document followed the cut one.
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from support.cli import TRACEBACK, clean_env
+from support.cli import TRACEBACK, assert_interrupted_before_any_output, clean_env, nexo
+from support.tarballs import write_plugin
+
+from nexo_pkg.cli import SIGNAL_EXIT, hold_signals
+from nexo_pkg.core.output import OUTPUT, write_document
 
 RUNS = 8
 
@@ -97,26 +104,15 @@ def _blocked_writing(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe size and wchan: Linux")
-@pytest.mark.parametrize(
-    "command",
-    [
-        pytest.param(["plugin", "rule", "--all", "--json"], id="rule"),
-        pytest.param(["plugin", "lint", "--json", "."], id="lint"),
-    ],
-)
-def test_a_signal_while_the_document_is_written_waits_for_its_end(
-    tmp_path: Path, command: list[str]
-) -> None:
-    # Enough findings for a report far larger than the pipe.
-    for index in range(60):
-        (tmp_path / f"p{index}").mkdir()
-        (tmp_path / f"p{index}" / "plugin.toml").write_text('[plugin]\nid = "X"\n', "utf-8")
+def _signalled_while_blocked(
+    command: list[str], cwd: Path, env: dict[str, str]
+) -> tuple[int, bytes, str]:
+    """Run the command into a pipe shrunk to 4 KiB, send SIGINT once it waits on the full
+    pipe, then read everything: exit code, stdout, stderr."""
     reader, writer = os.pipe()
     fcntl.fcntl(writer, fcntl.F_SETPIPE_SZ, 4096)
     process = subprocess.Popen(
-        [sys.executable, "-m", "nexo_pkg", *command], cwd=tmp_path,
-        env=clean_env(NEXO_HOME=str(tmp_path / "home")),
+        [sys.executable, "-m", "nexo_pkg", *command], cwd=cwd, env=env,
         stdin=subprocess.DEVNULL, stdout=writer, stderr=subprocess.PIPE,
     )  # fmt: skip
     os.close(writer)
@@ -140,8 +136,167 @@ def test_a_signal_while_the_document_is_written_waits_for_its_end(
         if process.poll() is None:
             process.kill()
             process.wait()
+    return code, out, err
+
+
+def _whole_and_interrupted(code: int, out: bytes, err: str) -> dict[str, Any]:
     assert TRACEBACK not in err, err
     document = json.loads(out)  # one whole document, the command's own
-    assert "kind" not in document or document["kind"] != "interrupted"
+    assert isinstance(document, dict)
+    assert document.get("kind") != "interrupted", out[:200]
     assert code == 130, err
     assert err.strip().splitlines()[-1] == "interrupted", err
+    return document
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe size and wchan: Linux")
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["plugin", "rule", "--all", "--json"], id="rule"),
+        pytest.param(["plugin", "lint", "--json", "."], id="lint"),
+        # The JSON Schema is a document on stdout too (about 50 KB), though without --json.
+        pytest.param(["plugin", "schema"], id="schema"),
+    ],
+)
+def test_a_signal_while_the_document_is_written_waits_for_its_end(
+    tmp_path: Path, command: list[str]
+) -> None:
+    # Enough findings for a report far larger than the pipe.
+    for index in range(60):
+        (tmp_path / f"p{index}").mkdir()
+        (tmp_path / f"p{index}" / "plugin.toml").write_text('[plugin]\nid = "X"\n', "utf-8")
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    _whole_and_interrupted(*_signalled_while_blocked(command, tmp_path, env))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe size and wchan: Linux")
+def test_a_signal_while_the_sbom_is_written_waits_for_its_end(tmp_path: Path) -> None:
+    # `sbom --json` prints the CycloneDX document itself: one document, never cut, and no
+    # `interrupted` document after it.
+    root = tmp_path / "root"
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    for index in range(12):  # about 1 KB of document each
+        tarball = write_plugin(tmp_path / "dist", f"p{index}", "1.0.0")
+        done = nexo("plugin", "install", tarball, "--dest", root, "--yes", env=env, in_process=True)
+        assert done.code == 0, done.stderr
+    command = ["plugin", "sbom", "--all", "--dest", str(root), "--json"]
+    document = _whole_and_interrupted(*_signalled_while_blocked(command, tmp_path, env))
+    assert document["bomFormat"] == "CycloneDX"
+    names = sorted(c["name"] for c in document["components"] if c["type"] == "application")
+    assert names == sorted(f"p{index}" for index in range(12))
+
+
+# Sends the process its own SIGINT the first time a document's writer asks for the signals
+# to be held, just before they are: the last moment a signal stops a command that has
+# written nothing yet. (Installed on `nexo_pkg.cli` before `nexo_pkg.cli.main` takes it.)
+SIGNAL_BEFORE_HOLDING = """
+import os
+import signal
+import sys
+
+
+class _SignalBeforeHolding:
+    def find_spec(self, name, path=None, target=None):
+        if name == "nexo_pkg.cli.main":
+            sys.meta_path.remove(self)
+            cli = sys.modules["nexo_pkg.cli"]
+            hold_signals = cli.hold_signals
+
+            def signalled_first():
+                cli.hold_signals = hold_signals
+                os.kill(os.getpid(), signal.SIGINT)
+                return hold_signals()
+
+            cli.hold_signals = signalled_first
+        return None
+
+
+sys.meta_path.insert(0, _SignalBeforeHolding())
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_signal_just_before_the_document_is_begun_still_gets_the_interrupted_one(
+    tmp_path: Path,
+) -> None:
+    # Nothing of the command's own document was written: --json still prints one document,
+    # the `interrupted` one (never an empty stdout).
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(SIGNAL_BEFORE_HOLDING, encoding="utf-8", newline="\n")
+    (tmp_path / "root").mkdir()
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    env["PYTHONPATH"] = os.pathsep.join(
+        part for part in (str(hook), os.environ.get("PYTHONPATH", "")) if part
+    )
+    completed = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "list", "--json", "--dest", "root"],
+        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert_interrupted_before_any_output(completed, json_output=True)
+
+
+class _Stopped(BaseException):
+    pass
+
+
+class _SignalledStream(io.StringIO):
+    """A stream that is sent SIGTERM while its first piece is written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        if self.writes == 1:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return super().write(text)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a signal sent to this process")
+def test_a_held_signal_reaches_the_runs_handler_once_the_document_is_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def stop(signum: int, frame: object) -> None:
+        raise _Stopped(signum)
+
+    monkeypatch.setattr(OUTPUT, "hold_signals", hold_signals)
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        stream = _SignalledStream()
+        text = "x" * 10_000
+        with pytest.raises(_Stopped):
+            write_document(stream, text)
+        assert stream.getvalue() == text  # every piece, then the run's handler
+        assert stream.writes == 5
+        assert signal.getsignal(signal.SIGTERM) is stop  # the run's handler is back
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_document_written_outside_the_main_thread_is_written_as_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Signal handlers belong to the main thread (signal.signal raises ValueError elsewhere):
+    # a caller that runs a command in another thread gets its document, and the main
+    # thread's handlers stay as they were.
+    monkeypatch.setattr(OUTPUT, "hold_signals", hold_signals)
+    before = {handled: signal.getsignal(handled) for handled in SIGNAL_EXIT}
+    stream = io.StringIO()
+    failures: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            write_document(stream, "y" * 5000)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            failures.append(error)
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    thread.join(timeout=30)
+    assert failures == []
+    assert stream.getvalue() == "y" * 5000
+    assert {handled: signal.getsignal(handled) for handled in SIGNAL_EXIT} == before

@@ -88,6 +88,24 @@ class CliResult(NamedTuple):
         return lines[-1]
 
 
+def assert_interrupted_before_any_output(
+    completed: subprocess.CompletedProcess[str], *, json_output: bool
+) -> None:
+    """A run SIGINT stopped before it wrote anything of its own: one ``interrupted`` line on
+    stderr, exit 130, and with ``--json`` the ``interrupted`` document (nothing otherwise)."""
+    assert TRACEBACK not in completed.stderr, completed.stderr
+    if json_output:
+        assert json.loads(completed.stdout) == {
+            "ok": False,
+            "kind": "interrupted",
+            "error": "interrupted",
+        }
+    else:
+        assert completed.stdout == ""
+    assert completed.stderr.strip().splitlines() == ["interrupted"], completed.stderr
+    assert completed.returncode == 130
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """The current environment without GitHub/proxy settings or a gh login, plus ``extra``."""
     env = {key: value for key, value in os.environ.items() if key not in ENV_TO_CLEAR}

@@ -508,7 +508,9 @@ def test_add_refuses_an_empty_identity_flag_before_showing_an_entry(
 @pytest.mark.parametrize(
     ("flag", "value"),
     [("--predicate-type", ""), ("--predicate-type", "  "), ("--oidc-issuer", ""),
-     ("--mode", "sometimes")],
+     ("--oidc-issuer", "  "), ("--mode", "sometimes"),
+     # A blank tag names no release (as `acme/hello@` is no source): never the newest one.
+     ("--tag", ""), ("--tag", "  ")],
 )  # fmt: skip
 def test_add_refuses_an_unusable_flag_before_reading_the_release(
     tmp_path: Path, github_server: GitHubServer, flag: str, value: str
