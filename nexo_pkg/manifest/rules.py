@@ -28,6 +28,7 @@ from nexo_pkg.manifest import rules_sandbox, rules_sections
 from nexo_pkg.manifest.daemon import (
     CHANNEL_KIND_MAX_LENGTH,
     DAEMON_RELEASES,
+    ID_MAX_LENGTH,
     ID_PATTERN,
     PORTABLE_ID_MAX_LENGTH,
     id_problem,
@@ -109,7 +110,8 @@ def _check_identity(context: Context) -> None:
                 ("plugin", "id"),
                 f"key `plugin.id` value `{plugin_id}` is not a valid plugin id: {reason}",
                 f'write `id = "{_suggest_id(plugin_id)}"` (lowercase letter first, then lowercase '
-                f"letters, digits or `_`, at most {PORTABLE_ID_MAX_LENGTH} characters)",
+                f"letters, digits or `_`, at most {ID_MAX_LENGTH} characters; at most "
+                f"{PORTABLE_ID_MAX_LENGTH} to load in older daemons too)",
             )
         else:
             _check_long_id(context, ("plugin", "id"), "key `plugin.id`", plugin_id)
