@@ -28,6 +28,7 @@ from nexo_pkg.manifest import rules_sandbox, rules_sections
 from nexo_pkg.manifest.daemon import (
     CHANNEL_KIND_MAX_LENGTH,
     DAEMON_RELEASES,
+    ID_MAX_LENGTH,
     ID_PATTERN,
     PORTABLE_ID_MAX_LENGTH,
     id_problem,
@@ -109,7 +110,8 @@ def _check_identity(context: Context) -> None:
                 ("plugin", "id"),
                 f"key `plugin.id` value `{plugin_id}` is not a valid plugin id: {reason}",
                 f'write `id = "{_suggest_id(plugin_id)}"` (lowercase letter first, then lowercase '
-                f"letters, digits or `_`, at most {PORTABLE_ID_MAX_LENGTH} characters)",
+                f"letters, digits or `_`, at most {ID_MAX_LENGTH} characters; at most "
+                f"{PORTABLE_ID_MAX_LENGTH} to load in older daemons too)",
             )
         else:
             _check_long_id(context, ("plugin", "id"), "key `plugin.id`", plugin_id)
@@ -452,11 +454,14 @@ def _check_object_schema(
     if is_blank(text):
         problem = reasons[0]
     else:
-        error, document, offset = json_problem(text)
+        error, document, offset, located = json_problem(text)
         kind = document.get("type") if isinstance(document, dict) else None
         if error:
+            fault = _fault_in_file(context, path, text, offset)
+            if not located and offset is not None:
+                error += _where(context, text, offset, fault)
             problem = f"invalid JSON: {error}"
-            span = _inside_string(context, path, text, offset)
+            span = _on_a_later_line(context, path, fault)
         elif not isinstance(document, dict):
             problem = reasons[1]
         elif kind != "object":
@@ -474,10 +479,9 @@ def _check_object_schema(
     )
 
 
-def _inside_string(context: Context, path: KeyPath, text: str, offset: int | None) -> Span | None:
-    """Where character ``offset`` of the string ``text`` at ``path`` is written in the file,
-    when that is on a later line than the value starts (a multi-line string): the finding
-    then starts on the line of the fault. ``None`` keeps the whole value's span."""
+def _fault_in_file(context: Context, path: KeyPath, text: str, offset: int | None) -> int | None:
+    """Where character ``offset`` of the string ``text`` at ``path`` is written in the file (its
+    character offset there), or ``None`` when that cannot be told."""
     if offset is None or context.source is None:
         return None
     from nexo_pkg.core.toml_spans import string_offsets  # noqa: PLC0415 - rare path
@@ -490,7 +494,28 @@ def _inside_string(context: Context, path: KeyPath, text: str, offset: int | Non
     read = string_offsets(spans.text[start:end])
     if read is None or read[0] != text:
         return None
-    fault = start + read[1][min(offset, len(read[1]) - 1)]
+    return start + read[1][min(offset, len(read[1]) - 1)]
+
+
+def _where(context: Context, text: str, offset: int, fault: int | None) -> str:
+    """`` at line L, column C`` of the file, as lint reports positions; of the string when
+    its place in the file cannot be told."""
+    if fault is not None and context.source is not None:
+        position = context.source().position(fault)
+        return f" at line {position.line}, column {position.column}"
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return f" at line {line}, column {column} of the string"
+
+
+def _on_a_later_line(context: Context, path: KeyPath, fault: int | None) -> Span | None:
+    """The span of the faulty character when it is on a later line than the value at ``path``
+    starts (a multi-line string): the finding then starts on the line of the fault. ``None``
+    keeps the whole value's span."""
+    if fault is None or context.source is None:
+        return None
+    spans = context.source()
+    start, _ = spans.values[path]
     if spans.position(fault).line == spans.position(start).line:
         return None
     return spans.span_of(fault, fault + 1)

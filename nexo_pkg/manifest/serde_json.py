@@ -4,8 +4,9 @@ Python's ``json`` accepts inputs ``serde_json::from_str::<Value>`` refuses: ``Na
 ``Infinity``, numbers outside the ``f64`` range (``1e400``, or an integer literal too long for
 one), lone UTF-16 surrogate escapes (``"\\ud800"``), and arrays or objects nested 128 levels or
 more. :func:`json_problem` reports those with serde_json's wording and position (line and byte
-column of the offending character, as serde_json counts them), and any other syntax error with
-Python's message. Never raises.
+column of the offending character, as serde_json counts them), and any other syntax error in
+nexo-pkg's own words, without a position: the caller says where the offending character is, as
+lint counts positions. Never raises.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import NamedTuple
 
-__all__ = ["RECURSION_LIMIT", "json_problem"]
+__all__ = ["RECURSION_LIMIT", "JsonProblem", "json_problem"]
 
 RECURSION_LIMIT = 128
 """serde_json refuses the array or object that opens the 128th nesting level."""
@@ -103,28 +105,68 @@ def _serde_only_problem(text: str) -> tuple[int, str] | None:
     return None
 
 
+# Python's `json` messages (3.11-3.13) in nexo-pkg's words; the position is added by the caller.
+_OWN_WORDS = {
+    "Expecting value": "expected a JSON value",
+    "Expecting property name enclosed in double quotes": "expected a key in double quotes",
+    "Expecting ':' delimiter": "expected `:` after the key",
+    "Expecting ',' delimiter": "expected `,` or the closing bracket",
+    "Unterminated string starting at": "an unclosed string",
+    "Invalid control character at": "an unescaped control character in a string",
+    "Invalid \\escape": "an invalid escape in a string",
+    "Invalid \\uXXXX escape": "an invalid `\\u` escape (four hex digits expected)",
+    "Extra data": "more text after the JSON value",
+    "Illegal trailing comma before end of object": "a trailing comma before `}`",
+    "Illegal trailing comma before end of array": "a trailing comma before `]`",
+}
+
+
+def _own_words(message: str) -> str:
+    """Python's ``JSONDecodeError.msg`` in nexo-pkg's words."""
+    known = _OWN_WORDS.get(message)
+    if known is not None:
+        return known
+    return message[:1].lower() + message[1:]
+
+
 def _refuse_constant(name: str) -> object:
     raise ValueError(f"`{name}` is not JSON")
 
 
-def json_problem(text: str) -> tuple[str, object, int | None]:
-    """``("", value, None)`` when serde_json parses ``text``, else ``(reason, None, offset)``:
-    the offset in ``text`` of the character the reason is about, when known.
+class JsonProblem(NamedTuple):
+    """What :func:`json_problem` found: ``reason`` is empty when the text parses (``value``)."""
 
-    The reason is serde_json's own message for what only it refuses; Python's otherwise,
-    whichever problem comes first in the text.
+    reason: str
+    value: object
+    offset: int | None
+    """The offset in the text of the character the reason is about, when known."""
+    located: bool
+    """Whether ``reason`` already says where (serde_json's ``at line L column C``)."""
+
+
+def json_problem(text: str) -> JsonProblem:
+    """How serde_json judges ``text``: no reason and its value when it parses, else the reason
+    and the offset in ``text`` of the character the reason is about, when known.
+
+    The reason is serde_json's own message (with its position) for what only it refuses;
+    otherwise nexo-pkg's words for the syntax error, without a position (the offset says
+    where), whichever problem comes first in the text.
     """
     serde = _serde_only_problem(text)
     try:
         value = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         if serde is not None and serde[0] < exc.pos:
-            return serde[1], None, serde[0]
-        return str(exc), None, exc.pos
+            return JsonProblem(serde[1], None, serde[0], located=True)
+        return JsonProblem(_own_words(exc.msg), None, exc.pos, located=False)
     except ValueError as exc:
-        return (serde[1], None, serde[0]) if serde is not None else (str(exc), None, None)
+        if serde is not None:
+            return JsonProblem(serde[1], None, serde[0], located=True)
+        return JsonProblem(str(exc), None, None, located=False)
     except RecursionError:
         if serde is not None:
-            return serde[1], None, serde[0]
-        return "recursion limit exceeded", None, None
-    return (serde[1], None, serde[0]) if serde is not None else ("", value, None)
+            return JsonProblem(serde[1], None, serde[0], located=True)
+        return JsonProblem("recursion limit exceeded", None, None, located=False)
+    if serde is not None:
+        return JsonProblem(serde[1], None, serde[0], located=True)
+    return JsonProblem("", value, None, located=False)

@@ -31,6 +31,7 @@ from nexo_pkg.trust.policy import (
     AuthorPolicy,
     TrustPolicy,
     anchored_form,
+    is_email_identity,
     is_workflow_path,
 )
 from nexo_pkg.trust.policy_edit import add_author, remove_authors
@@ -68,6 +69,15 @@ def needs_release_signer(
             # Said of the flag, as the policy would refuse the entry (NXT004, blank is empty);
             # anchored, a blank pattern would read as `^$` or `^ $` and slip past that check.
             raise UsageError(f"{flag} is empty: name the signer's identity; nothing was written")
+    if identity is not None and is_email_identity(identity):
+        # The entry could never trust anything (NXT013): the owner is bound through the
+        # certificate's source repository, which a personal account's certificate lacks.
+        raise UsageError(
+            f"--identity {identity!r} is an e-mail address: its certificates name no source "
+            "repository, so nothing binds them to the owner and the entry would trust no "
+            "signature; name the owner's release workflow with --identity-regexp, or give "
+            "OWNER/REPO alone to read the signer of its newest release; nothing was written"
+        )
     if identity_regexp is not None:
         try:
             compile_identity_pattern(identity_regexp)

@@ -477,6 +477,23 @@ def _policy_rules() -> dict[str, Rule]:
             "Merge the entries into the first one (one `identity_regexp` can list alternatives "
             "with `|`), or delete the later one.",
         ),
+        Rule(
+            "NXT013",
+            "policy-email-identity",
+            "warning",
+            "an `identity` that is an e-mail address, which can never be trusted",
+            "Looks for an `[[authors]]` entry whose `identity` is an e-mail address (keyless "
+            "signing with a personal account).",
+            "An entry vouches only for artifacts built in its owner's repositories: the "
+            "certificate's source repository must belong to `owner`. A certificate issued to "
+            "an e-mail address names no source repository, so nothing binds it to the owner "
+            "and the entry trusts no signature at all.",
+            '[[authors]]\nowner = "acme"\nidentity = "release@acme.example"\n'
+            'oidc_issuer = "https://accounts.google.com"',
+            "Sign releases in the owner's GitHub Actions and trust that workflow: "
+            "`identity_regexp` for its identity (`nexo plugin trust add OWNER/REPO` reads it "
+            "from the newest signed release), with the default `oidc_issuer`.",
+        ),
     )
     # The policy's rules are documented with the trust policy, not with the manifest rules.
     return {rule.code: replace(rule, docs=_POLICY_DOCS_URL) for rule in rules}
@@ -702,6 +719,16 @@ class _Validator:
             )
         else:
             identity = text("identity")
+            if identity is not None and is_email_identity(identity):
+                self.add(
+                    "NXT013",
+                    f"{prefix}.identity {identity!r} is an e-mail address: its certificates "
+                    "name no source repository, so nothing binds them to the entry's owner "
+                    "and this entry trusts no signature; trust the "
+                    "owner's release workflow instead (identity_regexp, as `nexo plugin trust "
+                    "add OWNER/REPO` writes it)",
+                    *where("identity"),
+                )
             identity_regexp = text("identity_regexp")
             if identity_regexp is not None and self.pattern(
                 identity_regexp, *where("identity_regexp")
@@ -809,6 +836,16 @@ class _Validator:
 
 
 _WORKFLOW_PATH = re.compile(r"^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/\.github/workflows/[^/@]+$")
+
+
+_EMAIL = re.compile(r"^[^@\s/:]+@[^@\s/:]+$")
+
+
+def is_email_identity(identity: str) -> bool:
+    """Whether ``identity`` is an e-mail address (a personal account's keyless signature),
+    not a workflow or other URI: such certificates name no source repository, so no
+    ``[[authors]]`` entry can ever trust them (the owner is always bound)."""
+    return _EMAIL.fullmatch(identity.strip()) is not None
 
 
 def is_workflow_path(text: str) -> bool:

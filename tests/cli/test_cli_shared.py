@@ -86,7 +86,16 @@ def test_a_lint_failure_is_rendered_as_every_other_failure(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     "command",
-    [("trust", "add", "acme/echo", "--identity", "x@example.com"), ("trust", "remove", "acme")],
+    [
+        (
+            "trust",
+            "add",
+            "acme/echo",
+            "--identity",
+            "https://github.com/acme/echo/.github/workflows/r.yml@refs/tags/v1",
+        ),
+        ("trust", "remove", "acme"),
+    ],
 )
 def test_the_trust_prompts_are_the_shared_one(tmp_path: Path, command: tuple[str, ...]) -> None:
     policy = tmp_path / "trusted_keys.toml"

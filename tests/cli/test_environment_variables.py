@@ -151,7 +151,15 @@ def test_a_nexo_home_that_is_a_file_is_named(tmp_path: Path, args: tuple[str, ..
     "args",
     [
         ("plugin", "cache", "clean", "--yes"),
-        ("plugin", "trust", "add", "acme", "--identity", "x@example.com", "--yes"),
+        (
+            "plugin",
+            "trust",
+            "add",
+            "acme",
+            "--identity",
+            "https://github.com/acme/x/.github/workflows/r.yml@refs/tags/v1",
+            "--yes",
+        ),
         ("plugin", "list"),
     ],
 )

@@ -115,6 +115,26 @@ def test_an_invalid_plugin_id_is_told_its_real_reason(plugin_id: str, reason: st
     [finding] = diagnostics
     assert finding["code"] == "NX100"
     assert f"is not a valid plugin id: {reason}" in finding["message"]
+    # The help states the rule NX100 applies (the daemon's 64), not contract 1.10's 32, which
+    # is NX109's business: an id of 33 to 64 characters is valid.
+    assert "at most 64 characters" in finding["help"], finding["help"]
+    assert "at most 32 characters)" not in finding["help"]
+
+
+def test_a_too_long_plugin_id_is_told_the_limit_the_rule_holds() -> None:
+    """SPEC §2 rule 3: ids match ^[a-z][a-z0-9_]{0,63}$ (the daemon's limit); 33-64 characters
+    is only a warning (NX109). The suggested id itself is short enough for older daemons."""
+    exit_code, diagnostics = lint_stdin(MINIMAL.replace('"weather"', '"Weather_' + "x" * 40 + '"'))
+    assert exit_code == 1
+    [finding] = diagnostics
+    assert finding["code"] == "NX100"
+    assert finding["help"].endswith(
+        "(lowercase letter first, then lowercase letters, digits or `_`, at most 64 "
+        "characters; at most 32 to load in older daemons too)"
+    )
+    exit_code, diagnostics = lint_stdin(MINIMAL.replace('"weather"', '"' + "w" * 64 + '"'))
+    assert exit_code == 0
+    assert [(d["code"], d["severity"]) for d in diagnostics] == [("NX109", "warning")]
 
 
 # -- `nexo plugin schema` accepts what the daemon accepts ---------------------------------------

@@ -41,7 +41,7 @@ def test_the_end_of_the_document_is_an_empty_span_after_the_last_character() -> 
 def test_a_policy_in_inline_tables_is_located_by_the_span_scanner(tmp_path: Path) -> None:
     """The policy linter points at the key inside an inline table (a line scanner could only
     point at the line where ``authors`` starts)."""
-    text = 'authors = [\n  { owner = "acme", identity = "x@example.com", mode = "bogus" },\n]\n'
+    text = 'authors = [\n  { owner = "acme", identity = "spiffe://x/ab", mode = "bogus" },\n]\n'
     result = lint_policy_source(text, path=str(tmp_path / "trusted_keys.toml"))
     (finding,) = result.diagnostics
     assert (finding.code, finding.key_path) == ("NXT004", "authors[0].mode")

@@ -56,7 +56,9 @@ def test_a_fault_on_a_later_line_of_a_literal_string_is_marked_where_it_is(
         "input_schema = '''\n{\n  \"type\": \"object\",\n  \"properties\": {,}\n}\n'''\n",
         newline,
     )
-    assert "line 3 column 18" in problem["message"]
+    assert problem["message"].endswith(
+        f"invalid JSON: expected a key in double quotes at line {FIRST + 3}, column 18"
+    )
     assert problem["range"] == _at(FIRST + 3, 18)
 
 
@@ -89,6 +91,51 @@ def test_a_fault_on_the_first_line_keeps_the_whole_value(tmp_path: Path) -> None
         "start": {"line": FIRST, "column": 16},
         "end": {"line": FIRST, "column": 27},
     }
+
+
+@pytest.mark.parametrize(
+    ("schema", "words", "column"),
+    [
+        ("[1,]", "expected a JSON value", 20),
+        ('{"type": "object", "x": }', "expected a JSON value", 41),
+        ('{"type" "object"}', "expected `:` after the key", 25),
+        ('{"type": "object" "x": 1}', "expected `,` or the closing bracket", 35),
+        ('{"type": "object", "x": "abc}', "an unclosed string", 41),
+        ('{"type": "object", "x": "a\\q"}', "an invalid escape in a string", 43),
+        (
+            '{"type": "object", "x": "\\u12"}',
+            "an invalid `\\u` escape (four hex digits expected)",
+            43,
+        ),
+        ('{"type": "object"} x', "more text after the JSON value", 36),
+        ('{type: "object"}', "expected a key in double quotes", 18),
+    ],
+    ids=["array", "value", "colon", "comma", "unclosed", "escape", "u-escape", "extra", "quotes"],
+)
+def test_a_json_fault_is_said_in_the_products_words_at_the_files_position(
+    tmp_path: Path, schema: str, words: str, column: int
+) -> None:
+    """NX116/NX117 say what is wrong in nexo-pkg's words, not Python's `json` module's
+    ("Expecting value: line 1 column 1 (char 0)"), and where as lint reports positions: the
+    line and column of the character in the file (the diagnostic's own range keeps the whole
+    value when the fault is on the value's first line)."""
+    problem = _nx116(tmp_path, f"input_schema = '{schema}'\n")
+    message = problem["message"]
+    assert message.endswith(f"invalid JSON: {words} at line {FIRST}, column {column}"), message
+    for python in ("Expecting", "(char ", "Unterminated", "Extra data", "Invalid \\"):
+        assert python not in message
+    config = tmp_path / "config.toml"
+    config.write_text(
+        BASE.split("\n[plugin.tools]", maxsplit=1)[0]
+        + f"\n\n[plugin.config_schema]\nshape = \"object\"\nschema = '{schema}'\n"
+    )
+    code, report = run_lint_json([config])
+    assert code == 1
+    [nx117] = [d for d in report["files"][0]["diagnostics"] if d["code"] == "NX117"]
+    line = nx117["range"]["start"]["line"]
+    assert nx117["message"].endswith(
+        f"invalid JSON: {words} at line {line}, column {column - len('input_schema = ') + 9}"
+    ), nx117["message"]
 
 
 @pytest.mark.parametrize(

@@ -326,6 +326,15 @@ DIAGNOSTICS = {
                      [("NXT003", "`default` must be a string", "default", 2, 1)]),
     "nested": (H + "x = " + "[" * 2000 + "\n",
                [("NXT001", "invalid TOML: values nested too deeply", "", 1, 1)]),
+    "email-identity": (
+        H + '[[authors]]\nowner = "acme"\nidentity = "release@acme.example"\n'
+        'oidc_issuer = "https://accounts.google.com"\n',
+        [("NXT013", "authors[0].identity 'release@acme.example' is an e-mail address: its "
+          "certificates name no source repository, so nothing binds them to the entry's owner "
+          "and this entry trusts no signature; trust the owner's release workflow instead "
+          "(identity_regexp, as `nexo plugin trust add OWNER/REPO` writes it)",
+          "authors[0].identity", 4, 1)],
+    ),
     "owner-type": (H + '[[authors]]\nowner = 1\nidentity = "x"\n',
                    [("NXT003", "`authors[0].owner` must be a string", "authors[0].owner", 3, 1)]),
 }  # fmt: skip
@@ -345,6 +354,33 @@ def test_each_finding_names_its_key_and_place(case: str) -> None:
             "https://github.com/nexo-pkg/nexo-pkg/blob/main/docs/trust.md#"
             f"{diagnostic.code.lower()}-{diagnostic.name}"
         )
+
+
+@pytest.mark.parametrize(
+    ("identity", "email"),
+    [
+        ("release@acme.example", True),
+        (" x@example.com ", True),
+        ("https://github.com/acme/echo/.github/workflows/release.yml@refs/tags/v1", False),
+        ("acme/echo/.github/workflows/release.yml@refs/heads/main", False),
+        ("spiffe://acme.example/ns/x@y", False),
+        ("mailto:x@example.com", False),
+        ("x", False),
+    ],
+)
+def test_only_an_e_mail_identity_is_said_to_trust_nothing(identity: str, email: bool) -> None:
+    """SPEC §6, the owner is always bound: certificates issued to an e-mail address name no
+    source repository (claims.py `_owner_reason`), so such an entry can never trust anything;
+    a workflow URI carries `@` too and must not be taken for one. A warning only: the
+    policy still loads (the reference installer reads it)."""
+    from nexo_pkg.trust.policy import parse_policy
+
+    text = H + f'[[authors]]\nowner = "acme"\nidentity = "{identity}"\n'
+    result = lint_policy_source(text, path="/nonexistent/trusted_keys.toml")
+    codes = [(d.code, d.severity) for d in result.diagnostics]
+    assert codes == ([("NXT013", "warning")] if email else [])
+    (author,) = parse_policy(text, path=Path("/nonexistent/trusted_keys.toml")).authors
+    assert author.identity == identity
 
 
 def test_an_entry_with_a_pattern_has_no_identity(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ __all__ = ["asset_host", "github_server"]
 
 ATTESTATIONS = SHARED_FIXTURES / "github-attestations"
 REUSABLE_SIGNER = "github/artifact-attestations-workflows/.github/workflows/attest.yml"
+SIGNER_URI = "https://github.com/acme/echo/.github/workflows/release.yml@refs/tags/v1"
 
 
 # --- verify ----------------------------------------------------------------------------------
@@ -112,7 +113,7 @@ def test_a_signer_workflow_no_certificate_could_name_is_a_usage_error(
     assert document["kind"] == "usage"
     assert document["error"].startswith(f"--signer-workflow {workflow!r}")
     policy = tmp_path / "trusted_keys.toml"
-    added = nexo("plugin", "trust", "add", "malancas", "--identity", "x@example.com",
+    added = nexo("plugin", "trust", "add", "malancas", "--identity", SIGNER_URI,
                  "--signer-workflow", workflow, "--trusted-keys", str(policy), "--yes",
                  env=cli_env(tmp_path), in_process=True)  # fmt: skip
     assert added.code == 2
@@ -134,7 +135,7 @@ def test_a_pinned_signer_workflow_narrows_the_flags_only(tmp_path: Path) -> None
                           "--json")  # fmt: skip
     assert with_policy.code == 2, with_policy.stdout
     assert json.loads(with_policy.stdout)["kind"] == "usage"
-    added = nexo("plugin", "trust", "add", "malancas", "--identity", "x@example.com",
+    added = nexo("plugin", "trust", "add", "malancas", "--identity", SIGNER_URI,
                  "--signer-workflow", pinned, "--trusted-keys", str(policy), "--yes",
                  env=cli_env(tmp_path), in_process=True)  # fmt: skip
     assert added.code == 2
@@ -535,10 +536,38 @@ def test_add_refuses_an_unusable_flag_before_reading_the_release(
 
 def test_add_without_a_terminal_needs_yes(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
-    result = nexo("plugin", "trust", "add", "acme", "--identity", "x@example.com", "--trusted-keys",
+    result = nexo("plugin", "trust", "add", "acme", "--identity", SIGNER_URI, "--trusted-keys",
                   str(policy), env=cli_env(tmp_path), in_process=True)  # fmt: skip
     assert result.code == 2
     assert not policy.exists()
+
+
+@pytest.mark.parametrize("existing", [None, COMMENTED])
+def test_trust_add_refuses_an_e_mail_identity_that_could_never_trust(
+    tmp_path: Path, existing: str | None
+) -> None:
+    """SPEC §6: the owner is always bound through the certificate's source repository, which a
+    certificate issued to an e-mail address lacks, so an entry naming one trusts nothing (lint:
+    NXT013). `trust add` refuses to write it: a usage error, the policy untouched."""
+    policy = tmp_path / "trusted_keys.toml"
+    if existing is not None:
+        policy.write_text(existing)
+    result = nexo("plugin", "trust", "add", "acme/echo", "--identity", "release@acme.example",
+                  "--oidc-issuer", "https://accounts.google.com", "--trusted-keys", str(policy),
+                  "--yes", "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert result.code == 2, result.stdout
+    document = json.loads(result.stdout)
+    assert document["kind"] == "usage"
+    assert document["error"].startswith(
+        "--identity 'release@acme.example' is an e-mail address: its certificates name no "
+        "source repository"
+    )
+    assert "--identity-regexp" in document["error"]
+    assert document["error"].endswith("nothing was written")
+    if existing is None:
+        assert not policy.exists()
+    else:
+        assert policy.read_text() == existing
 
 
 def test_refusal_then_trust_add_then_the_same_install_succeeds(
@@ -662,7 +691,7 @@ def test_trust_add_beside_an_entry_that_decides_for_the_owner(
     assert older in policy.read_text()  # the owner's entry is kept, after the new one
 
     text = policy.read_text()
-    hidden = nexo("plugin", "trust", "add", "acme", "--identity", "x@example.com",
+    hidden = nexo("plugin", "trust", "add", "acme", "--identity", SIGNER_URI,
                   "--trusted-keys", str(policy), "--yes", "--json", env=env,
                   in_process=True)  # fmt: skip
     assert hidden.code == 2, hidden.stdout
@@ -741,8 +770,8 @@ def test_trust_add_refuses_an_asset_redirect_it_may_not_follow(
 
 def test_the_written_entry_is_the_one_shown(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
-    added = nexo("plugin", "trust", "add", "acme/hello", "--identity", "release@acme.example",
-                 "--oidc-issuer", "https://accounts.google.com", "--trusted-keys", str(policy),
+    added = nexo("plugin", "trust", "add", "acme/hello", "--identity", SIGNER_URI,
+                 "--trusted-keys", str(policy),
                  "--yes", "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
     assert added.code == 0, added.stderr
     document = json.loads(added.stdout)

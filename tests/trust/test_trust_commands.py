@@ -41,7 +41,7 @@ def test_the_signer_flags_are_checked(
 
 def test_a_named_signer_needs_no_release() -> None:
     assert needs_release_signer("echo", None, None) is True
-    assert needs_release_signer(None, "a@example.com", None) is False
+    assert needs_release_signer(None, "https://github.com/acme/echo/x", None) is False
 
 
 def test_the_flags_make_the_entry_and_override_it() -> None:
