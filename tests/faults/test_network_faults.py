@@ -103,6 +103,11 @@ def test_content_length_larger_than_body_is_network(setup: Setup) -> None:
     setup.server.wrong_content_length(+4096, times=None, path_contains=setup.tarball_path)
     result, elapsed = setup.install()
     setup.assert_refused(result, "network")
+    # Said in words, not as the HTTP library's exception class.
+    sent = next(len(a.data) for _, a in setup.server.assets.values() if a.name == TARBALL)
+    message = result.document["error"]
+    assert f"the connection closed after {sent} of {sent + 4096} bytes" in message, message
+    assert "Error" not in message, message
     assert elapsed < 30
 
 
