@@ -207,6 +207,16 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
         say(f"Upgraded {printable(plan.plugin_id)} to {printable(plan.version)} at {where}.")
     else:
         say(f"Installed {label} to {where}.")
+    if result.kept:
+        root = Path(result.path).parent
+        rollback = install_api.plugin_command("rollback", plan.plugin_id, root=root)
+        for kept in result.kept:
+            say(
+                f"Kept the version it replaced out of the daemon's sight at {printable(kept)}"
+                f" (`{printable(rollback)}` brings it back)."
+            )
+        for pruned in result.pruned:
+            say(f"Removed the version kept before it ({printable(pruned)}).")
     if result.link_warning is not None:
         warn(printable(result.link_warning))
 
@@ -819,8 +829,9 @@ def remove_command(
     """Remove an installed plugin (every installed version of it).
 
     Asks for confirmation on a terminal; without one (a script, CI) it refuses unless
-    --yes is given. Exit codes: 0 removed; 1 not installed or cancelled; 2 usage error
-    (no terminal and no --yes).
+    --yes is given. Exit codes: 0 removed; 1 not installed, cancelled, or removed from the
+    daemon's sight with files that could not be deleted (io, naming where they are left);
+    2 usage error (no terminal and no --yes).
     """
 
     def run() -> list[str]:
@@ -870,9 +881,22 @@ def remove_command(
         _confirm_removal(
             plugin_id, yes, [f"Will remove {printable(item.path)}" for item in matches]
         )
-        gone = [str(item.path) for root in holding for item in install_api.remove(plugin_id, root)]
+        left: list[Path] = []
+        gone = [
+            str(item.path) for root in holding for item in install_api.remove(plugin_id, root, left)
+        ]
         for root in holding:
             install_api.release_hold(root, plugin_id)  # nothing left to hold
+        if left:
+            # Out of the daemon's sight, but not deleted: say so rather than "Removed".
+            where = ", ".join(printable(path) for path in left)
+            raise NexoError(
+                f"{plugin_id} is no longer installed, but its files could not all be deleted:"
+                f" {where} left (the next nexo plugin command on that root deletes it once"
+                " it can)",
+                kind="io",
+                details={"id": plugin_id, "removed": gone, "left": [str(path) for path in left]},
+            )
         return gone
 
     removed = guarded(run, json_output=json_output)

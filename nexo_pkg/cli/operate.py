@@ -702,7 +702,7 @@ def rollback_command(
         say(printable(done))
         if result.hold is not None:
             held = install_api.held_message(
-                result.plugin_id, result.to_version, root=result.path.parent
+                result.plugin_id, result.to_version, root=result.path.parent, local=result.local
             )
             say(printable(f"{held}."))
 

@@ -171,7 +171,7 @@ def _load_toml(path: Path, kind: str) -> dict[str, Any]:
     except ValueError as exc:
         raise _invalid(path, f"cannot read it ({exc})", kind) from exc
     try:
-        return tomllib.loads(text)
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         # The span scanner places the error; a file that parses never needs it.
         from nexo_pkg.core.toml_spans import syntax_error  # noqa: PLC0415
@@ -185,6 +185,40 @@ def _load_toml(path: Path, kind: str) -> dict[str, Any]:
         ) from exc
     except RecursionError as exc:
         raise _invalid(path, "not valid TOML (nested too deeply)", kind) from exc
+    wide = _wide_integer(document)
+    if wide is not None:
+        # TOML's integers are 64-bit (Rust's toml, taplo and the schema refuse the others);
+        # Python's reader takes any: refused as those readers refuse it, naming its line.
+        from nexo_pkg.core.toml_spans import scan_spans  # noqa: PLC0415 - a bad file only
+
+        where = scan_spans(text)[0].locate(wide).start
+        named = ".".join(str(part) for part in wide)
+        raise ConfigError(
+            f"{path}:{where.line}:{where.column}: not valid TOML (`{named}` is an integer "
+            "beyond 64 bits)",
+            kind=kind,
+            details={"path": str(path), "line": where.line},
+        )
+    return document
+
+
+#: The range of TOML's integers (64-bit signed, as the TOML specification says).
+_I64 = range(-(2**63), 2**63)
+
+
+def _wide_integer(value: Any, at: tuple[str | int, ...] = ()) -> tuple[str | int, ...] | None:
+    """The key path of the first integer in ``value`` outside TOML's 64-bit range, or None."""
+    if type(value) is int:
+        return None if value in _I64 else at
+    items: Any = (
+        value.items() if isinstance(value, dict) else enumerate(value)
+        if isinstance(value, list) else ()
+    )  # fmt: skip
+    for key, item in items:
+        found = _wide_integer(item, (*at, key))
+        if found is not None:
+            return found
+    return None
 
 
 def _check_keys(

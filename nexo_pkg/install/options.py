@@ -134,5 +134,5 @@ class InstallStep:
 NO_CALLBACKS = InstallCallbacks()
 ONE_INSTALL = InstallStep()
 #: ``install SOURCE``: one install that replaces any other version of its plugin as an upgrade
-#: would, signer continuity included.
-PLAIN_INSTALL = InstallStep(bind_installed=True)
+#: would, signer continuity included, keeping the version replaced for ``rollback``.
+PLAIN_INSTALL = InstallStep(bind_installed=True, keep_old=True)

@@ -49,6 +49,7 @@ from nexo_pkg.install.receipts import (
 )
 from nexo_pkg.install.root import (
     BOOKKEEPING_DIR,
+    KEPT_AREA,
     LEGACY_PREFIXES,
     InstallRoot,
     discard,
@@ -95,6 +96,10 @@ class InstallResult:
     dry_run: bool = False
     set_aside: tuple[Path, ...] = ()
     replaced_link: LinkedPlugin | None = None
+    # ``install`` over another version: the version kept for ``rollback`` (one per plugin,
+    # as ``upgrade`` keeps) and the versions kept before it that were removed.
+    kept: tuple[Path, ...] = ()
+    pruned: tuple[Path, ...] = ()
 
     @property
     def link_warning(self) -> str | None:
@@ -127,6 +132,8 @@ class InstallResult:
             "replaced": list(self.plan.replacing)
             if self.dry_run
             else [str(path) for path in self.set_aside],
+            "kept_paths": [str(path) for path in self.kept],
+            "pruned_kept_paths": [str(path) for path in self.pruned],
             "manifest": self.plan.summary.to_json(),
             "warnings": list(self.warnings),
         }
@@ -222,7 +229,25 @@ def install(
         source = open_source(source_text, context, request)
         if options.daemon is not None and not options.force:
             source = source.compatible(Admitting(options.daemon)) or source
-        return install_from(source, context, options, callbacks, step)
+        earlier = scan_kept(options.dest) if step.keep_old else []
+        result = install_from(source, context, options, callbacks, step)
+    return _keep_one(result, earlier) if step.keep_old else result
+
+
+def _keep_one(result: InstallResult, earlier: list[Installed]) -> InstallResult:
+    """After an install that kept the versions it replaced under ``.nexo/kept``: one
+    previous version per plugin, as ``upgrade`` keeps by default — the newest one replaced
+    stays, the others and the ones kept before it (``earlier``) are removed."""
+    plugin_id = result.plan.plugin_id
+    moved = [path for path in result.set_aside if path.parent.parent.name == KEPT_AREA]
+    if not moved or result.dry_run:
+        return result
+    dest = result.path.parent
+    kept_now = [item for item in scan_kept(dest) if item.path in moved]
+    newest = max(kept_now, key=version_order).path if kept_now else moved[0]
+    stale = [item.path for item in earlier if item.plugin_id == plugin_id]
+    pruned = _remove_trees(dest, [path for path in (*moved, *stale) if path != newest])
+    return replace(result, kept=(newest,), pruned=pruned)
 
 
 def install_from(
@@ -314,6 +339,7 @@ def install_artifact(
             _check_archive_compatible(listing, artifact, options)
             # `info` (no step of its own) describes the release, whatever is installed.
             judged = step.bind_installed or bool(step.replaces)
+            others = _replaced(options, step, artifact.plugin_id, final) if judged else ()
             plan = _plan(
                 origin.display,
                 artifact,
@@ -321,11 +347,8 @@ def install_artifact(
                 listing,
                 final,
                 reach=options.reach,
-                replacing=_replacing(
-                    options, final, _replaced(options, step, artifact.plugin_id, final)
-                )
-                if judged
-                else (),
+                replacing=_replacing(options, final, others) if judged else (),
+                keeping=_keeping(step, others) if judged else None,
             )
             present = False
             if step.bind_installed:
@@ -495,10 +518,12 @@ def _plan(
     *,
     reach: Callable[[], DaemonReach | None] | None,
     replacing: tuple[Path, ...] = (),
+    keeping: Path | None = None,
 ) -> InstallPlan:
     """Step 7 and what step 8 shows: the payload checks on what the archive holds,
     whether the daemon configured as ``reach`` says would find ``final`` at all, and the
-    installed trees the install replaces (``replacing``)."""
+    installed trees the install replaces (``replacing``), of which ``keeping`` is kept for
+    ``rollback``."""
     summary = check_payload(listing, fetched.plugin_id, fetched.version)
     unreached, configured = _unreached(reach, final, summary)
     vendored = None
@@ -521,6 +546,7 @@ def _plan(
         unreached=unreached if configured else None,
         fallback_note=None if configured else unreached,
         replacing=tuple(str(path) for path in replacing),
+        keeping=None if keeping is None else str(keeping),
     )
 
 
@@ -591,6 +617,21 @@ def _replacing(options: InstallOptions, final: Path, others: tuple[Path, ...]) -
     link, a file or a directory with entries is (an empty directory holds nothing)."""
     occupied = final.is_symlink() or final.exists()
     return (final, *others) if options.force and occupied and not _is_empty_dir(final) else others
+
+
+def _keeping(step: InstallStep, others: tuple[Path, ...]) -> Path | None:
+    """Which of the other installed versions ``others`` (:func:`_replaced`) is kept out of
+    the daemon's sight for ``rollback``: with ``keep_old``, the newest with a readable
+    receipt (one per plugin by default, as ``upgrade`` and ``install`` keep); a link (a
+    development install) and ``--force``'s own tree never are."""
+    if not step.keep_old or not others:
+        return None
+    versions = [
+        item
+        for item in scan_installed(others[0].parent)
+        if item.path in others and item.receipt is not None and not item.path.is_symlink()
+    ]
+    return max(versions, key=version_order).path if versions else None
 
 
 def _installed_signatures(dest: Path, plugin_id: str) -> list[Mapping[str, Any]]:
@@ -702,6 +743,7 @@ def _install_tree(
                 final,
                 reach=options.reach,
                 replacing=_replacing(options, final, others),
+                keeping=(keeping := _keeping(step, others)),
             )
             _confirmed(plan, callbacks)
             (staging / "bin" / plan.plugin_id).chmod(0o755)
@@ -730,6 +772,10 @@ def _install_tree(
                 replace=replaceable and occupied,
                 replaces=others,
                 keep_old=step.keep_old,
+                # A plain install keeps the one version the screen named, as upgrade keeps one.
+                keep_only=(
+                    frozenset({keeping} if keeping else ()) if step.bind_installed else None
+                ),
             )
         except BaseException as exc:
             if staging is not None:
@@ -958,21 +1004,28 @@ def replace_installed(
     return UpgradeResult(plugin_id, *versions, current.path, result, removed, kept, pruned=pruned)
 
 
-def _remove_trees(dest: Path, paths: list[Path]) -> tuple[Path, ...]:
+def _remove_trees(
+    dest: Path, paths: list[Path], left: list[Path] | None = None
+) -> tuple[Path, ...]:
     """Remove installed or kept trees (each moved out of sight first, then deleted); those
-    already gone are left out of the result."""
+    already gone are left out of the result. A tree moved out of sight whose files could not
+    all be deleted is appended to ``left`` (its place under ``.nexo/removing``)."""
     removed = []
     with locked_root(dest) as root:
         for path in paths:
             with contextlib.suppress(FileNotFoundError):
-                remove_tree(root, path)
+                holder = remove_tree(root, path)
                 removed.append(path)
+                if holder is not None and left is not None:
+                    left.append(holder)
     return tuple(removed)
 
 
-def remove(plugin_id: str, dest: Path) -> list[Installed]:
+def remove(plugin_id: str, dest: Path, left: list[Path] | None = None) -> list[Installed]:
     """Remove every installed version of ``plugin_id`` (an install whose receipt is unreadable
-    too), and the old versions ``upgrade`` kept; raises ``not_installed``/``io``."""
+    too), and the old versions ``upgrade`` kept; raises ``not_installed``/``io``. The trees
+    moved out of the daemon's sight whose files could not all be deleted are appended to
+    ``left`` (the plugin is no longer installed; the next run on the root deletes them)."""
     unreadable = unreadable_installs(dest, plugin_id)
     kept = [item for item in scan_kept(dest) if item.plugin_id == plugin_id]
     if unreadable:
@@ -983,7 +1036,7 @@ def remove(plugin_id: str, dest: Path) -> list[Installed]:
     else:
         matches = require_installed(dest, plugin_id)
     matches += kept
-    _remove_trees(dest, [item.path for item in matches])
+    _remove_trees(dest, [item.path for item in matches], left)
     return matches
 
 

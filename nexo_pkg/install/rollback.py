@@ -43,6 +43,9 @@ class RollbackResult:
     dry_run: bool = False
     # The hold a rollback leaves (see :mod:`nexo_pkg.install.hold`).
     hold: Hold | None = None
+    # The version put back came from a local file: no release to name (``upgrade ID@TAG``
+    # refuses it); installing another tarball names a version.
+    local: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -92,16 +95,22 @@ def rollback_target(
         and (item.receipt.version, item.receipt.sha256) not in installed
     ]
     if not eligible:
+        local = all(not _follows(item.receipt.source) for item in kept if item.receipt)
+        returning = (
+            f"installing its tarball (`{plugin_command('install', 'PATH', root=dest)}`)"
+            if local
+            else f"`{plugin_command('upgrade', f'{plugin_id}@TAG', root=dest)}`"
+        )
         past = (
             f" (kept too: {', '.join(rolled_back_from)}, rolled back from; "
-            f"`{plugin_command('upgrade', f'{plugin_id}@TAG', root=dest)}` returns to one)"
+            f"{returning} returns to one)"
             if kept and rolled_back_from
             else ""
         )
         raise NexoError(
             f"no earlier version of {plugin_id!r} is kept in {dest}{past}: a rollback goes "
-            "back, never forward; `nexo plugin upgrade` and `sync` keep the version they "
-            "replace (see `nexo plugin list`, state `kept`)",
+            "back, never forward; `nexo plugin upgrade`, `install` and `sync` keep the version "
+            "they replace (see `nexo plugin list`, state `kept`)",
             kind="not_installed",
             details={"id": plugin_id},
         )
@@ -203,5 +212,14 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
         )
     kept_path = next((path for path in moved if path.parent.parent.name == KEPT_AREA), None)
     return RollbackResult(
-        plugin_id, from_version, target.receipt.version, final, kept_path, hold=held
-    )
+        plugin_id, from_version, target.receipt.version, final, kept_path, hold=held,
+        local=not _follows(target.receipt.source),
+    )  # fmt: skip
+
+
+def _follows(source_type: str) -> bool:
+    """Whether an install from ``source_type`` has a source to upgrade from (a local file
+    has none)."""
+    from nexo_pkg.sources.api import follows  # noqa: PLC0415 (list reads no rollback)
+
+    return follows(source_type)

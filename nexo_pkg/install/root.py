@@ -544,11 +544,13 @@ def publish(
     replace: bool = False,
     replaces: tuple[Path, ...] = (),
     keep_old: bool = False,
+    keep_only: frozenset[Path] | None = None,
 ) -> tuple[Path, ...]:
     """Rename the complete ``staging`` tree to ``final``, taking the trees it replaces out of
     the daemon's sight first; return where they went. ``replaces`` (and ``final`` itself
     with ``replace``, for ``--force``) move to ``.nexo/removing`` and are deleted, or with
-    ``keep_old`` to ``.nexo/kept`` (never ``final``). A journal written before anything moves
+    ``keep_old`` to ``.nexo/kept`` (never ``final`` nor a link; with ``keep_only``, only
+    those of it). A journal written before anything moves
     lets the next run finish an interrupted replacement (:meth:`InstallRoot.recover`), so a
     crash never loses both trees; a failed rename puts the old trees back. Raises ``io``."""
     olds = [
@@ -566,7 +568,12 @@ def publish(
         fsync_directory(staging.parent)
         _remove_empty_holder(staging)
         return ()
-    moves = [(old, root.aside_path(old, keep=keep_old and old != final)) for old in olds]
+
+    def kept(old: Path) -> bool:
+        chosen = keep_only is None or old in keep_only
+        return keep_old and chosen and old != final and not old.is_symlink()
+
+    moves = [(old, root.aside_path(old, keep=kept(old))) for old in olds]
     journal = _write_journal(
         root,
         {
@@ -611,12 +618,16 @@ def _remove_empty_holder(tree: Path) -> None:
         tree.parent.rmdir()
 
 
-def remove_tree(root: InstallRoot, path: Path) -> None:
-    """Remove an installed (or kept) tree: move it out of sight first, then delete it."""
+def remove_tree(root: InstallRoot, path: Path) -> Path | None:
+    """Remove an installed (or kept) tree: move it out of sight first, then delete it.
+    Returns the holder under ``.nexo/removing`` when the tree could not all be deleted (a
+    file in it that cannot be unlinked), which the next run under the lock deletes; else
+    ``None``."""
     aside = root.set_aside(path)
     discard(aside.parent)
     if path.name == TREE_NAME and path.parent.parent.name == KEPT_AREA:
         discard(path.parent)
+    return aside.parent if aside.parent.is_dir() else None
 
 
 def discard(path: Path) -> None:

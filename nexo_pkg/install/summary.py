@@ -158,6 +158,8 @@ class InstallPlan:
     #: The installed trees of the plugin this install replaces (another version, or the same
     #: version with ``--force``): shown before the operator says yes, never a silent loss.
     replacing: tuple[str, ...] = ()
+    #: The one of ``replacing`` kept out of the daemon's sight for ``nexo plugin rollback``.
+    keeping: str | None = None
 
     @property
     def plugin_id(self) -> str:
@@ -235,7 +237,10 @@ def render_plan(plan: InstallPlan) -> list[str]:
         f"Signer:       {signer_text(plan.signature)}",
         *built_in_lines(plan.signature),
         f"Install to:   {plan.destination}",
-        *(f"Replaces:     {path}" for path in plan.replacing),
+        *(
+            f"Replaces:     {path}" + (" (kept for rollback)" if path == plan.keeping else "")
+            for path in plan.replacing
+        ),
     ]
     command = [summary.command, *summary.args] if summary.command else [f"bin/{summary.plugin_id}"]
     lines.append(f"Entrypoint:   {' '.join(command)}")

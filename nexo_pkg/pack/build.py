@@ -5,6 +5,7 @@ failure never leaves a partial asset behind.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -395,6 +396,14 @@ def _requirements_for(options: PackOptions, project: Path) -> Path | None:
     return default.resolve() if default.is_file() else None
 
 
+def _remove_created(created: list[Path]) -> None:
+    """Remove the directories ``created`` (deepest first) that are still empty; anything
+    else, or a directory something was put in, stays."""
+    for path in created:
+        with contextlib.suppress(OSError):
+            path.rmdir()
+
+
 def _write_assets(
     out: Path,
     name: str,
@@ -407,10 +416,13 @@ def _write_assets(
 ) -> tuple[PackedAsset, ...]:
     """Stage the tarball, sidecar, manifest copy and SBOM in a temporary directory in ``out``, then
     rename each over its namesake: a failure before the renames (a source file that vanished,
-    a full disk) leaves ``out`` as it was."""
+    a full disk) leaves ``out`` as it was, and the directories this call created for it
+    (``out`` and missing parents) are removed again while they are empty."""
+    created = [parent for parent in (out, *out.parents) if not os.path.lexists(parent)]
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        _remove_created(created)
         raise io_error(f"cannot create output directory {out}: {exc.strerror}") from exc
     sidecar_name = f"{name}.sha256"
     names = (name, sidecar_name, manifest_name, sbom_name(name))
@@ -432,7 +444,11 @@ def _write_assets(
                     raise IsADirectoryError(errno.EISDIR, "Is a directory", str(out / final))
             for path, final in zip(staged, names, strict=True):
                 path.replace(out / final)
-    except OSError as exc:
+    except BaseException as exc:
+        # A failure (or a signal) before the renames: nothing of this run is left in ``out``.
+        _remove_created(created)
+        if not isinstance(exc, OSError):
+            raise
         where = exc.filename or out
         raise io_error(f"cannot pack: {where}: {exc.strerror or exc}") from exc
     copies = (

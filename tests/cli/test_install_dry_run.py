@@ -100,8 +100,9 @@ def test_the_screen_says_mode_ignore_whichever_way_it_was_set(
 def test_the_screen_names_the_installed_tree_an_install_replaces(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    """Installing another version replaces the installed one (not kept for rollback), and
-    ``--force`` replaces the same version: the screen says so before anything is asked,
+    """Installing another version replaces the installed one (kept for rollback, as upgrade
+    keeps it), and ``--force`` replaces the same version (kept by nothing): the screen says so
+    before anything is asked,
     and a dry run's ``replaced`` lists what the install would replace."""
     old = write_plugin(tmp_path / "dist-1", "hello", "1.0.0")
     new = write_plugin(tmp_path / "dist-2", "hello", "2.0.0")
@@ -117,7 +118,7 @@ def test_the_screen_names_the_installed_tree_an_install_replaces(
     for extra in (("--dry-run",), ()):
         text = nexo("plugin", "install", new, "--dest", root, "--yes", *extra, env=env)
         assert text.code == 0, text.stderr
-        assert f"Replaces:     {installed}\n" in text.stderr
+        assert f"Replaces:     {installed} (kept for rollback)\n" in text.stderr
     assert not installed.exists()
 
     # --force over the same version replaces the tree in place: named too.

@@ -260,7 +260,9 @@ def test_installing_another_version_replaces_the_installed_one(
     first = install("acme/x@v1.0.0", install_env.make_options())
     second = install("acme/x", install_env.make_options())
     assert discovered_versions(install_env.dest) == {"x": "2.0.0"}
-    assert second.to_json()["replaced"][0].startswith(str(install_env.dest / ".nexo/removing"))
+    # The version replaced is kept for rollback, as upgrade keeps it.
+    assert second.to_json()["replaced"][0].startswith(str(install_env.dest / ".nexo/kept"))
+    assert second.to_json()["kept_paths"] == second.to_json()["replaced"]
     assert not first.path.exists()
     # The older version replaces the newer one only when asked to, as `upgrade` does.
     with pytest.raises(NexoError) as refused:

@@ -1,0 +1,99 @@
+"""``install`` of another version over an installed plugin keeps the version it replaces for
+``rollback`` as ``upgrade`` does (under ``.nexo/kept``, one per plugin), says so on its
+confirmation screen, and ``--force`` over the same version keeps nothing new."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support.cli import clean_env, nexo
+from support.daemon_walk import discovered_versions
+from support.tarballs import write_plugin
+
+from nexo_pkg.install.receipts import scan_kept
+
+from .conftest import InstallEnv
+
+
+def _kept(dest: Path) -> list[str]:
+    return sorted(item.receipt.version for item in scan_kept(dest) if item.receipt is not None)
+
+
+def test_install_over_another_version_keeps_it_for_rollback(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    dest = install_env.dest
+    env = clean_env(NEXO_HOME=str(install_env.home))
+    tarballs = {v: write_plugin(tmp_path / "dist", "x", v) for v in ("1.0.0", "1.1.0", "1.2.0")}
+
+    def install(version: str, *flags: str) -> dict[str, object]:
+        args: list[str | Path] = [
+            "plugin",
+            "install",
+            tarballs[version],
+            "--dest",
+            dest,
+            "--yes",
+            "--json",
+            *flags,
+        ]
+        result = nexo(*args, env=env, in_process=True)
+        assert result.exit_code == 0, result.stdout + result.stderr
+        document: dict[str, object] = json.loads(result.stdout)
+        return document
+
+    install("1.0.0")
+    # The screen names what is replaced and that it is kept.
+    shown = nexo(
+        "plugin", "install", tarballs["1.1.0"], "--dest", dest, "--dry-run", env=env,
+        in_process=True,
+    )  # fmt: skip
+    assert shown.exit_code == 0, shown.stderr
+    assert f"Replaces:     {dest / 'x-1.0.0'} (kept for rollback)" in shown.stderr
+    second = install("1.1.0")
+    kept_paths = second["kept_paths"]
+    assert isinstance(kept_paths, list)
+    [kept] = kept_paths
+    assert Path(kept).relative_to(dest).parts[:2] == (".nexo", "kept")
+    assert discovered_versions(dest) == {"x": "1.1.0"}
+    assert _kept(dest) == ["1.0.0"]
+    # One previous version per plugin, as upgrade keeps: the one kept before goes.
+    third = install("1.2.0")
+    assert third["pruned_kept_paths"] == [kept]
+    assert _kept(dest) == ["1.1.0"]
+    # --force over the same version keeps nothing new.
+    forced = install("1.2.0", "--force")
+    assert forced["kept_paths"] == []
+    assert _kept(dest) == ["1.1.0"]
+    # And rollback brings the replaced version back.
+    back = nexo("plugin", "rollback", "x", "--dest", dest, "--yes", env=env, in_process=True)
+    assert back.exit_code == 0, back.stdout + back.stderr
+    assert discovered_versions(dest) == {"x": "1.1.0"}
+
+
+def test_rollback_of_a_local_tarball_names_a_remedy_that_works(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    dest = install_env.dest
+    env = clean_env(NEXO_HOME=str(install_env.home))
+    tarballs = {v: write_plugin(tmp_path / "dist", "x", v) for v in ("1.0.0", "1.1.0")}
+    for version in ("1.0.0", "1.1.0"):
+        args: list[str | Path] = ["plugin", "install", tarballs[version], "--dest", dest, "--yes"]
+        assert nexo(*args, env=env, in_process=True).exit_code == 0
+    back = nexo("plugin", "rollback", "x", "--dest", dest, env=env, in_process=True)
+    assert back.exit_code == 0, back.stderr
+    # `upgrade x@TAG` refuses a plugin installed from a file: it is not offered.
+    said = back.stdout + back.stderr
+    assert "@TAG" not in said
+    assert "installing another tarball (`nexo plugin install PATH`) names a version" in said
+    again = nexo("plugin", "rollback", "x", "--dest", dest, env=env, in_process=True)
+    assert again.exit_code == 1
+    assert "@TAG" not in again.stderr
+    assert "installing its tarball (`nexo plugin install PATH`) returns to one" in again.stderr
+    # The remedy works: installing the other tarball names a version and ends the hold.
+    args = ["plugin", "install", str(tarballs["1.1.0"]), "--dest", str(dest), "--yes"]
+    assert nexo(*args, env=env, in_process=True).exit_code == 0
+    listed = json.loads(nexo("plugin", "list", "--dest", dest, "--json", env=env).stdout)
+    [plugin] = [item for item in listed["plugins"] if not item["kept"]]
+    assert (plugin["version"], plugin["held"]) == ("1.1.0", False)

@@ -1,0 +1,90 @@
+"""``remove`` whose tree cannot all be deleted: the plugin leaves the daemon's sight, and the
+command says honestly that its files were left (one ``io`` line naming where, exit 1) instead
+of reporting success."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.cli import clean_env, nexo
+from support.daemon_walk import discovered_versions
+from support.tarballs import write_plugin
+
+from .conftest import InstallEnv
+
+
+def _chattr(flag: str, path: Path) -> bool:
+    chattr = shutil.which("chattr")
+    if chattr is None:
+        return False
+    done = subprocess.run([chattr, flag, str(path)], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+@pytest.fixture
+def undeletable(install_env: InstallEnv, tmp_path: Path) -> Iterator[Path]:
+    """Plugin ``x`` 1.0.0 installed in the root, one of its files made undeletable: as root
+    (who deletes whatever the modes say) an immutable file, else a read-only directory."""
+    tarball = write_plugin(tmp_path / "dist", "x", "1.0.0")
+    env = clean_env(NEXO_HOME=str(install_env.home))
+    installed = nexo(
+        "plugin", "install", tarball, "--dest", install_env.dest, "--yes", env=env, in_process=True
+    )
+    assert installed.exit_code == 0, installed.stderr
+    tree = install_env.dest / "x-1.0.0"
+    as_root = os.name == "posix" and os.geteuid() == 0
+    if as_root:
+        stuck = tree / "bin" / "x"
+        if not _chattr("+i", stuck):
+            pytest.skip("as root, a file is undeletable only with chattr +i, not available here")
+    else:
+        stuck = tree / "bin"
+        stuck.chmod(0o555)
+    try:
+        yield tree
+    finally:
+        for found in install_env.dest.glob(".nexo/removing/*/tree/bin"):
+            if as_root:
+                _chattr("-i", found / "x")
+            else:
+                found.chmod(0o755)
+        if as_root:
+            _chattr("-i", stuck)
+        elif stuck.exists():
+            stuck.chmod(0o755)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="permissions and chattr are POSIX")
+@pytest.mark.parametrize("json_output", [False, True])
+def test_remove_that_leaves_files_says_so(
+    install_env: InstallEnv, undeletable: Path, json_output: bool
+) -> None:
+    dest = install_env.dest
+    env = clean_env(NEXO_HOME=str(install_env.home))
+    args = ["plugin", "remove", "x", "--dest", str(dest), "--yes"]
+    result = nexo(*args, *(["--json"] if json_output else []), env=env, in_process=True)
+    assert result.exit_code == 1, result.stdout + result.stderr
+    # No longer installed: out of the daemon's sight, no receipt left in the root.
+    assert not undeletable.exists()
+    assert discovered_versions(dest) == {}
+    [left] = list(dest.glob(".nexo/removing/*"))
+    assert (left / "tree" / "bin").is_dir()
+    if json_output:
+        document = json.loads(result.stdout)
+        assert document["ok"] is False
+        assert document["kind"] == "io"
+        assert document["removed"] == [str(undeletable)]
+        assert document["left"] == [str(left)]
+    else:
+        assert "Removed" not in result.stdout
+        [line] = result.stderr.splitlines()
+        assert line.startswith("error: x is no longer installed")
+        assert str(left) in line
+    listed = nexo("plugin", "list", "--dest", dest, "--json", env=env, in_process=True)
+    assert json.loads(listed.stdout)["plugins"] == []
