@@ -87,6 +87,15 @@ T = TypeVar("T")
 Origin = tuple[str, str, int | None]
 
 
+def in_words(exc: httpx.TransportError) -> str:
+    """A transport failure for a person: an answer broken off or malformed is told in the
+    words of its message (``the connection closed after N of M bytes of the answer``), not
+    by the HTTP library's class name; other failures keep the class name beside it."""
+    if isinstance(exc, httpx.RemoteProtocolError) and str(exc):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
 class Retryable(Exception):  # noqa: N818 - a signal to the retry loop, never shown as such
     """A failure worth another attempt (5xx, dropped connection, timeout); ``retry_after``
     is the pause the server asked for, in seconds, if it asked."""
@@ -629,7 +638,7 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         if stopped is not None:
             return stopped
         if self.deadline.expired():
-            return self.deadline.error(what, f"{type(exc).__name__}: {exc}")
+            return self.deadline.error(what, in_words(exc))
         if isinstance(exc, ProxyNameError):
             return NexoError(
                 f"{what}: cannot resolve the host name {shown(exc.host)} of the proxy "
@@ -656,8 +665,8 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
                 kind="network",
             )
         if not is_retryable(exc):
-            return NexoError(f"{what}: {type(exc).__name__}: {exc}", kind="network")
-        return Retryable(f"{what}: {type(exc).__name__}: {exc}")
+            return NexoError(f"{what}: {in_words(exc)}", kind="network")
+        return Retryable(f"{what}: {in_words(exc)}")
 
     def _attempt_timeout(self) -> httpx.Timeout:
         """Per-operation timeouts for the next attempt, never beyond the request's deadline."""

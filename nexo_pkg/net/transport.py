@@ -117,13 +117,15 @@ class _Body(httpx.SyncByteStream):
 
     def __iter__(self) -> Iterator[bytes]:
         response = self._response
+        received = 0
         with _mapped(httpx.ReadTimeout, httpx.ReadError):
             while chunk := response.read1(CHUNK_SIZE):
+                received += len(chunk)
                 yield chunk
         if response.length:  # bytes the Content-Length promised and the server did not send
             raise httpx.RemoteProtocolError(
-                "peer closed connection without sending complete message body "
-                f"({response.length} bytes missing)"
+                f"the connection closed after {received} of {received + response.length} "
+                "bytes of the answer"
             )
         self._complete = True
 

@@ -713,7 +713,9 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         too_large: NexoError,
     ) -> None:
         """Stream ``url`` into ``sink`` (with retries, each restarting it); ``too_large``
-        past ``max_bytes``."""
+        past ``max_bytes``. ``listed_size`` (the release's ``assets[].size``; 0: unknown) is
+        what must arrive: fewer or more bytes are a failed download (``network``, after the
+        retries) before any checksum is compared, whatever the ``Content-Length`` said."""
 
         def attempt() -> None:
             sink.reset()
@@ -728,9 +730,13 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
                     received += len(chunk)
                     if received > max_bytes:
                         raise too_large
+                    if listed_size and received > listed_size:
+                        raise Retryable(_not_listed_size(what, received, listed_size))
                     sink.write(chunk)
                 if declared is not None and received != declared:
                     raise Retryable(f"{what}: got {received} of {declared} bytes")
+                if listed_size and received != listed_size:
+                    raise Retryable(_not_listed_size(what, received, listed_size))
 
         self._net.with_retries(attempt)
 
@@ -868,6 +874,11 @@ LATEST_TAG = "latest"
 
 # A refusal's body is read for its message only: GitHub's are a few hundred bytes.
 _REFUSAL_BYTES = 64 * 1024
+
+
+def _not_listed_size(what: str, received: int, listed_size: int) -> str:
+    got = f"at least {received}" if received > listed_size else str(received)
+    return f"{what}: got {got} bytes, but the release lists it as {listed_size} bytes"
 
 
 def _expect_ok(

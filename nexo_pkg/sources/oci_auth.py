@@ -11,6 +11,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from nexo_pkg.core.programs import find_program
 
 AUTH_FILE_ENV = "REGISTRY_AUTH_FILE"
 HELPER_TIMEOUT = 30.0
+# What a credential helper may answer: a {Username, Secret} document is well under a KiB.
+MAX_HELPER_OUTPUT_BYTES = 1024 * 1024
 # A credentials file is a few KiB; anything past this is not one.
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 _HELPER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -159,6 +162,46 @@ def _sendable(credentials: Credentials, where: str) -> Credentials:
     return credentials
 
 
+def _run_helper(program: str, host: str) -> tuple[int, bytes | None]:
+    """``program get`` with ``host`` on its stdin: its exit status and what it wrote to
+    stdout, ``None`` past :data:`MAX_HELPER_OUTPUT_BYTES` (the helper is then killed, as it
+    is after :data:`HELPER_TIMEOUT`: ``subprocess.TimeoutExpired``). Its stderr is not read."""
+    with subprocess.Popen(
+        [program, "get"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as process:
+        stdin, stdout = process.stdin, process.stdout
+        if stdin is None or stdout is None:
+            raise AssertionError("both pipes were asked for")
+        received = bytearray()
+        over = threading.Event()
+
+        def read() -> None:
+            while chunk := stdout.read(64 * 1024):
+                received.extend(chunk)
+                if len(received) > MAX_HELPER_OUTPUT_BYTES:
+                    over.set()
+                    return
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            stdin.write(host.encode("utf-8"))
+            stdin.close()
+        except OSError:
+            pass  # a helper that exits without reading its input: judged by its answer
+        reader.join(HELPER_TIMEOUT)
+        if over.is_set() or reader.is_alive():
+            process.kill()
+            process.wait()
+            if over.is_set():
+                return process.returncode, None
+            raise subprocess.TimeoutExpired([program, "get"], HELPER_TIMEOUT)
+        return process.wait(), bytes(received)
+
+
 def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:
     """Ask ``docker-credential-<helper> get`` for ``host``. The helper is a plain name looked
     up on PATH only: one with a slash (``../../x``) would run a program relative to the
@@ -179,22 +222,23 @@ def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:
             kind="registry_config",
         )
     try:
-        answer = subprocess.run(
-            [program, "get"],
-            input=host.encode("utf-8"),
-            capture_output=True,
-            timeout=HELPER_TIMEOUT,
-            check=False,
-        )
+        returncode, stdout = _run_helper(program, host)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ConfigError(
             f"credential helper docker-credential-{helper} failed: {exc}", kind="registry_config"
         ) from exc
-    if answer.returncode != 0:
+    if stdout is None:
+        raise ConfigError(
+            f"credential helper docker-credential-{helper} answered more than "
+            f"{MAX_HELPER_OUTPUT_BYTES // (1024 * 1024)} MiB, more than credentials ever are; "
+            "refusing it",
+            kind="registry_config",
+        )
+    if returncode != 0:
         # Helpers answer "credentials not found" with a non-zero exit: anonymous access.
         return None
     try:
-        document = _json(answer.stdout.decode("utf-8"))
+        document = _json(stdout.decode("utf-8"))
         username, secret = document["Username"], document["Secret"]
     except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, RecursionError) as exc:
         raise ConfigError(

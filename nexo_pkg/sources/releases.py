@@ -69,6 +69,9 @@ MAX_SIDECAR_BYTES = 64 * 1024
 MAX_MANIFEST_ASSET_BYTES = 1024 * 1024
 MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
 MAX_SIGNED_TARBALL_BYTES = 100 * 1024 * 1024
+# Checksums files a release may have (GoReleaser makes one; a project with a few tools a few):
+# each is a request and up to 1 MiB, so a release with more is refused before any is read.
+MAX_RELEASE_CHECKSUMS_FILES = 8
 
 
 def open_text(text: str, context: SourceContext, request: SourceRequest) -> GitHubReleaseSource:
@@ -734,11 +737,27 @@ def release_sidecar(client: GitHubClient, release: Release, asset: ReleaseAsset)
     return parse_sidecar(text, asset.name)
 
 
+def release_checksums_names(release: Release) -> list[str]:
+    """The names of the release's checksums files, any of which could list its tarball;
+    ``checksum_mismatch`` when there are more than :data:`MAX_RELEASE_CHECKSUMS_FILES`
+    (refused before any is fetched: each is a request and up to 1 MiB)."""
+    names = sorted(item.name for item in release.assets if trust.is_checksums_file(item.name))
+    if len(names) > MAX_RELEASE_CHECKSUMS_FILES:
+        raise NexoError(
+            f"release {release.tag} has {len(names)} checksums files ({', '.join(names[:3])}, "
+            f"...), more than the {MAX_RELEASE_CHECKSUMS_FILES} a release is read for; "
+            "refusing them unread (the release is broken or hostile: ask its publisher)",
+            kind="checksum_mismatch",
+            details={"checksums_files": len(names), "limit": MAX_RELEASE_CHECKSUMS_FILES},
+        )
+    return names
+
+
 def release_checksums_files(client: GitHubClient, release: Release) -> dict[str, bytes]:
     """The bytes of the release's checksums files (``checksums.txt``, ``SHA256SUMS``,
     ``<name>_checksums.txt``) by name; ``checksum_mismatch`` for one larger than one ever
     is."""
-    names = sorted(item.name for item in release.assets if trust.is_checksums_file(item.name))
+    names = release_checksums_names(release)
     files: dict[str, bytes] = {}
     for name in names:
         found = release.asset(name)
@@ -793,6 +812,7 @@ def release_material(
     written as ``<file>.intoto.jsonl`` so they travel with a mirror and verify offline
     (``attestations_as_file`` false: kept in memory under the name the API offers them by).
     ``fetched``: bytes of some of them read already (the checksums files), not asked again."""
+    release_checksums_names(release)  # refuses a release with too many to read
     material: dict[str, Path | bytes] = {}
     for name in trust.material_names(asset_name, (item.name for item in release.assets)):
         found = release.asset(name)

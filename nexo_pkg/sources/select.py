@@ -53,8 +53,8 @@ def is_semver(text: str) -> bool:
 
 def version_in_tag(tag: str) -> str | None:
     """The semver a tag ends with: ``v1.2.3``, ``vv1.2.3``, ``nexo-plugin-x-v1.2.3`` all give
-    ``1.2.3``; ``None`` when it ends with none. The tag only selects a release; this is a
-    last resort for telling apart several versions in one release's tarball names."""
+    ``1.2.3``; ``None`` when it ends with none. The tag only selects a release; this only
+    tells a pre-release tag apart when releases are looked through."""
     match = _TRAILING_SEMVER.search(tag)
     if match is None or not is_semver(match.group(1)):
         return None
@@ -115,9 +115,9 @@ def release_identity(
     release here). The reference installer parses it into its typed manifest, so one it
     cannot parse (``manifest_problem`` says why) refuses the release (``manifest_invalid``).
     Without a usable one, the tarball names decide: they must name exactly
-    one plugin id, else ``asset_not_found`` names the ids found; several versions of it are
-    told apart by the version the tag ends with. The tag is never the version by itself:
-    real tags run ahead of the manifest, carry a package prefix or a doubled ``v``.
+    one plugin id and one version of it, else ``asset_not_found`` names the ids or versions
+    found. The tag is never the version, nor decides between versions: real tags run ahead
+    of the manifest, carry a package prefix or a doubled ``v``.
     """
     if manifest is not None:
         name, text = manifest
@@ -157,15 +157,15 @@ def release_identity(
         )
     versions = sorted({version for _, version, _ in parsed}, key=parse_version)
     if len(versions) > 1:
-        from_tag = version_in_tag(release.tag)
-        if from_tag not in versions:
-            raise _not_found(
-                release,
-                f"the tarballs name several versions of {ids[0]} ({', '.join(versions)}) and "
-                "the release has no manifest asset saying which one it is",
-                versions=versions,
-            )
-        versions = [from_tag]
+        # The tag only selects the release (as for the reference installer, which needs the
+        # manifest asset here): a tag naming one of the versions does not decide either.
+        raise _not_found(
+            release,
+            f"the tarballs name several versions of {ids[0]} ({', '.join(versions)}) and "
+            "the release has no manifest asset saying which one it is (the tag does not "
+            "decide)",
+            versions=versions,
+        )
     return ReleaseIdentity(ids[0], versions[0], "tarball names")
 
 

@@ -10,7 +10,7 @@ import pytest
 from support.github_server import BlobServer
 
 from .server import faulty_server, other_host
-from .workspace import Setup, setup
+from .workspace import TARBALL, Setup, setup
 
 __all__ = ["faulty_server", "other_host", "setup"]
 
@@ -103,6 +103,11 @@ def test_content_length_larger_than_body_is_network(setup: Setup) -> None:
     setup.server.wrong_content_length(+4096, times=None, path_contains=setup.tarball_path)
     result, elapsed = setup.install()
     setup.assert_refused(result, "network")
+    # Said in words, not as the HTTP library's exception class.
+    sent = next(len(a.data) for _, a in setup.server.assets.values() if a.name == TARBALL)
+    message = result.document["error"]
+    assert f"the connection closed after {sent} of {sent + 4096} bytes" in message, message
+    assert "Error" not in message, message
     assert elapsed < 30
 
 
@@ -114,10 +119,14 @@ def test_content_length_larger_than_body_once_then_retry_succeeds(setup: Setup) 
 
 
 def test_content_length_smaller_than_body_is_refused(setup: Setup) -> None:
-    # The client reads the declared length: a short file that fails its checksum.
+    # The client reads the declared length: fewer bytes than the release lists the asset
+    # with, refused as a failed download (before any checksum is compared).
     setup.server.wrong_content_length(-4096, times=None, path_contains=setup.tarball_path)
     result, elapsed = setup.install()
-    setup.assert_refused(result, "checksum_mismatch")
+    setup.assert_refused(result, "network")
+    listed = next(len(a.data) for _, a in setup.server.assets.values() if a.name == TARBALL)
+    said = f"got {listed - 4096} bytes, but the release lists it as {listed} bytes"
+    assert said in result.document["error"], result.document
     assert elapsed < 30
 
 

@@ -173,6 +173,21 @@ def test_id_from_tarball_names_without_manifest_asset(install_env: InstallEnv) -
     assert install("acme/hello", install_env.make_options()).plan.plugin_id == "hello"
 
 
+@pytest.mark.parametrize("tag", ["v1.0.0", "v1.1.0", "v2.0.0"])
+def test_two_versions_without_a_manifest_asset_are_ambiguous(
+    install_env: InstallEnv, tag: str
+) -> None:
+    """Tarballs of two versions of one id and no manifest asset: nothing says which one the
+    release is (the tag only selects the release, even when it names one of them)."""
+    assets = release_assets("hello", "1.0.0", manifest_asset=False)
+    assets.update(release_assets("hello", "1.1.0", manifest_asset=False))
+    install_env.server.publish("acme", "hello", tag, assets, digests=True)
+    error = _failure(install_env, f"acme/hello@{tag}", "asset_not_found")
+    assert "several versions of hello (1.0.0, 1.1.0)" in error.message
+    assert error.details["versions"] == ["1.0.0", "1.1.0"]
+    assert not [request for request in install_env.server.requests if "/assets/" in request.path]
+
+
 def test_asset_not_found_lists_tarballs(install_env: InstallEnv) -> None:
     assets = release_assets("hello", "1.0.0", target="aarch64-apple-darwin")
     install_env.server.publish("acme", "hello", "v1.0.0", assets)
@@ -188,6 +203,38 @@ def test_release_not_found(install_env: InstallEnv) -> None:
 def test_checksum_missing(install_env: InstallEnv) -> None:
     _publish(install_env, sidecar=False)
     _failure(install_env, "acme/hello", "checksum_missing")
+
+
+@pytest.mark.parametrize("digest", [False, True], ids=["checksums-only", "with-digest"])
+def test_a_release_with_too_many_checksums_files_is_refused_unread(
+    install_env: InstallEnv, digest: bool
+) -> None:
+    """Each checksums file is a request and up to 1 MiB: a release with more than the fixed
+    limit (8) is refused before any is fetched, for its checksum and as signature material."""
+    name = asset_name("hello", "1.0.0")
+    assets = release_assets("hello", "1.0.0", sidecar=False)
+    line = sidecar_line(assets[name], name).encode()
+    for index in range(9):
+        assets[f"tool{index}_1.0.0_checksums.txt"] = line
+    install_env.server.publish("acme", "hello", "v1.0.0", assets, digests=digest)
+    error = _failure(install_env, "acme/hello", "checksum_mismatch")
+    assert "has 9 checksums files" in error.message
+    assert "more than the 8" in error.message
+    checksums_ids = {
+        asset.id for _, asset in install_env.server.assets.values() if "checksums" in asset.name
+    }
+    asked = {request.path.rsplit("/", 1)[-1] for request in install_env.server.requests}
+    assert not {str(i) for i in checksums_ids} & asked
+
+
+def test_eight_checksums_files_are_read(install_env: InstallEnv) -> None:
+    name = asset_name("hello", "1.0.0")
+    assets = release_assets("hello", "1.0.0", sidecar=False)
+    for index in range(7):
+        assets[f"tool{index}_1.0.0_checksums.txt"] = b"0" * 64 + b"  other.tar.gz\n"
+    assets["hello_1.0.0_checksums.txt"] = sidecar_line(assets[name], name).encode()
+    install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    assert install("acme/hello", install_env.make_options()).plan.plugin_id == "hello"
 
 
 def test_checksum_mismatch_deletes_the_download(install_env: InstallEnv) -> None:
@@ -214,8 +261,9 @@ def test_digest_mismatch_even_when_sidecar_matches(install_env: InstallEnv) -> N
 
 
 @pytest.mark.parametrize("fault", ["truncate", "short_length"])
-def test_truncated_body_is_a_checksum_mismatch(install_env: InstallEnv, fault: str) -> None:
-    """A well-formed but short response is caught by the checksum, not trusted."""
+def test_truncated_body_is_refused_by_the_listed_size(install_env: InstallEnv, fault: str) -> None:
+    """A well-formed but short response (its Content-Length matching what is sent) is a
+    failed download: fewer bytes than the release lists the asset with, both sizes named."""
     assets = release_assets("hello", "1.0.0")
     release = install_env.server.publish("acme", "hello", "v1.0.0", assets)
     url = install_env.server.asset_api_url(release, asset_name("hello", "1.0.0"))
@@ -224,7 +272,10 @@ def test_truncated_body_is_a_checksum_mismatch(install_env: InstallEnv, fault: s
         install_env.server.truncate_body(times=None, path_contains=path)
     else:
         install_env.server.wrong_content_length(-100, times=None, path_contains=path)
-    _failure(install_env, "acme/hello", "checksum_mismatch")
+    listed = len(assets[asset_name("hello", "1.0.0")])
+    got = listed // 2 if fault == "truncate" else listed - 100
+    error = _failure(install_env, "acme/hello", "network")
+    assert f"got {got} bytes, but the release lists it as {listed} bytes" in error.message
 
 
 def test_retries_after_500s_then_installs(install_env: InstallEnv) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -422,6 +423,45 @@ def test_a_credential_helper_answering_bytes_that_are_not_utf8_is_one_registry_c
         assert "docker-credential-nexo-test" in result.document["error"]
         assert without_notes(result.stderr) == f"error: {result.document['error']}\n"
         assert _installed(dest) == []
+
+
+@pytest.mark.parametrize("answer", ["padded", "endless"])
+def test_a_credential_helper_answering_more_than_a_mebibyte_is_refused(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    auth_registry: Registry,
+    make_dist: MakeDist,
+    answer: str,
+) -> None:
+    """A helper's answer is read up to 1 MiB, as other capped reads: past it (valid
+    credentials after 2 MiB of blanks, or output that never ends) the helper is killed and
+    refused (``registry_config``, exit 2) at once, not read whole into memory; nothing is
+    installed."""
+    reference = _publish(tmp_path, fleet_env, auth_registry, make_dist, "plugins/echo:1.2.3")
+    helpers = tmp_path / "helpers"
+    helpers.mkdir()
+    helper = helpers / "docker-credential-nexo-test"
+    body = (
+        f"head -c 2097152 /dev/zero | tr '\\0' ' '\n"
+        f'printf \'%s\' \'{{"Username": "{USER}", "Secret": "{PASSWORD}"}}\'\n'
+        if answer == "padded"
+        else "exec yes\n"
+    )
+    helper.write_text("#!/bin/sh\n" + body, encoding="utf-8")
+    helper.chmod(0o755)
+    env = {**fleet_env, "PATH": f"{helpers}:{fleet_env['PATH']}"}
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"credHelpers": {auth_registry.host: "nexo-test"}}))
+    dest = tmp_path / "root"
+    started = time.monotonic()
+    result = _install(env, reference, dest, config)
+    assert time.monotonic() - started < 20
+    assert result.code == 2, result.stderr
+    assert result.document["kind"] == "registry_config", result.document
+    assert "docker-credential-nexo-test answered more than 1 MiB" in result.document["error"]
+    assert without_notes(result.stderr) == f"error: {result.document['error']}\n"
+    assert _installed(dest) == []
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ plugin, and writes are never repeated blindly."""
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,24 @@ def test_a_blob_cut_off_halfway_is_fetched_again_from_the_start(
     # What the cache kept is whole: every blob hashes to its name.
     for blob in (home / "cache" / "blobs" / "sha256").iterdir():
         assert hashlib.sha256(blob.read_bytes()).hexdigest() == blob.name
+
+
+def test_a_blob_cut_off_every_time_is_told_in_words(
+    tmp_path: Path, fleet_env: dict[str, str], proxy: RegistryProxy, make_dist: MakeDist
+) -> None:
+    """A blob whose body always stops halfway: each plugin fails as ``network`` with a line
+    that says how many of how many bytes came, not the HTTP library's exception class."""
+    lock = _lock(tmp_path, fleet_env, proxy, make_dist)
+    host = {**fleet_env, "NEXO_HOME": str(tmp_path / "host-home")}
+    proxy.fail("GET", "/blobs/sha256:", 0, times=None)
+    dest = tmp_path / "root"
+    document = _sync(host, lock, dest)
+    assert document["kind"] == "sync_failed", document
+    for failed in document["plugins"]:
+        assert (failed["action"], failed["kind"]) == ("failed", "network"), failed
+        assert re.search(r"the connection closed after \d+ of \d+ bytes", failed["error"]), failed
+        assert "ProtocolError" not in failed["error"], failed
+    assert not [p for p in dest.iterdir() if not p.name.startswith(".")]
 
 
 def test_a_registry_that_stays_down_fails_each_plugin_on_one_line(

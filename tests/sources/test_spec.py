@@ -302,20 +302,21 @@ def test_identity_from_tarball_names_ignores_the_tag() -> None:
     assert caught.value.details["asset"] == "nexo-plugin.toml"
 
 
-def test_several_versions_in_tarball_names_are_told_apart_by_the_tag() -> None:
+@pytest.mark.parametrize("tag", ["p-v1.1.0", "v1.0.0", "latest-build"])
+def test_several_versions_in_tarball_names_are_never_told_apart_by_the_tag(tag: str) -> None:
+    """The tag only selects the release: tarballs of two versions and no manifest asset
+    are ambiguous whatever the tag says."""
     names = ("p-1.0.0-noarch.tar.gz", "p-1.1.0-noarch.tar.gz")
-    assert (
-        release_identity(
-            _release("p-v1.1.0", *names), None, manifest_problem=manifest_asset_problem
-        ).version
-        == "1.1.0"
-    )
     with pytest.raises(NexoError) as caught:
-        release_identity(
-            _release("latest-build", *names), None, manifest_problem=manifest_asset_problem
-        )
+        release_identity(_release(tag, *names), None, manifest_problem=manifest_asset_problem)
     assert caught.value.kind == "asset_not_found"
     assert caught.value.details["versions"] == ["1.0.0", "1.1.0"]
+    assert "several versions of p (1.0.0, 1.1.0)" in caught.value.message
+    manifest = ("nexo-plugin.toml", manifest_text("p", "1.1.0"))
+    chosen = release_identity(
+        _release(tag, *names), manifest, manifest_problem=manifest_asset_problem
+    )
+    assert chosen.version == "1.1.0"
 
 
 @pytest.mark.parametrize(
