@@ -7,11 +7,13 @@ means no credentials; a named file that is missing or malformed is a configurati
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
 import subprocess
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -165,7 +167,8 @@ def _sendable(credentials: Credentials, where: str) -> Credentials:
 def _run_helper(program: str, host: str) -> tuple[int, bytes | None]:
     """``program get`` with ``host`` on its stdin: its exit status and what it wrote to
     stdout, ``None`` past :data:`MAX_HELPER_OUTPUT_BYTES` (the helper is then killed, as it
-    is after :data:`HELPER_TIMEOUT`: ``subprocess.TimeoutExpired``). Its stderr is not read."""
+    is when it has not ended :data:`HELPER_TIMEOUT` after it started, its stdout closed or
+    not: ``subprocess.TimeoutExpired``). Its stderr is not read."""
     with subprocess.Popen(
         [program, "get"],
         stdin=subprocess.PIPE,
@@ -175,6 +178,7 @@ def _run_helper(program: str, host: str) -> tuple[int, bytes | None]:
         stdin, stdout = process.stdin, process.stdout
         if stdin is None or stdout is None:
             raise AssertionError("both pipes were asked for")
+        deadline = time.monotonic() + HELPER_TIMEOUT
         received = bytearray()
         over = threading.Event()
 
@@ -192,14 +196,16 @@ def _run_helper(program: str, host: str) -> tuple[int, bytes | None]:
             stdin.close()
         except OSError:
             pass  # a helper that exits without reading its input: judged by its answer
-        reader.join(HELPER_TIMEOUT)
-        if over.is_set() or reader.is_alive():
-            process.kill()
-            process.wait()
-            if over.is_set():
-                return process.returncode, None
-            raise subprocess.TimeoutExpired([program, "get"], HELPER_TIMEOUT)
-        return process.wait(), bytes(received)
+        reader.join(max(0.0, deadline - time.monotonic()))
+        if not over.is_set() and not reader.is_alive():
+            # Its stdout is closed, but the helper may still run: the same deadline holds.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                return process.wait(max(0.0, deadline - time.monotonic())), bytes(received)
+        process.kill()
+        process.wait()
+        if over.is_set():
+            return process.returncode, None
+        raise subprocess.TimeoutExpired([program, "get"], HELPER_TIMEOUT)
 
 
 def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:
