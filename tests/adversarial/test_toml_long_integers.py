@@ -96,3 +96,42 @@ def test_a_tarball_manifest_is_manifest_invalid_and_nothing_is_installed(
     assert result.document["kind"] == "manifest_invalid", result.document
     assert SAID in result.document["error"]
     assert not dest.exists() or not any(path.name.startswith("big") for path in dest.iterdir())
+
+
+# -- the daemon's YAML files ------------------------------------------------------------------
+# serde_yaml reads a scalar of digits past 128 bits as a string (its f64 is infinite).
+
+
+def test_a_discovery_yaml_number_is_read_as_the_daemon_reads_it(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    (config / "plugins").mkdir(parents=True)
+    (config / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths: [{tmp_path / 'root'}]\n  follow_symlinks: {LONG}\n",
+        encoding="utf-8",
+    )
+    result = nexo(
+        "plugin", "list", "--config", config, "--json", env=_env(tmp_path), in_process=True
+    )  # fmt: skip
+    assert result.code == 2, result.stdout + result.stderr
+    assert result.document["kind"] == "config", result.document
+    assert "`discovery.follow_symlinks` must be true or false" in result.document["error"]
+
+
+def test_an_extensions_yaml_number_is_linted_not_an_internal_error(tmp_path: Path) -> None:
+    extensions = tmp_path / "config" / "extensions" / "extensions.yaml"
+    extensions.parent.mkdir(parents=True)
+    extensions.write_text(f"enabled: true\nx: {LONG}\n", encoding="utf-8")
+    result = nexo("plugin", "lint", extensions, "--json", env=_env(tmp_path), in_process=True)
+    assert result.code == 1, result.stdout + result.stderr
+    found = result.document["files"][0]["diagnostics"]
+    assert {item["code"] for item in found} == {"NX220", "NX221"}, found
+    assert "unknown key `x` in the top level" in [item["message"] for item in found]
+
+
+def test_a_memory_yaml_number_leaves_the_wired_capabilities_undecided(tmp_path: Path) -> None:
+    from nexo_pkg.install.compat import wired_capabilities
+
+    (tmp_path / "memory.yaml").write_text(
+        f"long_term:\n  backend: sqlite\n  x: {LONG}\n", encoding="utf-8"
+    )
+    assert wired_capabilities(tmp_path) is None
