@@ -966,7 +966,11 @@ def _assets(
                 name=item["name"],
                 url=str(item.get(api_url) or "") if api_url else "",
                 browser_download_url=str(item.get(download_url) or ""),
-                size=size if isinstance(size, int) else 0,
+                # A size that is no count of bytes (negative, a boolean, not a number) is
+                # no listing: the asset's size is then unknown (0), as when it is absent.
+                size=size
+                if isinstance(size, int) and not isinstance(size, bool) and size > 0
+                else 0,
                 digest=digest if isinstance(digest, str) else None,
                 asset_id=str(asset_id)
                 if isinstance(asset_id, str | int) and not isinstance(asset_id, bool)

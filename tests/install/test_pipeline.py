@@ -279,6 +279,22 @@ def test_truncated_body_is_refused_by_the_listed_size(install_env: InstallEnv, f
     assert f"got {got} bytes, but the release lists it as {listed} bytes" in error.message
 
 
+@pytest.mark.parametrize("listed", [-1, True, "1234", 0, None], ids=repr)
+def test_a_listed_size_that_is_no_count_of_bytes_is_no_listing(
+    install_env: InstallEnv, listed: object
+) -> None:
+    """A release whose API lists an asset's ``size`` as something other than a positive
+    count of bytes (``-1``, ``true``, a string, ``0``, ``null``) lists no size: the download is
+    judged by its checksum as when the size is absent, not refused as "lists it as True
+    bytes"."""
+    assets = release_assets("hello", "1.0.0")
+    release = install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    name = asset_name("hello", "1.0.0")
+    tarball = next(asset for asset in release.assets if asset.name == name)
+    tarball.listed_size = listed
+    assert install("acme/hello", install_env.make_options()).plan.plugin_id == "hello"
+
+
 class _PaddingHost(BlobServer):
     """A redirect target that serves every tarball with ``extra`` bytes more than it is."""
 

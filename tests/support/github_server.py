@@ -78,6 +78,8 @@ class PublishedAsset:
     # When GitHub says the asset last changed (`updated_at`); a test that swaps an asset's
     # bytes in place moves it on, as a new upload would.
     updated_at: str = "2026-01-01T00:00:00Z"
+    # What the API lists as the asset's `size` when not its length (a hostile mirror's -1).
+    listed_size: Any = None
 
 
 @dataclass
@@ -437,7 +439,7 @@ class GitHubServer(_LoopbackServer):
         return {
             "id": asset.id,
             "name": asset.name,
-            "size": len(asset.data),
+            "size": len(asset.data) if asset.listed_size is None else asset.listed_size,
             "content_type": "application/octet-stream",
             "digest": asset.digest,
             "updated_at": asset.updated_at,
