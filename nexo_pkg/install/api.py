@@ -116,9 +116,12 @@ if TYPE_CHECKING:
     from nexo_pkg.install.root import (
         BOOKKEEPING_DIR,
         JOURNAL_AREA,
+        LEGACY_PREFIXES,
         REMOVING_AREA,
         STAGING_AREA,
         InstallRoot,
+        is_leftover,
+        is_removal_leftover,
         locked_root,
         remove_tree,
     )
@@ -165,8 +168,8 @@ _HOMES = homes(
         "remedy": "plugin_command reinstall_command",
         "rollback": "RollbackResult rollback",
         "root": (
-            "BOOKKEEPING_DIR JOURNAL_AREA REMOVING_AREA STAGING_AREA InstallRoot locked_root "
-            "remove_tree"
+            "BOOKKEEPING_DIR JOURNAL_AREA LEGACY_PREFIXES REMOVING_AREA STAGING_AREA InstallRoot "
+            "is_leftover is_removal_leftover locked_root remove_tree"
         ),
         "sbom": "InstalledSbom installed_sbom",
         "summary": "InstallPlan render_plan",
@@ -177,6 +180,7 @@ _HOMES = homes(
 __all__ = [
     "BOOKKEEPING_DIR",
     "JOURNAL_AREA",
+    "LEGACY_PREFIXES",
     "MODES_ON_DISK",
     "NO_CALLBACKS",
     "POLICY_FILE",
@@ -220,7 +224,9 @@ __all__ = [
     "install_root",
     "installed_sbom",
     "installed_versions",
+    "is_leftover",
     "is_microapp",
+    "is_removal_leftover",
     "known_latest_releases",
     "link_install",
     "linked_plugin",
