@@ -159,3 +159,26 @@ def test_an_install_does_not_keep_a_removal_leftover_for_rollback(
     assert rollback.code == 1
     assert "no earlier version of 'foo' is kept" in rollback.stderr
     assert [m.parent.name for m in discoverable(root)["foo"]] == ["foo-0.2.0"]
+
+
+def test_list_counts_a_removal_leftover_only_while_the_daemon_loads_it(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Beside a new install of the same id the leftover is skipped by the daemon: ``list``
+    showed it as a second installed ``foo`` 0.1.0; it is an orphan now (``--include-orphan``)
+    with a note on stderr, and the installed ``foo`` is the one row."""
+    root = tmp_path / "root"
+    installed = _install(env, root, "foo", "0.1.0")
+    leftover = _removal_leftover(installed)
+    shutil.copytree(leftover, installed)
+
+    listed = _run(env, "list", "--dest", root, "--json", "--include-orphan")
+    document = json.loads(listed.stdout)
+    assert [(p["id"], p["path"], p["shadowed"]) for p in document["plugins"]] == [
+        ("foo", str(installed), False)
+    ]
+    assert [(o["id"], o["path"]) for o in document["orphans"]] == [("foo", str(leftover))]
+    rows = _run(env, "list", "--dest", root)
+    assert rows.code == 0
+    assert [line.split()[-1] for line in rows.stdout.splitlines()] == [str(installed)]
+    assert f"note: {leftover} is no install" in rows.stderr
