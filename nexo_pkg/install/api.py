@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         build_listing,
         first_installed,
         is_microapp,
+        skipped_removal_leftovers,
     )
     from nexo_pkg.install.manifest_check import (
         manifest_asset_problem,
@@ -147,7 +148,7 @@ _HOMES = homes(
             "wired_capabilities"
         ),
         "config": "POLICY_FILE config_dir install_root load_daemon_config",
-        "listing": "build_listing first_installed is_microapp",
+        "listing": "build_listing first_installed is_microapp skipped_removal_leftovers",
         "discovery_edit": "DiscoveryState EditResult discovery_state set_enabled",
         "hold": "held_message holds read_hold release_hold set_hold",
         "link": "LinkResult link_install linked_plugin linked_plugins unlink",
@@ -255,6 +256,7 @@ __all__ = [
     "search_repositories",
     "set_enabled",
     "set_hold",
+    "skipped_removal_leftovers",
     "unlink",
     "unmet_host_requirements",
     "unreadable_installs",

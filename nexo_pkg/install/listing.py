@@ -250,8 +250,7 @@ def build_listing(
     links = tuple(link for each in roots for link in linked_plugins(each))
     linked_paths = {link.path for link in links}
     shadowed = _shadowed(items, links)
-    # What a `remove` left behind counts as an install only while the daemon loads it.
-    removed = frozenset(path for path in shadowed if is_removal_leftover(path.name))
+    removed = skipped_removal_leftovers(items, links, shadowed=shadowed)
     return Listing(
         roots=roots,
         plugins=tuple(
@@ -275,6 +274,21 @@ def build_listing(
 
 
 REMOVAL_LEFTOVER = "left by a `remove` that could not delete it; the daemon skips it"
+
+
+def skipped_removal_leftovers(
+    items: list[Installed],
+    links: tuple[LinkedPlugin, ...],
+    *,
+    shadowed: frozenset[Path] | None = None,
+) -> frozenset[Path]:
+    """The trees of ``items`` a ``remove`` renamed aside and could not delete (the reference
+    installer's ``<dir>.removing-<hex>``) that the daemon skips, an earlier directory holding
+    their id: no installs. One it still loads counts as one (the daemon runs it)."""
+    if not any(is_removal_leftover(item.path.name) for item in items):
+        return frozenset()
+    skipped = _shadowed(items, links) if shadowed is None else shadowed
+    return frozenset(path for path in skipped if is_removal_leftover(path.name))
 
 
 def _shadowed(items: list[Installed], links: tuple[LinkedPlugin, ...]) -> frozenset[Path]:

@@ -182,3 +182,22 @@ def test_list_counts_a_removal_leftover_only_while_the_daemon_loads_it(
     assert rows.code == 0
     assert [line.split()[-1] for line in rows.stdout.splitlines()] == [str(installed)]
     assert f"note: {leftover} is no install" in rows.stderr
+
+
+def test_verify_checks_a_removal_leftover_only_while_the_daemon_loads_it(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """``verify`` re-hashed the skipped leftover as a second installed ``foo``; it checks the
+    install the daemon loads, and the leftover only when the daemon loads that instead."""
+    root = tmp_path / "root"
+    installed = _install(env, root, "foo", "0.1.0")
+    leftover = _removal_leftover(installed)
+    alone = _run(env, "verify", "foo", "--dest", root, "--json")
+    assert alone.code == 0, alone.stderr
+    assert [p["path"] for p in json.loads(alone.stdout)["plugins"]] == [str(leftover)]
+
+    shutil.copytree(leftover, installed)
+    for args in (("foo",), ()):
+        verified = _run(env, "verify", *args, "--dest", root, "--json")
+        assert verified.code == 0, verified.stderr
+        assert [p["path"] for p in json.loads(verified.stdout)["plugins"]] == [str(installed)]
