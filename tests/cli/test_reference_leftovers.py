@@ -23,7 +23,9 @@ from pathlib import Path
 import pytest
 from support.cli import CliResult, clean_env, nexo
 from support.daemon_walk import discoverable
-from support.tarballs import write_plugin
+from support.github_server import GitHubServer
+from support.stand_in import use_stand_in
+from support.tarballs import release_assets, write_plugin
 
 # What `rand::random::<u32>()` formats as `{:08x}` (plugin_admin.rs:671-675) and what
 # `rand::thread_rng().gen::<u64>()` formats as `{:x}` (extract.rs:138-139).
@@ -201,3 +203,26 @@ def test_verify_checks_a_removal_leftover_only_while_the_daemon_loads_it(
         verified = _run(env, "verify", *args, "--dest", root, "--json")
         assert verified.code == 0, verified.stderr
         assert [p["path"] for p in json.loads(verified.stdout)["plugins"]] == [str(installed)]
+
+
+def test_outdated_lists_a_removal_leftover_only_while_the_daemon_loads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer
+) -> None:
+    """``outdated`` listed the skipped leftover of a removed ``foo`` as a second installed
+    ``foo`` (real releases on the loopback GitHub stand-in)."""
+    use_stand_in(monkeypatch, tmp_path, server)
+    root = tmp_path / "root"
+    server.publish("acme", "foo", "v1.0.0", release_assets("foo", "1.0.0"), digests=True)
+    installed = nexo("plugin", "install", "acme/foo", "--dest", root, "--yes")
+    assert installed.code == 0, installed.stderr
+    leftover = _removal_leftover(root / "foo-1.0.0")
+    server.publish("acme", "foo", "v1.1.0", release_assets("foo", "1.1.0"), digests=True)
+
+    def listed() -> list[tuple[str, str]]:
+        result = nexo("plugin", "outdated", "--dest", root, "--json")
+        assert result.code == 0, result.stderr
+        return [(entry["id"], entry["installed"]) for entry in json.loads(result.stdout)["plugins"]]
+
+    assert listed() == [("foo", "1.0.0")]  # the daemon loads the leftover: it is foo
+    shutil.copytree(leftover, root / "foo-1.0.0")
+    assert listed() == [("foo", "1.0.0")]
