@@ -11,14 +11,13 @@ import json
 import os
 import re
 import subprocess
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.core.files import read_config_bytes
-from nexo_pkg.core.programs import find_program
+from nexo_pkg.core.programs import find_program, run_capped
 
 AUTH_FILE_ENV = "REGISTRY_AUTH_FILE"
 HELPER_TIMEOUT = 30.0
@@ -166,40 +165,12 @@ def _run_helper(program: str, host: str) -> tuple[int, bytes | None]:
     """``program get`` with ``host`` on its stdin: its exit status and what it wrote to
     stdout, ``None`` past :data:`MAX_HELPER_OUTPUT_BYTES` (the helper is then killed, as it
     is after :data:`HELPER_TIMEOUT`: ``subprocess.TimeoutExpired``). Its stderr is not read."""
-    with subprocess.Popen(
+    return run_capped(
         [program, "get"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    ) as process:
-        stdin, stdout = process.stdin, process.stdout
-        if stdin is None or stdout is None:
-            raise AssertionError("both pipes were asked for")
-        received = bytearray()
-        over = threading.Event()
-
-        def read() -> None:
-            while chunk := stdout.read(64 * 1024):
-                received.extend(chunk)
-                if len(received) > MAX_HELPER_OUTPUT_BYTES:
-                    over.set()
-                    return
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        try:
-            stdin.write(host.encode("utf-8"))
-            stdin.close()
-        except OSError:
-            pass  # a helper that exits without reading its input: judged by its answer
-        reader.join(HELPER_TIMEOUT)
-        if over.is_set() or reader.is_alive():
-            process.kill()
-            process.wait()
-            if over.is_set():
-                return process.returncode, None
-            raise subprocess.TimeoutExpired([program, "get"], HELPER_TIMEOUT)
-        return process.wait(), bytes(received)
+        limit=MAX_HELPER_OUTPUT_BYTES,
+        timeout=HELPER_TIMEOUT,
+        stdin=host.encode("utf-8"),
+    )
 
 
 def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:
