@@ -213,7 +213,7 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
         for kept in result.kept:
             say(
                 f"Kept the version it replaced out of the daemon's sight at {printable(kept)}"
-                f" (`{printable(rollback)}` brings it back)."
+                f" ({_bringing_back(result.plan, rollback)})."
             )
         for pruned in result.pruned:
             say(f"Removed the version kept before it ({printable(pruned)}).")
@@ -221,6 +221,17 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
             warn(printable(install_api.left_behind(holder)))
     if result.link_warning is not None:
         warn(printable(result.link_warning))
+
+
+def _bringing_back(plan: InstallPlan, rollback: str) -> str:
+    """How a version an install kept comes back: by ``rollback``, unless its receipt holds no
+    file hashes to check it against (another tool installed it)."""
+    if plan.keeping_unchecked:
+        return (
+            "its receipt has no file hashes, so "
+            f"`{printable(rollback)}` cannot check it and will not bring it back"
+        )
+    return f"`{printable(rollback)}` brings it back"
 
 
 def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
@@ -364,7 +375,7 @@ def _report_upgrade(result: UpgradeResult) -> None:
     for kept in result.kept:
         say(
             f"Kept {printable(result.from_version)} out of the daemon's sight at "
-            f"{printable(kept)} (`{printable(rollback)}` brings it back)."
+            f"{printable(kept)} ({_bringing_back(result.install.plan, rollback)})."
         )
     for pruned in result.pruned:
         say(f"Removed the version kept before it ({printable(pruned)}).")
@@ -896,8 +907,8 @@ def remove_command(
             where = ", ".join(printable(path) for path in left)
             raise NexoError(
                 f"{plugin_id} is no longer installed, but its files could not all be deleted:"
-                f" {where} left (the next nexo plugin command on that root deletes it once"
-                " it can)",
+                f" {where} left (the next install, remove or upgrade on that root deletes it"
+                " once it can)",
                 kind="io",
                 details={"id": plugin_id, "removed": gone, "left": [str(path) for path in left]},
             )

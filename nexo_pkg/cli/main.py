@@ -189,6 +189,27 @@ def _unicode_stdout() -> None:
 def main() -> None:
     """Run the command line and exit with its code (0 yes, 1 no, 2 usage, 129/130/143
     signals)."""
+    try:
+        _main()
+    finally:
+        # However the command ended (a result, a refusal, a usage error, a signal's line),
+        # it is done and has said so: a signal from now on (while the interpreter winds
+        # down) ends the process at once with its line and code, never a traceback from the
+        # unwinding handler raised where nothing catches it.
+        _leave_on_signals()
+
+
+def _leave_on_signals() -> None:
+    try:
+        for handled in SIGNAL_EXIT:
+            signal.signal(handled, leave_now)
+    except Interrupted as late:  # came just before its handler was replaced
+        leave_now(late.signum, None)
+    except ValueError:
+        pass  # not the main thread (an embedding caller): the signals are not ours
+
+
+def _main() -> None:
     if sys.stdin is None or sys.stdout is None or sys.stderr is None:
         _open_closed_streams()
     if sys.argv[1:3] != ["plugin", "lsp"]:
@@ -246,9 +267,4 @@ def main() -> None:
         for handled in SIGNAL_EXIT:
             signal.signal(handled, leave_now)
         exit_now(code)
-    # The command is done and its output written: a signal from now on (while the
-    # interpreter winds down) ends the process at once with its line and code, never a
-    # traceback from the unwinding handler raised where nothing catches it.
-    for handled in SIGNAL_EXIT:
-        signal.signal(handled, leave_now)
     raise SystemExit(code)

@@ -5,10 +5,12 @@ directory, which may be a cloned repository nobody has read."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -39,9 +41,9 @@ def run_capped(
 ) -> tuple[int, bytes | None]:
     """Run ``argv`` (``stdin`` on its input, else none) and return its exit status and what
     it wrote to stdout, or ``None`` for that past ``limit`` bytes: the program is then killed,
-    as it is after ``timeout`` seconds (``subprocess.TimeoutExpired``). Its stderr is not
-    read. An answer that should be a few bytes (a credential, a token) is never read whole
-    whatever the program prints."""
+    as it is when it has not ended ``timeout`` seconds after it started, its stdout closed or
+    not (``subprocess.TimeoutExpired``). Its stderr is not read. An answer that should be a
+    few bytes (a credential, a token) is never read whole whatever the program prints."""
     with subprocess.Popen(
         list(argv),
         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -52,6 +54,7 @@ def run_capped(
         stdout = process.stdout
         if stdout is None:
             raise AssertionError("stdout was asked for")
+        deadline = time.monotonic() + timeout
         received = bytearray()
         over = threading.Event()
 
@@ -70,11 +73,13 @@ def run_capped(
                 process.stdin.close()
             except OSError:
                 pass  # a program that exits without reading its input: judged by its answer
-        reader.join(timeout)
-        if over.is_set() or reader.is_alive():
-            process.kill()
-            process.wait()
-            if over.is_set():
-                return process.returncode, None
-            raise subprocess.TimeoutExpired(list(argv), timeout)
-        return process.wait(), bytes(received)
+        reader.join(max(0.0, deadline - time.monotonic()))
+        if not over.is_set() and not reader.is_alive():
+            # Its stdout is closed, but the program may still run: the same deadline holds.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                return process.wait(max(0.0, deadline - time.monotonic())), bytes(received)
+        process.kill()
+        process.wait()
+        if over.is_set():
+            return process.returncode, None
+        raise subprocess.TimeoutExpired(list(argv), timeout)

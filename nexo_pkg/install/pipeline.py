@@ -37,6 +37,7 @@ from nexo_pkg.install.receipts import (
     RECEIPT_NAME,
     Installed,
     Receipt,
+    has_file_hashes,
     installed_versions,
     read_receipt,
     require_installed,
@@ -553,6 +554,7 @@ def _plan(
         fallback_note=None if configured else unreached,
         replacing=tuple(str(path) for path in replacing),
         keeping=None if keeping is None else str(keeping),
+        keeping_unchecked=keeping is not None and not has_file_hashes(keeping),
     )
 
 

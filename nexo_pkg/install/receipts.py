@@ -229,6 +229,16 @@ class Installed:
         return self.receipt.id if self.receipt else None
 
 
+def has_file_hashes(directory: Path) -> bool:
+    """Whether ``directory``'s receipt records its files' hashes (nexo-pkg's do; the
+    reference installer's do not), so that ``rollback`` can check the tree before it comes
+    back. False for an unreadable receipt."""
+    try:
+        return read_receipt(directory).files is not None
+    except (OSError, ValueError):
+        return False
+
+
 def read_receipt(directory: Path) -> Receipt:
     """Load ``directory/.nexo-install.json``; raises ``ValueError``/``OSError`` when unusable
     (a receipt that is a link, a FIFO or larger than 32 MiB is unusable, never waited on)."""

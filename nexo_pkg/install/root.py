@@ -622,8 +622,8 @@ def left_behind(holder: Path) -> str:
     """The warning for a removed tree whose files could not all be deleted: out of the
     daemon's sight at ``holder`` (under ``.nexo/removing``), as ``remove`` says it."""
     return (
-        f"a removed version's files could not all be deleted: {holder} left (the next nexo "
-        "plugin command on that root deletes it once it can)"
+        f"a removed version's files could not all be deleted: {holder} left (the next "
+        "install, remove or upgrade on that root deletes it once it can)"
     )
 
 

@@ -160,6 +160,9 @@ class InstallPlan:
     replacing: tuple[str, ...] = ()
     #: The one of ``replacing`` kept out of the daemon's sight for ``nexo plugin rollback``.
     keeping: str | None = None
+    #: ``keeping``'s receipt holds no file hashes (another tool installed it): kept, but
+    #: ``rollback`` cannot check it, so it cannot bring it back.
+    keeping_unchecked: bool = False
 
     @property
     def plugin_id(self) -> str:
@@ -238,7 +241,7 @@ def render_plan(plan: InstallPlan) -> list[str]:
         *built_in_lines(plan.signature),
         f"Install to:   {plan.destination}",
         *(
-            f"Replaces:     {path}" + (" (kept for rollback)" if path == plan.keeping else "")
+            f"Replaces:     {path}" + (_kept_mark(plan) if path == plan.keeping else "")
             for path in plan.replacing
         ),
     ]
@@ -266,3 +269,10 @@ def render_plan(plan: InstallPlan) -> list[str]:
     if admin:
         lines.append(f"  admin RPCs: {', '.join(admin)}")
     return [printable(line) for line in lines]
+
+
+def _kept_mark(plan: InstallPlan) -> str:
+    """What the screen says of the replaced tree ``plan`` keeps out of the daemon's sight."""
+    if plan.keeping_unchecked:
+        return " (kept, but its receipt has no file hashes, so rollback cannot bring it back)"
+    return " (kept for rollback)"

@@ -164,7 +164,8 @@ def _sendable(credentials: Credentials, where: str) -> Credentials:
 def _run_helper(program: str, host: str) -> tuple[int, bytes | None]:
     """``program get`` with ``host`` on its stdin: its exit status and what it wrote to
     stdout, ``None`` past :data:`MAX_HELPER_OUTPUT_BYTES` (the helper is then killed, as it
-    is after :data:`HELPER_TIMEOUT`: ``subprocess.TimeoutExpired``). Its stderr is not read."""
+    is when it has not ended :data:`HELPER_TIMEOUT` after it started, its stdout closed or
+    not: ``subprocess.TimeoutExpired``). Its stderr is not read."""
     return run_capped(
         [program, "get"],
         limit=MAX_HELPER_OUTPUT_BYTES,

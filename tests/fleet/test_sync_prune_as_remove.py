@@ -192,8 +192,8 @@ def test_prune_that_leaves_files_says_so(
     assert pruned.code == 0, pruned.stderr
     assert not tree.exists()
     said = (
-        f"a removed version's files could not all be deleted: {left} left (the next nexo "
-        "plugin command on that root deletes it once it can)"
+        f"a removed version's files could not all be deleted: {left} left (the next install, "
+        "remove or upgrade on that root deletes it once it can)"
     )
     if json_output:
         [removal] = [item for item in pruned.document["plugins"] if item["id"] == "alpha"]

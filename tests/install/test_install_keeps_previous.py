@@ -9,7 +9,7 @@ from pathlib import Path
 
 from support.cli import clean_env, nexo
 from support.daemon_walk import discovered_versions
-from support.tarballs import write_plugin
+from support.tarballs import release_assets, write_plugin
 
 from nexo_pkg.install.receipts import scan_kept
 
@@ -97,3 +97,36 @@ def test_rollback_of_a_local_tarball_names_a_remedy_that_works(
     listed = json.loads(nexo("plugin", "list", "--dest", dest, "--json", env=env).stdout)
     [plugin] = [item for item in listed["plugins"] if not item["kept"]]
     assert (plugin["version"], plugin["held"]) == ("1.1.0", False)
+
+
+def test_a_kept_version_rollback_cannot_check_is_not_promised_back(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    """Over a plugin the reference installer left (a receipt without file hashes), ``install``
+    and ``upgrade`` keep the replaced tree, but ``rollback`` refuses it (nothing says what
+    its files should be): neither the screen nor the report promises it back."""
+    from .test_receipts import _write_reference_install
+
+    dest = install_env.dest
+    env = clean_env(NEXO_HOME=str(install_env.home), NEXO_GITHUB_API_BASE=install_env.server.url)
+    _write_reference_install(dest, "x", "1.0.0", "latest")
+    installed = nexo(
+        "plugin", "install", write_plugin(tmp_path, "x", "1.1.0"), "--dest", dest, "--yes", env=env
+    )
+    assert installed.exit_code == 0, installed.stderr
+    _write_reference_install(dest, "y", "1.0.0", "latest")
+    install_env.server.publish("acme", "y", "v1.1.0", release_assets("y", "1.1.0"))
+    upgraded = nexo("plugin", "upgrade", "y", "--dest", dest, "--yes", env=env)
+    assert upgraded.exit_code == 0, upgraded.stderr
+    for plugin_id, run in (("x", installed), ("y", upgraded)):
+        assert (
+            f"{dest}/{plugin_id}-1.0.0 (kept, but its receipt has no file hashes, so rollback "
+            "cannot bring it back)"
+        ) in run.stderr
+        assert "brings it back" not in run.stderr
+        assert f"so `nexo plugin rollback {plugin_id}` cannot check it" in run.stderr
+        refused = nexo("plugin", "rollback", plugin_id, "--dest", dest, "--yes", env=env)
+        assert refused.exit_code == 1
+        assert "its receipt has no file hashes" in refused.stderr
+    assert _kept(dest) == ["1.0.0", "1.0.0"]
+    assert discovered_versions(dest) == {"x": "1.1.0", "y": "1.1.0"}

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.github_server import BlobServer
 from support.tarballs import (
     asset_name,
     directory,
@@ -276,6 +277,36 @@ def test_truncated_body_is_refused_by_the_listed_size(install_env: InstallEnv, f
     got = listed // 2 if fault == "truncate" else listed - 100
     error = _failure(install_env, "acme/hello", "network")
     assert f"got {got} bytes, but the release lists it as {listed} bytes" in error.message
+
+
+class _PaddingHost(BlobServer):
+    """A redirect target that serves every tarball with ``extra`` bytes more than it is."""
+
+    extra = 300_000
+
+    def put(self, path: str, data: bytes) -> str:
+        padding = b"\0" * self.extra if path.endswith(".tar.gz") else b""
+        return super().put(path, data + padding)
+
+
+def test_a_body_longer_than_the_listed_size_is_stopped_where_it_passes_it(
+    install_env: InstallEnv,
+) -> None:
+    """A download that sends more bytes than the release lists the asset with (its own
+    Content-Length agreeing) is a failed download (``network``), cut off once it passes the
+    listed size rather than read on to ``--max-download-size``; nothing is installed."""
+    assets = release_assets("hello", "1.0.0")
+    install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    listed = len(assets[asset_name("hello", "1.0.0")])
+    with _PaddingHost() as host:
+        install_env.server.redirect_assets_to(host)
+        error = _failure(install_env, "acme/hello", "network")
+    name = asset_name("hello", "1.0.0")
+    assert f"download of {name}: got at least " in error.message, error.message
+    assert f"bytes, but the release lists it as {listed} bytes" in error.message, error.message
+    said = error.message.split("got at least ", 1)[1].split(" bytes", 1)[0]
+    # Stopped within a chunk of the listed size, not after the whole padded body.
+    assert listed < int(said) < listed + _PaddingHost.extra, error.message
 
 
 def test_retries_after_500s_then_installs(install_env: InstallEnv) -> None:

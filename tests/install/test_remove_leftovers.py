@@ -87,6 +87,7 @@ def test_remove_that_leaves_files_says_so(
         [line] = result.stderr.splitlines()
         assert line.startswith("error: x is no longer installed")
         assert str(left) in line
+        assert "(the next install, remove or upgrade on that root deletes it" in line
     listed = nexo("plugin", "list", "--dest", dest, "--json", env=env, in_process=True)
     assert json.loads(listed.stdout)["plugins"] == []
 
@@ -124,8 +125,8 @@ def test_upgrade_pruning_a_kept_version_that_leaves_files_says_so(
     assert result.exit_code == 0, result.stdout + result.stderr
     assert discovered_versions(dest) == {"hello": "1.2.0"}
     said = (
-        f"a removed version's files could not all be deleted: {left} left (the next nexo "
-        "plugin command on that root deletes it once it can)"
+        f"a removed version's files could not all be deleted: {left} left (the next install, "
+        "remove or upgrade on that root deletes it once it can)"
     )
     if json_output:
         document = json.loads(result.stdout)
@@ -133,3 +134,28 @@ def test_upgrade_pruning_a_kept_version_that_leaves_files_says_so(
         assert said in document["warnings"]
     else:
         assert f"warning: {said}" in result.stderr.splitlines()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="permissions and chattr are POSIX")
+def test_what_remove_left_is_deleted_by_the_commands_it_names(
+    install_env: InstallEnv, undeletable: Path, tmp_path: Path
+) -> None:
+    """The line says which commands delete what was left: reading commands (``list``,
+    ``verify``, ``doctor``) leave it, the next install on the root deletes it."""
+    dest = install_env.dest
+    env = clean_env(NEXO_HOME=str(install_env.home))
+    removed = nexo("plugin", "remove", "x", "--dest", dest, "--yes", env=env, in_process=True)
+    assert removed.exit_code == 1, removed.stderr
+    [left] = list(dest.glob(".nexo/removing/*"))
+    for found in left.glob("tree/bin"):
+        if os.geteuid() == 0:
+            _chattr("-i", found / "x")
+        else:
+            found.chmod(0o755)
+    for reading in ("list", "verify", "doctor"):
+        nexo("plugin", reading, "--dest", dest, env=env, in_process=True)
+        assert left.is_dir(), reading
+    tarball = write_plugin(tmp_path / "other", "y", "1.0.0")
+    args = ["plugin", "install", str(tarball), "--dest", str(dest), "--yes"]
+    assert nexo(*args, env=env, in_process=True).exit_code == 0
+    assert not left.exists()

@@ -464,6 +464,44 @@ def test_a_credential_helper_answering_more_than_a_mebibyte_is_refused(
     assert _installed(dest) == []
 
 
+def test_a_credential_helper_that_closes_its_output_and_stays_is_stopped_at_the_timeout(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    auth_registry: Registry,
+    make_dist: MakeDist,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A helper that answers, closes its stdout and then never ends is held to the helper's
+    timeout as one that never answers is (``registry_config``, exit 2), not waited for
+    without end; nothing is installed."""
+    from nexo_pkg.sources import oci_auth
+
+    monkeypatch.setattr(oci_auth, "HELPER_TIMEOUT", 2.0)
+    reference = _publish(tmp_path, fleet_env, auth_registry, make_dist, "plugins/echo:1.2.3")
+    helpers = tmp_path / "helpers"
+    helpers.mkdir()
+    helper = helpers / "docker-credential-nexo-test"
+    helper.write_text(
+        "#!/bin/sh\n"
+        f'printf \'%s\' \'{{"Username": "{USER}", "Secret": "{PASSWORD}"}}\'\n'
+        "exec >&-\nexec sleep 25\n",
+        encoding="utf-8",
+    )
+    helper.chmod(0o755)
+    env = {**fleet_env, "PATH": f"{helpers}:{fleet_env['PATH']}"}
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"credHelpers": {auth_registry.host: "nexo-test"}}))
+    dest = tmp_path / "root"
+    started = time.monotonic()
+    result = _install(env, reference, dest, config)
+    assert time.monotonic() - started < 15
+    assert result.code == 2, result.stderr
+    assert result.document["kind"] == "registry_config", result.document
+    assert "docker-credential-nexo-test failed" in result.document["error"]
+    assert _installed(dest) == []
+
+
 @pytest.mark.parametrize(
     "spelling",
     [
