@@ -119,7 +119,7 @@ def find_microapp(root: Path, manifest_path: Path | None = None) -> MicroappTarg
         return None
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, ValueError):
         # Not ours to diagnose: the plugin path reports an unreadable manifest.
         return None
     if not is_extension_shape(document):
@@ -177,7 +177,7 @@ def _companion(
         return (), (), False, ()
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+    except (OSError, UnicodeDecodeError, ValueError) as error:
         # The daemon warns and skips a companion it cannot parse (admin_capability_collect.rs).
         note = (
             f"{COMPANION_MANIFEST_NAME} cannot be read ({error}); the daemon skips it, so "

@@ -207,7 +207,7 @@ def load_manifest(manifest_path: Path) -> PluginManifest:
     try:
         # The daemon's TOML parser (toml_edit) reads past a leading byte-order mark.
         manifest = tomllib.loads(text.removeprefix("\ufeff"))
-    except tomllib.TOMLDecodeError as error:
+    except ValueError as error:
         raise ManifestRefusedError.linted(
             f"{manifest_path}: not valid TOML ({error}); run `nexo plugin lint` for details",
             manifest=manifest_path,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 import tomllib
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -537,8 +538,18 @@ def _end_of_document(text: str) -> Span:
     return Span(Position(line, column), Position(line, column))
 
 
-def syntax_error(text: str, error: tomllib.TOMLDecodeError) -> TomlSyntax:
-    """The message and position of ``tomllib``'s ``error`` on ``text``. Never fails."""
+# A decimal integer literal, its digits perhaps separated by underscores.
+_DECIMAL_RUN = re.compile(r"[+-]?[0-9](?:_?[0-9])*")
+
+
+def syntax_error(text: str, error: ValueError) -> TomlSyntax:
+    """The message and position of ``tomllib``'s ``error`` on ``text``. Never fails.
+
+    ``tomllib`` reads a decimal integer with Python's ``int``, which refuses a literal of
+    more digits than ``sys.get_int_max_str_digits()`` with a plain ``ValueError`` (not a
+    ``TOMLDecodeError``): such an integer is far beyond TOML's 64 bits, and said so at it."""
+    if not isinstance(error, tomllib.TOMLDecodeError):
+        return _long_integer(text, error)
     raw = str(error)
     match = _ERROR_POSITION.search(raw)
     if match is None:
@@ -548,6 +559,22 @@ def syntax_error(text: str, error: tomllib.TOMLDecodeError) -> TomlSyntax:
     else:
         span = _end_of_document(text)
     return TomlSyntax(raw[: match.start()], span)
+
+
+def _long_integer(text: str, error: ValueError) -> TomlSyntax:
+    """``error`` (Python's refusal of an integer literal with too many digits) at the first
+    literal that long in ``text``."""
+    limit = sys.get_int_max_str_digits()
+    for match in _DECIMAL_RUN.finditer(text):
+        digits = sum(char.isdigit() for char in match.group())
+        if limit and digits > limit:
+            line = text.count("\n", 0, match.start()) + 1
+            column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+            return TomlSyntax(
+                f"an integer of {digits} digits does not fit in a 64-bit signed integer",
+                point_span(text, line, column),
+            )
+    return TomlSyntax(str(error), _end_of_document(text))
 
 
 _HEADER_LINE = re.compile(

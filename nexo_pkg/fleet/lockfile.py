@@ -172,7 +172,7 @@ def _load_toml(path: Path, kind: str) -> dict[str, Any]:
         raise _invalid(path, f"cannot read it ({exc})", kind) from exc
     try:
         document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:
         # The span scanner places the error; a file that parses never needs it.
         from nexo_pkg.core.toml_spans import syntax_error  # noqa: PLC0415
 

@@ -259,6 +259,11 @@ def parse_yaml_text(path: Path, text: str, *, nodes: bool = False) -> Any:
     except (yaml.YAMLError, RecursionError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"{path} is not valid YAML: {reason}") from exc
+    except ValueError as exc:
+        # PyYAML reads an integer with Python's `int`, which refuses over 4300 digits.
+        raise ConfigError(
+            f"{path} is not valid YAML for the daemon: an integer too long to be a number"
+        ) from exc
 
 
 def resolve_placeholders(text: str, path: Path, cwd: Path) -> str:

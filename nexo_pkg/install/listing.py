@@ -190,7 +190,7 @@ def manifest_identity(directory: Path) -> tuple[str | None, str | None]:
             return None, None
         try:
             plugin = tomllib.loads(raw.decode("utf-8-sig")).get("plugin")
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             return None, None
         if not isinstance(plugin, dict):
             return None, None

@@ -92,7 +92,7 @@ def _with_companion_admin(
 
     try:
         document = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (UnicodeDecodeError, ValueError):
         return summary
     companion = companion_from_data(document)
     if companion.id != plugin_id or not companion.admin_declared or companion_refused(document):
@@ -144,7 +144,7 @@ def _payload_manifest(listing: ArchiveListing) -> tuple[str | None, bytes | None
     if extension is not None:
         try:
             document = tomllib.loads(extension.decode("utf-8"))
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        except (UnicodeDecodeError, ValueError):
             document = {}
         if is_extension_shape(document):
             return MICROAPP_MANIFEST_NAME, extension

@@ -197,7 +197,7 @@ def _named_otherwise(item: Installed, manifest_name: str) -> str | None:
     try:
         with (item.path / manifest_name).open("rb") as handle:
             plugin = tomllib.load(handle).get("plugin")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
     if not isinstance(plugin, dict):
         return None

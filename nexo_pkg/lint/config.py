@@ -144,7 +144,7 @@ def _parse(raw: bytes, path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {error}", kind="config_invalid") from error
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+    except ValueError as error:
         syntax = syntax_error(text, error)
         where = syntax.span.start
         raise ConfigError(

@@ -80,7 +80,7 @@ def _decoded(literal: str, what: Literal["key", "value"]) -> str | None:
     line = f"{literal} = 1" if what == "key" else f"v = {literal}"
     try:
         parsed = tomllib.loads(line)
-    except tomllib.TOMLDecodeError:
+    except ValueError:
         return None
     if len(parsed) != 1:
         return None
@@ -105,7 +105,7 @@ def parses_after(text: str, edits: Iterable[tuple[int, int, str]]) -> bool:
         text = text[:start] + new_text + text[end:]
     try:
         tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except ValueError:
         return False
     return True
 

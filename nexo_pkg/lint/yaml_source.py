@@ -204,7 +204,9 @@ def _from_str_radix(text: str, radix: int, *, signed: bool) -> int | None:
         return None
     if not digits or any(char not in _RADIX_DIGITS[radix] for char in digits):
         return None
-    value = int(digits, radix)
+    # Past 39 decimal digits a value is beyond 128 bits, the widest any caller takes; it is
+    # not converted (Python's `int` refuses a string of more than 4300 digits).
+    value = 10**39 if radix == 10 and len(digits.lstrip("0")) > 39 else int(digits, radix)
     return -value if sign == "-" else value
 
 

@@ -692,7 +692,7 @@ def _is_microapp(text: str, path: str) -> bool:
         return False
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except ValueError:
         return bool(_MICROAPP_TABLE.search(text)) and not _UNIFIED_MARK.search(text)
     return is_extension_shape(data)
 

@@ -102,7 +102,7 @@ def _unclosed_header(text: str, where: Position) -> bool:
     return line.lstrip(" \t").startswith("[") and not rest.startswith("]")
 
 
-def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagnostic]:
+def _syntax_diagnostic(text: str, error: ValueError) -> list[Diagnostic]:
     """Turn the parser's error into diagnostics (the duplicate definitions when that is it,
     at most :data:`MAX_DUPLICATES_REPORTED` of them)."""
     from nexo_pkg.core.toml_spans import scan_spans, syntax_error  # noqa: PLC0415
@@ -302,7 +302,7 @@ def parse_manifest(text: str) -> ParsedManifest:
         return _past_limit(text, nested_value_offset(text, RECURSION_LIMIT), dotted)
     try:
         data = _loads(text)
-    except tomllib.TOMLDecodeError as error:
+    except ValueError as error:
         return ParsedManifest(text, {}, _syntax_diagnostic(text, error))
     except RecursionError:
         # Nested too deeply for tomllib: the daemon's parser stopped long before, at the

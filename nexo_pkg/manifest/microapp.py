@@ -135,7 +135,7 @@ def read_toml_or_none(path: Path) -> dict[str, Any] | None:
     try:
         raw = read_config_file(path, MAX_MANIFEST_BYTES, error=UsageError)
         return tomllib.loads(raw.decode("utf-8").removeprefix("\ufeff"))
-    except (UsageError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+    except (UsageError, UnicodeDecodeError, ValueError, RecursionError):
         return None
 
 

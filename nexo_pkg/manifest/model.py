@@ -410,7 +410,7 @@ def manifest_from_text(text: str, *, max_bytes: int = MAX_MODEL_BYTES) -> Manife
     try:
         # A leading byte-order mark is no part of the TOML: lint and the daemon read past it.
         data = tomllib.loads(text.removeprefix("\ufeff"))
-    except (tomllib.TOMLDecodeError, RecursionError) as error:
+    except (ValueError, RecursionError) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise ManifestModelError(f"the manifest is not TOML: {reason}") from error
     return manifest_from_data(data)

@@ -225,7 +225,7 @@ def _read_project_manifest(project: Path) -> _ProjectManifest:
 def _is_extension_file(path: Path) -> bool:
     try:
         return path.is_file() and is_extension_shape(tomllib.loads(path.read_text("utf-8")))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, ValueError):
         return False
 
 

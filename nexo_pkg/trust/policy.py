@@ -853,7 +853,7 @@ def is_workflow_path(text: str) -> bool:
     return _WORKFLOW_PATH.fullmatch(text) is not None
 
 
-def _syntax_finding(text: str, exc: tomllib.TOMLDecodeError) -> _Finding:
+def _syntax_finding(text: str, exc: ValueError) -> _Finding:
     from nexo_pkg.core.toml_spans import syntax_error  # noqa: PLC0415 - see _validate
 
     syntax = syntax_error(text, exc)
@@ -867,7 +867,7 @@ def _validate(text: str, base_dir: Path | None) -> tuple[TrustPolicy | None, lis
 
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:
         return None, [_syntax_finding(text, exc)]
     except RecursionError:
         # tomllib recurses once per level of nested arrays and inline tables.
@@ -1060,7 +1060,7 @@ def parse_registry_bindings(
 
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:
         finding = _syntax_finding(text, exc)
         start = finding.span.start
         raise invalid(start.line, start.column, finding.message) from exc
