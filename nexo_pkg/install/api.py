@@ -123,6 +123,7 @@ if TYPE_CHECKING:
         InstallRoot,
         is_leftover,
         is_removal_leftover,
+        left_behind,
         locked_root,
         remove_tree,
     )
@@ -170,7 +171,7 @@ _HOMES = homes(
         "rollback": "RollbackResult rollback",
         "root": (
             "BOOKKEEPING_DIR JOURNAL_AREA LEGACY_PREFIXES REMOVING_AREA STAGING_AREA InstallRoot "
-            "is_leftover is_removal_leftover locked_root remove_tree"
+            "is_leftover is_removal_leftover left_behind locked_root remove_tree"
         ),
         "sbom": "InstalledSbom installed_sbom",
         "summary": "InstallPlan render_plan",
@@ -229,6 +230,7 @@ __all__ = [
     "is_microapp",
     "is_removal_leftover",
     "known_latest_releases",
+    "left_behind",
     "link_install",
     "linked_plugin",
     "linked_plugins",

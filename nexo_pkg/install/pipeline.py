@@ -55,6 +55,7 @@ from nexo_pkg.install.root import (
     InstallRoot,
     discard,
     is_removal_leftover,
+    left_behind,
     locked_root,
     publish,
     remove_tree,
@@ -102,6 +103,9 @@ class InstallResult:
     # as ``upgrade`` keeps) and the versions kept before it that were removed.
     kept: tuple[Path, ...] = ()
     pruned: tuple[Path, ...] = ()
+    # Of ``pruned``: the trees whose files could not all be deleted (their place under
+    # ``.nexo/removing``), said as warnings.
+    left: tuple[Path, ...] = ()
 
     @property
     def link_warning(self) -> str | None:
@@ -116,7 +120,8 @@ class InstallResult:
     @property
     def warnings(self) -> tuple[str, ...]:
         link = self.link_warning
-        return self.plan.warnings if link is None else (*self.plan.warnings, link)
+        said = self.plan.warnings if link is None else (*self.plan.warnings, link)
+        return (*said, *(left_behind(path) for path in self.left))
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
@@ -248,8 +253,9 @@ def _keep_one(result: InstallResult, earlier: list[Installed]) -> InstallResult:
     kept_now = [item for item in scan_kept(dest) if item.path in moved]
     newest = max(kept_now, key=version_order).path if kept_now else moved[0]
     stale = [item.path for item in earlier if item.plugin_id == plugin_id]
-    pruned = _remove_trees(dest, [path for path in (*moved, *stale) if path != newest])
-    return replace(result, kept=(newest,), pruned=pruned)
+    left: list[Path] = []
+    pruned = _remove_trees(dest, [path for path in (*moved, *stale) if path != newest], left)
+    return replace(result, kept=(newest,), pruned=pruned, left=tuple(left))
 
 
 def install_from(
@@ -818,6 +824,13 @@ class UpgradeResult:
     # With ``held``: the plugin's source is not upgraded from (a local file: no release to
     # name).
     held_local: bool = False
+    # Of ``pruned``: the trees whose files could not all be deleted (``.nexo/removing``).
+    left: tuple[Path, ...] = ()
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the pruning of kept versions left behind, one warning per tree."""
+        return tuple(left_behind(path) for path in self.left)
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any]
@@ -833,6 +846,8 @@ class UpgradeResult:
         document["removed_old"] = self.removed_old
         document["kept_paths"] = [str(path) for path in self.kept]
         document["pruned_kept_paths"] = [str(path) for path in self.pruned]
+        if self.left:
+            document["warnings"] = [*document.get("warnings", []), *self.warnings]
         if self.pinned_tag is not None:
             document["pinned_tag"] = self.pinned_tag
         if self.held is not None:
@@ -999,16 +1014,19 @@ def replace_installed(
                     discard(aside.parent)
     kept = moved if keep and not result.dry_run else ()
     pruned: tuple[Path, ...] = ()
+    left: list[Path] = []
     if keep_old is None and kept:
         # One previous version per plugin: the newest of those replaced (they moved newest
         # first) is the one kept; the ones kept before it go, and so do older versions that
         # were installed beside it (the reference's upgrade leaves the old one in place).
         kept, beside = kept[:1], kept[1:]
         pruned = _remove_trees(
-            options.dest, [path for path in earlier if path not in kept] + list(beside)
+            options.dest, [path for path in earlier if path not in kept] + list(beside), left
         )
     removed = bool(moved) and not keep
-    return UpgradeResult(plugin_id, *versions, current.path, result, removed, kept, pruned=pruned)
+    return UpgradeResult(
+        plugin_id, *versions, current.path, result, removed, kept, pruned=pruned, left=tuple(left)
+    )
 
 
 def _remove_trees(
