@@ -962,6 +962,11 @@ def verify_command(
         if lock_file is not None:
             return roots[0], fleet_api.check_root(lock_file, roots[0], plugin_id)
         items = install_api.scan_roots(roots, kept=False)
+        if any(install_api.is_removal_leftover(item.path.name) for item in items):
+            # A tree a `remove` left that the daemon skips is no install (one it loads is).
+            links = tuple(link for root in roots for link in install_api.linked_plugins(root))
+            skipped = install_api.skipped_removal_leftovers(items, links)
+            items = [item for item in items if item.path not in skipped]
         if plugin_id is not None:
             named = [item for item in items if item.plugin_id == plugin_id]
             broken = [

@@ -90,6 +90,12 @@ def list_plugins(
             f"note: the daemon skips {printable(str(path))}: an earlier search path or name "
             "holds the same id (`nexo plugin doctor` reports it as shadowed)"
         )
+    for path in sorted(listing.removed):
+        say(
+            f"note: {printable(str(path))} is no install: a `remove` left it there, unable to "
+            "delete it, and the daemon skips it (`nexo plugin doctor` names the command that "
+            "deletes it)"
+        )
 
 
 _VALUE_FLAGS = {"--dest": "dest", "--config": "config", "--color": "color"}

@@ -480,9 +480,12 @@ def doctor_command(
     the daemon's discovery walks). For the root: ids the daemon
     would meet twice, directories without a readable receipt (their manifest and
     handshake are checked all the same), development links, leftovers of interrupted
-    runs, an extensions.yaml max_depth that lets the daemon's microapp walk reach the
-    versions upgrade keeps under .nexo/kept, and ./nexo-plugins.lock against
-    ./nexo-plugins.toml. A microapp's discovery state is extensions.yaml's.
+    installs and removals (under .nexo, and the reference installer's .staging-* and
+    *.removing-* at the top of the root, each with what the daemon makes of it and the
+    command that deletes it), an extensions.yaml max_depth that lets the daemon's
+    microapp walk reach the versions upgrade keeps under .nexo/kept, and
+    ./nexo-plugins.lock against ./nexo-plugins.toml. A microapp's discovery state is
+    extensions.yaml's.
     --jobs plugins are checked at a time, each spawned in its own sandbox under its own
     deadline; the report is the same, in the same order, whatever the number.
     Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something

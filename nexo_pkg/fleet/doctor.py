@@ -20,7 +20,9 @@ needs a look, a ``note`` for a state the operator chose (a disabled plugin).
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -32,13 +34,16 @@ from nexo_pkg.fleet.pool import run_bounded
 from nexo_pkg.install.api import (
     BOOKKEEPING_DIR,
     JOURNAL_AREA,
+    LEGACY_PREFIXES,
     RECEIPT_UNREADABLE,
     REMOVING_AREA,
     STAGING_AREA,
     DaemonReach,
     DiscoveryState,
     Installed,
+    is_leftover,
     is_microapp,
+    is_removal_leftover,
     linked_plugin,
     scan_installed,
     unmet_host_requirements,
@@ -261,10 +266,21 @@ def _installed_findings(
         report.add("warning", "check", summary, plugin_id=plugin_id, path=item.path)
 
 
-def _root_findings(report: DoctorReport, items: list[Installed]) -> None:
-    """Ids met twice, directories that are not installs, leftovers of interrupted runs."""
+def _root_findings(
+    report: DoctorReport, items: list[Installed], leftovers: dict[Path, _Leftover]
+) -> None:
+    """Ids met twice, directories that are not installs, leftovers of interrupted runs
+    (``leftovers``: :func:`_leftovers_in_order`)."""
     first: dict[str, Path] = {}
+    for item, plugin_id, loaded_from in leftovers.values():
+        _leftover_in_root(report, item.path, plugin_id, loaded_from)
     for item in items:
+        if item.path in leftovers:
+            # What the daemon loads from a leftover is its id's first directory (said above).
+            _, plugin_id, loaded_from = leftovers[item.path]
+            if plugin_id is not None and loaded_from == item.path:
+                first.setdefault(plugin_id, item.path)
+            continue
         plugin_id = item.plugin_id
         if plugin_id is None:
             link = linked_plugin(item.path)
@@ -310,6 +326,69 @@ def _root_findings(report: DoctorReport, items: list[Installed]) -> None:
             first[plugin_id] = item.path
     for root in report.roots or (report.dest,):
         _leftover_findings(report, root)
+
+
+# A leftover directly in a root: the tree, the id the daemon would load from it (None: none),
+# and the directory the daemon loads that id from (the leftover itself when it comes first).
+_Leftover = tuple[Installed, str | None, Path | None]
+
+
+def _leftovers_in_order(report: DoctorReport, items: list[Installed]) -> dict[Path, _Leftover]:
+    """The trees installs and removals left directly in the roots (``.staging-*``,
+    ``.removing-*``, and the reference installer's ``<dir>.removing-<hex>``), each with what the
+    daemon's walk makes of it: it meets the roots in order and each root's directories by name,
+    leftovers included, and loads the first manifest of each id."""
+    by_root: dict[Path, list[Installed]] = {}
+    for item in items:
+        by_root.setdefault(item.path.parent, []).append(item)
+    first: dict[str, Path] = {}
+    found: dict[Path, _Leftover] = {}
+    for root in report.roots or (report.dest,):
+        try:
+            hidden = [
+                Installed(root / entry.name, None)
+                for entry in os.scandir(root)
+                if entry.name.startswith(LEGACY_PREFIXES) and entry.is_dir(follow_symlinks=False)
+            ]
+        except OSError:
+            hidden = []
+        for item in sorted([*by_root.get(root, ()), *hidden], key=lambda item: item.path.name):
+            if item.receipt is not None:
+                plugin_id = item.plugin_id
+            elif (link := linked_plugin(item.path)) is not None:
+                plugin_id = link.plugin_id
+            else:
+                manifest = find_manifest(item.path).path
+                plugin_id = _manifest_id(manifest) if manifest is not None else None
+            if plugin_id is not None:
+                first.setdefault(plugin_id, item.path)
+            if is_leftover(item.path.name):
+                found[item.path] = (item, plugin_id, first.get(plugin_id or ""))
+    return found
+
+
+def _leftover_in_root(
+    report: DoctorReport, path: Path, plugin_id: str | None, loaded_from: Path | None
+) -> None:
+    """A warning naming a tree an install or a removal left directly in a root, what the
+    daemon makes of it, and the command that deletes it."""
+    if is_removal_leftover(path.name):
+        what = "left by a `remove` that could not delete it (the reference installer's)"
+    else:
+        what = "left by an install that did not finish"
+    if plugin_id is None:
+        effect = "the daemon loads nothing from it; it only takes space"
+    elif loaded_from == path:
+        effect = f"the daemon loads {plugin_id} from it (first by name)"
+    else:
+        effect = (
+            f"the daemon skips it (it loads {plugin_id} from {loaded_from}); it only takes space"
+        )
+    report.add(
+        "warning", "leftover",
+        f"{what}: {effect}; delete it: {shlex.join(['rm', '-rf', '--', str(path)])}",
+        plugin_id=plugin_id, path=path,
+    )  # fmt: skip
 
 
 def _manifest_id(manifest: Path) -> str | None:
@@ -412,17 +491,23 @@ def diagnose(
         )  # fmt: skip
         return own
 
-    # With a receipt, or without a readable one but with a manifest the daemon reads.
+    # With a receipt, or without a readable one but with a manifest the daemon reads; a tree a
+    # removal left counts only when the daemon loads it.
+    leftovers = _leftovers_in_order(report, items)
+    skipped = {path for path, (_, _, loaded_from) in leftovers.items() if loaded_from != path}
     installed = [
         item
         for item in items
-        if item.receipt is not None
-        or (linked_plugin(item.path) is None and find_manifest(item.path).path is not None)
+        if item.path not in skipped
+        and (
+            item.receipt is not None
+            or (linked_plugin(item.path) is None and find_manifest(item.path).path is not None)
+        )
     ]
     for own in run_bounded(one, installed, jobs=jobs):
         report.plugins.extend(own.plugins)
         report.findings.extend(own.findings)
-    _root_findings(report, items)
+    _root_findings(report, items, leftovers)
     for path, message in walker:
         report.add("warning", "discovery", message, path=path)
     if lock_files is not None:

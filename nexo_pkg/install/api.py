@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         build_listing,
         first_installed,
         is_microapp,
+        skipped_removal_leftovers,
     )
     from nexo_pkg.install.manifest_check import (
         manifest_asset_problem,
@@ -116,9 +117,12 @@ if TYPE_CHECKING:
     from nexo_pkg.install.root import (
         BOOKKEEPING_DIR,
         JOURNAL_AREA,
+        LEGACY_PREFIXES,
         REMOVING_AREA,
         STAGING_AREA,
         InstallRoot,
+        is_leftover,
+        is_removal_leftover,
         left_behind,
         locked_root,
         remove_tree,
@@ -145,7 +149,7 @@ _HOMES = homes(
             "wired_capabilities"
         ),
         "config": "POLICY_FILE config_dir install_root load_daemon_config",
-        "listing": "build_listing first_installed is_microapp",
+        "listing": "build_listing first_installed is_microapp skipped_removal_leftovers",
         "discovery_edit": "DiscoveryState EditResult discovery_state set_enabled",
         "hold": "held_message holds read_hold release_hold set_hold",
         "link": "LinkResult link_install linked_plugin linked_plugins unlink",
@@ -166,8 +170,8 @@ _HOMES = homes(
         "remedy": "plugin_command reinstall_command",
         "rollback": "RollbackResult rollback",
         "root": (
-            "BOOKKEEPING_DIR JOURNAL_AREA REMOVING_AREA STAGING_AREA InstallRoot left_behind "
-            "locked_root remove_tree"
+            "BOOKKEEPING_DIR JOURNAL_AREA LEGACY_PREFIXES REMOVING_AREA STAGING_AREA InstallRoot "
+            "is_leftover is_removal_leftover left_behind locked_root remove_tree"
         ),
         "sbom": "InstalledSbom installed_sbom",
         "summary": "InstallPlan render_plan",
@@ -178,6 +182,7 @@ _HOMES = homes(
 __all__ = [
     "BOOKKEEPING_DIR",
     "JOURNAL_AREA",
+    "LEGACY_PREFIXES",
     "MODES_ON_DISK",
     "NO_CALLBACKS",
     "POLICY_FILE",
@@ -221,7 +226,9 @@ __all__ = [
     "install_root",
     "installed_sbom",
     "installed_versions",
+    "is_leftover",
     "is_microapp",
+    "is_removal_leftover",
     "known_latest_releases",
     "left_behind",
     "link_install",
@@ -251,6 +258,7 @@ __all__ = [
     "search_repositories",
     "set_enabled",
     "set_hold",
+    "skipped_removal_leftovers",
     "unlink",
     "unmet_host_requirements",
     "unreadable_installs",

@@ -16,6 +16,7 @@ from nexo_pkg.core.files import read_regular_bytes
 from nexo_pkg.install.hold import holds
 from nexo_pkg.install.link import LinkedPlugin, linked_plugins
 from nexo_pkg.install.receipts import RECEIPT_UNREADABLE, Installed, Receipt
+from nexo_pkg.install.root import is_removal_leftover
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 
 if TYPE_CHECKING:
@@ -50,6 +51,9 @@ class Listing:
     #: Directories the daemon skips: an earlier one (by search path, then by name) has
     #: the same id, as ``doctor``'s ``shadowed`` finding says.
     shadowed: frozenset[Path] = frozenset()
+    #: Trees a ``remove`` renamed aside and could not delete (the reference installer's
+    #: ``<dir>.removing-<hex>``) that the daemon skips: no installs, listed as orphans.
+    removed: frozenset[Path] = frozenset()
 
     @property
     def unreadable(self) -> tuple[Installed, ...]:
@@ -245,19 +249,46 @@ def build_listing(
     held = frozenset((root, plugin) for root in roots for plugin in holds(root))
     links = tuple(link for each in roots for link in linked_plugins(each))
     linked_paths = {link.path for link in links}
+    shadowed = _shadowed(items, links)
+    removed = skipped_removal_leftovers(items, links, shadowed=shadowed)
     return Listing(
         roots=roots,
-        plugins=tuple((item, item.receipt) for item in items if item.receipt is not None),
+        plugins=tuple(
+            (item, item.receipt)
+            for item in items
+            if item.receipt is not None and item.path not in removed
+        ),
         links=links,
         orphans=tuple(
-            item
+            Installed(item.path, None, REMOVAL_LEFTOVER) if item.path in removed else item
             for item in items
-            if item.receipt is None and not item.kept and item.path not in linked_paths
+            if (item.receipt is None or item.path in removed)
+            and not item.kept
+            and item.path not in linked_paths
         ),
         states=states,
         held=held,
-        shadowed=_shadowed(items, links),
+        shadowed=shadowed - removed,
+        removed=removed,
     )
+
+
+REMOVAL_LEFTOVER = "left by a `remove` that could not delete it; the daemon skips it"
+
+
+def skipped_removal_leftovers(
+    items: list[Installed],
+    links: tuple[LinkedPlugin, ...],
+    *,
+    shadowed: frozenset[Path] | None = None,
+) -> frozenset[Path]:
+    """The trees of ``items`` a ``remove`` renamed aside and could not delete (the reference
+    installer's ``<dir>.removing-<hex>``) that the daemon skips, an earlier directory holding
+    their id: no installs. One it still loads counts as one (the daemon runs it)."""
+    if not any(is_removal_leftover(item.path.name) for item in items):
+        return frozenset()
+    skipped = _shadowed(items, links) if shadowed is None else shadowed
+    return frozenset(path for path in skipped if is_removal_leftover(path.name))
 
 
 def _shadowed(items: list[Installed], links: tuple[LinkedPlugin, ...]) -> frozenset[Path]:

@@ -18,6 +18,7 @@ from nexo_pkg.core.threads import run_bounded
 from nexo_pkg.core.version import VersionError, compare_versions
 from nexo_pkg.install.compat import DaemonVersion, excluding_requirement
 from nexo_pkg.install.receipts import Installed, Receipt, installed_versions, scan_installed
+from nexo_pkg.install.root import is_removal_leftover
 from nexo_pkg.sources.api import origin_label, tag_pins
 
 Status = Literal[
@@ -172,6 +173,14 @@ def outdated(
     else:
         for root in all_roots:
             items.extend(item for item in scan_installed(root) if item.receipt is not None)
+        if any(is_removal_leftover(item.path.name) for item in items):
+            # A tree a `remove` left that the daemon skips is no install (one it loads is).
+            from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
+            from nexo_pkg.install.listing import skipped_removal_leftovers  # noqa: PLC0415
+
+            links = tuple(link for root in all_roots for link in linked_plugins(root))
+            skipped = skipped_removal_leftovers(items, links)
+            items = [item for item in items if item.path not in skipped]
     if prepare is not None:
         prepare([item.receipt for item in items if item.receipt is not None])
     return run_bounded(lambda item: _entry(item, lookup, daemon), items, jobs=jobs)

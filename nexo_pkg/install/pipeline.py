@@ -54,6 +54,7 @@ from nexo_pkg.install.root import (
     LEGACY_PREFIXES,
     InstallRoot,
     discard,
+    is_removal_leftover,
     left_behind,
     locked_root,
     publish,
@@ -631,13 +632,17 @@ def _keeping(step: InstallStep, others: tuple[Path, ...]) -> Path | None:
     """Which of the other installed versions ``others`` (:func:`_replaced`) is kept out of
     the daemon's sight for ``rollback``: with ``keep_old``, the newest with a readable
     receipt (one per plugin by default, as ``upgrade`` and ``install`` keep); a link (a
-    development install) and ``--force``'s own tree never are."""
+    development install), ``--force``'s own tree and a tree a ``remove`` left behind (the
+    operator removed that version: it is no version to go back to) never are."""
     if not step.keep_old or not others:
         return None
     versions = [
         item
         for item in scan_installed(others[0].parent)
-        if item.path in others and item.receipt is not None and not item.path.is_symlink()
+        if item.path in others
+        and item.receipt is not None
+        and not item.path.is_symlink()
+        and not is_removal_leftover(item.path.name)
     ]
     return max(versions, key=version_order).path if versions else None
 

@@ -45,9 +45,27 @@ JOURNAL_AREA = "journal"
 TREE_NAME = "tree"
 # Where earlier versions staged and removed trees (directly in <dest>, where the daemon looked).
 LEGACY_PREFIXES = (".staging-", ".removing-")
+# The reference installer leaves the same kinds of tree in <dest>: `.staging-<id>-<hex>` from an
+# install it did not finish (crates/ext-installer/src/extract.rs:47,139), and
+# `<dir>.removing-<8 hex>` when its `remove` renamed a plugin aside and could not delete it
+# (src/plugin_admin.rs:600-617,669-677).
+REMOVING_MARK = ".removing-"
 MAX_JOURNAL_BYTES = 32 * 1024 * 1024
 LOCK_TIMEOUT_ENV = "NEXO_INSTALL_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 120.0
+
+
+def is_removal_leftover(name: str) -> bool:
+    """Whether ``name`` is what the reference installer's ``remove`` renames a plugin
+    directory to before deleting it (``<dir>.removing-<8 hex digits>``)."""
+    head, mark, tail = name.rpartition(REMOVING_MARK)
+    return bool(head and mark) and len(tail) == 8 and all(c in "0123456789abcdef" for c in tail)
+
+
+def is_leftover(name: str) -> bool:
+    """Whether a directory named ``name`` directly in a plugin root is a tree an install or a
+    removal left there (the reference installer's, or an earlier nexo-pkg's), not an install."""
+    return name.startswith(LEGACY_PREFIXES) or is_removal_leftover(name)
 
 
 def io_error(action: str, exc: OSError) -> NexoError:
