@@ -217,6 +217,8 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
             )
         for pruned in result.pruned:
             say(f"Removed the version kept before it ({printable(pruned)}).")
+        for holder in result.left:
+            warn(printable(install_api.left_behind(holder)))
     if result.link_warning is not None:
         warn(printable(result.link_warning))
 
@@ -377,6 +379,8 @@ def _report_upgrade(result: UpgradeResult) -> None:
         )
     for pruned in result.pruned:
         say(f"Removed the version kept before it ({printable(pruned)}).")
+    for holder in result.left:
+        warn(printable(install_api.left_behind(holder)))
 
 
 def _confirm_removal(plugin_id: str, yes: bool, shown: list[str]) -> None:

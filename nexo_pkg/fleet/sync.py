@@ -54,6 +54,7 @@ from nexo_pkg.install.api import (
     InstallRoot,
     InstallStep,
     LockedSigner,
+    left_behind,
     locked_root,
     remove_tree,
     scan_kept,
@@ -608,9 +609,10 @@ def _sync_one(
         )
         # The install itself replaces the other installed versions of the plugin.
         removed_other = bool(installed.set_aside)
+        left: list[Path] = []
         for item in present:
             if item.path != installed.path and item.path.exists():
-                remove_tree(root, item.path)
+                left.extend(_removed(root, item.path))
                 removed_other = True
         # The lock named the version: a hold (`rollback`, `hold`) on the plugin is over.
         released = release_hold(root.dest, entry.plugin_id)
@@ -623,12 +625,12 @@ def _sync_one(
             # One previous version per plugin, as upgrade keeps: the ones kept before go.
             for path in kept_before:
                 if path not in kept and path.exists():
-                    remove_tree(root, path)
+                    left.extend(_removed(root, path))
         action = "replaced" if present and (removed_other or install_options.force) else "installed"
         return PluginOutcome(
             entry.plugin_id, action, entry.version, str(installed.path),
             identity=installed.plan.signature.identity, kept=tuple(str(path) for path in kept),
-            warnings=installed.plan.warnings,
+            warnings=(*installed.plan.warnings, *(left_behind(holder) for holder in left)),
             released_hold=released.version if released is not None else None,
         )  # fmt: skip
     except NexoError as error:
@@ -721,16 +723,24 @@ def _identity(item: Installed) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _removed(root: InstallRoot, path: Path) -> list[Path]:
+    """Remove the tree ``path``: its place under ``.nexo/removing`` when its files could not
+    all be deleted (said as a warning), else nothing."""
+    holder = remove_tree(root, path)
+    return [] if holder is None else [holder]
+
+
 def _remove_all(
     plugin_id: str, items: list[Installed], root: InstallRoot, kept: list[Path]
 ) -> PluginOutcome:
     """``--prune``'s removal of a plugin the lock does not name, as ``nexo plugin remove``
     removes it: every installed version, the versions kept for it (nothing is left to roll
     back to), and its hold (nothing is left to hold)."""
+    left: list[Path] = []
     try:
         for path in (*(item.path for item in items), *kept):
             if path.exists():
-                remove_tree(root, path)
+                left.extend(_removed(root, path))
         from nexo_pkg.install.api import release_hold  # noqa: PLC0415 - a removal only
 
         released = release_hold(root.dest, plugin_id)
@@ -738,9 +748,11 @@ def _remove_all(
         return PluginOutcome(plugin_id, "failed", kind=error.kind, error=error.message)
     except OSError as exc:
         return PluginOutcome(plugin_id, "failed", kind="io", error=str(exc))
+    # Out of the daemon's sight either way; what could not be deleted is said, as `remove`.
     return PluginOutcome(
         plugin_id, "removed", items[0].receipt.version if items[0].receipt else None,
         released_hold=released.version if released is not None else None,
+        warnings=tuple(left_behind(holder) for holder in left),
     )  # fmt: skip
 
 

@@ -119,6 +119,7 @@ if TYPE_CHECKING:
         REMOVING_AREA,
         STAGING_AREA,
         InstallRoot,
+        left_behind,
         locked_root,
         remove_tree,
     )
@@ -165,8 +166,8 @@ _HOMES = homes(
         "remedy": "plugin_command reinstall_command",
         "rollback": "RollbackResult rollback",
         "root": (
-            "BOOKKEEPING_DIR JOURNAL_AREA REMOVING_AREA STAGING_AREA InstallRoot locked_root "
-            "remove_tree"
+            "BOOKKEEPING_DIR JOURNAL_AREA REMOVING_AREA STAGING_AREA InstallRoot left_behind "
+            "locked_root remove_tree"
         ),
         "sbom": "InstalledSbom installed_sbom",
         "summary": "InstallPlan render_plan",
@@ -222,6 +223,7 @@ __all__ = [
     "installed_versions",
     "is_microapp",
     "known_latest_releases",
+    "left_behind",
     "link_install",
     "linked_plugin",
     "linked_plugins",

@@ -54,6 +54,7 @@ from nexo_pkg.install.root import (
     LEGACY_PREFIXES,
     InstallRoot,
     discard,
+    left_behind,
     locked_root,
     publish,
     remove_tree,
@@ -101,6 +102,9 @@ class InstallResult:
     # as ``upgrade`` keeps) and the versions kept before it that were removed.
     kept: tuple[Path, ...] = ()
     pruned: tuple[Path, ...] = ()
+    # Of ``pruned``: the trees whose files could not all be deleted (their place under
+    # ``.nexo/removing``), said as warnings.
+    left: tuple[Path, ...] = ()
 
     @property
     def link_warning(self) -> str | None:
@@ -115,7 +119,8 @@ class InstallResult:
     @property
     def warnings(self) -> tuple[str, ...]:
         link = self.link_warning
-        return self.plan.warnings if link is None else (*self.plan.warnings, link)
+        said = self.plan.warnings if link is None else (*self.plan.warnings, link)
+        return (*said, *(left_behind(path) for path in self.left))
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
@@ -247,8 +252,9 @@ def _keep_one(result: InstallResult, earlier: list[Installed]) -> InstallResult:
     kept_now = [item for item in scan_kept(dest) if item.path in moved]
     newest = max(kept_now, key=version_order).path if kept_now else moved[0]
     stale = [item.path for item in earlier if item.plugin_id == plugin_id]
-    pruned = _remove_trees(dest, [path for path in (*moved, *stale) if path != newest])
-    return replace(result, kept=(newest,), pruned=pruned)
+    left: list[Path] = []
+    pruned = _remove_trees(dest, [path for path in (*moved, *stale) if path != newest], left)
+    return replace(result, kept=(newest,), pruned=pruned, left=tuple(left))
 
 
 def install_from(
@@ -813,6 +819,13 @@ class UpgradeResult:
     # With ``held``: the plugin's source is not upgraded from (a local file: no release to
     # name).
     held_local: bool = False
+    # Of ``pruned``: the trees whose files could not all be deleted (``.nexo/removing``).
+    left: tuple[Path, ...] = ()
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the pruning of kept versions left behind, one warning per tree."""
+        return tuple(left_behind(path) for path in self.left)
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any]
@@ -828,6 +841,8 @@ class UpgradeResult:
         document["removed_old"] = self.removed_old
         document["kept_paths"] = [str(path) for path in self.kept]
         document["pruned_kept_paths"] = [str(path) for path in self.pruned]
+        if self.left:
+            document["warnings"] = [*document.get("warnings", []), *self.warnings]
         if self.pinned_tag is not None:
             document["pinned_tag"] = self.pinned_tag
         if self.held is not None:
@@ -994,16 +1009,19 @@ def replace_installed(
                     discard(aside.parent)
     kept = moved if keep and not result.dry_run else ()
     pruned: tuple[Path, ...] = ()
+    left: list[Path] = []
     if keep_old is None and kept:
         # One previous version per plugin: the newest of those replaced (they moved newest
         # first) is the one kept; the ones kept before it go, and so do older versions that
         # were installed beside it (the reference's upgrade leaves the old one in place).
         kept, beside = kept[:1], kept[1:]
         pruned = _remove_trees(
-            options.dest, [path for path in earlier if path not in kept] + list(beside)
+            options.dest, [path for path in earlier if path not in kept] + list(beside), left
         )
     removed = bool(moved) and not keep
-    return UpgradeResult(plugin_id, *versions, current.path, result, removed, kept, pruned=pruned)
+    return UpgradeResult(
+        plugin_id, *versions, current.path, result, removed, kept, pruned=pruned, left=tuple(left)
+    )
 
 
 def _remove_trees(

@@ -618,6 +618,15 @@ def _remove_empty_holder(tree: Path) -> None:
         tree.parent.rmdir()
 
 
+def left_behind(holder: Path) -> str:
+    """The warning for a removed tree whose files could not all be deleted: out of the
+    daemon's sight at ``holder`` (under ``.nexo/removing``), as ``remove`` says it."""
+    return (
+        f"a removed version's files could not all be deleted: {holder} left (the next "
+        "install, remove or upgrade on that root deletes it once it can)"
+    )
+
+
 def remove_tree(root: InstallRoot, path: Path) -> Path | None:
     """Remove an installed (or kept) tree: move it out of sight first, then delete it.
     Returns the holder under ``.nexo/removing`` when the tree could not all be deleted (a

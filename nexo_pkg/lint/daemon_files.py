@@ -868,6 +868,18 @@ def lint_config_text(
                 'stands: quote it (`["${DIR}"]`)'
             )
     findings = Findings(MICROAPP_RULES, document.locate)
+    named = Path(path)
+    if drop_in and named.suffix != ".yaml":
+        # `merge_agents_drop_in` keeps the entries whose extension is exactly `yaml` (Rust's
+        # `Path::extension`, as Python's `suffix`).
+        stem = named.stem if named.suffix else "NAME"
+        findings.at(
+            "NX235",
+            Span(Position(1, 1), Position(1, 1)),
+            f"the daemon skips the files of {AGENTS_DROP_IN_DIR}/ not named *.yaml: it never "
+            f"loads {named.name}, so the agents defined here do not exist for it",
+            f"rename it to end in .yaml ({AGENTS_DROP_IN_DIR}/{stem}.yaml)",
+        )
     for problem in problems:
         findings.at("NX222", problem.span, problem.message, as_written)
     for problem in overridden:

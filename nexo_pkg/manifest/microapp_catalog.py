@@ -473,6 +473,21 @@ _RULES: tuple[Rule, ...] = (
         "defaults it replaces: `[target, .git, node_modules, dist, .build, .nexo]`).",
         beyond_daemon=True,
     ),
+    Rule(
+        code="NX235",
+        name="drop-in-not-loaded",
+        severity="warning",
+        summary="an `agents.d/` file not named `*.yaml`, which the daemon never reads",
+        what="A file in an `agents.d/` directory, linted as an agents drop-in, whose name does "
+        "not end in `.yaml` (`bob.yml`, or a name that is only `.yaml`).",
+        why="The daemon's loader reads only the entries of `agents.d/` whose extension is "
+        "exactly `yaml` (`crates/config/src/lib.rs` `merge_agents_drop_in`) and skips every "
+        "other file without a word: the agents this file defines are never loaded.",
+        example="# agents.d/bob.yml\nagents:\n  - id: bob\n    model: {provider: minimax, "
+        "model: m}\n",
+        fix="Rename the file to end in `.yaml` (`agents.d/bob.yaml`).",
+        beyond_daemon=True,
+    ),
 )
 
 MICROAPP_RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}

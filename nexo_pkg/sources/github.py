@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.programs import find_program
+from nexo_pkg.core.programs import find_program, run_capped
 from nexo_pkg.core.terminal import shown
 from nexo_pkg.net.api import (
     DEFAULT_READ_TIMEOUT_SECONDS,
@@ -72,6 +72,9 @@ GITHUB_TOKEN_ENV = ("GITHUB_TOKEN", "GH_TOKEN")
 ENTERPRISE_TOKEN_ENV = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
 API_VERSION = "2022-11-28"
 GH_AUTH_TIMEOUT_SECONDS = 5.0
+# What `gh auth token` may print: a token is at most a few hundred bytes; past this (as a
+# docker credential helper's answer) it is refused unread.
+MAX_GH_TOKEN_OUTPUT_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -216,24 +219,32 @@ def resolve_token(api_base: str) -> str | None:
 
 
 def _gh_auth_token(host: str) -> str | None:
-    """gh's stored token for ``host``, or ``None`` (gh missing, not logged in, slow, odd)."""
+    """gh's stored token for ``host``, or ``None`` (gh missing, not logged in, slow, odd).
+    An answer past :data:`MAX_GH_TOKEN_OUTPUT_BYTES` is a usage error, as a malformed token
+    variable is: gh is killed and nothing of what it printed is used or echoed."""
     gh = find_program("gh")
     if gh is None:
         return None
     try:
-        completed = subprocess.run(
+        returncode, stdout = run_capped(
             [gh, "auth", "token", "--hostname", host],
-            capture_output=True,
-            text=True,
+            limit=MAX_GH_TOKEN_OUTPUT_BYTES,
             timeout=GH_AUTH_TIMEOUT_SECONDS,
-            check=False,
-            stdin=subprocess.DEVNULL,
             env={**os.environ, "GH_PROMPT_DISABLED": "1", "NO_COLOR": "1"},
         )
-    except (OSError, subprocess.SubprocessError, UnicodeError):
+    except (OSError, subprocess.SubprocessError):
         return None
-    token = completed.stdout.strip()
-    if completed.returncode != 0 or not _TOKEN_TEXT.fullmatch(token):
+    if stdout is None:
+        raise UsageError(
+            f"`gh auth token` ({gh}) printed more than "
+            f"{MAX_GH_TOKEN_OUTPUT_BYTES // (1024 * 1024)} MiB, more than a token ever is; "
+            "refusing it (set NEXO_GITHUB_TOKEN, or check that program)"
+        )
+    try:
+        token = stdout.decode("utf-8").strip()
+    except UnicodeError:
+        return None
+    if returncode != 0 or not _TOKEN_TEXT.fullmatch(token):
         return None
     return token
 

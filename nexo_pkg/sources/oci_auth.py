@@ -7,20 +7,17 @@ means no credentials; a named file that is missing or malformed is a configurati
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import os
 import re
 import subprocess
-import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.core.files import read_config_bytes
-from nexo_pkg.core.programs import find_program
+from nexo_pkg.core.programs import find_program, run_capped
 
 AUTH_FILE_ENV = "REGISTRY_AUTH_FILE"
 HELPER_TIMEOUT = 30.0
@@ -169,43 +166,12 @@ def _run_helper(program: str, host: str) -> tuple[int, bytes | None]:
     stdout, ``None`` past :data:`MAX_HELPER_OUTPUT_BYTES` (the helper is then killed, as it
     is when it has not ended :data:`HELPER_TIMEOUT` after it started, its stdout closed or
     not: ``subprocess.TimeoutExpired``). Its stderr is not read."""
-    with subprocess.Popen(
+    return run_capped(
         [program, "get"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    ) as process:
-        stdin, stdout = process.stdin, process.stdout
-        if stdin is None or stdout is None:
-            raise AssertionError("both pipes were asked for")
-        deadline = time.monotonic() + HELPER_TIMEOUT
-        received = bytearray()
-        over = threading.Event()
-
-        def read() -> None:
-            while chunk := stdout.read(64 * 1024):
-                received.extend(chunk)
-                if len(received) > MAX_HELPER_OUTPUT_BYTES:
-                    over.set()
-                    return
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        try:
-            stdin.write(host.encode("utf-8"))
-            stdin.close()
-        except OSError:
-            pass  # a helper that exits without reading its input: judged by its answer
-        reader.join(max(0.0, deadline - time.monotonic()))
-        if not over.is_set() and not reader.is_alive():
-            # Its stdout is closed, but the helper may still run: the same deadline holds.
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                return process.wait(max(0.0, deadline - time.monotonic())), bytes(received)
-        process.kill()
-        process.wait()
-        if over.is_set():
-            return process.returncode, None
-        raise subprocess.TimeoutExpired([program, "get"], HELPER_TIMEOUT)
+        limit=MAX_HELPER_OUTPUT_BYTES,
+        timeout=HELPER_TIMEOUT,
+        stdin=host.encode("utf-8"),
+    )
 
 
 def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:

@@ -73,3 +73,23 @@ def test_list_marks_what_the_daemon_skips_as_doctor_does(config: Path, tmp_path:
     found = json.loads(doctor.stdout)["findings"]
     shadowed = {f["path"] for f in found if f["check"] == "shadowed"}
     assert shadowed == {str(skipped), str(copied)}
+
+
+@pytest.mark.parametrize("first_version", ["1.0.0", "1.2.0"])
+def test_outdated_id_reports_the_copy_the_daemon_loads(
+    config: Path, tmp_path: Path, first_version: str
+) -> None:
+    """`outdated ID` with the id installed in two search paths reports the copy in the first
+    one: the one the daemon loads and `list` leaves unmarked, whichever version is higher."""
+    second_version = "1.1.0"
+    loaded = _install(tmp_path / "first", "alpha", first_version)
+    skipped = _install(tmp_path / "second", "alpha", second_version)
+    listed = json.loads(plugin("list", "--config", str(config), "--json").stdout)
+    assert {p["path"]: p["shadowed"] for p in listed["plugins"]} == {
+        str(loaded): False,
+        str(skipped): True,
+    }
+    result = plugin("outdated", "alpha", "--config", str(config), "--json")
+    assert result.code == 0, result.stderr
+    [entry] = json.loads(result.stdout)["plugins"]
+    assert (entry["id"], entry["installed"]) == ("alpha", first_version), entry

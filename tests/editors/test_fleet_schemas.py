@@ -136,3 +136,29 @@ def test_the_lock_schema_knows_every_key_lock_writes() -> None:
     schema = json.loads((SCHEMAS / "nexo-plugins.lock.schema.json").read_text("utf-8"))
     target = schema["properties"]["plugins"]["additionalProperties"]["properties"]["targets"]
     assert set(target["additionalProperties"]["properties"]) == lockfile._TARGET_KEYS
+
+
+@pytest.mark.parametrize(("size", "fits"), [(2**63 - 1, True), (2**63, False)])
+def test_the_lock_schema_bounds_a_size_as_the_reader_does(
+    tmp_path: Path, size: int, fits: bool
+) -> None:
+    """The lock reader refuses an integer beyond TOML's signed 64 bits (so do Rust's toml and
+    taplo's parser); check-jsonschema reads TOML with Python's reader, which takes any
+    integer: the schema's own maximum makes it say so too."""
+    from nexo_pkg.core.errors import ConfigError
+    from nexo_pkg.fleet.lockfile import read_lock
+
+    lock = _lock_file(tmp_path)
+    lock.write_text(lock.read_text().replace("size = 10", f"size = {size}"))
+    schema = str(SCHEMAS / "nexo-plugins.lock.schema.json")
+    checked = _run(
+        _tool("check-jsonschema"), "--schemafile", schema, "--default-filetype", "toml", str(lock)
+    )
+    assert (checked.returncode == 0) == fits, checked.stdout + checked.stderr
+    if fits:
+        assert read_lock(lock).plugins["echo"].targets["noarch"].size == size
+    else:
+        assert "size" in checked.stdout
+        assert "maximum" in checked.stdout
+        with pytest.raises(ConfigError, match="beyond 64 bits"):
+            read_lock(lock)

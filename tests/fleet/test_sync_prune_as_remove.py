@@ -4,8 +4,12 @@ ends it too"), so nothing of it is left for ``list`` to show or ``rollback`` to 
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
+import pytest
 from support.cli import nexo
 from support.registry import Registry
 
@@ -139,3 +143,61 @@ def test_the_plan_says_which_holds_the_run_ends(
     done, _ = sync(newer, "--json")
     assert done["plugins"][0]["released_hold"] == "1.0.0"  # type: ignore[index]
     assert not (root / ".nexo" / "holds" / "alpha.json").exists()
+
+
+def _chattr(flag: str, path: Path) -> bool:
+    chattr = shutil.which("chattr")
+    if chattr is None:
+        return False
+    done = subprocess.run([chattr, flag, str(path)], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+@pytest.mark.skipif(os.name != "posix", reason="chattr is POSIX")
+@pytest.mark.parametrize("json_output", [False, True])
+def test_prune_that_leaves_files_says_so(
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    json_output: bool,
+) -> None:
+    """A plugin pruned whose files cannot all be deleted leaves the daemon's sight as `remove`
+    leaves it, and the run says where its files are left: a warning line naming the path
+    (with --json, among the plugin's warnings); its report line is still `removed`."""
+    if os.geteuid() != 0:
+        pytest.skip("an undeletable file needs chattr +i, as root")
+    home = Path(fleet_env["NEXO_HOME"])
+    for name in ("alpha", "beta"):
+        dist = make_dist(name, "1.0.0", identity=None, targets=(LINUX,))
+        push_dist(dist, registry.ref(f"plugins/{name}"), home)
+    first = _lock(tmp_path / "first", registry, {"alpha": "=1.0.0"}, fleet_env)
+    other = _lock(tmp_path / "other", registry, {"beta": "=1.0.0"}, fleet_env)
+    root = tmp_path / "root"
+    base = ["plugin", "sync", "--dest", str(root), "--plain-http", "--frozen"]
+    synced = nexo(*base, "--lock", str(first), env=fleet_env, in_process=True)
+    assert synced.code == 0, synced.stderr
+    tree = root / "alpha-1.0.0"
+    stuck = next(path for path in sorted(tree.rglob("*")) if path.is_file())
+    if not _chattr("+i", stuck):
+        pytest.skip("chattr +i is not available here")
+    flags = ["--prune", *(["--json"] if json_output else [])]
+    try:
+        pruned = nexo(*base, "--lock", str(other), *flags, env=fleet_env, in_process=True)
+        [left] = list(root.glob(".nexo/removing/*"))
+    finally:
+        for found in root.glob(f".nexo/removing/*/tree/{stuck.relative_to(tree)}"):
+            _chattr("-i", found)
+        _chattr("-i", stuck)
+    assert pruned.code == 0, pruned.stderr
+    assert not tree.exists()
+    said = (
+        f"a removed version's files could not all be deleted: {left} left (the next install, "
+        "remove or upgrade on that root deletes it once it can)"
+    )
+    if json_output:
+        [removal] = [item for item in pruned.document["plugins"] if item["id"] == "alpha"]
+        assert (removal["action"], removal["change"]) == ("removed", "remove")
+        assert removal["warnings"] == [said]
+    else:
+        assert f"warning: alpha: {said}" in pruned.stderr.splitlines()

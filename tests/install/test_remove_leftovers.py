@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from support.cli import clean_env, nexo
 from support.daemon_walk import discovered_versions
-from support.tarballs import write_plugin
+from support.tarballs import release_assets, write_plugin
 
 from .conftest import InstallEnv
+from .test_receipts import _write_reference_install
 
 
 def _chattr(flag: str, path: Path) -> bool:
@@ -89,6 +90,50 @@ def test_remove_that_leaves_files_says_so(
         assert "(the next install, remove or upgrade on that root deletes it" in line
     listed = nexo("plugin", "list", "--dest", dest, "--json", env=env, in_process=True)
     assert json.loads(listed.stdout)["plugins"] == []
+
+
+@pytest.mark.skipif(os.name != "posix", reason="chattr is POSIX")
+@pytest.mark.parametrize("json_output", [False, True])
+def test_upgrade_pruning_a_kept_version_that_leaves_files_says_so(
+    install_env: InstallEnv, json_output: bool
+) -> None:
+    """Upgrade keeps one previous version and removes the others; one whose files cannot all
+    be deleted is said, as `remove` says it: a warning naming where it is left (in --json
+    among the warnings). The upgrade itself succeeded (exit 0)."""
+    if os.geteuid() != 0:
+        pytest.skip("an undeletable file needs chattr +i, as root")
+    dest = install_env.dest
+    older = _write_reference_install(dest, "hello", "1.0.0", "latest")
+    _write_reference_install(dest, "hello", "1.1.0", "latest")
+    stuck = next(path for path in sorted(older.rglob("*")) if path.is_file())
+    if not _chattr("+i", stuck):
+        pytest.skip("chattr +i is not available here")
+    install_env.server.publish("acme", "hello", "v1.2.0", release_assets("hello", "1.2.0"))
+    env = clean_env(
+        NEXO_HOME=str(install_env.home),
+        NEXO_GITHUB_API_BASE=install_env.server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+    )
+    try:
+        args = ["plugin", "upgrade", "hello", "--yes", "--dest", str(dest)]
+        result = nexo(*args, *(["--json"] if json_output else []), env=env, in_process=True)
+        [left] = list(dest.glob(".nexo/removing/*"))
+    finally:
+        for found in dest.glob(f".nexo/removing/*/tree/{stuck.relative_to(older)}"):
+            _chattr("-i", found)
+        _chattr("-i", stuck)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert discovered_versions(dest) == {"hello": "1.2.0"}
+    said = (
+        f"a removed version's files could not all be deleted: {left} left (the next install, "
+        "remove or upgrade on that root deletes it once it can)"
+    )
+    if json_output:
+        document = json.loads(result.stdout)
+        assert len(document["pruned_kept_paths"]) == 1
+        assert said in document["warnings"]
+    else:
+        assert f"warning: {said}" in result.stderr.splitlines()
 
 
 @pytest.mark.skipif(os.name != "posix", reason="permissions and chattr are POSIX")

@@ -117,6 +117,30 @@ def test_agents_the_daemon_loads_pass(tmp_path: Path, name: str) -> None:
     assert lint_yaml(tmp_path, name, text) == (0, [])
 
 
+@pytest.mark.parametrize("name", ["agents.d/10-kate.yml", "agents.d/.yaml"])
+def test_a_drop_in_not_named_yaml_is_said_to_be_skipped(tmp_path: Path, name: str) -> None:
+    """`merge_agents_drop_in` (crates/config/src/lib.rs:197-202) keeps the entries whose
+    extension is exactly `yaml`: a drop-in named otherwise (and linted by naming it) is a
+    warning at 1:1 that the daemon never loads it, and nothing else of a file it would load."""
+    project(tmp_path, None, companion="")
+    code, [diagnostic] = _diagnostics(tmp_path, name, KATE)
+    assert code == 0
+    assert (diagnostic["code"], diagnostic["severity"]) == ("NX235", "warning")
+    assert diagnostic["range"] == {
+        "start": {"line": 1, "column": 1},
+        "end": {"line": 1, "column": 1},
+    }
+    file_name = Path(name).name
+    assert diagnostic["message"] == (
+        "the daemon skips the files of agents.d/ not named *.yaml: it never loads "
+        f"{file_name}, so the agents defined here do not exist for it"
+    )
+    stem = "NAME" if file_name == ".yaml" else "10-kate"
+    assert diagnostic["help"] == f"rename it to end in .yaml (agents.d/{stem}.yaml)"
+    # The same agents in a drop-in the daemon reads: nothing to say.
+    assert _diagnostics(tmp_path, "agents.d/10-kate.yaml", KATE) == (0, [])
+
+
 def test_every_key_of_the_agent_type_is_accepted(tmp_path: Path) -> None:
     """All 48 fields of `AgentConfig` (agents.rs:30-366), each with its default-shaped value."""
     project(tmp_path, None, companion="")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -316,6 +317,44 @@ def test_gh_login_is_not_used_over_plain_http(install_env: InstallEnv, tmp_path:
     )
     assert result.document["kind"] == "release_not_found"
     assert _authorizations(server) == {None}
+
+
+@pytest.mark.parametrize("answer", ["padded", "endless"])
+def test_gh_printing_more_than_a_mebibyte_is_refused(
+    https_api: GitHubServer, certificate: Certificate, tmp_path: Path, answer: str
+) -> None:
+    """`gh auth token`'s answer is read up to 1 MiB, as a credential helper's is: past it (a
+    valid token after 2 MiB of blanks, or output that never ends) gh is killed and the
+    command refused at once (``usage``, as a malformed token variable); no token is sent and
+    nothing is installed."""
+    programs = tmp_path / "programs"
+    programs.mkdir()
+    gh = programs / "gh"
+    body = (
+        f"head -c 2097152 /dev/zero | tr '\\0' ' '\nprintf '%s\\n' '{GH_TOKEN}'\n"
+        if answer == "padded"
+        else "exec yes\n"
+    )
+    gh.write_text("#!/bin/sh\n" + body, encoding="utf-8")
+    gh.chmod(0o755)
+    https_api.require_token(GH_TOKEN)
+    started = time.monotonic()
+    result, home = _install(
+        tmp_path,
+        NEXO_GITHUB_API_BASE=https_api.url,
+        SSL_CERT_FILE=str(certificate.cert_file),
+        PATH=os.pathsep.join([str(programs), TOOLS_PATH]),
+    )
+    assert time.monotonic() - started < 4  # gh's own limit is 5 s: not waited for
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert result.document["kind"] == "usage", result.document
+    assert "`gh auth token`" in result.document["error"]
+    assert "more than 1 MiB" in result.document["error"]
+    assert GH_TOKEN not in result.stdout + result.stderr
+    assert _authorizations(https_api) == set()
+    assert not (home / "state" / "plugins").exists() or not any(
+        (home / "state" / "plugins").iterdir()
+    )
 
 
 def test_install_help_names_the_variables() -> None:
