@@ -107,8 +107,8 @@ def defer_signals() -> None:
     """The command's work is done and its result is about to be printed: from now on SIGINT
     and SIGTERM wait until it is printed whole (one ``--json`` document, never a second one
     cutting into it), then the command exits with the signal's line and code. A second
-    signal meanwhile ends the process at once (:func:`leave_now`). Outside the main thread
-    (a caller running the command there) nothing changes."""
+    signal meanwhile ends the process at once (:func:`leave_now`), with the first one's line
+    and code. Outside the main thread (a caller running the command there) nothing changes."""
     try:
         for handled in SIGNAL_EXIT:
             signal.signal(handled, _kept)
@@ -120,13 +120,15 @@ def hold_signals() -> Callable[[], None]:
     """Hold back the unwinding signals while a document is written (see
     :func:`nexo_pkg.core.output.write_document`); returns what lets them in again, which
     then unwinds with the first that came. A second signal meanwhile ends the process at
-    once (:func:`leave_now`: a reader that takes nothing must not make it wait forever).
+    once (:func:`leave_now`: a reader that takes nothing must not make it wait forever),
+    with the first one's line and code.
     Outside the main thread nothing changes."""
     held: list[int] = []
 
     def hold(signum: int, frame: object) -> None:
         if held:
-            leave_now(signum, frame)
+            # With the first signal's line and code: that is what stopped the command.
+            leave_now(held[0], frame)
         held.append(signum)
 
     try:
@@ -148,7 +150,13 @@ def _kept(signum: int, frame: object) -> None:
     del frame
     DEFERRED.append(signum)
     for handled in SIGNAL_EXIT:
-        signal.signal(handled, leave_now)
+        signal.signal(handled, _leave_as_deferred)
+
+
+def _leave_as_deferred(signum: int, frame: object) -> None:
+    """A second signal while a finished command prints its result: :func:`leave_now`, with
+    the line and code of the first one, which stopped the command."""
+    leave_now(DEFERRED[0] if DEFERRED else signum, frame)
 
 
 def leave_now(signum: int, frame: object) -> None:

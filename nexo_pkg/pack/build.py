@@ -396,6 +396,31 @@ def _requirements_for(options: PackOptions, project: Path) -> Path | None:
     return default.resolve() if default.is_file() else None
 
 
+def _make_out(out: Path) -> list[Path]:
+    """Create ``out`` and its missing parents, top down; the directories this call created
+    (deepest first). One made meanwhile by another process (the ``mkdir`` finds it there)
+    is not this call's: it is never removed."""
+    missing: list[Path] = []
+    for parent in (out, *out.parents):
+        if parent.is_dir():
+            break
+        missing.append(parent)
+    created: list[Path] = []
+    try:
+        for path in reversed(missing):
+            try:
+                path.mkdir()
+            except FileExistsError:
+                if path == out and not path.is_dir():
+                    raise
+                continue  # another's (or a file: the next mkdir says what is wrong)
+            created.insert(0, path)
+    except OSError:
+        _remove_created(created)
+        raise
+    return created
+
+
 def _remove_created(created: list[Path]) -> None:
     """Remove the directories ``created`` (deepest first) that are still empty; anything
     else, or a directory something was put in, stays."""
@@ -418,11 +443,9 @@ def _write_assets(
     rename each over its namesake: a failure before the renames (a source file that vanished,
     a full disk) leaves ``out`` as it was, and the directories this call created for it
     (``out`` and missing parents) are removed again while they are empty."""
-    created = [parent for parent in (out, *out.parents) if not os.path.lexists(parent)]
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        created = _make_out(out)
     except OSError as exc:
-        _remove_created(created)
         raise io_error(f"cannot create output directory {out}: {exc.strerror}") from exc
     sidecar_name = f"{name}.sha256"
     names = (name, sidecar_name, manifest_name, sbom_name(name))
@@ -480,7 +503,8 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
     name = asset_name(plugin_id, version, options.target)
     if out.exists() and not out.is_dir():
         raise usage_error(f"output directory {out} exists and is not a directory")
-    if read.path.name != read.shipped_name and out.resolve() == project.resolve():
+    # (`realpath`: `Path.resolve` raises RuntimeError on a link loop before Python 3.13.)
+    if read.path.name != read.shipped_name and os.path.realpath(out) == os.path.realpath(project):
         # The copy would shadow the project's own manifest for the daemon, lint and every
         # later pack, which would then ship it instead of the edited one.
         raise usage_error(
@@ -488,6 +512,11 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             f"shadow its {read.path.name}; choose another directory (default: DIR/dist)"
         )
     if out.is_symlink() and not out.exists():
+        if Path(os.path.realpath(out)).is_symlink():  # what realpath leaves a link loops
+            raise usage_error(
+                f"output directory {out} is a symbolic link that loops; remove it, or name "
+                "another with --out"
+            )
         raise usage_error(
             f"output directory {out} is a symbolic link to {out.readlink()}, which does not "
             "exist; create that directory, or name another with --out"

@@ -326,7 +326,16 @@ def create_project(request: NewProject) -> CreatedProject:
     files = render(request, pin)
     dest = request.dest if request.dest is not None else Path(request.plugin_id)
     # Work on the normalised absolute path: `--dest .` and `--dest x/..` have no usable name.
-    location = dest.resolve()
+    # (`realpath`: `Path.resolve` raises RuntimeError on a link loop before Python 3.13.)
+    location = Path(os.path.realpath(dest))
+    # What realpath leaves a link is one that loops: nothing can be made through it.
+    loop = next((part for part in (location, *location.parents) if part.is_symlink()), None)
+    if loop is not None:
+        raise ScaffoldError(
+            f"{dest} leads through {loop}, a symbolic link that loops; remove it or choose "
+            "another --dest",
+            kind="destination_exists",
+        )
     if location.exists() and not location.is_dir():
         raise ScaffoldError(f"{dest} exists and is not a directory", kind="destination_exists")
     existing = location.is_dir()

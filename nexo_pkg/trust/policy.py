@@ -838,7 +838,8 @@ class _Validator:
 _WORKFLOW_PATH = re.compile(r"^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/\.github/workflows/[^/@]+$")
 
 
-_EMAIL = re.compile(r"^[^@\s/:]+@[^@\s/:]+$")
+# A local part as written bare, or quoted (RFC 5321: then it may hold spaces, `@`, `:` and `/`).
+_EMAIL = re.compile(r'^(?:[^@\s/:"]+|"(?:[^"\\]|\\.)+")@[^@\s/:]+$')
 
 
 def is_email_identity(identity: str) -> bool:

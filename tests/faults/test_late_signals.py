@@ -32,7 +32,7 @@ import pytest
 from support.cli import TRACEBACK, assert_interrupted_before_any_output, clean_env, nexo
 from support.tarballs import write_plugin
 
-from nexo_pkg.cli import SIGNAL_EXIT, hold_signals
+from nexo_pkg.cli import SIGNAL_EXIT, Interrupted, hold_signals
 from nexo_pkg.core.output import OUTPUT, write_document
 
 RUNS = 8
@@ -105,10 +105,10 @@ def _blocked_writing(pid: int) -> bool:
 
 
 def _signalled_while_blocked(
-    command: list[str], cwd: Path, env: dict[str, str]
+    command: list[str], cwd: Path, env: dict[str, str], signals: tuple[int, ...] = (signal.SIGINT,)
 ) -> tuple[int, bytes, str]:
-    """Run the command into a pipe shrunk to 4 KiB, send SIGINT once it waits on the full
-    pipe, then read everything: exit code, stdout, stderr."""
+    """Run the command into a pipe shrunk to 4 KiB, send ``signals`` (SIGINT) once it waits
+    on the full pipe, then read everything: exit code, stdout, stderr."""
     reader, writer = os.pipe()
     fcntl.fcntl(writer, fcntl.F_SETPIPE_SZ, 4096)
     process = subprocess.Popen(
@@ -122,8 +122,9 @@ def _signalled_while_blocked(
             assert process.poll() is None, "the command finished without filling the pipe"
             assert time.monotonic() < deadline, "the command never waited on its pipe"
             time.sleep(0.02)
-        process.send_signal(signal.SIGINT)
-        time.sleep(0.2)  # the signal is taken while the write still waits
+        for signum in signals:
+            process.send_signal(signum)
+            time.sleep(0.2)  # the signal is taken while the write still waits
         out = b""
         while chunk := os.read(reader, 65536):
             out += chunk
@@ -162,12 +163,83 @@ def _whole_and_interrupted(code: int, out: bytes, err: str) -> dict[str, Any]:
 def test_a_signal_while_the_document_is_written_waits_for_its_end(
     tmp_path: Path, command: list[str]
 ) -> None:
-    # Enough findings for a report far larger than the pipe.
+    env = _many_findings(tmp_path)  # a report far larger than the pipe
+    _whole_and_interrupted(*_signalled_while_blocked(command, tmp_path, env))
+
+
+def _many_findings(tmp_path: Path) -> dict[str, str]:
+    """A lint report far larger than the pipe; the environment to run in."""
     for index in range(60):
         (tmp_path / f"p{index}").mkdir()
         (tmp_path / f"p{index}" / "plugin.toml").write_text('[plugin]\nid = "X"\n', "utf-8")
-    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
-    _whole_and_interrupted(*_signalled_while_blocked(command, tmp_path, env))
+    return clean_env(NEXO_HOME=str(tmp_path / "home"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe size and wchan: Linux")
+@pytest.mark.parametrize(
+    "signum",
+    [signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGQUIT, signal.SIGRTMIN + 2],
+    ids=["SIGTERM", "SIGHUP", "SIGUSR1", "SIGQUIT", "SIGRTMIN+2"],
+)
+def test_every_unwinding_signal_waits_for_the_document(tmp_path: Path, signum: int) -> None:
+    # Each signal that unwinds a command is held while the document is written, not only
+    # SIGINT: one whole document, then the signal's own line and 128 + its number.
+    command = ["plugin", "lint", "--json", "."]
+    env = _many_findings(tmp_path)
+    code, out, err = _signalled_while_blocked(command, tmp_path, env, (signum,))
+    assert TRACEBACK not in err, err
+    assert json.loads(out)["summary"]["errors"] >= 60, out[:200]
+    assert code == 128 + signum, err
+    assert err.strip().splitlines()[-1] == Interrupted(signum).line, err
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe size and wchan: Linux")
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [(signal.SIGTERM, signal.SIGINT), (signal.SIGUSR1, signal.SIGHUP)],
+    ids=["TERM-INT", "USR1-HUP"],
+)
+def test_a_second_signal_while_the_document_waits_ends_it_with_the_first_ones_code(
+    tmp_path: Path, first: int, second: int
+) -> None:
+    # A reader that takes nothing must not make the command wait forever: a second signal
+    # ends it at once, the document cut where the pipe was full (and no second document
+    # after it); what is said and the exit code are those of the first signal, the one
+    # that stopped the command.
+    command = ["plugin", "lint", "--json", "."]
+    env = _many_findings(tmp_path)
+    code, out, err = _signalled_while_blocked(command, tmp_path, env, (first, second))
+    assert TRACEBACK not in err, err
+    assert b"interrupted" not in out
+    whole = nexo(*command, cwd=tmp_path, env=env).stdout.encode()
+    assert 0 < len(out) < len(whole)
+    assert whole.startswith(out)
+    assert code == 128 + first, err
+    assert err.strip().splitlines() == [Interrupted(first).line], err
+
+
+# A finished command about to print its result (`sync`): two signals back to back.
+DEFERRED_TWICE = """
+import os, signal, sys
+from nexo_pkg.cli import defer_signals
+from nexo_pkg.cli.main import install_signal_handlers
+install_signal_handlers()
+defer_signals()
+os.kill(os.getpid(), signal.SIGTERM)
+os.kill(os.getpid(), signal.SIGINT)
+sys.exit(0)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_second_signal_after_a_deferred_one_leaves_with_the_first_ones_code() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-c", DEFERRED_TWICE], stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert TRACEBACK not in completed.stderr, completed.stderr
+    assert completed.stderr.strip() == "terminated"
+    assert completed.returncode == 143
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe size and wchan: Linux")

@@ -62,6 +62,23 @@ def test_a_fault_on_a_later_line_of_a_literal_string_is_marked_where_it_is(
     assert problem["range"] == _at(FIRST + 3, 18)
 
 
+@pytest.mark.parametrize("bom", ["", "\ufeff"], ids=["no-bom", "bom"])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_a_fault_after_tabs_and_multibyte_characters_is_counted_in_characters(
+    tmp_path: Path, newline: str, bom: str
+) -> None:
+    # As lint reports every position: a tab, `é` (2 bytes) and `😀` (4 bytes, 2 UTF-16 units)
+    # are one column each; a byte-order mark and CRLF line ends move nothing.
+    path = tmp_path / "plugin.toml"
+    schema = "input_schema = '''\n{\n\t\"title\": \"é😀\", \"x\": }\n'''\n"
+    path.write_bytes((bom + BASE + schema).replace("\n", newline).encode("utf-8"))
+    code, report = run_lint_json([path])
+    assert code == 1
+    [problem] = [d for d in report["files"][0]["diagnostics"] if d["code"] == "NX116"]
+    assert problem["message"].endswith(f"expected a JSON value at line {FIRST + 2}, column 22")
+    assert problem["range"] == _at(FIRST + 2, 22)
+
+
 def test_escapes_and_line_ending_backslashes_of_a_basic_string_are_followed(
     tmp_path: Path,
 ) -> None:

@@ -119,6 +119,27 @@ def test_syntax_error_after_emoji_then_fixed(shared_server: SharedServer, tmp_pa
     shared_server.run(scenario)
 
 
+# An invalid JSON schema whose fault (`}` where a value goes) is on a later line of a multi-line
+# literal string, after a tab and two emoji: 17 code points before it, 19 UTF-16 code units.
+JSON_FAULT = GOOD + "\n[plugin.config_schema]\nschema = '''\n{\n\t\"t\": \"🙂🙂\", \"x\": }\n'''\n"
+
+
+def test_a_json_fault_on_a_later_line_is_placed_in_utf16_units(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "nexo-plugin.toml", JSON_FAULT)
+        published = await session.diagnostics(uri, version=1)
+        _assert_same_as_engine(JSON_FAULT, published)
+        [fault] = [d for d in published.diagnostics if d.code == "NX117"]
+        line = JSON_FAULT.split("\n").index('\t"t": "🙂🙂", "x": }')
+        assert fault.range == types.Range(types.Position(line, 19), types.Position(line, 20))
+        # The message says where as `nexo plugin lint` does: 1-based, in characters.
+        assert fault.message.endswith(f"at line {line + 1}, column 18")
+
+    shared_server.run(scenario)
+
+
 RULES = (
     GOOD.replace('network = "deny"', 'network = "internet"')
     + """

@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from support.cli import nexo
+from support.cli import TRACEBACK, nexo
 
 from nexo_pkg import __version__
 from nexo_pkg.core.errors import NexoError
@@ -506,7 +506,7 @@ def test_force_into_a_tree_in_the_way_is_refused_before_anything_is_written(
 
 
 @pytest.mark.parametrize("link", ["src", ".github", ".github/workflows", "tests"])
-@pytest.mark.parametrize("points_to", ["outside_directory", "file", "nothing"])
+@pytest.mark.parametrize("points_to", ["outside_directory", "file", "nothing", "itself"])
 def test_force_over_a_link_where_a_generated_directory_goes_is_refused(
     tmp_path: Path, link: str, points_to: str
 ) -> None:
@@ -523,6 +523,7 @@ def test_force_over_a_link_where_a_generated_directory_goes_is_refused(
         "outside_directory": outside,
         "file": victim,
         "nothing": tmp_path / "nowhere",
+        "itself": tmp_path / "out" / link,  # a loop
     }[points_to]
     dest = tmp_path / "out"
     dest.mkdir()
@@ -543,6 +544,31 @@ def test_force_over_a_link_where_a_generated_directory_goes_is_refused(
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
         ["outside", "victim.txt", "out"]
     )
+
+
+@pytest.mark.parametrize("dest", ["loop", "loop/demo", "in/loop/demo"])
+@pytest.mark.parametrize("force", [False, True])
+def test_a_destination_through_a_link_loop_is_refused(
+    tmp_path: Path, dest: str, force: bool
+) -> None:
+    """A --dest that leads through a symbolic link that loops: one line naming the link, exit
+    2, nothing written (it was an `unexpected RuntimeError`, Python's own "Symlink loop")."""
+    (tmp_path / "in").mkdir()
+    for where in (tmp_path / "loop", tmp_path / "in" / "loop"):
+        where.symlink_to(where.name)
+    completed = nexo(
+        "plugin", "new", "demo", "--dest", dest, *(["--force"] if force else []), cwd=tmp_path
+    )
+    assert completed.code == 2, completed.stderr
+    assert TRACEBACK not in completed.stderr
+    link = tmp_path / dest.removesuffix("/demo")
+    assert completed.stderr.splitlines()[-1] == (
+        f"error: {dest} leads through {link}, a symbolic link that loops; remove it or "
+        "choose another --dest"
+    )
+    assert sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*")) == [
+        "in", "in/loop", "loop",
+    ]  # fmt: skip
 
 
 def test_force_replaces_a_link_where_a_generated_file_goes_not_its_target(

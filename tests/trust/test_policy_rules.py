@@ -366,6 +366,26 @@ def test_each_finding_names_its_key_and_place(case: str) -> None:
         ("spiffe://acme.example/ns/x@y", False),
         ("mailto:x@example.com", False),
         ("x", False),
+        ("RELEASE@ACME.EXAMPLE", True),
+        ("release@bücher.example", True),
+        ("release@xn--bcher-kva.example", True),
+        ('"john doe"@example.com', True),
+        ('"a@b:c/d"@example.com', True),
+        ('"a\\"b"@example.com', True),
+        # The real fixtures' signers: release, integration and reusable workflows.
+        (
+            "https://github.com/trailofbits/rfc8785.py/.github/workflows/release.yml@refs/tags/v0.1.2",
+            False,
+        ),
+        (
+            "https://github.com/too-legit/attest/.github/workflows/integration.yml@refs/heads/main",
+            False,
+        ),
+        (
+            "https://github.com/github/artifact-attestations-workflows/.github/workflows/"
+            "attest.yml@09b495c3f12c7881b3cc17209a327792065c1a1d",
+            False,
+        ),
     ],
 )
 def test_only_an_e_mail_identity_is_said_to_trust_nothing(identity: str, email: bool) -> None:
@@ -375,7 +395,7 @@ def test_only_an_e_mail_identity_is_said_to_trust_nothing(identity: str, email: 
     policy still loads (the reference installer reads it)."""
     from nexo_pkg.trust.policy import parse_policy
 
-    text = H + f'[[authors]]\nowner = "acme"\nidentity = "{identity}"\n'
+    text = H + f"[[authors]]\nowner = \"acme\"\nidentity = '{identity}'\n"
     result = lint_policy_source(text, path="/nonexistent/trusted_keys.toml")
     codes = [(d.code, d.severity) for d in result.diagnostics]
     assert codes == ([("NXT013", "warning")] if email else [])
