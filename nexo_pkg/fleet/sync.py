@@ -326,7 +326,11 @@ def _check_registry_config(locked: Lock, registry_config: Path | None) -> None:
     place (a run that changes nothing never asks the registry)."""
     # Nothing named (the case of every run that passes no such flag): nothing is loaded.
     named = registry_config is not None or bool(os.environ.get("REGISTRY_AUTH_FILE"))
-    if named and any(entry.source.startswith("oci://") for entry in locked.plugins.values()):
+    if not named:
+        return
+    from nexo_pkg.sources.api import is_registry_source  # noqa: PLC0415
+
+    if any(is_registry_source(entry.source) for entry in locked.plugins.values()):
         from nexo_pkg.sources.api import check_registry_config  # noqa: PLC0415
 
         check_registry_config(registry_config)

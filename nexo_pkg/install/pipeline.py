@@ -427,9 +427,10 @@ def _install_anyway(origin: Origin, options: InstallOptions) -> str:
     installs this very version (its release, pinned registry reference or file), with the
     root and the flags its source was reached with, ready to paste."""
     from nexo_pkg.install.remedy import plugin_command  # noqa: PLC0415 (a refusal)
+    from nexo_pkg.sources.api import is_registry_source  # noqa: PLC0415
 
     source = origin_label(origin.source, exact=True)
-    registry = source.startswith("oci://")
+    registry = is_registry_source(source)
     if origin.owner is None and not registry:
         path = origin.source.get("path")
         source = path if isinstance(path, str) else "SOURCE"

@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     )
     from nexo_pkg.sources.oci_reference import (
         OciReference,
+        is_registry_source,
         parse_reference,
     )
     from nexo_pkg.sources.registry import (
@@ -149,7 +150,7 @@ _HOMES = homes(
             "TargetFiles created_for created_now latest_tag plugin_of push_version "
             "source_date tag_contradicts tarball_date"
         ),
-        "oci_reference": "OciReference parse_reference",
+        "oci_reference": "OciReference is_registry_source parse_reference",
         "registry": "INDEX_MEDIA_TYPE MANIFEST_MEDIA_TYPE Manifest RegistryClient fallback_tag",
         "releases": "read_release_signer release_material release_sha256 release_tarballs",
         "route": (
@@ -208,6 +209,7 @@ __all__ = [
     "host_candidates",
     "identity_from_manifest",
     "inspect_archive",
+    "is_registry_source",
     "latest_tag",
     "locked_origin",
     "open_source",
