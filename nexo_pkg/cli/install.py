@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -215,10 +215,7 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
                 f"Kept the version it replaced out of the daemon's sight at {printable(kept)}"
                 f" ({_bringing_back(result.plan, rollback)})."
             )
-        for pruned in result.pruned:
-            say(f"Removed the version kept before it ({printable(pruned)}).")
-        for holder in result.left:
-            warn(printable(install_api.left_behind(holder)))
+        _report_pruned(result.pruned, result.left)
     if result.link_warning is not None:
         warn(printable(result.link_warning))
 
@@ -377,9 +374,14 @@ def _report_upgrade(result: UpgradeResult) -> None:
             f"Kept {printable(result.from_version)} out of the daemon's sight at "
             f"{printable(kept)} ({_bringing_back(result.install.plan, rollback)})."
         )
-    for pruned in result.pruned:
-        say(f"Removed the version kept before it ({printable(pruned)}).")
-    for holder in result.left:
+    _report_pruned(result.pruned, result.left)
+
+
+def _report_pruned(pruned: Sequence[Path], left: Sequence[Path]) -> None:
+    """The versions kept before that this run removed, and where a removal left files."""
+    for path in pruned:
+        say(f"Removed the version kept before it ({printable(path)}).")
+    for holder in left:
         warn(printable(install_api.left_behind(holder)))
 
 
