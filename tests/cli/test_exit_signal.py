@@ -11,15 +11,12 @@ were joined) that sends the process its own SIGINT.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from support.cli import TRACEBACK, clean_env
-
-NEXO = Path(sys.executable).with_name("nexo")
+from support.cli import TRACEBACK, nexo_with_sitecustomize
 
 SITECUSTOMIZE = """
 import atexit
@@ -36,24 +33,8 @@ atexit.register(_interrupt_on_the_way_out)
 
 
 def _run_interrupted_on_exit(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8", newline="\n")
     (tmp_path / "root").mkdir()
-    env = clean_env(NEXO_HOME=str(tmp_path / "nexo"), HOME=str(tmp_path))
-    env["PYTHONPATH"] = os.pathsep.join(
-        part for part in (str(hook), os.environ.get("PYTHONPATH", "")) if part
-    )
-    return subprocess.run(
-        [str(NEXO), "plugin", *args],
-        env=env,
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return nexo_with_sitecustomize(tmp_path, SITECUSTOMIZE, "plugin", *args)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

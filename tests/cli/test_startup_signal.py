@@ -9,15 +9,12 @@ the command runs).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from support.cli import assert_interrupted_before_any_output, clean_env
-
-NEXO = Path(sys.executable).with_name("nexo")
+from support.cli import assert_interrupted_before_any_output, nexo_with_sitecustomize
 
 SITECUSTOMIZE = '''
 import os
@@ -40,23 +37,7 @@ sys.meta_path.insert(0, _InterruptOnImport())
 
 
 def _run_interrupted_at_start_up(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8", newline="\n")
-    env = clean_env(NEXO_HOME=str(tmp_path / "nexo"), HOME=str(tmp_path))
-    env["PYTHONPATH"] = os.pathsep.join(
-        part for part in (str(hook), os.environ.get("PYTHONPATH", "")) if part
-    )
-    return subprocess.run(
-        [str(NEXO), "plugin", "list", *args],
-        env=env,
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return nexo_with_sitecustomize(tmp_path, SITECUSTOMIZE, "plugin", "list", *args)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

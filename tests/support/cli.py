@@ -115,6 +115,31 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def nexo_with_sitecustomize(
+    tmp_path: Path, sitecustomize: str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """Run the ``nexo`` console script with ``sitecustomize`` (Python source) first on
+    ``PYTHONPATH``: a hook that acts at an exact moment of the process's life (an import, the
+    way out), so a test need not race it. NEXO_HOME and HOME are under ``tmp_path``."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(sitecustomize, encoding="utf-8", newline="\n")
+    env = clean_env(NEXO_HOME=str(tmp_path / "nexo"), HOME=str(tmp_path))
+    env["PYTHONPATH"] = os.pathsep.join(
+        part for part in (str(hook), os.environ.get("PYTHONPATH", "")) if part
+    )
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("nexo")), *args],
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def stand_in_env(home: Path, api_url: str, **extra: str) -> dict[str, str]:
     """:func:`clean_env` for commands that talk to the loopback GitHub stand-in at
     ``api_url``, with ``NEXO_HOME`` at ``home``: no proxy for loopback, retries at once."""
