@@ -322,6 +322,24 @@ def test_a_command_line_in_command_is_a_warning_naming_args() -> None:
             (7, 44),
             "key `plugin.channels.register[0].kind`",
         ),
+        # Inside an inline table, a key may not set a table that dotted keys made, nor a
+        # dotted key add to a value: the daemon's `toml::from_str` (toml 0.8,
+        # crates/plugin-manifest/src/manifest.rs:691 at eec3f33) refuses both. Marked at the
+        # key that repeats, as above (tomllib stops at its end or at the closing brace).
+        (
+            'entrypoint = { env.A = "1", env = 2 }\n',
+            "plugin.entrypoint.env",
+            (7, 29),
+            (7, 32),
+            "table [plugin.entrypoint.env]",
+        ),
+        (
+            'entrypoint = { env = { A = "1", A.B = "2" } }\n',
+            "plugin.entrypoint.env.A",
+            (7, 33),
+            (7, 36),
+            "table [plugin.entrypoint.env.A]",
+        ),
     ],
     ids=[
         "inline-then-dotted",
@@ -333,6 +351,8 @@ def test_a_command_line_in_command_is_a_warning_naming_args() -> None:
         "inline-dotted-repeat",
         "nested-inline-repeat",
         "inline-in-array-repeat",
+        "inline-dotted-then-value",
+        "inline-value-then-dotted",
     ],
 )
 def test_a_second_definition_is_named_and_located(
