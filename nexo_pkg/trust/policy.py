@@ -200,7 +200,9 @@ class AuthorPolicy:
         }
 
     def identity_matches(self, san: str) -> bool:
-        """True when ``san`` is this author's identity: the regex matches the *whole* SAN."""
+        """True when ``san`` (a SAN or the starting workflow: one of the signer's identity
+        candidates) is this author's identity: equal to ``identity``, or matched whole by the
+        regex."""
         if self.identity is not None:
             return san == self.identity
         # fullmatch, whatever anchors the author wrote: `^…` alone must not accept a suffix.
