@@ -64,3 +64,27 @@ def test_install_and_remove_delete_nothing_through_a_holder_that_is_a_link(
     assert removed.exit_code == 0, removed.stderr
     assert tree_snapshot(outside) == before
     assert discovered_versions(dest) == {}
+
+
+def test_doctor_names_a_kept_tree_whose_receipt_cannot_be_read(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    """A kept tree whose receipt is not JSON is skipped by list, rollback, pruning and remove
+    alike: doctor is where the operator learns it takes space, with the command that deletes
+    it; nothing is deleted by doctor."""
+    dest = install_env.dest
+    env = clean_env(NEXO_HOME=str(install_env.home))
+    for version in ("1.0.0", "1.1.0"):
+        tarball = write_plugin(tmp_path / "dist", "x", version)
+        args: list[str | Path] = ["plugin", "install", tarball, "--dest", dest, "--yes"]
+        assert nexo(*args, env=env, in_process=True).exit_code == 0
+    [holder] = (dest / ".nexo" / "kept").iterdir()
+    (holder / "tree" / ".nexo-install.json").write_text("{not json", encoding="utf-8")
+    before = tree_snapshot(dest)
+    doctor = nexo("plugin", "doctor", "--dest", dest, "--no-check", "--json", env=env)
+    findings = json.loads(doctor.stdout)["findings"]
+    [found] = [item for item in findings if item["path"] == str(holder)]
+    assert (found["severity"], found["check"]) == ("warning", "leftover")
+    assert "receipt unreadable" in found["message"]
+    assert found["message"].endswith(f"delete it: rm -rf -- {holder}")
+    assert tree_snapshot(dest) == before
