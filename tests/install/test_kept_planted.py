@@ -88,3 +88,27 @@ def test_doctor_names_a_kept_tree_whose_receipt_cannot_be_read(
     assert "receipt unreadable" in found["message"]
     assert found["message"].endswith(f"delete it: rm -rf -- {holder}")
     assert tree_snapshot(dest) == before
+
+
+def test_rollback_names_a_file_of_the_kept_tree_changed_two_ways_once(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    """A link put where a kept file was differs in content and in mode: the refusal names it
+    once, in its line and in ``changed``, and nothing moves."""
+    dest = install_env.dest
+    env = clean_env(NEXO_HOME=str(install_env.home))
+    for version in ("1.0.0", "1.1.0"):
+        tarball = write_plugin(tmp_path / "dist", "x", version)
+        args: list[str | Path] = ["plugin", "install", tarball, "--dest", dest, "--yes"]
+        assert nexo(*args, env=env, in_process=True).exit_code == 0
+    [holder] = (dest / ".nexo" / "kept").iterdir()
+    (holder / "tree" / "bin" / "x").unlink()
+    (holder / "tree" / "bin" / "x").symlink_to("/bin/sh")
+    before = tree_snapshot(dest)
+    refused = nexo("plugin", "rollback", "x", "--dest", dest, "--yes", "--json", env=env)
+    assert refused.exit_code == 1
+    document = json.loads(refused.stdout)
+    assert document["kind"] == "checksum_mismatch"
+    assert document["changed"] == ["bin/x"]
+    assert "no longer matches its receipt (bin/x); nothing was changed" in document["error"]
+    assert tree_snapshot(dest) == before
