@@ -46,6 +46,7 @@ from nexo_pkg.install.api import (
     is_removal_leftover,
     linked_plugin,
     scan_installed,
+    scan_kept,
     unmet_host_requirements,
     verify_installed,
 )
@@ -422,6 +423,20 @@ def _leftover_findings(report: DoctorReport, root: Path) -> None:
                 "left by an interrupted run; the next command that writes to this root cleans it "
                 "(an install, a remove, or an upgrade that installs a version)",
                 path=leftover,
+            )  # fmt: skip
+    try:
+        kept = scan_kept(root)
+    except NexoError:
+        kept = []
+    for item in kept:
+        if item.receipt is None:
+            # Nothing reads it again: list, rollback and the pruning of kept versions skip it.
+            report.add(
+                "warning", "leftover",
+                f"kept for rollback, but {item.problem}: no rollback can put it back and no "
+                "command deletes it; delete it: "
+                f"{shlex.join(['rm', '-rf', '--', str(item.path.parent)])}",
+                path=item.path.parent,
             )  # fmt: skip
 
 
