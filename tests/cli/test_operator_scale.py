@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.cli import nexo
+from support.cli import clean_env, nexo
 from support.github_server import Fault, GitHubServer
 from support.stand_in import use_stand_in
 from support.tarballs import release_assets
+
+from nexo_pkg.core.threads import DEFAULT_JOBS
 
 CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
 IDS = ["alpha", "bravo", "charlie", "delta"]
@@ -232,6 +234,33 @@ JOBS_COMMANDS = {
     "lock": ("lock",),
     "sync": ("sync", "--frozen"),
 }
+
+
+def _jobs_help(command: tuple[str, ...], tmp_path: Path) -> str:
+    """The ``--jobs`` row of ``nexo plugin COMMAND --help``, its wrapped lines joined."""
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    result = nexo("plugin", command[0], "--help", env=env, in_process=True)
+    assert result.code == 0, result.stderr
+    lines = [line.strip(" │|") for line in result.stdout.splitlines()]
+    start = next(i for i, line in enumerate(lines) if line.startswith("-j, --jobs"))
+    row = [lines[start]]
+    for line in lines[start + 1 :]:
+        if not line or line.startswith(("-", "╰")):
+            break
+        row.append(line)
+    return " ".join(" ".join(row).split())
+
+
+@pytest.mark.parametrize("command", list(JOBS_COMMANDS))
+def test_every_command_s_jobs_default_is_sync_s(tmp_path: Path, command: str) -> None:
+    """``doctor``, ``outdated`` and ``upgrade --all`` take ``--jobs`` as ``sync`` and ``lock``
+    do: the same words, and the default they name is the one every command uses."""
+    assert _jobs_help(JOBS_COMMANDS[command], tmp_path) == (
+        _jobs_help(JOBS_COMMANDS["sync"], tmp_path)
+    )
+    assert f"(default {DEFAULT_JOBS}; 1: one after another)" in _jobs_help(
+        JOBS_COMMANDS[command], tmp_path
+    )
 
 
 @pytest.mark.parametrize("command", list(JOBS_COMMANDS))
