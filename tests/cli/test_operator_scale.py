@@ -359,3 +359,23 @@ def test_upgrade_all_of_current_plugins_asks_once_each(
         f"/repos/acme/{plugin_id}/releases/latest" for plugin_id in IDS
     ]
     assert result.stderr.splitlines() == [f"{plugin_id} 1.0.0 is up to date." for plugin_id in IDS]
+
+
+def test_upgrade_all_with_a_token_looks_every_plugin_up_in_one_graphql_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer
+) -> None:
+    """With a token, ``upgrade --all``'s lookups are one GraphQL request for every
+    repository, and nothing more is asked when every plugin is current; the report is the
+    one the REST lookups give."""
+    use_stand_in(monkeypatch, tmp_path, server, cleared=CLEARED)
+    for plugin_id in IDS:
+        assets = release_assets(plugin_id, "1.0.0")
+        server.publish("acme", plugin_id, "v1.0.0", assets, digests=True)
+        assert nexo("plugin", "install", f"acme/{plugin_id}", in_process=True).code == 0
+    rest = nexo("plugin", "upgrade", "--all", in_process=True)
+    monkeypatch.setenv("NEXO_GITHUB_TOKEN", "secret-token")
+    server.requests.clear()
+    result = nexo("plugin", "upgrade", "--all", in_process=True)
+    assert result.code == 0, result.stderr
+    assert [(r.method, r.path) for r in server.requests] == [("POST", "/graphql")]
+    assert result == rest
