@@ -130,10 +130,17 @@ def test_upgrade_pruning_a_kept_version_that_leaves_files_says_so(
     )
     if json_output:
         document = json.loads(result.stdout)
-        assert len(document["pruned_kept_paths"]) == 1
+        [pruned] = document["pruned_kept_paths"]
         assert said in document["warnings"]
+        assert pruned not in document["replaced"]
     else:
-        assert f"warning: {said}" in result.stderr.splitlines()
+        # Never said removed: what could not be deleted is said once, as what it is.
+        assert "Removed the version kept before it" not in result.stdout + result.stderr
+        lines = result.stderr.splitlines()
+        [line] = [line for line in lines if "no longer kept" in line]
+        assert line.startswith(f"The version kept before it ({dest}/.nexo/kept/hello-1.0.0-")
+        assert line.endswith("/tree) is no longer kept, but its files could not all be deleted.")
+        assert lines[lines.index(line) + 1] == f"warning: {said}"
 
 
 @pytest.mark.skipif(os.name != "posix", reason="permissions and chattr are POSIX")
