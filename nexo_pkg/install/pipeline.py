@@ -21,7 +21,7 @@ from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.version import VersionError, compare_versions, parse_version
 from nexo_pkg.install.compat import Admitting, check_compatible, min_nexo_version
 from nexo_pkg.install.link import LinkedPlugin, linked_plugins
-from nexo_pkg.install.listing import manifest_identity
+from nexo_pkg.install.listing import manifest_identity, skipped_removal_leftovers
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.options import (
     NO_CALLBACKS,
@@ -657,10 +657,16 @@ def _keeping(step: InstallStep, others: tuple[Path, ...]) -> Path | None:
 
 def _installed_signatures(dest: Path, plugin_id: str) -> list[Mapping[str, Any]]:
     """The signatures the receipts of ``plugin_id``'s installed versions record: an install
-    replaces those versions, so each binds it as the installed version binds an upgrade."""
+    replaces those versions, so each binds it as the installed version binds an upgrade. A
+    tree a ``remove`` left that the daemon skips is no installed version (as ``list``,
+    ``verify`` and ``doctor`` count it): its receipt binds nothing."""
+    items = scan_installed(dest)
+    if any(is_removal_leftover(item.path.name) for item in items):
+        skipped = skipped_removal_leftovers(items, tuple(linked_plugins(dest)))
+        items = [item for item in items if item.path not in skipped]
     return [
         item.receipt.signature
-        for item in scan_installed(dest)
+        for item in items
         if item.plugin_id == plugin_id and item.receipt is not None and item.receipt.signature
     ]
 
