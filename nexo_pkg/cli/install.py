@@ -918,8 +918,7 @@ def remove_command(
             where = ", ".join(printable(path) for path in left)
             raise NexoError(
                 f"{plugin_id} is no longer installed, but its files could not all be deleted:"
-                f" {where} left (the next install, remove or upgrade on that root deletes it"
-                " once it can)",
+                f" {where} left ({install_api.CLEANED_BY})",
                 kind="io",
                 details={"id": plugin_id, "removed": gone, "left": [str(path) for path in left]},
             )
