@@ -562,6 +562,11 @@ def install_command(
     it: a newer one only with --allow-downgrade, and one whose signature was verified only by
     a version its signer signed (signer_changed otherwise, unless --allow-signer-change).
 
+    An install that puts a version in place ends a hold `rollback` or `hold` put on the
+    plugin, with or without a tag: `install owner/repo` installs the latest release, as
+    asked, where `upgrade` would leave a held plugin alone. One that finds that version
+    already installed keeps the hold.
+
     Exit codes: 0 installed (or already present, or --dry-run passed); 1 refused, or
     installed but --check failed; 2 usage or configuration error.
     """
