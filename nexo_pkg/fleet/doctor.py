@@ -47,6 +47,7 @@ from nexo_pkg.install.api import (
     is_removal_leftover,
     linked_plugin,
     scan_installed,
+    scan_kept,
     unmet_host_requirements,
     verify_installed,
 )
@@ -428,6 +429,20 @@ def _leftover_findings(report: DoctorReport, root: Path) -> None:
             report.add(
                 "warning", "leftover", f"{cause}; {CLEANED_BY}",
                 path=leftover,
+            )  # fmt: skip
+    try:
+        kept = scan_kept(root)
+    except NexoError:
+        kept = []
+    for item in kept:
+        if item.receipt is None:
+            # Nothing reads it again: list, rollback and the pruning of kept versions skip it.
+            report.add(
+                "warning", "leftover",
+                f"kept for rollback, but {item.problem}: no rollback can put it back and no "
+                "command deletes it; delete it: "
+                f"{shlex.join(['rm', '-rf', '--', str(item.path.parent)])}",
+                path=item.path.parent,
             )  # fmt: skip
 
 
