@@ -33,6 +33,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.fleet.pool import run_bounded
 from nexo_pkg.install.api import (
     BOOKKEEPING_DIR,
+    CLEANED_BY,
     JOURNAL_AREA,
     LEGACY_PREFIXES,
     RECEIPT_UNREADABLE,
@@ -457,11 +458,16 @@ def _leftover_findings(report: DoctorReport, root: Path) -> None:
             leftovers = sorted(path.iterdir()) if path.is_dir() else []
         except OSError:
             leftovers = []
+        # Under `removing`: also a removal that could not delete every file (`remove`, or
+        # the pruning of a kept version), which said so.
+        cause = (
+            "left by an interrupted run or a removal that could not delete all its files"
+            if area == REMOVING_AREA
+            else "left by an interrupted run"
+        )
         for leftover in leftovers:
             report.add(
-                "warning", "leftover",
-                "left by an interrupted run; the next command that writes to this root cleans it "
-                "(an install, a remove, or an upgrade that installs a version)",
+                "warning", "leftover", f"{cause}; {CLEANED_BY}",
                 path=leftover,
             )  # fmt: skip
     try:
