@@ -143,6 +143,7 @@ class _Scanner:
         self.sealed: set[KeyPath] = set()
         self.dotted: set[KeyPath] = set()
         self.implicit: set[KeyPath] = set()  # tables a header's earlier parts created
+        self.inline_dotted: set[KeyPath] = set()  # tables dotted keys made in inline tables
         self.duplicates: list[Duplicate] = []
 
     def _skip_inline_space(self) -> None:
@@ -344,6 +345,8 @@ class _Scanner:
         path = self._record_key(table, segments)
         if statement:
             self._check_statement_key(table, path, segments[0][1], segments[-1][2])
+        else:
+            self._check_inline_key(table, path, segments[0][1], segments[-1][2])
         self._skip_inline_space()
         self._expect("=")
         self._skip_inline_space()
@@ -380,6 +383,20 @@ class _Scanner:
             self.duplicates.append(Duplicate(path, start, end, is_table=True))
         elif path in self.array_table_counts:
             self.duplicates.append(Duplicate(path, start, end, is_table=False))
+
+    def _check_inline_key(self, table: KeyPath, path: KeyPath, start: int, end: int) -> None:
+        """A key inside an inline table (``start``-``end``) may not add to a value an earlier
+        key of it set (``A = "1", A.B = "2"``), nor set a table its earlier dotted keys made
+        (``env.A = "1", env = 2``). What it conflicts with is recorded as the duplicate, at
+        this key, as for a statement's key."""
+        for size in range(len(table) + 1, len(path)):
+            prefix = path[:size]
+            if prefix in self.defined:
+                self.duplicates.append(Duplicate(prefix, start, end, is_table=True))
+                return
+            self.inline_dotted.add(prefix)
+        if path in self.inline_dotted:
+            self.duplicates.append(Duplicate(path, start, end, is_table=True))
 
     def _check_header(self, path: KeyPath, start: int, end: int, *, is_array: bool) -> None:
         """A [table] or [[array]] header may not reopen what a statement set, nor (a [table])

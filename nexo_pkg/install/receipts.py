@@ -447,7 +447,10 @@ def _entry_order(entry: os.DirEntry[str]) -> Any:
 
 
 def scan_kept(dest: Path) -> list[Installed]:
-    """Old versions ``upgrade`` kept under ``.nexo/kept``, sorted by name."""
+    """Old versions ``upgrade`` kept under ``.nexo/kept``, sorted by name. A link anywhere on
+    the way (the area, a holder, its tree) is none: it was never made by a run, and what it
+    points to (perhaps outside the root) is neither moved in by a rollback nor deleted by a
+    prune."""
     area = dest / BOOKKEEPING_DIR / KEPT_AREA
     try:
         linked = area.is_symlink() or area.parent.is_symlink()
@@ -457,7 +460,9 @@ def scan_kept(dest: Path) -> list[Installed]:
     return [
         _examine(holder / TREE_NAME, kept=True)
         for holder in holders
-        if (holder / TREE_NAME).is_dir() and not (holder / TREE_NAME).is_symlink()
+        if not holder.is_symlink()
+        and (holder / TREE_NAME).is_dir()
+        and not (holder / TREE_NAME).is_symlink()
     ]
 
 

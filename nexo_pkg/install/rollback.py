@@ -181,7 +181,13 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
             )
         report = verify_installed(target)
         if not report.ok:
-            changed = [*report.modified, *report.missing, *report.extra, *report.mode_changed]
+            # A file can differ in two ways (a link where a file was: content and mode), and
+            # is named once.
+            changed = list(
+                dict.fromkeys(
+                    [*report.modified, *report.missing, *report.extra, *report.mode_changed]
+                )
+            )
             detail = report.problem or ", ".join(changed[:5])
             raise NexoError(
                 f"the kept {plugin_id} {target.receipt.version} no longer matches its receipt "

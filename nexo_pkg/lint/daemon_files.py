@@ -225,11 +225,14 @@ def config_kind(path: str, text: str | None = None) -> ConfigKind | None:
     name = Path(path).name
     if name == EXTENSIONS_FILE:
         return "extensions"
+    # A YAML file is known by its suffix in any case (`x.YAML`, `x.Yml`): it is YAML either
+    # way, even where the daemon, matching `yaml` exactly, skips it (NX235 then says so).
+    suffix = name.lower()
     if name == AGENTS_FILE or (
-        Path(path).absolute().parent.name == AGENTS_DROP_IN_DIR and name.endswith(".yaml")
+        Path(path).absolute().parent.name == AGENTS_DROP_IN_DIR and suffix.endswith(".yaml")
     ):
         return "agents"
-    if text is not None and name.endswith((".yaml", ".yml")):
+    if text is not None and suffix.endswith((".yaml", ".yml")):
         for line in text.splitlines():
             if line.startswith("extensions:"):
                 return "extensions"

@@ -207,7 +207,7 @@ def lint_bytes(
     """Lint raw file content: decoding problems (not UTF-8, binary, too large) are findings. A
     daemon config file or a trust policy (docs/lint.md, ``PATH``) gets its own linter.
     ``keep`` receives the parsed manifest when the content was linted as one."""
-    text, problems = decode_manifest(raw, yaml=path.endswith((".yaml", ".yml")))
+    text, problems = decode_manifest(raw, yaml=_yaml_named(path))
     if any(problem.severity == "error" for problem in problems):
         return FileResult(path, tuple(_filtered(problems, options)), text)
     result = _lint_text(text, path, options, keep)
@@ -227,12 +227,17 @@ def lint_bytes_keeping(
     return result, kept[0] if kept else None
 
 
+def _yaml_named(path: str) -> bool:
+    """Whether ``path`` names a YAML file: ``.yaml`` or ``.yml`` in any case (``x.YAML``)."""
+    return path.lower().endswith((".yaml", ".yml"))
+
+
 def _lint_text(
     text: str, path: str, options: LintOptions | None, keep: list[ParsedManifest] | None = None
 ) -> FileResult:
     """Lint decoded ``text`` as the daemon config, fleet file or trust policy its name (or,
     for a policy, its content) says it is, else as a manifest."""
-    if path.endswith((".yaml", ".yml")):
+    if _yaml_named(path):
         config_result = lint_config_source(text, path=path, options=options)
         if config_result is not None:
             return config_result

@@ -104,7 +104,8 @@ def document_kind(uri: str) -> DocumentKind | None:
         return "policy"
     if name in SCHEMA_ONLY_FILES:
         return cast("DocumentKind", name)
-    if name.endswith(".yaml") and config_kind(_document_path(uri)) is not None:
+    # `.yaml` in any case: lint reads `agents.d/x.YAML` as YAML too (NX235: the daemon skips it).
+    if name.lower().endswith(".yaml") and config_kind(_document_path(uri)) is not None:
         return "daemon-config"
     return None
 

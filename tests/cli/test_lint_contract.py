@@ -137,6 +137,24 @@ def test_a_too_long_plugin_id_is_told_the_limit_the_rule_holds() -> None:
     assert [(d["code"], d["severity"]) for d in diagnostics] == [("NX109", "warning")]
 
 
+@pytest.mark.parametrize("version", ["0.1.0", "0.1.5", "0.2.1"])
+def test_nexo_version_does_not_make_a_long_id_an_error(version: str) -> None:
+    """docs/lint.md "Severity": `--nexo-version` does not switch the id limit back, because no
+    daemon version number tells the limit. The 0.1.5 daemon (lordmacu/nexo-rs eec3f33,
+    Cargo.toml:88) allows 32 (crates/plugin-manifest/src/validate.rs:25, `{0,31}`), while the
+    crate at 17fc8cdf, whose corpus is judged at 0.1.0 (daemon-parity/cases.json), allows 64;
+    the crate's own version stays 0.1.0 across the change (crates/plugin-manifest/Cargo.toml).
+    An error there would refuse what a daemon of that number accepts: the 36-character tool id
+    of the first-party marketing extension (issue 11) stays the warning NX109."""
+    long_id = "weather_" + "x" * 28
+    section = f'[plugin.extends]\ntools = ["{long_id}"]\n'
+    exit_code, diagnostics = lint_stdin(MINIMAL + section, "--nexo-version", version)
+    assert exit_code == 0
+    assert [(d["code"], d["severity"], d["key_path"]) for d in diagnostics] == [
+        ("NX109", "warning", "plugin.extends.tools[0]")
+    ]
+
+
 # -- `nexo plugin schema` accepts what the daemon accepts ---------------------------------------
 
 # Section validators the daemon's manifest validation never calls (validate.rs run_all calls
@@ -322,6 +340,24 @@ def test_a_command_line_in_command_is_a_warning_naming_args() -> None:
             (7, 44),
             "key `plugin.channels.register[0].kind`",
         ),
+        # Inside an inline table, a key may not set a table that dotted keys made, nor a
+        # dotted key add to a value: the daemon's `toml::from_str` (toml 0.8,
+        # crates/plugin-manifest/src/manifest.rs:691 at eec3f33) refuses both. Marked at the
+        # key that repeats, as above (tomllib stops at its end or at the closing brace).
+        (
+            'entrypoint = { env.A = "1", env = 2 }\n',
+            "plugin.entrypoint.env",
+            (7, 29),
+            (7, 32),
+            "table [plugin.entrypoint.env]",
+        ),
+        (
+            'entrypoint = { env = { A = "1", A.B = "2" } }\n',
+            "plugin.entrypoint.env.A",
+            (7, 33),
+            (7, 36),
+            "table [plugin.entrypoint.env.A]",
+        ),
     ],
     ids=[
         "inline-then-dotted",
@@ -333,6 +369,8 @@ def test_a_command_line_in_command_is_a_warning_naming_args() -> None:
         "inline-dotted-repeat",
         "nested-inline-repeat",
         "inline-in-array-repeat",
+        "inline-dotted-then-value",
+        "inline-value-then-dotted",
     ],
 )
 def test_a_second_definition_is_named_and_located(

@@ -117,11 +117,16 @@ def test_agents_the_daemon_loads_pass(tmp_path: Path, name: str) -> None:
     assert lint_yaml(tmp_path, name, text) == (0, [])
 
 
-@pytest.mark.parametrize("name", ["agents.d/10-kate.yml", "agents.d/.yaml"])
+@pytest.mark.parametrize(
+    "name",
+    ["agents.d/10-kate.yml", "agents.d/.yaml", "agents.d/10-kate.YAML", "agents.d/10-kate.Yml"],
+)
 def test_a_drop_in_not_named_yaml_is_said_to_be_skipped(tmp_path: Path, name: str) -> None:
     """`merge_agents_drop_in` (crates/config/src/lib.rs:197-202) keeps the entries whose
     extension is exactly `yaml`: a drop-in named otherwise (and linted by naming it) is a
-    warning at 1:1 that the daemon never loads it, and nothing else of a file it would load."""
+    warning at 1:1 that the daemon never loads it, and nothing else of a file it would load.
+    The comparison is case-sensitive (lib.rs:201, `== Some("yaml")` at eec3f33), so
+    `10-kate.YAML` and `10-kate.Yml` are skipped too: read as the YAML they are, not as TOML."""
     project(tmp_path, None, companion="")
     code, [diagnostic] = _diagnostics(tmp_path, name, KATE)
     assert code == 0

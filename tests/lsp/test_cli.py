@@ -70,6 +70,11 @@ def test_guarded_handlers_log_and_return_nothing(caplog: pytest.LogCaptureFixtur
         ("file:///work/plugin/Cargo.toml", None),
         ("file:///work/nexo-plugin.toml.orig", None),
         ("untitled:Untitled-1", None),
+        ("file:///etc/nexo/config/agents.d/ops.yaml", "daemon-config"),
+        # Lint reads an upper-case suffix as YAML (NX235 says the daemon skips the file); the
+        # editor shows the same diagnostics, not nothing.
+        ("file:///etc/nexo/config/agents.d/ops.YAML", "daemon-config"),
+        ("file:///etc/nexo/config/agents.d/ops.txt", None),
     ],
 )
 def test_document_kind_by_file_name(uri: str, kind: str | None) -> None:
