@@ -201,3 +201,27 @@ def test_another_version_is_refused_as_ever(
         _requests(github_server)
     )
     assert tree_snapshot(dest) == before
+
+
+@pytest.mark.parametrize(
+    "manifest", ["manifest_version = [\n", manifest_text("echo", "9.9.9")], ids=["broken", "lying"]
+)
+def test_a_current_release_is_up_to_date_whatever_its_manifest_asset_says(
+    home: Path, github_server: GitHubServer, manifest: str
+) -> None:
+    """The latest release is the installed version by its tarball names, its manifest asset
+    broken or naming a version no tarball ships: ``upgrade`` says up to date (nothing is
+    installed), as ``outdated`` says it is current, without reading the asset."""
+    assets = release_assets("echo", "1.0.0")
+    assets["nexo-plugin.toml"] = manifest.encode()
+    github_server.publish("acme", "echo", "v1.0.0-again", assets, digests=True)
+    dest = home / "state" / "plugins"
+    before = tree_snapshot(dest)
+    _cold(home, github_server)
+    code, out, err = nexo("plugin", "upgrade", "echo", "--json", in_process=True)
+    assert code == 0, err
+    _up_to_date(json.loads(out), "echo")
+    assert _requests(github_server) == [("GET", "/repos/acme/echo/releases/latest")]
+    assert tree_snapshot(dest) == before
+    document = json.loads(nexo("plugin", "outdated", "echo", "--json", in_process=True)[1])
+    assert document["plugins"][0]["status"] == "current"
