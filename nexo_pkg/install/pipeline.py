@@ -910,7 +910,14 @@ def upgrade(
     if options.target is None and receipt.target and followed:
         options = replace(options, target=receipt.target)
     origin = receipt.origin()
-    request = SourceRequest(host_candidates(options.target), manifest_asset_problem, plugin_id)
+    # A source may say the installed version is still its newest from less than the whole
+    # judgement of a release (one request): any other version is judged whole, as install does.
+    request = SourceRequest(
+        host_candidates(options.target),
+        manifest_asset_problem,
+        plugin_id,
+        installed=receipt.version,
+    )
     with command_context(options, callbacks) as context:
         source = reopen(origin, context, request, follow=True, tag=tag, known=known)
         if source is None:
@@ -1111,7 +1118,9 @@ def receipt_source(
     ``context`` for metadata, manifest assets and indexes only (:meth:`Source.newest`), with
     what :func:`prefetch_latest` already read; ``None`` when the receipt's source cannot be
     asked again (a local file). Nothing is read until it is asked."""
-    request = SourceRequest((), manifest_asset_problem, receipt.id, installed=receipt.version)
+    request = SourceRequest(
+        (), manifest_asset_problem, receipt.id, installed=receipt.version, compares_only=True
+    )
     return reopen(receipt.origin(), context, request, follow=True, known=known)
 
 

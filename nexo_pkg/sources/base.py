@@ -49,14 +49,19 @@ def note(text: str) -> None:
 class SourceRequest:
     """What the command asks of a source: the targets it takes (best first; ``None``: every
     target a version ships, as a lock asks), the installer's check of a release's manifest
-    asset, the plugin id it must be (``None``: any), and the version installed when the
-    command only compares what the source offers with it (``outdated``: a source may then
-    answer from less, as :class:`~nexo_pkg.sources.releases.GitHubReleaseSource` does)."""
+    asset, the plugin id it must be (``None``: any), and the version installed (``upgrade``,
+    ``outdated``). A source may answer that its newest version is the one ``installed`` from
+    less than the whole judgement of a version (nothing is installed then), as
+    :class:`~nexo_pkg.sources.releases.GitHubReleaseSource` does from its tarball names;
+    with ``compares_only`` (the command only compares what the source offers with the
+    version installed: ``outdated``), it may answer any version so. A version that is
+    installed is always judged whole."""
 
     targets: tuple[str, ...] | None
     manifest_problem: ManifestCheck
     expected_id: str | None = None
     installed: str | None = None
+    compares_only: bool = False
 
 
 @dataclass(frozen=True)

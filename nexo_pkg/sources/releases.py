@@ -90,6 +90,7 @@ def _opened(
         expected_id=request.expected_id,
         known=known,
         installed=request.installed,
+        compares_only=request.compares_only,
     )
 
 
@@ -281,9 +282,10 @@ class GitHubReleaseSource:
     release already read for a spec without a tag (many repositories asked in one request),
     checked from there on as one read here. ``follows_latest``: a release chosen in place of
     the latest one (:meth:`compatible`), whose candidates still record ``latest`` as what was
-    asked for, so ``upgrade`` follows the latest release. ``installed`` is the version a
-    lookup compares the release with (``outdated``): a release is judged without its manifest
-    asset when its tarball names settle it (:func:`read_identity`).
+    asked for, so ``upgrade`` follows the latest release. ``installed`` is the version
+    installed: a release whose tarball names settle it as that version (an ``upgrade`` with
+    nothing newer), or as any version when the command ``compares_only`` (``outdated``), is
+    judged without its manifest asset (:func:`read_identity`).
     """
 
     def __init__(
@@ -297,9 +299,11 @@ class GitHubReleaseSource:
         known: Release | None = None,
         follows_latest: bool = False,
         installed: str | None = None,
+        compares_only: bool = False,
     ) -> None:
         self.spec = spec
         self.installed = installed
+        self.compares_only = compares_only
         self.known = known if spec.tag is None or follows_latest else None
         self.context = context
         self.targets = targets or ()
@@ -332,7 +336,11 @@ class GitHubReleaseSource:
                 self.spec.owner, self.spec.repo, self.spec.tag
             )
             identity, manifest = read_identity(
-                client, release, self.manifest_problem, installed=self.installed
+                client,
+                release,
+                self.manifest_problem,
+                installed=self.installed,
+                same_only=not self.compares_only,
             )
             if self.expected_id is not None and identity.plugin_id != self.expected_id:
                 raise NexoError(
@@ -417,7 +425,7 @@ class GitHubReleaseSource:
                 found.release,
                 MANIFEST_ASSETS,
                 max_bytes=MAX_MANIFEST_ASSET_BYTES,
-                browser_first=client.token is None,
+                browser_first=self.compares_only and client.token is None,
             )
             return manifest[1] if manifest else None
         return found.manifest[1] if found.manifest else None
@@ -657,6 +665,7 @@ def read_identity(
     manifest_problem: ManifestCheck,
     *,
     installed: str | None = None,
+    same_only: bool = False,
 ) -> tuple[ReleaseIdentity, tuple[str, str] | None]:
     """The plugin id and version of ``release`` (:func:`release_identity`), and its manifest
     asset as ``(name, text)`` when it has one.
@@ -666,20 +675,26 @@ def read_identity(
     not, is read from those names alone, without fetching its manifest asset: a manifest
     that :func:`release_identity` accepts must name that same version, so the asset could
     only add a refusal, and that refusal is the install's and the upgrade's to make (they
-    read and check the manifest asset as ever, ``installed`` unset). So such a lookup is one
+    read and check the manifest asset of any version they install). So such a lookup is one
     request per plugin, token or not. A release the names do not settle (several versions or
     plugins) is judged from its manifest asset; without a token, that lookup reads the asset
     from its browser download URL first, outside the API's rate limit
-    (:meth:`GitHubClient.download`)."""
+    (:meth:`GitHubClient.download`).
+
+    With ``same_only`` (an ``upgrade``, which installs any other version it finds), only a
+    release whose names settle it as ``installed`` itself is read from them: the plugin is
+    up to date, nothing is installed, and the same refusal-only argument holds. A release
+    of any other version is judged from its manifest asset as ``install`` judges it (read by
+    its API asset URL, checked), before the upgrade compares, refuses or installs it."""
     if installed is not None:
         settled = _settled_by_names(release)
-        if settled is not None:
+        if settled is not None and (not same_only or settled.version == installed):
             return settled, None
     manifest = client.read_manifest_asset(
         release,
         MANIFEST_ASSETS,
         max_bytes=MAX_MANIFEST_ASSET_BYTES,
-        browser_first=installed is not None and client.token is None,
+        browser_first=installed is not None and not same_only and client.token is None,
     )
     return release_identity(release, manifest, manifest_problem=manifest_problem), manifest
 
