@@ -393,7 +393,22 @@ def _requirements_for(options: PackOptions, project: Path) -> Path | None:
             raise usage_error(f"--requirements {options.requirements} is not a file")
         return options.requirements.resolve()
     default = project / "requirements.txt"
-    return default.resolve() if default.is_file() else None
+    if default.is_file():
+        return default.resolve()
+    if os.path.lexists(default):
+        # Present but unreadable as a file: packing on would ship the plugin without the
+        # dependencies the author listed, and the daemon would find out at its first import.
+        if default.is_dir():
+            what = "a directory"
+        elif default.is_symlink() and not default.exists():
+            what = "a symlink that never reaches a file"
+        else:
+            what = "not a regular file"
+        raise io_error(
+            f"{default} is {what}, so nothing could be vendored from it; make it the "
+            "requirements file, or remove it to pack without vendored dependencies"
+        )
+    return None
 
 
 def _make_out(out: Path) -> list[Path]:

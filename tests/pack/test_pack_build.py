@@ -788,3 +788,53 @@ def test_out_dir_that_is_a_dangling_link(tmp_path: Path, make_project: ProjectFa
     assert str(tmp_path / "gone") in error.message
     assert out.is_symlink()
     assert not (tmp_path / "gone").exists()
+
+
+def _dangling(path: Path) -> None:
+    path.symlink_to("../shared/requirements.txt")  # a checkout without the shared file
+
+
+def _looping(path: Path) -> None:
+    path.symlink_to(path.name)
+
+
+def _directory(path: Path) -> None:
+    path.mkdir()
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks and FIFOs")
+@pytest.mark.parametrize(
+    ("make", "what"),
+    [
+        (_dangling, "a symlink that never reaches a file"),
+        (_looping, "a symlink that never reaches a file"),
+        (_directory, "a directory"),
+        (_fifo, "not a regular file"),
+    ],
+    ids=["dangling", "loop", "directory", "fifo"],
+)
+def test_a_requirements_txt_that_is_no_file_is_refused_not_packed_without_dependencies(
+    make_project: ProjectFactory, make: object, what: str
+) -> None:
+    project = make_project()
+    assert callable(make)
+    make(project / "requirements.txt")
+    completed = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "pack", str(project), "--json"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 2, completed.stderr
+    document = json.loads(completed.stdout)
+    assert document["ok"] is False
+    assert document["kind"] == "io"
+    assert f"requirements.txt is {what}" in document["error"]
+    assert completed.stderr.strip().splitlines() == [f"error: {document['error']}"]
+    assert not (project / "dist").exists()  # nothing written
