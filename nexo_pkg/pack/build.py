@@ -74,7 +74,7 @@ class PackOptions:
     target: str = NOARCH
     binary: Path | None = None
     requirements: Path | None = None
-    source_date_epoch: int | None = None
+    source_date_epoch: int | str | None = None
     #: The Python (X.Y) a Python plugin's requirements are resolved for.
     python_version: str = DEFAULT_PYTHON
     #: Called with a short note as each long step starts (vendoring, writing the archive).

@@ -838,3 +838,42 @@ def test_a_requirements_txt_that_is_no_file_is_refused_not_packed_without_depend
     assert f"requirements.txt is {what}" in document["error"]
     assert completed.stderr.strip().splitlines() == [f"error: {document['error']}"]
     assert not (project / "dist").exists()  # nothing written
+
+
+@pytest.mark.parametrize(
+    # Python's int() takes all of these; SOURCE_DATE_EPOCH is ASCII decimal digits.
+    "value",
+    ["1_000", "+5", "\u0661\u0662", "0x10", "1e3", "garbage"],
+    ids=["underscore", "plus", "arabic-indic", "hex", "exponent", "word"],
+)
+def test_the_flag_refuses_what_the_variable_refuses(
+    make_project: ProjectFactory, value: str
+) -> None:
+    project = make_project()
+    command = [sys.executable, "-m", "nexo_pkg", "plugin", "pack", str(project), "--json"]
+    by_flag = subprocess.run(
+        [*command, f"--source-date-epoch={value}"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    by_variable = subprocess.run(
+        command,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "SOURCE_DATE_EPOCH": value},
+    )
+    for completed, name in ((by_flag, "--source-date-epoch"), (by_variable, "SOURCE_DATE_EPOCH")):
+        assert completed.returncode == 2, completed.stderr
+        document = json.loads(completed.stdout)
+        assert document["kind"] == "usage"
+        assert document["error"].startswith(f"{name} must be an integer ")
+        assert "from 0 to 253402300799" in document["error"]
+        assert document["error"].endswith(f"got {value!r}")
+        assert completed.stderr.strip().splitlines() == [f"error: {document['error']}"]
+    assert not (project / "dist").exists()
