@@ -275,8 +275,16 @@ def _noarch_entries(
             path=str(src),
         )
     if not main.is_file():
+        if main.is_dir():
+            problem = "is a directory, not a file"
+        elif main.is_symlink() and not main.exists():
+            problem = "is a symlink that never reaches a file"
+        elif os.path.lexists(main):
+            problem = "is not a regular file"
+        else:
+            problem = "is missing"
         raise layout_error(
-            f"{main} is missing; a Python plugin runs src/main.py (or pack a compiled plugin "
+            f"{main} {problem}; a Python plugin runs src/main.py (or pack a compiled plugin "
             "with --target TRIPLE --binary PATH)"
         )
     # An output directory inside src/ must not swallow earlier tarballs into the next one;

@@ -877,3 +877,32 @@ def test_the_flag_refuses_what_the_variable_refuses(
         assert document["error"].endswith(f"got {value!r}")
         assert completed.stderr.strip().splitlines() == [f"error: {document['error']}"]
     assert not (project / "dist").exists()
+
+
+def _device_link(path: Path) -> None:
+    path.symlink_to(os.devnull)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks and FIFOs")
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (_directory, "is a directory, not a file"),
+        (_dangling, "is a symlink that never reaches a file"),
+        (_fifo, "is not a regular file"),
+        (_device_link, "is not a regular file"),
+    ],
+    ids=["directory", "dangling", "fifo", "device"],
+)
+def test_a_main_py_that_is_no_file_is_named_for_what_it_is(
+    make_project: ProjectFactory, make: object, problem: str
+) -> None:
+    project = make_project()
+    main = project / "src" / "main.py"
+    main.unlink()
+    assert callable(make)
+    make(main)
+    error = _error(PackOptions(project=project))
+    assert (error.kind, error.exit_code) == ("layout_invalid", 1)
+    assert error.message.startswith(f"{main} {problem}; a Python plugin runs src/main.py")
+    assert not (project / "dist").exists()
