@@ -41,10 +41,9 @@ from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, plugin_manifest_from_data
-from nexo_pkg.manifest.names import find_manifest, shadowed_message
+from nexo_pkg.manifest.names import RECEIPT_NAME, find_manifest, shadowed_message
 from nexo_pkg.sources.api import safe_extract
 
-RECEIPT_NAME = ".nexo-install.json"
 RESERVED_ENV_PREFIX = "NEXO_"
 #: Entrypoint values of a type the daemon does not read, in the order they are refused.
 _ENTRYPOINT_PROBLEMS = (

@@ -215,7 +215,7 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
                 f"Kept the version it replaced out of the daemon's sight at {printable(kept)}"
                 f" ({_bringing_back(result.plan, rollback)})."
             )
-        _report_pruned(result.pruned, result.left)
+        _report_pruned(result.pruned, result.left, result.unfinished)
     if result.link_warning is not None:
         warn(printable(result.link_warning))
 
@@ -374,13 +374,22 @@ def _report_upgrade(result: UpgradeResult) -> None:
             f"Kept {printable(result.from_version)} out of the daemon's sight at "
             f"{printable(kept)} ({_bringing_back(result.install.plan, rollback)})."
         )
-    _report_pruned(result.pruned, result.left)
+    _report_pruned(result.pruned, result.left, result.unfinished)
 
 
-def _report_pruned(pruned: Sequence[Path], left: Sequence[Path]) -> None:
-    """The versions kept before that this run removed, and where a removal left files."""
+def _report_pruned(
+    pruned: Sequence[Path], left: Sequence[Path], unfinished: Sequence[Path]
+) -> None:
+    """The versions kept before that this run removed, and where a removal left files: one
+    whose files could not all be deleted is never said removed (the warning says where)."""
     for path in pruned:
-        say(f"Removed the version kept before it ({printable(path)}).")
+        if path in unfinished:
+            say(
+                f"The version kept before it ({printable(path)}) is no longer kept, but its "
+                "files could not all be deleted."
+            )
+        else:
+            say(f"Removed the version kept before it ({printable(path)}).")
     for holder in left:
         warn(printable(install_api.left_behind(holder)))
 
@@ -552,6 +561,11 @@ def install_command(
     Another version of the plugin already installed is replaced, as an upgrade replaces
     it: a newer one only with --allow-downgrade, and one whose signature was verified only by
     a version its signer signed (signer_changed otherwise, unless --allow-signer-change).
+
+    An install that puts a version in place ends a hold `rollback` or `hold` put on the
+    plugin, with or without a tag: `install owner/repo` installs the latest release, as
+    asked, where `upgrade` would leave a held plugin alone. One that finds that version
+    already installed keeps the hold.
 
     Exit codes: 0 installed (or already present, or --dry-run passed); 1 refused, or
     installed but --check failed; 2 usage or configuration error.
@@ -909,8 +923,7 @@ def remove_command(
             where = ", ".join(printable(path) for path in left)
             raise NexoError(
                 f"{plugin_id} is no longer installed, but its files could not all be deleted:"
-                f" {where} left (the next install, remove or upgrade on that root deletes it"
-                " once it can)",
+                f" {where} left ({install_api.CLEANED_BY})",
                 kind="io",
                 details={"id": plugin_id, "removed": gone, "left": [str(path) for path in left]},
             )

@@ -686,8 +686,10 @@ def rollback_command(
     goes one version further back when `upgrade --keep-old` kept more, and otherwise says
     nothing earlier is kept.
     The plugin is then held: `upgrade` and `upgrade --all` leave it on that version
-    (`list` and `outdated` show it held) until `nexo plugin upgrade ID@TAG` names a
-    version or `nexo plugin unhold ID` releases the hold. --yes is accepted for scripts
+    (`list` and `outdated` show it held) until `nexo plugin upgrade ID@TAG` or an
+    `install` of it, with or without a tag (`install owner/repo` installs the latest
+    release), names a version, or `nexo plugin unhold ID` releases the hold. --yes is
+    accepted for scripts
     (a rollback asks nothing).
     Exit codes: 0 rolled back; 1 not installed, nothing earlier kept, or the kept tree
     changed; 2 usage error.
@@ -723,8 +725,9 @@ def hold_command(
     """Hold a plugin on its installed version (as `apt-mark hold`, `brew pin`).
 
     `upgrade` and `upgrade --all` leave a held plugin alone (saying so), `list` and
-    `outdated` show it held, until `nexo plugin upgrade ID@TAG` or `install` names a
-    version or `nexo plugin unhold ID` releases the hold; `remove` releases it too.
+    `outdated` show it held, until `nexo plugin upgrade ID@TAG` or an `install` of it,
+    with or without a tag (`install owner/repo` installs the latest release), names a
+    version, or `nexo plugin unhold ID` releases the hold; `remove` releases it too.
     `rollback` holds the plugin on the version it puts back.
     Exit codes: 0 held (or already); 1 not installed; 2 usage error.
     """

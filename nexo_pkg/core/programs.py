@@ -14,7 +14,14 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from nexo_pkg.core import posix
+
 __all__ = ["find_program", "run_capped"]
+
+# How long the output of a program that has exited is read for before what holds it open is
+# stopped: what it wrote is already in the pipe, so this is only ever waited in full when a
+# process it left behind keeps the pipe open.
+_DRAIN_SECONDS = 0.5
 
 
 def find_program(name: str) -> str | None:
@@ -43,43 +50,83 @@ def run_capped(
     it wrote to stdout, or ``None`` for that past ``limit`` bytes: the program is then killed,
     as it is when it has not ended ``timeout`` seconds after it started, its stdout closed or
     not (``subprocess.TimeoutExpired``). Its stderr is not read. An answer that should be a
-    few bytes (a credential, a token) is never read whole whatever the program prints."""
-    with subprocess.Popen(
+    few bytes (a credential, a token) is never read whole whatever the program prints.
+
+    The answer is what the program wrote by the time it exits: a process it started that
+    still holds its stdout open (``sleep 60 &``) does not hold the caller. On POSIX the
+    program leads its own process group, and what is left of that group while the output is
+    still held, or at the deadline, is killed with it."""
+    process = subprocess.Popen(
         list(argv),
         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=None if env is None else dict(env),
-    ) as process:
-        stdout = process.stdout
-        if stdout is None:
-            raise AssertionError("stdout was asked for")
-        deadline = time.monotonic() + timeout
-        received = bytearray()
-        over = threading.Event()
+        process_group=0 if posix.POSIX else None,
+    )
+    deadline = time.monotonic() + timeout
+    if process.stdout is None:
+        raise AssertionError("stdout was asked for")
+    # The reader owns its own descriptor and closes it when the stream ends, so a stream that a
+    # leftover process holds open never blocks a close here (nor is it read once closed).
+    descriptor = os.dup(process.stdout.fileno())
+    process.stdout.close()
+    received = bytearray()
+    guard = threading.Lock()
+    over = threading.Event()
+    taken = threading.Event()
 
-        def read() -> None:
-            while chunk := stdout.read(64 * 1024):
-                received.extend(chunk)
-                if len(received) > limit:
-                    over.set()
-                    return
+    def stop() -> None:
+        posix.kill_process_group(process.pid)
+        with contextlib.suppress(OSError):
+            process.kill()
 
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
+    def read() -> None:
+        try:
+            while chunk := os.read(descriptor, 64 * 1024):
+                with guard:
+                    if taken.is_set():
+                        return
+                    received.extend(chunk)
+                    if len(received) > limit:
+                        over.set()
+                        stop()
+                        return
+        except OSError:
+            return
+        finally:
+            os.close(descriptor)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
         if stdin is not None and process.stdin is not None:
             try:
                 process.stdin.write(stdin)
                 process.stdin.close()
             except OSError:
                 pass  # a program that exits without reading its input: judged by its answer
-        reader.join(max(0.0, deadline - time.monotonic()))
-        if not over.is_set() and not reader.is_alive():
-            # Its stdout is closed, but the program may still run: the same deadline holds.
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                return process.wait(max(0.0, deadline - time.monotonic())), bytes(received)
-        process.kill()
-        process.wait()
-        if over.is_set():
-            return process.returncode, None
-        raise subprocess.TimeoutExpired(list(argv), timeout)
+        try:
+            process.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            stop()
+            process.wait()
+            if over.is_set():
+                return process.returncode, None
+            raise subprocess.TimeoutExpired(list(argv), timeout) from None
+        # What it wrote before exiting is in the pipe: the reader has it at once, unless the
+        # stream is still held open by something the program started.
+        reader.join(min(_DRAIN_SECONDS, max(0.0, deadline - time.monotonic())))
+        with guard:
+            taken.set()
+            answer = None if over.is_set() else bytes(received)
+        if reader.is_alive():
+            posix.kill_process_group(process.pid)
+        return process.returncode, answer
+    finally:
+        if process.returncode is None:
+            stop()
+            process.wait()
+        if process.stdin is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()

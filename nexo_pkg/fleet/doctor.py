@@ -33,6 +33,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.fleet.pool import run_bounded
 from nexo_pkg.install.api import (
     BOOKKEEPING_DIR,
+    CLEANED_BY,
     JOURNAL_AREA,
     LEGACY_PREFIXES,
     RECEIPT_UNREADABLE,
@@ -53,6 +54,7 @@ from nexo_pkg.install.api import (
 from nexo_pkg.manifest.names import find_manifest
 
 if TYPE_CHECKING:
+    from nexo_pkg.core.diagnostics import FileResult
     from nexo_pkg.manifest.document import ParsedManifest
 
 __all__ = ["DoctorReport", "Finding", "HandshakeCheck", "diagnose"]
@@ -116,25 +118,57 @@ class DoctorReport:
         }
 
 
-def _manifest_findings(
-    report: DoctorReport, path: Path, plugin_id: str | None, nexo_version: str | None
-) -> tuple[bytes, ParsedManifest | None] | None:
-    """The lint findings of the manifest at ``path``; its bytes and the manifest lint parsed
-    (``None`` when it cannot be read)."""
+def _lint_manifest(
+    path: Path, nexo_version: str | None
+) -> tuple[bytes, FileResult, ParsedManifest | None] | OSError:
+    """The manifest at ``path`` read and linted: its bytes, the lint result and the manifest
+    lint parsed (``None`` when it was not linted as one); the error when it cannot be read."""
     from nexo_pkg.lint.engine import lint_bytes_keeping  # noqa: PLC0415
     from nexo_pkg.manifest.options import LintOptions  # noqa: PLC0415
 
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        report.add(
-            "error", "manifest", f"cannot read {path.name}: {exc.strerror or exc}",
-            plugin_id=plugin_id, path=path,
-        )  # fmt: skip
-        return None
+        return exc
     result, parsed = lint_bytes_keeping(
         raw, path=str(path), options=LintOptions(nexo_version=nexo_version)
     )
+    return raw, result, parsed
+
+
+def _as_tomllib_reads(
+    path: Path, linted: tuple[bytes, FileResult, ParsedManifest | None] | OSError
+) -> tuple[str, dict[str, Any]] | None:
+    """The name of the manifest at ``path`` and the document lint parsed from it, when that is
+    exactly what ``tomllib`` reads from its bytes (for :func:`verify_installed`, which then
+    does not parse it again); else ``None``."""
+    if isinstance(linted, OSError):
+        return None
+    raw, _, parsed = linted
+    if parsed is None or parsed.syntax_errors:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return (path.name, parsed.data) if parsed.text == text else None
+
+
+def _manifest_findings(
+    report: DoctorReport,
+    path: Path,
+    plugin_id: str | None,
+    linted: tuple[bytes, FileResult, ParsedManifest | None] | OSError,
+) -> tuple[bytes, ParsedManifest | None] | None:
+    """The lint findings of the manifest at ``path`` (``linted``: :func:`_lint_manifest`);
+    its bytes and the manifest lint parsed (``None`` when it cannot be read)."""
+    if isinstance(linted, OSError):
+        report.add(
+            "error", "manifest", f"cannot read {path.name}: {linted.strerror or linted}",
+            plugin_id=plugin_id, path=path,
+        )  # fmt: skip
+        return None
+    raw, result, parsed = linted
     for diagnostic in result.diagnostics:
         severity: Severity = "error" if diagnostic.is_error else "warning"
         line = diagnostic.span.start.line
@@ -197,6 +231,8 @@ def _installed_findings(
 ) -> None:
     receipt = item.receipt
     manifest = find_manifest(item.path).path
+    # Read and parsed once, for verify's comparison of ids and for the lint findings.
+    linted = _lint_manifest(manifest, nexo_version) if manifest is not None else None
     plugin_id: str | None
     if receipt is None:
         # No readable receipt (the root's findings say so): nothing to verify the files
@@ -206,7 +242,12 @@ def _installed_findings(
     else:
         plugin_id = receipt.id
         report.plugins.append(plugin_id)
-        verified = verify_installed(item)
+        document = (
+            _as_tomllib_reads(manifest, linted)
+            if manifest is not None and linted is not None
+            else None
+        )
+        verified = verify_installed(item, manifest=document)
         if receipt.files is None and not item.path.is_symlink() and item.path.is_dir():
             # A receipt the reference installer wrote: nothing changed, nothing to compare
             # with; the daemon loads the plugin all the same (a warning, as for no receipt).
@@ -223,14 +264,14 @@ def _installed_findings(
                 "error", "verify", f"files differ from the install receipt: {detail}",
                 plugin_id=plugin_id, path=item.path,
             )  # fmt: skip
-    if manifest is None:
+    if manifest is None or linted is None:
         report.add(
             "error", "manifest", "no plugin.toml or nexo-plugin.toml: the daemon skips it",
             plugin_id=plugin_id, path=item.path,
         )  # fmt: skip
     else:
-        linted = _manifest_findings(report, manifest, plugin_id, nexo_version)
-        _requirement_findings(report, manifest, plugin_id, wired, linted)
+        kept = _manifest_findings(report, manifest, plugin_id, linted)
+        _requirement_findings(report, manifest, plugin_id, wired, kept)
     if plugin_id is None:
         return  # a manifest the daemon refuses: it loads and spawns nothing from here
     # A microapp is loaded by the extension host under extensions.yaml's lists, never under
@@ -417,11 +458,16 @@ def _leftover_findings(report: DoctorReport, root: Path) -> None:
             leftovers = sorted(path.iterdir()) if path.is_dir() else []
         except OSError:
             leftovers = []
+        # Under `removing`: also a removal that could not delete every file (`remove`, or
+        # the pruning of a kept version), which said so.
+        cause = (
+            "left by an interrupted run or a removal that could not delete all its files"
+            if area == REMOVING_AREA
+            else "left by an interrupted run"
+        )
         for leftover in leftovers:
             report.add(
-                "warning", "leftover",
-                "left by an interrupted run; the next command that writes to this root cleans it "
-                "(an install, a remove, or an upgrade that installs a version)",
+                "warning", "leftover", f"{cause}; {CLEANED_BY}",
                 path=leftover,
             )  # fmt: skip
     try:

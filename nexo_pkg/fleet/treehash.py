@@ -32,6 +32,7 @@ from nexo_pkg.core.files import sha256_file
 from nexo_pkg.install.api import (
     RECEIPT_NAME,
     Installed,
+    is_removal_leftover,
     plugin_directory_mode_changed,
     scan_installed,
     verify_installed,
@@ -115,9 +116,18 @@ def hash_directory(root: Path) -> str:
 
 
 def installed_by_id(root: Path) -> dict[str, list[Installed]]:
-    """The plugins installed in ``root`` with a receipt, by id; ``io`` when it cannot be read."""
+    """The plugins installed in ``root`` with a receipt, by id; ``io`` when it cannot be read.
+    A tree a ``remove`` left that the daemon skips (an earlier directory holds its id) is no
+    install, as ``list``, ``verify`` and ``doctor`` count it; one the daemon loads is one."""
+    items = scan_installed(root)
+    if any(is_removal_leftover(item.path.name) for item in items):
+        # Read only when such a name is there: sync's plan stays as cheap as it was.
+        from nexo_pkg.install.api import linked_plugins, skipped_removal_leftovers  # noqa: PLC0415
+
+        skipped = skipped_removal_leftovers(items, tuple(linked_plugins(root)))
+        items = [item for item in items if item.path not in skipped]
     grouped: dict[str, list[Installed]] = {}
-    for item in scan_installed(root):
+    for item in items:
         if item.receipt is not None:
             grouped.setdefault(item.receipt.id, []).append(item)
     return grouped

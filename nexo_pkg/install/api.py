@@ -116,6 +116,7 @@ if TYPE_CHECKING:
     )
     from nexo_pkg.install.root import (
         BOOKKEEPING_DIR,
+        CLEANED_BY,
         JOURNAL_AREA,
         LEGACY_PREFIXES,
         REMOVING_AREA,
@@ -170,8 +171,8 @@ _HOMES = homes(
         "remedy": "plugin_command reinstall_command",
         "rollback": "RollbackResult rollback",
         "root": (
-            "BOOKKEEPING_DIR JOURNAL_AREA LEGACY_PREFIXES REMOVING_AREA STAGING_AREA InstallRoot "
-            "is_leftover is_removal_leftover left_behind locked_root remove_tree"
+            "BOOKKEEPING_DIR CLEANED_BY JOURNAL_AREA LEGACY_PREFIXES REMOVING_AREA STAGING_AREA "
+            "InstallRoot is_leftover is_removal_leftover left_behind locked_root remove_tree"
         ),
         "sbom": "InstalledSbom installed_sbom",
         "summary": "InstallPlan render_plan",
@@ -181,6 +182,7 @@ _HOMES = homes(
 
 __all__ = [
     "BOOKKEEPING_DIR",
+    "CLEANED_BY",
     "JOURNAL_AREA",
     "LEGACY_PREFIXES",
     "MODES_ON_DISK",

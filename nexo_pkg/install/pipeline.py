@@ -21,7 +21,7 @@ from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.version import VersionError, compare_versions, parse_version
 from nexo_pkg.install.compat import Admitting, check_compatible, min_nexo_version
 from nexo_pkg.install.link import LinkedPlugin, linked_plugins
-from nexo_pkg.install.listing import manifest_identity
+from nexo_pkg.install.listing import manifest_identity, skipped_removal_leftovers
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.options import (
     NO_CALLBACKS,
@@ -104,8 +104,9 @@ class InstallResult:
     kept: tuple[Path, ...] = ()
     pruned: tuple[Path, ...] = ()
     # Of ``pruned``: the trees whose files could not all be deleted (their place under
-    # ``.nexo/removing``), said as warnings.
+    # ``.nexo/removing``), said as warnings; ``unfinished``: those of ``pruned`` themselves.
     left: tuple[Path, ...] = ()
+    unfinished: tuple[Path, ...] = ()
 
     @property
     def link_warning(self) -> str | None:
@@ -135,10 +136,11 @@ class InstallResult:
             "signature": self.plan.signature.to_json(),
             "was_already_present": self.was_already_present,
             "dry_run": self.dry_run,
-            # A dry run moves nothing: the installed trees the install would replace.
+            # A dry run moves nothing: the installed trees the install would replace. A tree
+            # moved aside that this run then pruned is no longer there: never said kept.
             "replaced": list(self.plan.replacing)
             if self.dry_run
-            else [str(path) for path in self.set_aside],
+            else [str(path) for path in self.set_aside if path not in self.pruned],
             "kept_paths": [str(path) for path in self.kept],
             "pruned_kept_paths": [str(path) for path in self.pruned],
             "manifest": self.plan.summary.to_json(),
@@ -254,8 +256,13 @@ def _keep_one(result: InstallResult, earlier: list[Installed]) -> InstallResult:
     newest = max(kept_now, key=version_order).path if kept_now else moved[0]
     stale = [item.path for item in earlier if item.plugin_id == plugin_id]
     left: list[Path] = []
-    pruned = _remove_trees(dest, [path for path in (*moved, *stale) if path != newest], left)
-    return replace(result, kept=(newest,), pruned=pruned, left=tuple(left))
+    unfinished: list[Path] = []
+    pruned = _remove_trees(
+        dest, [path for path in (*moved, *stale) if path != newest], left, unfinished
+    )
+    return replace(
+        result, kept=(newest,), pruned=pruned, left=tuple(left), unfinished=tuple(unfinished)
+    )
 
 
 def install_from(
@@ -650,10 +657,16 @@ def _keeping(step: InstallStep, others: tuple[Path, ...]) -> Path | None:
 
 def _installed_signatures(dest: Path, plugin_id: str) -> list[Mapping[str, Any]]:
     """The signatures the receipts of ``plugin_id``'s installed versions record: an install
-    replaces those versions, so each binds it as the installed version binds an upgrade."""
+    replaces those versions, so each binds it as the installed version binds an upgrade. A
+    tree a ``remove`` left that the daemon skips is no installed version (as ``list``,
+    ``verify`` and ``doctor`` count it): its receipt binds nothing."""
+    items = scan_installed(dest)
+    if any(is_removal_leftover(item.path.name) for item in items):
+        skipped = skipped_removal_leftovers(items, tuple(linked_plugins(dest)))
+        items = [item for item in items if item.path not in skipped]
     return [
         item.receipt.signature
-        for item in scan_installed(dest)
+        for item in items
         if item.plugin_id == plugin_id and item.receipt is not None and item.receipt.signature
     ]
 
@@ -825,8 +838,10 @@ class UpgradeResult:
     # With ``held``: the plugin's source is not upgraded from (a local file: no release to
     # name).
     held_local: bool = False
-    # Of ``pruned``: the trees whose files could not all be deleted (``.nexo/removing``).
+    # Of ``pruned``: the trees whose files could not all be deleted (``.nexo/removing``);
+    # ``unfinished``: those of ``pruned`` themselves.
     left: tuple[Path, ...] = ()
+    unfinished: tuple[Path, ...] = ()
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -837,6 +852,10 @@ class UpgradeResult:
         document: dict[str, Any]
         if self.install is not None:
             document = self.install.to_json()
+            # A version moved aside that this upgrade then pruned is gone: not `replaced`.
+            document["replaced"] = [
+                path for path in document["replaced"] if Path(path) not in self.pruned
+            ]
         else:
             document = {"ok": True, "id": self.plugin_id, "version": self.to_version}
             document["path"] = str(self.old_path)
@@ -1016,26 +1035,42 @@ def replace_installed(
     kept = moved if keep and not result.dry_run else ()
     pruned: tuple[Path, ...] = ()
     left: list[Path] = []
+    unfinished: list[Path] = []
     if keep_old is None and kept:
         # One previous version per plugin: the newest of those replaced (they moved newest
         # first) is the one kept; the ones kept before it go, and so do older versions that
         # were installed beside it (the reference's upgrade leaves the old one in place).
         kept, beside = kept[:1], kept[1:]
         pruned = _remove_trees(
-            options.dest, [path for path in earlier if path not in kept] + list(beside), left
+            options.dest,
+            [path for path in earlier if path not in kept] + list(beside),
+            left,
+            unfinished,
         )
     removed = bool(moved) and not keep
     return UpgradeResult(
-        plugin_id, *versions, current.path, result, removed, kept, pruned=pruned, left=tuple(left)
+        plugin_id,
+        *versions,
+        current.path,
+        result,
+        removed,
+        kept,
+        pruned=pruned,
+        left=tuple(left),
+        unfinished=tuple(unfinished),
     )
 
 
 def _remove_trees(
-    dest: Path, paths: list[Path], left: list[Path] | None = None
+    dest: Path,
+    paths: list[Path],
+    left: list[Path] | None = None,
+    unfinished: list[Path] | None = None,
 ) -> tuple[Path, ...]:
     """Remove installed or kept trees (each moved out of sight first, then deleted); those
     already gone are left out of the result. A tree moved out of sight whose files could not
-    all be deleted is appended to ``left`` (its place under ``.nexo/removing``)."""
+    all be deleted is appended to ``left`` (its place under ``.nexo/removing``) and to
+    ``unfinished`` (its path in ``paths``)."""
     removed = []
     with locked_root(dest) as root:
         for path in paths:
@@ -1044,6 +1079,8 @@ def _remove_trees(
                 removed.append(path)
                 if holder is not None and left is not None:
                     left.append(holder)
+                if holder is not None and unfinished is not None:
+                    unfinished.append(path)
     return tuple(removed)
 
 

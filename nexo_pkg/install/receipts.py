@@ -22,8 +22,11 @@ from nexo_pkg.install.root import (
     io_error,
     recover_interrupted,
 )
+from nexo_pkg.manifest import names as manifest_names
 
-RECEIPT_NAME = ".nexo-install.json"
+RECEIPT_NAME = manifest_names.RECEIPT_NAME
+"""The receipt's file name: :data:`nexo_pkg.manifest.names.RECEIPT_NAME`, the one name every
+floor (install, check, fleet) finds installs by."""
 RECEIPT_SCHEMA_VERSION = "1.0"
 LATEST_TAG = "latest"
 """The ``tag`` of a receipt whose plugin follows the newest release (the reference's word)."""

@@ -55,6 +55,16 @@ LOCK_TIMEOUT_ENV = "NEXO_INSTALL_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 120.0
 
 
+# What deletes what a run left under `.nexo/staging`, `.nexo/removing` (and finishes a journal):
+# every command that takes the root's lock (`locked_root` runs `InstallRoot.recover`). An
+# upgrade with nothing to install and a `sync --dry-run` take no lock; `list`, `verify` and
+# `doctor` only read.
+CLEANED_BY = (
+    "the next install, remove, rollback or sync on the root, or an upgrade that installs a "
+    "version, deletes it once it can"
+)
+
+
 def is_removal_leftover(name: str) -> bool:
     """Whether ``name`` is what the reference installer's ``remove`` renames a plugin
     directory to before deleting it (``<dir>.removing-<8 hex digits>``)."""
@@ -639,10 +649,7 @@ def _remove_empty_holder(tree: Path) -> None:
 def left_behind(holder: Path) -> str:
     """The warning for a removed tree whose files could not all be deleted: out of the
     daemon's sight at ``holder`` (under ``.nexo/removing``), as ``remove`` says it."""
-    return (
-        f"a removed version's files could not all be deleted: {holder} left (the next "
-        "install, remove or upgrade on that root deletes it once it can)"
-    )
+    return f"a removed version's files could not all be deleted: {holder} left ({CLEANED_BY})"
 
 
 def remove_tree(root: InstallRoot, path: Path) -> Path | None:

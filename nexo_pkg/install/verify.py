@@ -115,8 +115,13 @@ def plugin_directory_mode_changed(path: Path, *, recorded: bool = True) -> bool:
     return mode != PLUGIN_DIRECTORY_MODE if recorded else bool(mode & _SUSPICIOUS_BITS)
 
 
-def verify_installed(item: Installed) -> VerifyReport:
+def verify_installed(
+    item: Installed, *, manifest: tuple[str, Mapping[str, Any]] | None = None
+) -> VerifyReport:
     """Re-hash every file of ``item`` and compare files and modes with its receipt.
+
+    ``manifest``: the name of a manifest file of ``item`` and the document ``tomllib`` reads
+    from it, when the caller has parsed it already (``doctor``): it is not parsed again.
 
     Never raises for content, and never opens anything but a regular file: a link, FIFO,
     socket or device in the tree is reported (as extra, or as modified where the receipt
@@ -181,24 +186,30 @@ def verify_installed(item: Installed) -> VerifyReport:
     if MODES_ON_DISK and plugin_directory_mode_changed(item.path, recorded=recorded is not None):
         changed.add(".")
     unchanged = [name for name in MANIFEST_NAMES if name in present and name not in modified]
-    problem = _named_otherwise(item, unchanged[0]) if unchanged else None
+    problem = _named_otherwise(item, unchanged[0], manifest) if unchanged else None
     return VerifyReport(
         item, tuple(modified), tuple(missing), tuple(extra), tuple(sorted(changed)), problem
     )
 
 
-def _named_otherwise(item: Installed, manifest_name: str) -> str | None:
+def _named_otherwise(
+    item: Installed, manifest_name: str, parsed: tuple[str, Mapping[str, Any]] | None
+) -> str | None:
     """What is wrong when the receipt names another plugin or version than the manifest the
     daemon loads (an edited receipt: `list`, `upgrade` and `remove` would act on what it
     says), else ``None``. A manifest without ``[plugin]`` id and version (a microapp's
-    extension manifest) is not compared."""
+    extension manifest) is not compared. ``parsed``: that manifest's document, when the
+    caller read it (as :func:`verify_installed` takes it)."""
     receipt = item.receipt
     assert receipt is not None  # noqa: S101 (verify_installed read it)
-    try:
-        with (item.path / manifest_name).open("rb") as handle:
-            plugin = tomllib.load(handle).get("plugin")
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return None
+    if parsed is not None and parsed[0] == manifest_name:
+        plugin = parsed[1].get("plugin")
+    else:
+        try:
+            with (item.path / manifest_name).open("rb") as handle:
+                plugin = tomllib.load(handle).get("plugin")
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            return None
     if not isinstance(plugin, dict):
         return None
     found_id, found_version = plugin.get("id"), plugin.get("version")

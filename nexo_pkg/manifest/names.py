@@ -17,6 +17,7 @@ __all__ = [
     "CANONICAL_MANIFEST_NAME",
     "MANIFEST_NAMES",
     "MAX_MANIFEST_BYTES",
+    "RECEIPT_NAME",
     "RELEASE_MANIFEST_NAME",
     "ManifestChoice",
     "ManifestLookup",
@@ -32,6 +33,10 @@ __all__ = [
 
 MANIFEST_NAMES: tuple[str, ...] = ("nexo-plugin.toml", "plugin.toml")
 """Every manifest file name, in the daemon's precedence (the first present one is used)."""
+
+RECEIPT_NAME = ".nexo-install.json"
+"""The install receipt's name in an installed plugin's directory, beside its manifest: install
+writes it, and check, verify, list and the fleet commands find installs by it."""
 
 CANONICAL_MANIFEST_NAME = "plugin.toml"
 """The name the daemon calls canonical; ``nexo plugin new`` writes this one."""

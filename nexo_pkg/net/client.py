@@ -88,12 +88,40 @@ Origin = tuple[str, str, int | None]
 
 
 def in_words(exc: httpx.TransportError) -> str:
-    """A transport failure for a person: an answer broken off or malformed is told in the
-    words of its message (``the connection closed after N of M bytes of the answer``), not
-    by the HTTP library's class name; other failures keep the class name beside it."""
-    if isinstance(exc, httpx.RemoteProtocolError) and str(exc):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
+    """A transport failure for a person, naming the host it happened with: an answer broken
+    off or malformed is told in the words of its message (``the connection closed after N of
+    M bytes of the answer``), a dropped connection or a timeout by what happened, never by
+    the HTTP library's class name."""
+    host = _host_of(exc)
+    detail = str(exc)
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"{host} did not take the connection in time"
+    if isinstance(exc, httpx.ReadTimeout):
+        return f"{host} stopped sending the answer (timed out)"
+    if isinstance(exc, httpx.WriteTimeout):
+        return f"{host} stopped taking the request (timed out)"
+    if isinstance(exc, httpx.TimeoutException):
+        return f"no connection to {host} was free in time"
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot connect to {host} ({detail or 'refused'})"
+    if isinstance(exc, httpx.ReadError):
+        return f"the connection to {host} broke during the answer ({detail or 'closed'})"
+    if isinstance(exc, httpx.WriteError):
+        return f"the connection to {host} broke while sending the request ({detail or 'closed'})"
+    if isinstance(exc, httpx.ProxyError):
+        return f"the proxy refused the connection to {host} ({detail or 'refused'})"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"{detail or 'the answer is not valid HTTP'} (from {host})"
+    return f"{detail or 'the connection failed'} ({host})"
+
+
+def _host_of(exc: httpx.TransportError) -> str:
+    """The host (and port) ``exc`` happened with, quoted, or ``the server``."""
+    try:
+        url = exc.request.url
+    except RuntimeError:  # an error raised without its request
+        return "the server"
+    return shown(f"{url.host}:{url.port}" if url.port else url.host)
 
 
 class Retryable(Exception):  # noqa: N818 - a signal to the retry loop, never shown as such
@@ -613,7 +641,10 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
             )
             # The query was part of the first URL; a redirect names its own.
             params = None
-        raise NexoError(f"{what}: more than {MAX_REDIRECTS} redirects", kind="network")
+        raise NexoError(
+            f"{what}: more than {MAX_REDIRECTS} redirects (the last to {shown(current)})",
+            kind="network",
+        )
 
     @contextmanager
     def open(
@@ -638,7 +669,8 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         if stopped is not None:
             return stopped
         if self.deadline.expired():
-            return self.deadline.error(what, in_words(exc))
+            # The watchdog cut the connection: what the library saw is that cut, not the cause.
+            return self.deadline.error(what, f"no complete answer from {_host_of(exc)}")
         if isinstance(exc, ProxyNameError):
             return NexoError(
                 f"{what}: cannot resolve the host name {shown(exc.host)} of the proxy "

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from nexo_pkg.core.terminal import shown
+
 if TYPE_CHECKING:
     import ssl
 
@@ -87,9 +89,29 @@ def _mapped(
     except TimeoutError as exc:
         raise timeout(str(exc) or "timed out") from exc
     except (http.client.HTTPException, http.client.RemoteDisconnected) as exc:
-        raise httpx.RemoteProtocolError(str(exc) or type(exc).__name__) from exc
+        raise httpx.RemoteProtocolError(_http_words(exc)) from exc
     except OSError as exc:
-        raise other(str(exc) or type(exc).__name__) from exc
+        raise other(exc.strerror or str(exc) or "the connection failed") from exc
+
+
+def _http_words(exc: http.client.HTTPException) -> str:
+    """What ``http.client`` refused in an answer, in words (its messages are the offending
+    bytes, ``IncompleteRead(0 bytes read)`` or nothing at all)."""
+    if isinstance(exc, http.client.RemoteDisconnected):
+        return "the server closed the connection without answering"
+    if isinstance(exc, http.client.BadStatusLine):
+        line = str(exc.args[0]) if exc.args else ""
+        return (
+            "the answer does not start with an HTTP status line (it starts "
+            f"{shown(line.strip(), 60)})"
+        )
+    if isinstance(exc, http.client.LineTooLong):
+        return f"the answer's head has a line too long ({exc})"
+    if isinstance(exc, http.client.IncompleteRead):
+        return "the answer's chunked body broke off or is malformed"
+    if isinstance(exc, http.client.ImproperConnectionState):
+        return "the connection was in no state to carry the answer"
+    return f"the answer is not valid HTTP ({shown(str(exc), 100)})"
 
 
 def _is_readable(sock: socket.socket) -> bool:

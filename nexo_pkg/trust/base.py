@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import read_capped_bytes
-from nexo_pkg.trust.policy import AuthorPolicy
+from nexo_pkg.trust.policy import MAX_TRUSTED_ROOT_BYTES, AuthorPolicy
 
 # The signing schemes a verifier exists for, as recorded in receipts.
 Scheme = Literal["sigstore-bundle", "github-attestation", "checksums-file", "cosign-legacy"]
@@ -125,9 +125,6 @@ class SignatureMaterial:
     def primary(self) -> Path | None:
         """The file whose hash is recorded as ``bundle_sha256``."""
         return self.bundle or self.signature or self.certificate
-
-
-MAX_TRUSTED_ROOT_BYTES = 8 * 1024 * 1024
 
 
 def read_trusted_root(path: Path) -> bytes:

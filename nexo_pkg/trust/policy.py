@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from nexo_pkg.core.errors import ConfigError
-from nexo_pkg.core.files import read_config_file
+from nexo_pkg.core.errors import ConfigError, exception_line
+from nexo_pkg.core.files import read_capped_bytes, read_config_file
 from nexo_pkg.core.terminal import toml_string
 from nexo_pkg.trust.identity_pattern import compile_identity_pattern, full_match
 
@@ -200,7 +200,9 @@ class AuthorPolicy:
         }
 
     def identity_matches(self, san: str) -> bool:
-        """True when ``san`` is this author's identity: the regex matches the *whole* SAN."""
+        """True when ``san`` (a SAN or the starting workflow: one of the signer's identity
+        candidates) is this author's identity: equal to ``identity``, or matched whole by the
+        regex."""
         if self.identity is not None:
             return san == self.identity
         # fullmatch, whatever anchors the author wrote: `^…` alone must not accept a suffix.
@@ -421,8 +423,12 @@ def _policy_rules() -> dict[str, Rule]:
             "NXT008",
             "policy-trusted-root-missing",
             "error",
-            "`trusted_root` names a file that does not exist or is not a regular file",
-            "Resolves `trusted_root` relative to the policy file and checks the file exists.",
+            "`trusted_root` names no readable Sigstore trusted root",
+            "Resolves `trusted_root` relative to the policy file, checks the file exists, is a "
+            "regular file that can be read, and holds a JSON object with the fields every "
+            "Sigstore trusted root has (`mediaType`, `tlogs`, `ctlogs`, "
+            "`certificateAuthorities`). Signatures are still checked against it in full by "
+            "sigstore-python when a bundle is verified.",
             "Without the trusted root no signature of the private instance can verify.",
             'trusted_root = "missing.json"',
             "Point `trusted_root` at the instance's `trusted_root.json`.",
@@ -513,6 +519,44 @@ def _exists(path: Path) -> bool:
         return path.exists()
     except OSError:
         return False
+
+
+MAX_TRUSTED_ROOT_BYTES = 8 * 1024 * 1024
+"""The most bytes a ``trusted_root`` file may hold."""
+
+_ROOT_FIELDS = (
+    ("mediaType", "media_type"),
+    ("tlogs", "tlogs"),
+    ("ctlogs", "ctlogs"),
+    ("certificateAuthorities", "certificate_authorities"),
+)
+"""The fields sigstore-python's trusted-root model requires, in both JSON spellings."""
+
+
+def _trusted_root_problem(path: Path) -> str | None:
+    """Why the regular file ``path`` is no Sigstore trusted root (``None``: it may be one).
+    Only what sigstore-python's models would refuse in any case: unreadable, not JSON, not an
+    object, a required field missing or of the wrong type. No Sigstore code is loaded here;
+    the full check is sigstore-python's when a bundle is verified."""
+    import json  # noqa: PLC0415
+
+    try:
+        document = json.loads(read_capped_bytes(path, MAX_TRUSTED_ROOT_BYTES))
+    except (OSError, ValueError, RecursionError) as exc:
+        return f"is not a usable Sigstore trusted root ({path}): {exception_line(exc)}"
+    if not isinstance(document, dict):
+        return f"is not a usable Sigstore trusted root ({path}): not a JSON object"
+    problems = []
+    for camel, snake in _ROOT_FIELDS:
+        value = document.get(camel, document.get(snake))
+        wanted, what = (str, "a string") if camel == "mediaType" else (list, "an array")
+        if value is None:
+            problems.append(f"`{camel}` is missing")
+        elif not isinstance(value, wanted):
+            problems.append(f"`{camel}` is not {what}")
+    if problems:
+        return f"is not a usable Sigstore trusted root ({path}): {'; '.join(problems)}"
+    return None
 
 
 # --- validation --------------------------------------------------------------------------------
@@ -641,11 +685,14 @@ class _Validator:
             if self.base_dir is not None:
                 trusted_root = self.base_dir / trusted_root
                 if not _is_file(trusted_root):
-                    problem = (
+                    problem: str | None = (
                         f"is not a regular file ({trusted_root})"
                         if _exists(trusted_root)
                         else f"does not exist (looked for {trusted_root})"
                     )
+                else:
+                    problem = _trusted_root_problem(trusted_root)
+                if problem is not None:
                     self.add(
                         "NXT008",
                         f"trusted_root {root_text!r} {problem}",

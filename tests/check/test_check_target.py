@@ -464,9 +464,11 @@ def test_the_default_root_expands_a_tilde_in_nexo_home(
 
 
 def test_check_reads_installs_by_the_receipt_name_install_writes() -> None:
-    """``check`` and ``install`` sit side by side on one floor, so each names the receipt
-    file itself (neither may import the other); the two names must stay one."""
+    """``check`` and ``install`` sit side by side on one floor (neither may import the
+    other), so both take the receipt's name from the floor below; the names must stay one."""
     from nexo_pkg.check import target
     from nexo_pkg.install import receipts
+    from nexo_pkg.manifest.names import RECEIPT_NAME
 
-    assert target.RECEIPT_NAME == receipts.RECEIPT_NAME == ".nexo-install.json"
+    assert RECEIPT_NAME == ".nexo-install.json"
+    assert vars(target)["RECEIPT_NAME"] is receipts.RECEIPT_NAME is RECEIPT_NAME

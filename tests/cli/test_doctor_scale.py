@@ -4,12 +4,16 @@ report is the one ``--jobs 1`` gives, in text and in JSON."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import time
 from pathlib import Path
 
 import pytest
+from support.cli import nexo_with_sitecustomize
+
+from nexo_pkg.install.receipts import RECEIPT_NAME
 
 from .test_doctor import _doctor, _findings, _install, plugin, root
 
@@ -104,6 +108,73 @@ def test_changed_trees_are_named_on_their_own_plugin(root: Path) -> None:
         plugin_id: f"files differ from the install receipt: {path}"
         for plugin_id, (_, path) in expected.items()
     }
+
+
+# Counts every TOML text the process parses, by its SHA-256, and writes them out on exit:
+# ``tomllib.load`` parses through ``tomllib._parser.loads``, ``tomllib.loads`` is that one.
+PARSES_COUNTED = """
+import atexit, collections, hashlib, json, os, tomllib, tomllib._parser
+parsed = collections.Counter()
+real = tomllib._parser.loads
+def loads(text, /, **options):
+    parsed[hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()] += 1
+    return real(text, **options)
+tomllib.loads = tomllib._parser.loads = loads
+atexit.register(lambda: open(os.environ["PARSES_OUT"], "w").write(json.dumps(parsed)))
+"""
+
+
+def _parses(tmp_path: Path, *args: str) -> tuple[int, str, dict[str, int]]:
+    """Run ``nexo ARGS`` counting the TOML texts it parses: exit code, stdout, and how many
+    times each text (by its SHA-256) was parsed."""
+    out = tmp_path / "parses.json"
+    out.unlink(missing_ok=True)
+    hook = tmp_path / "hook"
+    if hook.exists():
+        shutil.rmtree(hook)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PARSES_OUT", str(out))
+        completed = nexo_with_sitecustomize(tmp_path, PARSES_COUNTED, *args)
+    assert "Traceback" not in completed.stderr, completed.stderr
+    counted = json.loads(out.read_text())
+    assert isinstance(counted, dict)
+    return completed.returncode, completed.stdout, counted
+
+
+def test_verify_and_doctor_no_check_parse_each_manifest_once(root: Path, tmp_path: Path) -> None:
+    """``verify`` and ``doctor --no-check`` parse each installed manifest once (doctor's
+    lint and its receipt-against-manifest comparison share the document), and a receipt
+    edited to name another version is still caught by that comparison."""
+    ids = ["alpha", "bravo", "charlie"]
+    manifests = {
+        plugin_id: hashlib.sha256(
+            (_install(root, plugin_id) / "nexo-plugin.toml").read_bytes()
+        ).hexdigest()
+        for plugin_id in ids
+    }
+    for args in (["verify"], ["doctor", "--no-check"]):
+        code, stdout, counted = _parses(tmp_path, "plugin", *args, "--dest", str(root))
+        assert code == 0, stdout
+        assert {plugin_id: counted.get(digest) for plugin_id, digest in manifests.items()} == (
+            dict.fromkeys(ids, 1)
+        ), args
+    receipt_path = root / "bravo-1.0.0" / RECEIPT_NAME
+    receipt = json.loads(receipt_path.read_text())
+    receipt["version"] = "9.9.9"
+    receipt_path.write_text(json.dumps(receipt))
+    code, stdout, counted = _parses(
+        tmp_path, "plugin", "doctor", "--no-check", "--dest", str(root), "--json"
+    )
+    assert code == 1
+    assert counted.get(manifests["bravo"]) == 1
+    verified = [f for f in json.loads(stdout)["findings"] if f["check"] == "verify"]
+    assert [(f["id"], f["message"]) for f in verified] == [
+        (
+            "bravo",
+            "files differ from the install receipt: the receipt names bravo 9.9.9, but its "
+            "nexo-plugin.toml is bravo 1.0.0 (the receipt was edited)",
+        )
+    ]
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="the daemon wraps in bwrap only")

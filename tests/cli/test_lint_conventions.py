@@ -612,3 +612,53 @@ def test_settings_follow_each_file_through_links_and_shared_directories(tmp_path
     }
     linked = json.loads(lint("--format", "json", "linked", cwd=root).stdout)
     assert [sorted(d["code"] for d in f["diagnostics"]) for f in linked["files"]] == [["NX113"]]
+
+
+@pytest.mark.parametrize("given", ["directory", "files"])
+def test_settings_are_looked_up_once_per_directory_not_per_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """``lint DIR`` (and a list of files) of many manifests in few directories: each
+    directory is searched for a config file at most once and each config file read once,
+    whatever the number of manifests there; every file still gets its directory's settings."""
+    from nexo_pkg.lint import config
+
+    searched: list[Path] = []
+    read: list[Path | None] = []
+    search, load = config._config_in, config.load_config
+
+    def counted_search(directory: Path) -> Path | None:
+        searched.append(directory)
+        return search(directory)
+
+    def counted_load(path: Path | None) -> config.LintConfig:
+        read.append(path)
+        return load(path)
+
+    monkeypatch.setattr(config, "_config_in", counted_search)
+    monkeypatch.setattr(config, "load_config", counted_load)
+    root = tmp_path / "work"
+    (root / "quiet").mkdir(parents=True)
+    (root / "quiet" / ".nexo.toml").write_text('[lint]\nignore = ["NX106"]\n', encoding="utf-8")
+    files = []
+    for group in ("quiet", "loud"):
+        for number in range(4):
+            directory = root / group / f"p{number}"
+            directory.mkdir(parents=True)
+            for name in ("nexo-plugin.toml", "plugin.toml"):
+                (directory / name).write_text(MANIFEST, encoding="utf-8")
+                files.append(directory.relative_to(root) / name)
+    arguments = ["."] if given == "directory" else [str(file) for file in files]
+    result = lint("--format", "json", "--ignore", "NX006", *arguments, cwd=root)
+    document = json.loads(result.stdout)
+    found = {
+        Path(file["path"]).as_posix(): sorted(d["code"] for d in file["diagnostics"])
+        for file in document["files"]
+    }
+    assert found == {
+        file.as_posix(): ["NX113"] if file.parts[0] == "quiet" else ["NX106", "NX113"]
+        for file in files
+    }
+    assert sorted(searched) == sorted(set(searched)), searched
+    assert len(searched) <= len({file.parent for file in files}) + len(root.parents) + 3
+    assert sorted(read, key=str) == [root / "quiet" / ".nexo.toml"]

@@ -244,6 +244,40 @@ def test_an_install_after_a_rollback_keeps_the_version_it_replaces(
     assert _installed(home) == {"hello": [("1.0.0", False), ("2.0.0", True)]}
 
 
+def test_an_install_without_a_tag_ends_a_hold_as_the_help_says(
+    home: Path, server: GitHubServer
+) -> None:
+    """A rollback holds the plugin; ``upgrade`` leaves it, but an ``install`` of it names a
+    version, with or without a tag: ``install owner/repo`` puts the latest release in place
+    and ends the hold, as the help of install, rollback and hold and docs/install.md say.
+    An install that finds the held version in place (``already_installed``) keeps it."""
+    for command in ("install", "rollback", "hold"):
+        shown = nexo("plugin", command, "--help", in_process=True).stdout
+        assert "with or without a tag" in " ".join(shown.split()), command
+        assert "`install owner/repo` installs the latest release" in " ".join(shown.split())
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    assert nexo("plugin", "upgrade", "hello", in_process=True)[0] == 0
+    assert nexo("plugin", "rollback", "hello", "--yes", in_process=True)[0] == 0
+    holds = home / "state/plugins/.nexo/holds"
+    assert sorted(path.name for path in holds.iterdir()) == ["hello.json"]
+
+    def held() -> tuple[str, bool]:
+        (listed,) = [p for p in nexo("plugin", "list", "--json", in_process=True).document[
+            "plugins"] if not p["kept"]]  # fmt: skip
+        return listed["version"], listed["held"]
+
+    code, out, err = nexo("plugin", "install", "acme/hello@v1.0.0", "--yes", "--json",
+                          in_process=True)  # fmt: skip
+    assert code == 0, err
+    assert (json.loads(out)["was_already_present"], held()) == (True, ("1.0.0", True))
+    code, out, err = nexo("plugin", "install", "acme/hello", "--yes", "--json", in_process=True)
+    assert code == 0, err
+    assert (json.loads(out)["version"], held()) == ("2.0.0", ("2.0.0", False))
+    assert not holds.exists() or list(holds.iterdir()) == []
+
+
 @pytest.mark.parametrize("squatter", ["file", "directory", "link"])
 def test_a_rollback_whose_place_is_taken_changes_nothing(
     home: Path, server: GitHubServer, squatter: str

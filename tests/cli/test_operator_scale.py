@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.cli import nexo
+from support.cli import clean_env, nexo
 from support.github_server import Fault, GitHubServer
 from support.stand_in import use_stand_in
 from support.tarballs import release_assets
+
+from nexo_pkg.core.threads import DEFAULT_JOBS
 
 CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
 IDS = ["alpha", "bravo", "charlie", "delta"]
@@ -234,6 +236,33 @@ JOBS_COMMANDS = {
 }
 
 
+def _jobs_help(command: tuple[str, ...], tmp_path: Path) -> str:
+    """The ``--jobs`` row of ``nexo plugin COMMAND --help``, its wrapped lines joined."""
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    result = nexo("plugin", command[0], "--help", env=env, in_process=True)
+    assert result.code == 0, result.stderr
+    lines = [line.strip(" │|") for line in result.stdout.splitlines()]
+    start = next(i for i, line in enumerate(lines) if line.startswith("-j, --jobs"))
+    row = [lines[start]]
+    for line in lines[start + 1 :]:
+        if not line or line.startswith(("-", "╰")):
+            break
+        row.append(line)
+    return " ".join(" ".join(row).split())
+
+
+@pytest.mark.parametrize("command", list(JOBS_COMMANDS))
+def test_every_command_s_jobs_default_is_sync_s(tmp_path: Path, command: str) -> None:
+    """``doctor``, ``outdated`` and ``upgrade --all`` take ``--jobs`` as ``sync`` and ``lock``
+    do: the same words, and the default they name is the one every command uses."""
+    assert _jobs_help(JOBS_COMMANDS[command], tmp_path) == (
+        _jobs_help(JOBS_COMMANDS["sync"], tmp_path)
+    )
+    assert f"(default {DEFAULT_JOBS}; 1: one after another)" in _jobs_help(
+        JOBS_COMMANDS[command], tmp_path
+    )
+
+
 @pytest.mark.parametrize("command", list(JOBS_COMMANDS))
 @pytest.mark.parametrize("jobs", ["abc", "1.5", "", "0", "-1", "65", "99999999999999999999"])
 def test_jobs_that_is_no_count_of_jobs_is_one_usage_line(
@@ -330,3 +359,23 @@ def test_upgrade_all_of_current_plugins_asks_once_each(
         f"/repos/acme/{plugin_id}/releases/latest" for plugin_id in IDS
     ]
     assert result.stderr.splitlines() == [f"{plugin_id} 1.0.0 is up to date." for plugin_id in IDS]
+
+
+def test_upgrade_all_with_a_token_looks_every_plugin_up_in_one_graphql_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer
+) -> None:
+    """With a token, ``upgrade --all``'s lookups are one GraphQL request for every
+    repository, and nothing more is asked when every plugin is current; the report is the
+    one the REST lookups give."""
+    use_stand_in(monkeypatch, tmp_path, server, cleared=CLEARED)
+    for plugin_id in IDS:
+        assets = release_assets(plugin_id, "1.0.0")
+        server.publish("acme", plugin_id, "v1.0.0", assets, digests=True)
+        assert nexo("plugin", "install", f"acme/{plugin_id}", in_process=True).code == 0
+    rest = nexo("plugin", "upgrade", "--all", in_process=True)
+    monkeypatch.setenv("NEXO_GITHUB_TOKEN", "secret-token")
+    server.requests.clear()
+    result = nexo("plugin", "upgrade", "--all", in_process=True)
+    assert result.code == 0, result.stderr
+    assert [(r.method, r.path) for r in server.requests] == [("POST", "/graphql")]
+    assert result == rest

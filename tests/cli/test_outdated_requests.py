@@ -264,6 +264,35 @@ def test_conditional_requests_keep_the_connection(
     assert len(opened) == 1
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_concurrent_lookups_keep_their_connections(
+    home: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    """``outdated`` and ``upgrade --all``'s lookups go ``--jobs`` at a time, each over a
+    kept-alive connection to the API: never a connection per plugin (five plugins here), cold
+    and warm alike, one request per plugin."""
+    opened: list[object] = []
+    connect = socket.create_connection
+
+    def counting(*args: Any, **kwargs: Any) -> socket.socket:
+        opened.append(args[0])
+        return connect(*args, **kwargs)
+
+    monkeypatch.setattr(socket, "create_connection", counting)
+    _cold(home, server)
+    # The upgrade reads the manifest assets of current releases (once; cached from there on,
+    # as an install leaves them): its second run is the lookups alone.
+    nexo("plugin", "upgrade", "--all", "--yes", in_process=True)
+    commands = (["outdated", "--json"], ["outdated", "--json"], ["upgrade", "--all", "--yes"])
+    for command in commands:
+        server.requests.clear()
+        opened.clear()
+        code, _, err = nexo("plugin", *command, "--jobs", str(jobs), in_process=True)
+        assert code == 0, err
+        assert 1 <= len(opened) <= jobs, command
+        assert sorted(request.path for request in server.requests) == LATEST, command
+
+
 # (versions the tarball names ship, installed version, manifest asset read, version found)
 SETTLING = [
     (("1.0.0",), "1.0.0", False, "1.0.0"),  # the same version: settled by its names

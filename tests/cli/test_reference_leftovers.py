@@ -226,3 +226,61 @@ def test_outdated_lists_a_removal_leftover_only_while_the_daemon_loads_it(
     assert listed() == [("foo", "1.0.0")]  # the daemon loads the leftover: it is foo
     shutil.copytree(leftover, root / "foo-1.0.0")
     assert listed() == [("foo", "1.0.0")]
+
+
+def _signed_by(tree: Path, identity: str) -> None:
+    """Rewrite the receipt of ``tree`` as that of a version whose signature was verified."""
+    receipt_path = tree / ".nexo-install.json"
+    receipt = json.loads(receipt_path.read_text(encoding="utf-8"))
+    receipt["signature"] = {
+        "status": "verified",
+        "identity": identity,
+        "issuer": "https://token.actions.githubusercontent.com",
+        "bundle_sha256": "ab" * 32,
+    }
+    receipt_path.write_text(json.dumps(receipt), encoding="utf-8")
+
+
+@pytest.mark.parametrize("leftover_loaded", [False, True])
+def test_signer_continuity_counts_a_removal_leftover_only_while_the_daemon_loads_it(
+    tmp_path: Path, env: dict[str, str], leftover_loaded: bool
+) -> None:
+    """A removed ``foo`` whose leftover's receipt records a signer, beside an unsigned
+    ``foo-0.1.0`` the daemon loads (it sorts first): the leftover is no installed version, so
+    its signer binds no install (as list, verify and doctor skip it). Alone, the daemon runs
+    it: then an unsigned install over it is a signer change (refused, nothing touched)."""
+    root = tmp_path / "root"
+    installed = _install(env, root, "foo", "0.1.0")
+    copy = tmp_path / "copy"
+    shutil.copytree(installed, copy)
+    leftover = _removal_leftover(installed)
+    identity = "https://github.com/acme/foo/.github/workflows/release.yml@refs/tags/v0.1.0"
+    _signed_by(leftover, identity)
+    if not leftover_loaded:
+        copy.rename(installed)
+    before = sorted(str(path.relative_to(root)) for path in root.rglob("*"))
+    tarball = write_plugin(tmp_path / "dist2", "foo", "0.2.0")
+    result = _run(env, "install", tarball, "--dest", root, "--yes", "--json")
+    document = json.loads(result.stdout)
+    if leftover_loaded:
+        assert result.code == 1, result.stderr
+        assert document["ok"] is False
+        assert document["kind"] == "signer_changed"
+        assert identity in document["error"]
+        assert sorted(str(path.relative_to(root)) for path in root.rglob("*")) == before
+        return
+    assert result.code == 0, result.stdout + result.stderr
+    assert document["ok"] is True
+    assert (document["id"], document["version"]) == ("foo", "0.2.0")
+    assert document["signature"]["status"] == "unsigned"
+    # Both older trees leave the daemon's sight; only the real install is kept for rollback.
+    assert [m.parent.name for m in discoverable(root)["foo"]] == ["foo-0.2.0"]
+    assert not leftover.exists()
+    assert not installed.exists()
+    [kept] = document["kept_paths"]
+    assert Path(kept).parent.name.startswith("foo-0.1.0-")
+    assert sorted(path.name for path in root.iterdir()) == [
+        ".nexo",
+        ".nexo-install.lock",
+        "foo-0.2.0",
+    ]

@@ -5,7 +5,9 @@ memory; nothing is installed and nothing lands in the blob cache."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +18,8 @@ import pytest
 from support.cli import CliResult, clean_env, nexo
 from support.stderr import without_notes
 
+from nexo_pkg.sources.artifact import ARTIFACT_TYPE, EMPTY_DATA, EMPTY_MEDIA_TYPE, LAYER_MEDIA_TYPE
+
 from .hostile import GIB, gzip_bomb
 from .server import FaultyGitHubServer
 from .workspace import run_measured
@@ -24,6 +28,7 @@ MIB = 1024 * 1024
 REPOSITORY = "plugins/echo"
 MANIFEST_PATH = f"/v2/{REPOSITORY}/manifests/1.2.3"
 INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
+EMPTY_DIGEST = "sha256:" + hashlib.sha256(EMPTY_DATA).hexdigest()
 
 
 class HostileRegistry(FaultyGitHubServer):
@@ -355,3 +360,73 @@ def test_a_tag_list_whose_links_never_end_is_cut_off(workspace: Workspace) -> No
     assert "pages" in result.document["error"]
     assert time.monotonic() - started < 60
     assert not (workspace.tmp / "nexo-plugins.lock").exists()
+
+
+# -- one byte a second: the token service and a blob ------------------------------------------
+
+
+def test_a_token_answer_dripped_one_byte_a_second_ends_at_the_deadline(
+    workspace: Workspace,
+) -> None:
+    """A token service that sends its (small) answer one byte a second, never silent long
+    enough for a read timeout, is cut off at the command's deadline (`network`), in words."""
+    realm = f"{workspace.server.url}/token"
+    challenge = f'Bearer realm="{realm}",service="hostile",scope="repository:{REPOSITORY}:pull"'
+    workspace.server.answer(
+        MANIFEST_PATH, b"{}", status=401, headers={"WWW-Authenticate": challenge}
+    )
+    workspace.server.answer(
+        "/token", b" " * 60 + b'{"token": "t"}', content_type="application/json"
+    )
+    workspace.server.throttle("/token", 1)
+    started = time.monotonic()
+    result = nexo(*workspace.install_args("--timeout", "3"), env=workspace.env())
+    elapsed = time.monotonic() - started
+    workspace.assert_refused(result, "network")
+    assert "the 3 s deadline" in result.document["error"], result.document
+    assert workspace.server.requests_to("/token")
+    assert elapsed < 15
+
+
+def test_a_blob_dripped_one_byte_a_second_ends_at_the_deadline(workspace: Workspace) -> None:
+    """The plugin's tarball blob sent one byte a second is cut off at the command's deadline
+    (`network`); nothing is installed and nothing lands in the blob cache."""
+    blob = os.urandom(600)
+    digest = "sha256:" + hashlib.sha256(blob).hexdigest()
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "artifactType": ARTIFACT_TYPE,
+        "config": {"mediaType": EMPTY_MEDIA_TYPE, "digest": EMPTY_DIGEST, "size": 2},
+        "layers": [
+            {
+                "mediaType": LAYER_MEDIA_TYPE,
+                "digest": digest,
+                "size": len(blob),
+                "annotations": {
+                    "org.opencontainers.image.title": "echo-1.2.3-noarch.tar.gz",
+                    "dev.nexo.plugin.id": "echo",
+                    "dev.nexo.plugin.version": "1.2.3",
+                    "dev.nexo.plugin.target": "noarch",
+                    "dev.nexo.plugin.sha256": digest.removeprefix("sha256:"),
+                },
+            }
+        ],
+        "annotations": {"dev.nexo.plugin.id": "echo", "dev.nexo.plugin.version": "1.2.3"},
+    }
+    document = json.dumps(manifest).encode()
+    by_digest = f"/v2/{REPOSITORY}/manifests/sha256:{hashlib.sha256(document).hexdigest()}"
+    for path in (MANIFEST_PATH, by_digest):
+        workspace.server.answer(
+            path, document, content_type="application/vnd.oci.image.manifest.v1+json"
+        )
+    blob_path = f"/v2/{REPOSITORY}/blobs/{digest}"
+    workspace.server.answer(blob_path, blob, content_type="application/octet-stream")
+    workspace.server.throttle("/blobs/", 1)
+    started = time.monotonic()
+    result = nexo(*workspace.install_args("--timeout", "3"), env=workspace.env())
+    elapsed = time.monotonic() - started
+    workspace.assert_refused(result, "network")
+    assert "the 3 s deadline" in result.document["error"], result.document
+    assert workspace.server.requests_to(blob_path)
+    assert elapsed < 15

@@ -193,7 +193,8 @@ def test_prune_that_leaves_files_says_so(
     assert not tree.exists()
     said = (
         f"a removed version's files could not all be deleted: {left} left (the next install, "
-        "remove or upgrade on that root deletes it once it can)"
+        "remove, rollback or sync on the root, or an upgrade that installs a version, deletes "
+        "it once it can)"
     )
     if json_output:
         [removal] = [item for item in pruned.document["plugins"] if item["id"] == "alpha"]

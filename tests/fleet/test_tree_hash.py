@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -253,3 +254,57 @@ def test_verify_lock_of_an_id_the_lock_does_not_name_is_refused_not_passed(
     assert (code, report["kind"]) == (2, "usage"), report
     assert "ehco" in report["error"]
     assert "echo" in report["error"]  # the ids the lock does name
+
+
+def test_a_removal_leftover_the_daemon_skips_is_no_install_for_verify_lock_and_sync(
+    fleet_env: dict[str, str], synced_root: tuple[Path, Path]
+) -> None:
+    """The reference installer's ``remove`` left ``echo-1.2.3.removing-<8 hex>`` beside the
+    synced ``echo-1.2.3``, which the daemon loads (it sorts first) while skipping the
+    leftover: as for ``list``, ``verify`` and ``doctor``, it is no second install of echo.
+    ``verify --lock`` passes and ``sync --frozen`` (offline: the registry is stopped) finds
+    echo unchanged and touches nothing."""
+    lock_file, root = synced_root
+    leftover = root / "echo-1.2.3.removing-0badf00d"
+    shutil.copytree(root / "echo-1.2.3", leftover)
+    code, report = verify_lock(fleet_env, lock_file, root)
+    assert code == 0, report
+    (plugin,) = report["plugins"]
+    assert (plugin["ok"], plugin["path"], plugin["problem"]) == (
+        True,
+        str(root / "echo-1.2.3"),
+        None,
+    )
+    before = sorted(str(path.relative_to(root)) for path in root.rglob("*"))
+    args = ["plugin", "sync", "--lock", str(lock_file), "--dest", str(root), "--frozen"]
+    synced = nexo(*args, "--plain-http", "--json", env=fleet_env, in_process=True)
+    assert synced.code == 0, synced.stdout + synced.stderr
+    [outcome] = synced.document["plugins"]
+    assert (outcome["id"], outcome["action"], outcome["version"]) == ("echo", "unchanged", "1.2.3")
+    assert sorted(str(path.relative_to(root)) for path in root.rglob("*")) == before
+
+
+def test_sync_deletes_what_an_interrupted_run_left_as_doctor_says(
+    fleet_env: dict[str, str], synced_root: tuple[Path, Path]
+) -> None:
+    """``doctor`` names ``sync`` among the commands that delete a tree left under
+    ``.nexo/removing``; a ``sync --frozen`` with nothing to change (offline: the registry is
+    stopped) does delete it, and changes nothing else."""
+    lock_file, root = synced_root
+    left = root / ".nexo" / "removing" / "echo-1.2.2-0123456789ab"
+    shutil.copytree(root / "echo-1.2.3", left / "tree")
+    doctor = nexo("plugin", "doctor", "--dest", str(root), "--no-check", "--json", env=fleet_env)
+    [finding] = [f for f in doctor.document["findings"] if f["check"] == "leftover"]
+    assert finding["path"] == str(left)
+    assert "the next install, remove, rollback or sync on the root" in finding["message"]
+    before = {
+        str(path.relative_to(root))
+        for path in root.rglob("*")
+        if not path.is_relative_to(root / ".nexo")
+    }
+    args = ["plugin", "sync", "--lock", str(lock_file), "--dest", str(root), "--frozen"]
+    synced = nexo(*args, "--plain-http", "--json", env=fleet_env, in_process=True)
+    assert synced.code == 0, synced.stdout + synced.stderr
+    assert [item["action"] for item in synced.document["plugins"]] == ["unchanged"]
+    assert not left.exists()
+    assert {str(path.relative_to(root)) for path in root.rglob("*")} == before

@@ -130,3 +130,39 @@ def test_a_kept_version_rollback_cannot_check_is_not_promised_back(
         assert "its receipt has no file hashes" in refused.stderr
     assert _kept(dest) == ["1.0.0", "1.0.0"]
     assert discovered_versions(dest) == {"x": "1.1.0", "y": "1.1.0"}
+
+
+def test_a_version_pruned_in_the_same_run_is_not_reported_replaced(
+    install_env: InstallEnv,
+) -> None:
+    """Two versions side by side (as the reference installer leaves them): ``upgrade`` moves
+    both aside, keeps the newer for rollback and prunes the older in the same run. ``--json``
+    says the pruned one only in ``pruned_kept_paths``: ``replaced`` names no path that is
+    gone, and the root holds exactly the new version and the one kept."""
+    from .test_receipts import _write_reference_install
+
+    dest = install_env.dest
+    _write_reference_install(dest, "hello", "1.0.0", "latest")
+    _write_reference_install(dest, "hello", "1.1.0", "latest")
+    install_env.server.publish("acme", "hello", "v1.2.0", release_assets("hello", "1.2.0"))
+    env = clean_env(NEXO_HOME=str(install_env.home), NEXO_GITHUB_API_BASE=install_env.server.url)
+    args = ["plugin", "upgrade", "hello", "--yes", "--json", "--dest", str(dest)]
+    result = nexo(*args, env=env, in_process=True)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    document = json.loads(result.stdout)
+    [kept] = document["kept_paths"]
+    [pruned] = document["pruned_kept_paths"]
+    assert Path(kept).parent.name.startswith("hello-1.1.0-")
+    assert Path(pruned).parent.name.startswith("hello-1.0.0-")
+    assert document["replaced"] == [kept]
+    assert not Path(pruned).exists()
+    assert all(Path(path).is_dir() for path in document["replaced"])
+    # Nothing else on disk: the new version, the one kept, the root's lock file.
+    assert sorted(path.name for path in dest.iterdir()) == [
+        ".nexo",
+        ".nexo-install.lock",
+        "hello-1.2.0",
+    ]
+    assert [path.name for path in (dest / ".nexo").iterdir()] == ["kept"]
+    assert [path / "tree" for path in (dest / ".nexo" / "kept").iterdir()] == [Path(kept)]
+    assert discovered_versions(dest) == {"hello": "1.2.0"}

@@ -87,7 +87,10 @@ def test_remove_that_leaves_files_says_so(
         [line] = result.stderr.splitlines()
         assert line.startswith("error: x is no longer installed")
         assert str(left) in line
-        assert "(the next install, remove or upgrade on that root deletes it" in line
+        assert line.endswith(
+            f"{left} left (the next install, remove, rollback or sync on the root, or an "
+            "upgrade that installs a version, deletes it once it can)"
+        )
     listed = nexo("plugin", "list", "--dest", dest, "--json", env=env, in_process=True)
     assert json.loads(listed.stdout)["plugins"] == []
 
@@ -126,24 +129,40 @@ def test_upgrade_pruning_a_kept_version_that_leaves_files_says_so(
     assert discovered_versions(dest) == {"hello": "1.2.0"}
     said = (
         f"a removed version's files could not all be deleted: {left} left (the next install, "
-        "remove or upgrade on that root deletes it once it can)"
+        "remove, rollback or sync on the root, or an upgrade that installs a version, deletes "
+        "it once it can)"
     )
     if json_output:
         document = json.loads(result.stdout)
-        assert len(document["pruned_kept_paths"]) == 1
+        [pruned] = document["pruned_kept_paths"]
         assert said in document["warnings"]
+        assert pruned not in document["replaced"]
     else:
-        assert f"warning: {said}" in result.stderr.splitlines()
+        # Never said removed: what could not be deleted is said once, as what it is.
+        assert "Removed the version kept before it" not in result.stdout + result.stderr
+        lines = result.stderr.splitlines()
+        [line] = [line for line in lines if "no longer kept" in line]
+        assert line.startswith(f"The version kept before it ({dest}/.nexo/kept/hello-1.0.0-")
+        assert line.endswith("/tree) is no longer kept, but its files could not all be deleted.")
+        assert lines[lines.index(line) + 1] == f"warning: {said}"
 
 
 @pytest.mark.skipif(os.name != "posix", reason="permissions and chattr are POSIX")
+@pytest.mark.parametrize("cleaner", ["install", "rollback"])
 def test_what_remove_left_is_deleted_by_the_commands_it_names(
-    install_env: InstallEnv, undeletable: Path, tmp_path: Path
+    install_env: InstallEnv, undeletable: Path, tmp_path: Path, cleaner: str
 ) -> None:
     """The line says which commands delete what was left: reading commands (``list``,
-    ``verify``, ``doctor``) leave it, the next install on the root deletes it."""
+    ``verify``, ``doctor``, which names it with the same commands) leave it, the next install
+    or rollback on the root deletes it (``sync``: tests/fleet/test_tree_hash.py)."""
     dest = install_env.dest
     env = clean_env(NEXO_HOME=str(install_env.home))
+    if cleaner == "rollback":
+        # A plugin with a version kept for rollback, installed before the leftover is made.
+        for version in ("1.0.0", "1.1.0"):
+            tarball = write_plugin(tmp_path / "dist-z", "z", version)
+            args = ["plugin", "install", str(tarball), "--dest", str(dest), "--yes"]
+            assert nexo(*args, env=env, in_process=True).exit_code == 0
     removed = nexo("plugin", "remove", "x", "--dest", dest, "--yes", env=env, in_process=True)
     assert removed.exit_code == 1, removed.stderr
     [left] = list(dest.glob(".nexo/removing/*"))
@@ -155,7 +174,20 @@ def test_what_remove_left_is_deleted_by_the_commands_it_names(
     for reading in ("list", "verify", "doctor"):
         nexo("plugin", reading, "--dest", dest, env=env, in_process=True)
         assert left.is_dir(), reading
-    tarball = write_plugin(tmp_path / "other", "y", "1.0.0")
-    args = ["plugin", "install", str(tarball), "--dest", str(dest), "--yes"]
+    doctor = nexo("plugin", "doctor", "--dest", dest, "--no-check", "--json", env=env)
+    [finding] = [f for f in json.loads(doctor.stdout)["findings"] if f["check"] == "leftover"]
+    assert (finding["path"], finding["message"]) == (
+        str(left),
+        "left by an interrupted run or a removal that could not delete all its files; the next "
+        "install, remove, rollback or sync on the root, or an upgrade that installs a version, "
+        "deletes it once it can",
+    )
+    if cleaner == "install":
+        tarball = write_plugin(tmp_path / "other", "y", "1.0.0")
+        args = ["plugin", "install", str(tarball), "--dest", str(dest), "--yes"]
+    else:
+        args = ["plugin", "rollback", "z", "--dest", str(dest), "--yes"]
     assert nexo(*args, env=env, in_process=True).exit_code == 0
     assert not left.exists()
+    if cleaner == "rollback":
+        assert discovered_versions(dest) == {"z": "1.0.0"}

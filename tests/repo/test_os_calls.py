@@ -92,3 +92,78 @@ def test_only_the_platform_module_makes_platform_calls() -> None:
         for line, name in platform_calls(path.read_text("utf-8"))
     }
     assert not found, "ask nexo_pkg/core/posix.py instead:\n" + "\n".join(sorted(found))
+
+
+#: ``os`` keywords that Windows refuses (``os.supports_dir_fd`` is empty there).
+_DIR_FD_KEYWORDS = {"dir_fd", "src_dir_fd", "dst_dir_fd"}
+#: The modules besides the platform module that may pass them, and why each may.
+_DIR_FD_ALLOWED = {
+    # Only install, sync and remove reach the root's journal walk; they refuse to run on
+    # Windows before any of it.
+    "install/root.py",
+    # Every use is on the writer whose descriptor exists only when posix.DIR_FD; elsewhere
+    # members are created by path with O_EXCL (check of a tarball on Windows).
+    "sources/extract.py",
+}
+
+
+def dir_fd_calls(source: str) -> list[tuple[int, str]]:
+    """The lines of ``source`` that pass a ``dir_fd``-family keyword, each with the keyword."""
+    return sorted(
+        (node.lineno, keyword.arg)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        for keyword in node.keywords
+        if keyword.arg in _DIR_FD_KEYWORDS
+    )
+
+
+def test_the_check_finds_each_dir_fd_keyword() -> None:
+    planted = (
+        "import os\n"
+        "os.open('x', os.O_RDONLY, dir_fd=3)\n"
+        "os.rename('a', 'b',\n"
+        "          src_dir_fd=3, dst_dir_fd=4)\n"
+        "stat = os.stat\n"
+        "stat('x', dir_fd=5)\n"
+    )
+    assert dir_fd_calls(planted) == [
+        (2, "dir_fd"),
+        (3, "dst_dir_fd"),
+        (3, "src_dir_fd"),
+        (6, "dir_fd"),
+    ]
+    assert dir_fd_calls("import os\nos.open('x', os.O_RDONLY)\n") == []
+
+
+def test_dir_fd_is_passed_only_where_windows_never_runs_it() -> None:
+    """``dir_fd=`` raises NotImplementedError on Windows: outside ``core/posix.py`` only the
+    modules of :data:`_DIR_FD_ALLOWED` pass it, on paths Windows never reaches."""
+    found = {
+        f"{relative}:{line}: {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != PLATFORM_MODULE
+        and "templates" not in (relative := path.relative_to(PACKAGE)).parts
+        and relative.as_posix() not in _DIR_FD_ALLOWED
+        for line, name in dir_fd_calls(path.read_text("utf-8"))
+    }
+    assert not found, "ask nexo_pkg/core/posix.py (posix.DIR_FD) instead:\n" + "\n".join(
+        sorted(found)
+    )
+    # Each allowed module still passes one (else the allowance is stale and goes).
+    for allowed in _DIR_FD_ALLOWED:
+        assert dir_fd_calls((PACKAGE / allowed).read_text("utf-8")), allowed
+
+
+def test_the_receipt_name_is_defined_once() -> None:
+    """Install writes the receipt and check, verify and the fleet commands find installs by
+    it: one binding (``manifest/names.py``), so the names cannot drift apart."""
+    defined = {
+        f"{path.relative_to(PACKAGE)}:{node.lineno}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "RECEIPT_NAME" for t in node.targets)
+        and isinstance(node.value, ast.Constant)
+    }
+    assert len(defined) == 1, defined

@@ -179,3 +179,51 @@ def test_cli_kind_microapp(tmp_path: Path) -> None:
     assert refused.code == 2
     assert json.loads(refused.stdout)["kind"] == "usage"
     assert not (tmp_path / "other").exists()
+
+
+def _tag_check(project: Path, tag: str) -> subprocess.CompletedProcess[str]:
+    """The scaffolded workflow's tag check, run by bash as GitHub runs it, in ``project``."""
+    text = (project / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8")
+    [script] = [
+        step["run"]
+        for step in yaml.safe_load(text)["jobs"]["build"]["steps"]
+        if step.get("name") == "Check the tag matches the manifest version"
+    ]
+    return subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", script],
+        cwd=project,
+        env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "GITHUB_REF_NAME": tag},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("layout", ["plugin.toml", "nexo-plugin.toml", "both"])
+def test_the_release_tag_check_reads_the_manifest_the_tools_read(
+    tmp_path: Path, layout: str
+) -> None:
+    """The tag is checked against the manifest lint and pack read (nexo-plugin.toml before
+    plugin.toml, NX006), whichever of the two the project keeps."""
+    project = tmp_path / "demo"
+    create_project(NewProject("demo", dest=project, nexo_pkg_spec="nexo-pkg==0.1.0"))
+    generated = project / "plugin.toml"
+    text = generated.read_text(encoding="utf-8")
+    if layout != "plugin.toml":
+        (project / "nexo-plugin.toml").write_text(
+            text.replace('version = "0.1.0"', 'version = "0.2.0"', 1), encoding="utf-8"
+        )
+        if layout == "nexo-plugin.toml":
+            generated.unlink()
+    read = "0.1.0" if layout == "plugin.toml" else "0.2.0"
+    manifest = "plugin.toml" if layout == "plugin.toml" else "nexo-plugin.toml"
+    accepted = _tag_check(project, f"v{read}")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    refused = _tag_check(project, "v9.9.9")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert refused.stdout == (
+        f"::error file={manifest}::tag v9.9.9 does not match the manifest version v{read}\n"
+    )
+    if layout == "both":  # plugin.toml's version is shadowed, as for lint and pack
+        assert _tag_check(project, "v0.1.0").returncode == 1

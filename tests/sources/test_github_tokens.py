@@ -357,6 +357,51 @@ def test_gh_printing_more_than_a_mebibyte_is_refused(
     )
 
 
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting to be reaped is not)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] not in {"Z", "X"}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_gh_leaving_a_process_on_its_output_is_answered_when_it_exits(
+    https_api: GitHubServer, certificate: Certificate, tmp_path: Path
+) -> None:
+    """A `gh auth token` that prints the token and exits while a process it started still
+    holds its stdout gives that token at once (not gh's 5 s timeout and no token), and the
+    leftover does not outlive the command."""
+    programs = tmp_path / "programs"
+    programs.mkdir()
+    leftover = tmp_path / "leftover.pid"
+    gh = programs / "gh"
+    gh.write_text(
+        f"#!/bin/sh\nprintf '%s\\n' '{GH_TOKEN}'\nsleep 20 &\necho $! > '{leftover}'\nexit 0\n",
+        encoding="utf-8",
+    )
+    gh.chmod(0o755)
+    https_api.require_token(GH_TOKEN)
+    started = time.monotonic()
+    result, home = _install(
+        tmp_path,
+        NEXO_GITHUB_API_BASE=https_api.url,
+        SSL_CERT_FILE=str(certificate.cert_file),
+        PATH=os.pathsep.join([str(programs), TOOLS_PATH]),
+    )
+    assert time.monotonic() - started < 4, result.stderr
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert (home / "state" / "plugins" / "hello-1.0.0").is_dir()
+    assert _authorizations(https_api) == {f"Bearer {GH_TOKEN}"}
+    pid = int(leftover.read_text(encoding="utf-8"))
+    for _ in range(40):
+        if not _running(pid):
+            break
+        time.sleep(0.05)
+    assert not _running(pid)
+
+
 def test_install_help_names_the_variables() -> None:
     result = nexo("plugin", "install", "--help", env=clean_env(COLUMNS="200"), in_process=True)
     assert result.exit_code == 0

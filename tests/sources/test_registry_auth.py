@@ -502,6 +502,59 @@ def test_a_credential_helper_that_closes_its_output_and_stays_is_stopped_at_the_
     assert _installed(dest) == []
 
 
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting to be reaped is not)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] not in {"Z", "X"}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_credential_helper_leaving_a_process_on_its_output_is_answered_when_it_exits(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    auth_registry: Registry,
+    make_dist: MakeDist,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A helper that answers and exits while a process it started still holds its stdout
+    (``sleep &``) is answered when it exits: its credentials are used at once, not after the
+    helper's timeout or the leftover's life, and the leftover does not outlive the command."""
+    from nexo_pkg.sources import oci_auth
+
+    monkeypatch.setattr(oci_auth, "HELPER_TIMEOUT", 5.0)
+    reference = _publish(tmp_path, fleet_env, auth_registry, make_dist, "plugins/echo:1.2.3")
+    helpers = tmp_path / "helpers"
+    helpers.mkdir()
+    leftover = tmp_path / "leftover.pid"
+    helper = helpers / "docker-credential-nexo-test"
+    helper.write_text(
+        "#!/bin/sh\n"
+        f'printf \'%s\' \'{{"Username": "{USER}", "Secret": "{PASSWORD}"}}\'\n'
+        f"sleep 20 &\necho $! > '{leftover}'\nexit 0\n",
+        encoding="utf-8",
+    )
+    helper.chmod(0o755)
+    env = {**fleet_env, "PATH": f"{helpers}:{fleet_env['PATH']}"}
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"credHelpers": {auth_registry.host: "nexo-test"}}))
+    dest = tmp_path / "root"
+    started = time.monotonic()
+    result = _install(env, reference, dest, config)
+    assert time.monotonic() - started < 4, result.stderr
+    assert result.code == 0, result.stderr
+    assert _installed(dest) == ["echo-1.2.3"]
+    pid = int(leftover.read_text(encoding="utf-8"))
+    for _ in range(40):
+        if not _running(pid):
+            break
+        time.sleep(0.05)
+    assert not _running(pid)
+
+
 @pytest.mark.parametrize(
     "spelling",
     [

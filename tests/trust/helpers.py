@@ -22,6 +22,13 @@ VECTOR_ISSUER = "https://token.actions.githubusercontent.com"
 ACME_IDENTITY = (
     "https://github.com/acme/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.2.3"
 )
+# The fields every Sigstore trusted root has, empty: a policy reads it as one; only
+# sigstore-python's verifier refuses it (it names no Fulcio certificate).
+ROOT_SHAPE = (
+    '{"mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1", '
+    '"tlogs": [], "ctlogs": [], "certificateAuthorities": []}'
+)
+
 ACME_REGEXP = r"https://github\.com/acme/[^/]+/\.github/workflows/release\.yml@refs/tags/v.*"
 
 

@@ -146,15 +146,38 @@ def test_a_trusted_root_sigstore_python_refuses_is_said_in_one_line(tmp_path: Pa
     )
     root = tmp_path / "root.json"
     media_type = "application/vnd.dev.sigstore.trustedroot+json;version=0.1"
+    # Shaped like a trusted root (the policy reads it), with entries the models refuse.
+    shaped = {"mediaType": media_type, "tlogs": [{}], "ctlogs": [], "certificateAuthorities": []}
+    root.write_text(json.dumps(shaped))
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(f'default = "warn"\ntrusted_root = "{root}"\n')
+    code, document, stderr = _install_local(tmp_path, tarball, "--trusted-keys", str(policy))
+    assert code == 2
+    assert document["kind"] == "policy_invalid"
+    assert str(document["error"]).startswith(
+        f"trusted_root {root} is not a usable Sigstore trusted root: tlogs.0."
+    )
+    assert stderr.splitlines() == [f"error: {document['error']}"]
+
+
+def test_a_trusted_root_of_the_wrong_shape_is_said_when_the_policy_is_read(
+    tmp_path: Path,
+) -> None:
+    """A ``trusted_root`` that is no trusted root at all stops an unsigned install too,
+    with every missing or malformed field named in one line."""
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.0.0")
+    root = tmp_path / "root.json"
+    media_type = "application/vnd.dev.sigstore.trustedroot+json;version=0.1"
     root.write_text(json.dumps({"mediaType": media_type, "tlogs": "x"}))
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text(f'default = "warn"\ntrusted_root = "{root}"\n')
     code, document, stderr = _install_local(tmp_path, tarball, "--trusted-keys", str(policy))
     assert code == 2
     assert document["kind"] == "policy_invalid"
-    assert str(document["error"]).endswith(
-        "is not a usable Sigstore trusted root: tlogs: Input should be a valid array; "
-        "certificateAuthorities: Field required; ctlogs: Field required"
+    assert document["error"] == (
+        f"{policy}:2:1: invalid trust policy: trusted_root {str(root)!r} is not a usable "
+        f"Sigstore trusted root ({root}): `tlogs` is not an array; `ctlogs` is missing; "
+        "`certificateAuthorities` is missing"
     )
     assert stderr.splitlines() == [f"error: {document['error']}"]
 

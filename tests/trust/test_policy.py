@@ -17,6 +17,8 @@ from nexo_pkg.trust.api import (
 )
 from nexo_pkg.trust.policy import lint_policy_source
 
+from .helpers import ROOT_SHAPE
+
 FULL = """\
 schema_version = "1.0"
 default = "require"
@@ -132,7 +134,7 @@ def test_not_utf8_is_policy_invalid(tmp_path: Path) -> None:
 
 def test_trusted_root_is_relative_to_the_policy(tmp_path: Path) -> None:
     (tmp_path / "roots").mkdir()
-    (tmp_path / "roots" / "trusted_root.json").write_text("{}")
+    (tmp_path / "roots" / "trusted_root.json").write_text(ROOT_SHAPE)
     policy = load_policy(_write(tmp_path, 'trusted_root = "roots/trusted_root.json"\n'))
     assert policy.trusted_root == tmp_path / "roots" / "trusted_root.json"
 

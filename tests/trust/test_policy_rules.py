@@ -23,6 +23,8 @@ from nexo_pkg.trust.policy import (
     repository_key,
 )
 
+from .helpers import ROOT_SHAPE
+
 ACME = AuthorPolicy(owner="acme", identity="https://x")
 POLICY = TrustPolicy(authors=(ACME,))
 
@@ -473,7 +475,7 @@ def test_an_invalid_policy_lists_every_error(tmp_path: Path) -> None:
 def test_every_top_level_key_is_read(tmp_path: Path) -> None:
     from nexo_pkg.trust.policy import parse_policy
 
-    (tmp_path / "root.json").write_text("{}")
+    (tmp_path / "root.json").write_text(ROOT_SHAPE)
     text = (
         'schema_version = "1.0"\ndefault = "require"\ncosign_binary = "cosign"\n'
         'trusted_root = "root.json"\n'

@@ -362,7 +362,11 @@ def test_broken_trusted_root_file_is_policy_invalid(
 ) -> None:
     from nexo_pkg.core.errors import NexoError
 
-    (tmp_path / "private_trusted_root.json").write_text('{"mediaType": "nope"}')
+    # Shaped like a trusted root, so the policy reads it; sigstore-python's models refuse
+    # its media type when a bundle is verified.
+    (tmp_path / "private_trusted_root.json").write_text(
+        '{"mediaType": "nope", "tlogs": [], "ctlogs": [], "certificateAuthorities": []}'
+    )
     policy = write_policy(POLICY)
     material = _signed(private_sigstore, artifact)
     with pytest.raises(NexoError) as caught:

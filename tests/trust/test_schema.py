@@ -77,3 +77,15 @@ def test_the_schema_says_which_entries_of_an_owner_are_read(tmp_path: Path) -> N
     mode = schema["$defs"]["author"]["properties"]["mode"]["description"]
     assert "--require-signature" in mode
     assert "`repos` only" in mode
+
+
+def test_the_schema_says_what_identity_may_match() -> None:
+    """Editors show the descriptions as documentation: `identity`, like `identity_regexp`, is
+    compared with the SAN and with the workflow that started the run (build config claim);
+    tests/trust/test_claims.py::test_the_starting_workflow_may_be_the_identity holds that."""
+    author = json.loads(SCHEMA.read_text())["$defs"]["author"]["properties"]
+    for key in ("identity", "identity_regexp"):
+        described = author[key]["description"]
+        assert "the SAN" in described, key
+        assert "the workflow that started the run (build config claim)" in described, key
+    assert "signer_workflow" in author["identity"]["description"]

@@ -1045,3 +1045,78 @@ def test_remove_of_one_repository_says_it_narrowed_the_entry(tmp_path: Path) -> 
     gone = remove("acme/y", "--json")
     assert (json.loads(gone.stdout)["removed"], json.loads(gone.stdout)["narrowed"]) == (1, 0)
     assert load_policy(policy).authors == ()
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("not json", "Expecting value: line 1 column 1 (char 0)"),
+        ("[]", "not a JSON object"),
+        ('{"mediaType": 1, "tlogs": [], "ctlogs": {}}', "`mediaType` is not a string; "
+         "`ctlogs` is not an array; `certificateAuthorities` is missing"),
+        (None, "is a directory"),
+    ],
+)  # fmt: skip
+def test_a_garbage_trusted_root_is_reported_where_the_policy_is_read(
+    tmp_path: Path, content: str | None, problem: str
+) -> None:
+    """lint and trust list name a ``trusted_root`` that is no Sigstore trusted root, not only
+    a later verification of a bundle; both with --json print one document."""
+    from nexo_pkg.trust.policy import lint_policy_source
+
+    root = tmp_path / "root.json"
+    if content is None:  # exists, is no regular file: NXT008 says so before reading it
+        root.mkdir()
+        problem = "is not a regular file"
+    else:
+        root.write_text(content)
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text('default = "warn"\ntrusted_root = "root.json"\n')
+    before = policy.read_bytes()
+
+    lint = nexo("plugin", "lint", str(policy), "--format", "json", cwd=tmp_path)
+    assert lint.code == 1, lint.stderr
+    [file] = json.loads(lint.stdout)["files"]
+    [diagnostic] = file["diagnostics"]
+    assert (diagnostic["code"], diagnostic["severity"]) == ("NXT008", "error")
+    assert diagnostic["range"]["start"]["line"] == 2
+    assert problem in diagnostic["message"]
+    # The editor server's reading of the same buffer.
+    editor = lint_policy_source(policy.read_text(), path=str(policy))
+    assert [(d.code, problem in d.message) for d in editor.diagnostics] == [("NXT008", True)]
+
+    listed = nexo("plugin", "trust", "list", "--trusted-keys", str(policy), "--json",
+                  env=cli_env(tmp_path))  # fmt: skip
+    assert listed.code == 2
+    document = json.loads(listed.stdout)
+    assert document["kind"] == "policy_invalid"
+    assert document["error"].startswith(f"{policy}:2:1: invalid trust policy: trusted_root ")
+    assert problem in document["error"]
+    text = nexo("plugin", "trust", "list", "--trusted-keys", str(policy), env=cli_env(tmp_path))
+    assert text.code == 2
+    assert [line for line in text.stderr.splitlines() if line.startswith("error:")] == [
+        f"error: {document['error']}"
+    ]
+    assert "Traceback" not in text.stderr + listed.stderr + lint.stderr
+    assert policy.read_bytes() == before
+
+
+def test_a_real_trusted_root_passes_the_policys_reading(
+    private_sigstore: PrivateSigstore, tmp_path: Path
+) -> None:
+    """The check at reading is no stricter than sigstore-python: a real private instance's
+    root, in either JSON spelling of its fields, lints clean and lists."""
+    document = private_sigstore.trusted_root()
+    snake = {
+        "".join(f"_{c.lower()}" if c.isupper() else c for c in key): value
+        for key, value in document.items()
+    }
+    for shape in (document, snake):
+        (tmp_path / "root.json").write_text(json.dumps(shape))
+        policy = tmp_path / "trusted_keys.toml"
+        policy.write_text('default = "warn"\ntrusted_root = "root.json"\n')
+        lint = nexo("plugin", "lint", str(policy), "--format", "json", cwd=tmp_path)
+        assert lint.code == 0, lint.stdout
+        listed = nexo("plugin", "trust", "list", "--trusted-keys", str(policy), "--json",
+                      env=cli_env(tmp_path))  # fmt: skip
+        assert listed.code == 0, listed.stdout

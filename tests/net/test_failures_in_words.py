@@ -1,0 +1,183 @@
+"""Every way a connection can fail is one line in words, with kind ``network``: it names the
+host and what was being fetched, never the HTTP library's class name, for a GitHub release
+and for a registry, in text and in ``--json``. The servers are real loopback sockets that
+misbehave at the byte level (reset, garbage status line, broken chunked body, endless
+redirects, silence past the deadline)."""
+
+from __future__ import annotations
+
+import re
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from support.cli import CliResult, clean_env, nexo
+from support.stderr import without_notes
+
+Behaviour = Callable[[socket.socket], None]
+
+# Names of exception classes (httpx's, http.client's, the socket's) that must never be shown.
+CLASS_NAME = re.compile(
+    r"\b(?:[A-Z][A-Za-z]*(?:Error|Timeout|Exception|Disconnected)|IncompleteRead|BadStatusLine"
+    r"|LineTooLong)\b"
+)
+
+
+def _reset(connection: socket.socket) -> None:
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+def _garbage_status_line(connection: socket.socket) -> None:
+    connection.sendall(b"HELLO THERE\r\n\r\n")
+
+
+def _bad_chunked_body(connection: socket.socket) -> None:
+    connection.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+        b"\r\nZZ\r\n{}\r\n0\r\n\r\n"
+    )
+
+
+def _redirect_loop(connection: socket.socket) -> None:
+    connection.sendall(b"HTTP/1.1 302 Found\r\nLocation: /again\r\nContent-Length: 0\r\n\r\n")
+
+
+def _silence(connection: socket.socket) -> None:
+    time.sleep(5)
+
+
+BEHAVIOURS: dict[str, tuple[Behaviour, str]] = {
+    # behaviour, and the words the line must hold besides the host
+    "reset": (_reset, "broke during the answer"),
+    "garbage-status-line": (_garbage_status_line, "does not start with an HTTP status line"),
+    "bad-chunked-body": (_bad_chunked_body, "chunked body broke off or is malformed"),
+    "redirect-loop": (_redirect_loop, "more than 5 redirects"),
+    "silence-past-the-deadline": (_silence, "no complete answer from"),
+}
+
+
+class RawServer:
+    """A loopback socket server that reads each request and then does ``behaviour``."""
+
+    def __init__(self, behaviour: Behaviour) -> None:
+        self.behaviour = behaviour
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.accepted = 0
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @property
+    def host(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+
+    def _answer(self, connection: socket.socket) -> None:
+        with connection:
+            try:
+                connection.recv(65536)
+                self.behaviour(connection)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.fixture(params=list(BEHAVIOURS), ids=list(BEHAVIOURS))
+def server(request: pytest.FixtureRequest) -> Iterator[tuple[RawServer, str]]:
+    behaviour, words = BEHAVIOURS[request.param]
+    running = RawServer(behaviour)
+    try:
+        yield running, words
+    finally:
+        running.close()
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NEXO_HTTP_TIMEOUT="2",
+    )
+
+
+def _assert_one_line_in_words(result: CliResult, host: str, what: str, words: str) -> str:
+    lines = without_notes(result.stderr).splitlines()
+    assert len(lines) == 1, result.stderr
+    line = lines[0]
+    assert line.startswith("error: "), line
+    assert what in line, line
+    assert host in line, line
+    assert words in line, line
+    assert not CLASS_NAME.search(line), line
+    assert "Traceback" not in result.stderr
+    return line
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_release_that_cannot_be_fetched_is_told_in_words(
+    server: tuple[RawServer, str], tmp_path: Path, as_json: bool
+) -> None:
+    running, words = server
+    dest = tmp_path / "root"
+    started = time.monotonic()
+    result = nexo(
+        "plugin",
+        "install",
+        "acme/hello",
+        "--github-api-url",
+        f"http://{running.host}",
+        "--dest",
+        str(dest),
+        "--yes",
+        *(["--json"] if as_json else []),
+        env=_env(tmp_path),
+        in_process=True,
+    )
+    assert time.monotonic() - started < 15
+    assert result.code == 1, (result.stdout, result.stderr)
+    line = _assert_one_line_in_words(result, running.host, "latest release of acme/hello", words)
+    if as_json:
+        document = result.document
+        assert document["ok"] is False
+        assert document["kind"] == "network"
+        assert line == f"error: {document['error']}"
+    assert not dest.exists() or not any(dest.iterdir())
+
+
+def test_a_registry_that_cannot_be_reached_is_told_in_words(
+    server: tuple[RawServer, str], tmp_path: Path
+) -> None:
+    running, words = server
+    dest = tmp_path / "root"
+    result = nexo(
+        "plugin",
+        "install",
+        f"oci://{running.host}/plugins/echo:1.0.0",
+        "--plain-http",
+        "--dest",
+        str(dest),
+        "--yes",
+        "--json",
+        env=_env(tmp_path),
+        in_process=True,
+    )
+    assert result.code == 1, (result.stdout, result.stderr)
+    assert result.document["kind"] == "network", result.document
+    line = _assert_one_line_in_words(result, running.host, "", words)
+    # What was being fetched: the registry's API itself, or the tag's manifest.
+    assert "cannot reach registry" in line or "manifest 1.0.0" in line, line
+    assert not dest.exists() or not any(dest.iterdir())
