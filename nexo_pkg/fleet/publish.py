@@ -115,8 +115,9 @@ def _check_material(signatures: Mapping[str, Path]) -> None:
 def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | None]:
     """Read what ``pack`` wrote: one version's tarballs with their sidecars and signatures.
 
-    Raises ``source_invalid`` for an empty directory or mixed ids/versions, or a manifest
-    copy that is not the manifest inside every tarball,
+    Raises ``source_invalid`` for an empty directory or mixed ids/versions, a tarball,
+    sidecar or manifest copy that is no regular file, or a manifest copy that is not the
+    manifest inside every tarball,
     ``checksum_mismatch`` when a ``.sha256`` sidecar disagrees with its tarball, and
     ``signature_invalid`` for a bundle that is not JSON objects.
     """
@@ -125,11 +126,11 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
     found: dict[tuple[str, str], list[TargetFiles]] = {}
     for tarball in sorted(directory.glob("*.tar.gz")):
         parsed = parse_tarball_name(tarball.name)
-        if parsed is None or not tarball.is_file():
+        if parsed is None or not _present(tarball):
             continue
         sha = sha256_file(tarball)
         sidecar = tarball.with_name(tarball.name + ".sha256")
-        if sidecar.is_file():
+        if _present(sidecar):
             expected = read_sidecar(sidecar, tarball.name)
             if expected != sha:
                 raise NexoError(
@@ -151,7 +152,7 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
     packed = {files.tarball: _packed_manifests(files.tarball) for files in targets}
     for tarball, members in packed.items():
         _check_named_for(tarball, members, plugin_id, version)
-    manifest = next((directory / n for n in MANIFEST_ASSETS if (directory / n).is_file()), None)
+    manifest = next((directory / n for n in MANIFEST_ASSETS if _present(directory / n)), None)
     if manifest is None:
         return plugin_id, version, targets, None
     try:
@@ -169,6 +170,23 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
                 details={"manifest": str(manifest), "tarball": str(files.tarball)},
             )
     return plugin_id, version, targets, manifest_bytes.decode("utf-8", errors="replace")
+
+
+def _present(path: Path) -> bool:
+    """Whether ``path``, a file push reads, is there: ``True`` for a regular file (a link to
+    one followed), ``False`` when nothing is there. Anything else by that name (a directory,
+    a FIFO, a device, a dangling link) is ``source_invalid``: passing it over would publish
+    less than the directory holds (a target, its checksum or its manifest) without a word."""
+    if path.is_file():
+        return True
+    if not path.is_symlink() and not path.exists():
+        return False
+    raise NexoError(
+        f"{path} is not a regular file; push publishes the files `nexo plugin pack` writes: "
+        "remove it, or pack again into an empty --out directory",
+        kind="source_invalid",
+        details={"path": str(path)},
+    )
 
 
 #: A manifest member larger than this is not read (install refuses one past the same cap).

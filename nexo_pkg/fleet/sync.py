@@ -183,9 +183,16 @@ def _sync_lock(dest: Path) -> Iterator[None]:
         # The root and its missing parents are 0755 whatever the umask, as install makes
         # them: a root every user could write would let anyone plant a plugin the daemon loads.
         make_dirs(dest)
-        descriptor = open_lock_file(dest / SYNC_LOCK_NAME)
     except OSError as exc:
         raise NexoError(f"cannot lock {dest}: {exc.strerror or exc}", kind="io") from exc
+    lock_path = dest / SYNC_LOCK_NAME
+    try:
+        descriptor = open_lock_file(lock_path)
+    except OSError as exc:
+        # Name the file that failed (a link or FIFO planted there), not the root.
+        raise NexoError(
+            f"cannot open the lock file {lock_path}: {exc.strerror or exc}", kind="io"
+        ) from exc
     try:
         posix.lock_exclusive(descriptor)
         yield

@@ -241,6 +241,8 @@ def test_a_link_planted_as_a_lock_file_creates_nothing_outside(
     assert result.exit_code != 0, result.stdout
     assert result.document["kind"] == "io", result.document
     assert "symbolic link" in result.document["error"]
+    # The error names the planted file, not the root that holds it.
+    assert f"the lock file {root / lock_name}:" in result.document["error"], result.document
     assert not target.exists()
     assert sorted(p.name for p in root.iterdir()) == [lock_name]
 

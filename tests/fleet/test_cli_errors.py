@@ -212,6 +212,40 @@ def test_push_refuses_a_sidecar_over_the_cap_and_pushes_nothing(
     _assert_refused(result, registry, "checksum_mismatch", sidecar.name)
 
 
+@pytest.mark.parametrize(
+    "case",
+    [
+        (f"echo-1.2.3-{LINUX}.tar.gz", "fifo"),
+        ("echo-1.2.3-noarch.tar.gz", "directory"),
+        (f"echo-1.2.3-{LINUX}.tar.gz.sha256", "fifo"),
+        ("nexo-plugin.toml", "fifo"),
+        ("nexo-plugin.toml", "dangling link"),
+    ],
+)
+def test_push_refuses_a_file_it_reads_that_is_no_regular_file_and_pushes_nothing(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist,
+    case: tuple[str, str],
+) -> None:  # fmt: skip
+    """A tarball, sidecar or manifest copy that is a FIFO, a directory or a dangling link
+    was passed over: push published the other targets (or no manifest annotation), exit 0,
+    without a word. It is refused, naming it, and nothing is pushed."""
+    import os
+
+    name, planted = case
+    dist = make_dist()
+    path = dist / name
+    if path.exists():
+        path.unlink()
+    if planted == "fifo":
+        os.mkfifo(path)
+    elif planted == "directory":
+        path.mkdir()
+    else:
+        path.symlink_to(tmp_path / "nowhere")
+    result = push_cli(dist, registry, fleet_env)
+    _assert_refused(result, registry, "source_invalid", f"{path} is not a regular file")
+
+
 def test_a_relock_that_fails_names_its_kind_as_every_sync_failure_line(
     tmp_path: Path, fleet_env: dict[str, str]
 ) -> None:
