@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import os
 import shlex
-import tempfile
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -53,6 +52,7 @@ from nexo_pkg.check.sandbox import (
     find_bwrap,
     plan_sandbox,
 )
+from nexo_pkg.check.scratch import scratch_directory
 from nexo_pkg.check.target import ResolvedPlugin, default_install_root, resolve_target
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.core.errors import UsageError
@@ -230,10 +230,8 @@ def check_plugin(
         report.add("manifest", "warn", note)
     refusal = manifest_refusal(plugin, nexo_version)
     env = daemon_environment(os.environ, plugin.env)
-    with tempfile.TemporaryDirectory(
-        prefix="nexo-check-state-", ignore_cleanup_errors=True
-    ) as state_root:
-        state_dir = Path(state_root) / "plugins" / plugin.plugin_id
+    with scratch_directory("nexo-check-state-") as state_root:
+        state_dir = state_root / "plugins" / plugin.plugin_id
         state_dir.mkdir(parents=True)
         platform = current_platform()
         model = plugin.model

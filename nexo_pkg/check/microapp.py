@@ -31,7 +31,6 @@ import math
 import os
 import shlex
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +64,7 @@ from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.check.report import CheckReport, Status
 from nexo_pkg.check.rpc import DEFAULT_TIMEOUT_MS, FrameLoop, NoReply, Pending, Reply
 from nexo_pkg.check.sandbox import SandboxPlan
+from nexo_pkg.check.scratch import scratch_directory
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.manifest.microapp import HOOK_NAMES, env_is_blocked
 
@@ -138,8 +138,8 @@ def run_microapp(
         report.add("manifest", "warn", note)
     if grants.not_loaded is not None:
         report.add("discovery", "warn", f"{grants.not_loaded}; checked all the same")
-    with tempfile.TemporaryDirectory(prefix="nexo-check-state-") as scratch:
-        state_dir = Path(scratch) / "extensions" / target.extension_id / "state"
+    with scratch_directory("nexo-check-state-") as scratch:
+        state_dir = scratch / "extensions" / target.extension_id / "state"
         state_dir.mkdir(parents=True)
         env, removed = child_environment(
             os.environ,

@@ -22,7 +22,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from nexo_pkg.check.microapp_target import (
     TargetError,
     find_microapp,
 )
+from nexo_pkg.check.scratch import scratch_directory
 from nexo_pkg.core import posix
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.core.files import read_capped_bytes
@@ -125,8 +125,8 @@ def resolve_target(
     if path.is_file():
         if path.name.endswith((".tar.gz", ".tgz")):
             _require_gzip(path)
-            with tempfile.TemporaryDirectory(prefix="nexo-check-") as scratch:
-                root = Path(scratch) / "plugin"
+            with scratch_directory("nexo-check-") as scratch:
+                root = scratch / "plugin"
                 root.mkdir()
                 safe_extract(path, root)
                 yield _resolve_extracted(path, root)

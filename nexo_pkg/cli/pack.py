@@ -106,9 +106,10 @@ def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
         ),
     ] = "3.11",
     source_date_epoch: Annotated[
-        int | None,
+        str | None,
         typer.Option(
             "--source-date-epoch",
+            metavar="N",
             help="Archive timestamp (beats $SOURCE_DATE_EPOCH, then the last git commit).",
         ),
     ] = None,

@@ -15,7 +15,7 @@ LATEST_EPOCH = 253402300799
 
 # `str.isdigit` also holds for superscripts (which `int` then refuses) and other scripts'
 # digits: the variable is ASCII.
-_ASCII_DIGITS = re.compile(r"[0-9]+")
+ASCII_DIGITS = re.compile(r"[0-9]+")
 
 
 def source_date_epoch(environ: Mapping[str, str]) -> int | None:
@@ -24,7 +24,7 @@ def source_date_epoch(environ: Mapping[str, str]) -> int | None:
     configured = environ.get("SOURCE_DATE_EPOCH", "").strip()
     if not configured:
         return None
-    if not _ASCII_DIGITS.fullmatch(configured) or int(configured) > LATEST_EPOCH:
+    if not ASCII_DIGITS.fullmatch(configured) or int(configured) > LATEST_EPOCH:
         raise UsageError(
             f"SOURCE_DATE_EPOCH must be an integer of seconds from 0 to {LATEST_EPOCH}"
             f" (9999-12-31T23:59:59Z), got {configured!r}"

@@ -1094,6 +1094,9 @@ def _check_extensions(
         for app in loaded
         if app.companion is not None and app.companion.admin_declared
     ]
+    for app in loaded:
+        if app.companion is None or not app.companion.admin_declared:
+            _grants_to_undeclaring(findings, settings, app.manifest.id)
     if not declaring:
         return  # the admin bootstrap checks nothing when no microapp declares admin capabilities
     for entry_id, companion in declaring:
@@ -1114,6 +1117,24 @@ def _check_extensions(
             "gets admin RPC",
             f"bind to 127.0.0.1, or set `entries.{entry_id}.allow_external_bind: true`",
             part="key",
+        )
+
+
+def _grants_to_undeclaring(findings: Findings, settings: _Extensions, entry_id: str) -> None:
+    """NX227 for grants to a microapp that declares no admin capabilities: the daemon skips it
+    at the admin bootstrap without a word, so the grant gives it nothing (a forgotten
+    ``[plugin.capabilities.admin]`` or companion manifest, most often)."""
+    entry = settings.entries.get(entry_id)
+    grants = _strings(entry.get("capabilities_grant"), ()) if isinstance(entry, Mapping) else ()
+    for index, grant in enumerate(grants):
+        findings.add(
+            "NX227",
+            ("extensions", "entries", entry_id, "capabilities_grant", index),
+            f"`{grant}` is granted to `{entry_id}`, which declares no admin capabilities "
+            "(nexo-plugin.toml [plugin.capabilities.admin]): the daemon ignores the grant and "
+            "the microapp gets no admin RPC",
+            "declare what it needs in nexo-plugin.toml's [plugin.capabilities.admin], or "
+            "remove the grant",
         )
 
 

@@ -364,8 +364,11 @@ _RULES: tuple[Rule, ...] = (
         severity="warning",
         summary="`capabilities_grant` lists a capability the microapp does not declare",
         what="Grants that are in neither `required` nor `optional` of the microapp's "
-        "`[plugin.capabilities.admin]`.",
-        why="The daemon warns and grants it anyway (for upgrades); it is most often a typo.",
+        "`[plugin.capabilities.admin]`, also when the microapp declares no admin capabilities "
+        "at all (no such table, or no `nexo-plugin.toml`).",
+        why="The daemon warns and grants it anyway (for upgrades); it is most often a typo. A "
+        "microapp that declares nothing is skipped at the admin bootstrap without a word: the "
+        "grant gives it no admin RPC.",
         example="extensions:\n  entries:\n    agent-creator:\n"
         "      capabilities_grant: [agent_crud]\n",
         fix="Fix the spelling or remove the grant.",

@@ -91,9 +91,15 @@ def _serde_only_problem(text: str) -> tuple[int, str] | None:
                 return _at(text, index, "recursion limit exceeded")
         elif char in "]}":
             depth -= 1
+        elif char in "NI":
+            # `NaN`, `Infinity`: no JSON value starts so (src/de.rs `ExpectedSomeValue`).
+            return _at(text, index, "expected value")
         elif char == "-" or char.isdigit():
             match = _NUMBER.match(text, index)
             if match is None:
+                if text[index + 1 : index + 2] == "I":
+                    # `-Infinity`: a minus sign before no digit (src/de.rs `InvalidNumber`).
+                    return _at(text, index + 1, "invalid number")
                 index += 1
                 continue
             token = match.group()

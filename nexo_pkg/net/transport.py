@@ -30,7 +30,7 @@ import select
 import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 
@@ -63,10 +63,39 @@ class _Response(http.client.HTTPResponse):
         # long (the read timeout) and raises what it would raise.
         if not self.fp.peek(1):
             raise http.client.RemoteDisconnected("Remote end closed connection without response")
+        # ``http.client`` ends the head at the end of the connection as at its blank line: a
+        # head cut anywhere would be a complete answer (``200`` and an empty body). The head
+        # is read through :class:`_HeadLines`, which sees where it ended.
+        raw = self.fp
+        lines = _HeadLines(raw)
+        self.fp = cast("Any", lines)
         try:
             super().begin()
         except (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected) as exc:
             raise _AnswerCutError(f"the connection ended during the answer's head: {exc}") from exc
+        finally:
+            if cast("object", self.fp) is lines:  # else closed (None) on the way out
+                self.fp = raw
+        if lines.cut:
+            raise _AnswerCutError("the connection ended during the answer's head")
+
+
+class _HeadLines:
+    """The socket's reader while an answer's head is read (``http.client`` reads it line by
+    line): ``cut`` once a line ended with the connection instead of a line feed."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self.cut = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)  # ``close`` when the status line is refused
+
+    def readline(self, limit: int = -1) -> bytes:
+        line: bytes = self._raw.readline(limit)
+        if not line.endswith(b"\n") and (limit < 0 or len(line) < limit):
+            self.cut = True
+        return line
 
 
 class _Stream:
@@ -99,6 +128,8 @@ def _http_words(exc: http.client.HTTPException) -> str:
     bytes, ``IncompleteRead(0 bytes read)`` or nothing at all)."""
     if isinstance(exc, http.client.RemoteDisconnected):
         return "the server closed the connection without answering"
+    if isinstance(exc, _AnswerCutError):
+        return "the connection ended during the answer's head"
     if isinstance(exc, http.client.BadStatusLine):
         line = str(exc.args[0]) if exc.args else ""
         return (

@@ -74,7 +74,7 @@ class PackOptions:
     target: str = NOARCH
     binary: Path | None = None
     requirements: Path | None = None
-    source_date_epoch: int | None = None
+    source_date_epoch: int | str | None = None
     #: The Python (X.Y) a Python plugin's requirements are resolved for.
     python_version: str = DEFAULT_PYTHON
     #: Called with a short note as each long step starts (vendoring, writing the archive).
@@ -275,8 +275,16 @@ def _noarch_entries(
             path=str(src),
         )
     if not main.is_file():
+        if main.is_dir():
+            problem = "is a directory, not a file"
+        elif main.is_symlink() and not main.exists():
+            problem = "is a symlink that never reaches a file"
+        elif os.path.lexists(main):
+            problem = "is not a regular file"
+        else:
+            problem = "is missing"
         raise layout_error(
-            f"{main} is missing; a Python plugin runs src/main.py (or pack a compiled plugin "
+            f"{main} {problem}; a Python plugin runs src/main.py (or pack a compiled plugin "
             "with --target TRIPLE --binary PATH)"
         )
     # An output directory inside src/ must not swallow earlier tarballs into the next one;
@@ -393,7 +401,22 @@ def _requirements_for(options: PackOptions, project: Path) -> Path | None:
             raise usage_error(f"--requirements {options.requirements} is not a file")
         return options.requirements.resolve()
     default = project / "requirements.txt"
-    return default.resolve() if default.is_file() else None
+    if default.is_file():
+        return default.resolve()
+    if os.path.lexists(default):
+        # Present but unreadable as a file: packing on would ship the plugin without the
+        # dependencies the author listed, and the daemon would find out at its first import.
+        if default.is_dir():
+            what = "a directory"
+        elif default.is_symlink() and not default.exists():
+            what = "a symlink that never reaches a file"
+        else:
+            what = "not a regular file"
+        raise io_error(
+            f"{default} is {what}, so nothing could be vendored from it; make it the "
+            "requirements file, or remove it to pack without vendored dependencies"
+        )
+    return None
 
 
 def _make_out(out: Path) -> list[Path]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.git import git_output
-from nexo_pkg.core.source_date import LATEST_EPOCH, source_date_epoch
+from nexo_pkg.core.source_date import ASCII_DIGITS, LATEST_EPOCH, source_date_epoch
 from nexo_pkg.pack.errors import usage_error
 
 #: 1980-01-01T00:00:00Z: the oldest time a zip file can hold, the usual reproducible default.
@@ -31,18 +31,29 @@ def _git_commit_time(project: Path) -> int | None:
     return int(output)
 
 
+def _flag_value(flag: int | str) -> int | None:
+    """The flag's seconds, read as the variable is (ASCII decimal digits, blanks around
+    ignored): Python's ``int`` would also take ``1_000``, ``+5`` and other scripts' digits."""
+    if isinstance(flag, int):
+        return flag
+    text = flag.strip()
+    return int(text) if ASCII_DIGITS.fullmatch(text) else None
+
+
 def resolve_source_date_epoch(
-    flag: int | None, environ: Mapping[str, str], project: Path
+    flag: int | str | None, environ: Mapping[str, str], project: Path
 ) -> SourceDateEpoch:
-    """Pick the archive mtime; a negative flag, one past year 9999 or a malformed variable is
-    a usage error."""
+    """Pick the archive mtime; a negative, malformed or past-9999 flag or variable is a usage
+    error (the flag as text is read by the variable's rule)."""
     if flag is not None:
-        if not 0 <= flag <= LATEST_EPOCH:
+        value = _flag_value(flag)
+        if value is None or not 0 <= value <= LATEST_EPOCH:
+            shown = repr(flag) if isinstance(flag, str) else str(flag)
             raise usage_error(
                 f"--source-date-epoch must be an integer from 0 to {LATEST_EPOCH}"
-                f" (9999-12-31T23:59:59Z), got {flag}"
+                f" (9999-12-31T23:59:59Z), got {shown}"
             )
-        return SourceDateEpoch(flag, "flag")
+        return SourceDateEpoch(value, "flag")
     try:
         configured = source_date_epoch(environ)
     except NexoError as exc:

@@ -33,6 +33,9 @@ SIGNATURE_ARTIFACT_TYPE = "application/vnd.nexo.plugin.signature.v1"
 # Every Sigstore bundle media type (``…bundle.v0.3+json``, ``…bundle+json;version=0.2``).
 BUNDLE_TYPE_PREFIX = "application/vnd.dev.sigstore.bundle"
 LAYER_MEDIA_TYPE = "application/vnd.nexo.plugin.layer.v1.tar+gzip"
+#: The ``artifactType`` oras writes when none is given (oras-go's ``MediaTypeUnknownArtifact``):
+#: it says no type, so it reads as a missing one.
+UNKNOWN_ARTIFACT_TYPE = "application/vnd.unknown.artifact.v1"
 EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json"
 EMPTY_DATA = b"{}"
 BUNDLE_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle.v0.3+json"
@@ -176,10 +179,13 @@ def _plugin_identity(
     annotations: dict[str, str], artifact_type: object, where: str, *, layer_type: object = None
 ) -> tuple[str, str]:
     """The plugin id and version of an index or manifest; ``registry_invalid`` unless it is a
-    nexo plugin: ``artifactType`` :data:`ARTIFACT_TYPE`, or (a copy tool dropped it) none with
-    the id and version annotations and, for a manifest, the plugin layer media type."""
+    nexo plugin: ``artifactType`` :data:`ARTIFACT_TYPE`, or (a copy tool dropped it, or oras
+    wrote :data:`UNKNOWN_ARTIFACT_TYPE`) none with the id and version annotations and, for a
+    manifest, the plugin layer media type."""
     plugin_id = annotations.get(PLUGIN_ID)
     version = annotations.get(PLUGIN_VERSION)
+    if artifact_type == UNKNOWN_ARTIFACT_TYPE:
+        artifact_type = None
     typed = artifact_type == ARTIFACT_TYPE or (
         artifact_type is None and layer_type in {None, LAYER_MEDIA_TYPE}
     )
@@ -278,6 +284,8 @@ def parse_single_manifest(document: dict[str, Any], digest: str, where: str) -> 
     title = _annotations(first).get(TITLE) if isinstance(first, dict) else None
     parsed = parse_tarball_name(title) if title else None
     artifact_type = document.get("artifactType")
+    if artifact_type == UNKNOWN_ARTIFACT_TYPE:
+        artifact_type = None
     config = document.get("config")
     if artifact_type is None and isinstance(config, dict):
         artifact_type = ARTIFACT_TYPE if config.get("mediaType") == ARTIFACT_TYPE else None

@@ -7,11 +7,18 @@ tolerant, so the tarball's name gives the id, version and target when the manife
 a nexo plugin some other way — its layer's media type, or (an OCI 1.0-style artifact, as
 oras-py and ``oras push --image-spec v1.0 --artifact-type`` write it) its config's media type,
 which image-spec 1.1 takes as the artifact type when ``artifactType`` is missing. A bare push
-stays refused (tests/sources/test_interop.py)."""
+stays refused (tests/sources/test_interop.py).
+
+The oras CLI (oras-go) writes ``artifactType: application/vnd.unknown.artifact.v1`` when it is
+given none: that says "no type", so the annotations and layer media type decide, as for a
+missing one; any other foreign type stays refused."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import tomllib
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -42,6 +49,49 @@ def _oras_push(
         manifest_config=config,
         quiet=True,
     )
+
+
+def _put_blob(registry: Registry, repository: str, data: bytes) -> dict[str, object]:
+    """Upload ``data`` monolithically; its descriptor (media type left to the caller)."""
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    base = f"http://{registry.host}/v2/{repository}/blobs/uploads/"
+    with urllib.request.urlopen(urllib.request.Request(base, method="POST")) as started:
+        location = started.headers["Location"]
+    if location.startswith("/"):
+        location = f"http://{registry.host}{location}"
+    joiner = "&" if "?" in location else "?"
+    put = urllib.request.Request(f"{location}{joiner}digest={digest}", data=data, method="PUT")
+    put.add_header("Content-Type", "application/octet-stream")
+    urllib.request.urlopen(put).close()
+    return {"digest": digest, "size": len(data)}
+
+
+def _put_oras_cli_manifest(registry: Registry, reference: str, artifact_type: str) -> None:
+    """What ``oras push REF --annotation … echo-….tar.gz:<layer type>`` (the oras CLI, image-spec
+    1.1) writes: an empty config, the tarball layer titled by its file name, and the given
+    ``artifactType`` (oras's default when none is asked for is the "unknown" type)."""
+    repository, tag = reference.rsplit(":", 1)
+    tarball = plugin_tarball("echo", "1.2.3")
+    layer = _put_blob(registry, repository, tarball)
+    config = _put_blob(registry, repository, b"{}")
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "artifactType": artifact_type,
+        "config": {"mediaType": "application/vnd.oci.empty.v1+json", **config},
+        "layers": [
+            {
+                "mediaType": artifact.LAYER_MEDIA_TYPE,
+                **layer,
+                "annotations": {"org.opencontainers.image.title": f"echo-1.2.3-{LINUX}.tar.gz"},
+            }
+        ],
+        "annotations": {artifact.PLUGIN_ID: "echo", artifact.PLUGIN_VERSION: "1.2.3"},
+    }
+    url = f"http://{registry.host}/v2/{repository}/manifests/{tag}"
+    put = urllib.request.Request(url, data=json.dumps(manifest).encode(), method="PUT")
+    put.add_header("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+    urllib.request.urlopen(put).close()
 
 
 def _install(registry: Registry, reference: str, dest: Path, env: dict[str, str]) -> CliResult:
@@ -149,3 +199,22 @@ def test_a_config_of_the_plugin_type_types_an_oci_1_0_artifact(
     document = installed.document
     assert (document["id"], document["version"], document["target"]) == ("echo", "1.2.3", "noarch")
     assert (dest / "echo-1.2.3" / "nexo-plugin.toml").is_file()
+
+
+def test_an_oras_cli_push_with_its_unknown_artifact_type_installs(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry
+) -> None:
+    _put_oras_cli_manifest(registry, "cli/echo:1.2.3", "application/vnd.unknown.artifact.v1")
+    dest = tmp_path / "plugins"
+    installed = _install(registry, "cli/echo:1.2.3", dest, fleet_env)
+    assert installed.code == 0, installed.stderr
+    document = installed.document
+    assert (document["id"], document["version"], document["target"]) == ("echo", "1.2.3", LINUX)
+    assert (dest / "echo-1.2.3" / "bin" / "echo").is_file()
+
+    _put_oras_cli_manifest(registry, "other/echo:1.2.3", "application/vnd.example.other.v1")
+    elsewhere = tmp_path / "elsewhere"
+    refused = _install(registry, "other/echo:1.2.3", elsewhere, fleet_env)
+    assert (refused.code, refused.document["kind"]) == (1, "registry_invalid")
+    assert "is not a nexo plugin" in refused.document["error"]
+    assert not elsewhere.exists() or not any(elsewhere.glob("echo*"))

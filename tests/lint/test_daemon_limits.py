@@ -341,6 +341,15 @@ def test_tables_nested_past_python_s_recursion_limit_are_linted(tmp_path: Path) 
             '{"type":"object","x":' + "[" * 127 + "]" * 127 + "}",
             "recursion limit exceeded at line 1 column 148",
         ),
+        # An integer literal past u64 is read as an f64 (src/de.rs `parse_long_integer`), and
+        # one past f64's range is NumberOutOfRange though it has no exponent.
+        ('{"type":"object","x":1' + "0" * 400 + "}", "number out of range at line 1 column 422"),
+        ('{"type":"object","x":-9' + "9" * 399 + "}", "number out of range at line 1 column 422"),
+        # Python's `json` reads NaN and Infinity; no serde_json value starts with `N` or `I`
+        # (src/de.rs `ExpectedSomeValue`), and `-` needs a digit after it (`InvalidNumber`).
+        ('{"type":"object","x":NaN}', "expected value at line 1 column 22"),
+        ('{"type":"object","x":Infinity}', "expected value at line 1 column 22"),
+        ('{"type":"object",\n"x":[1, -Infinity]}', "invalid number at line 2 column 10"),
     ],
 )
 def test_serde_json_refusals_python_accepts(tmp_path: Path, schema: str, message: str) -> None:
@@ -360,6 +369,9 @@ def test_serde_json_refusals_python_accepts(tmp_path: Path, schema: str, message
     [
         '{"type":"object","x":"\\ud83d\\ude00"}',
         '{"type":"object","maximum":1e308}',
+        # Underflow is no error: serde_json reads 1e-400 as 0.0, as Python does.
+        '{"type":"object","minimum":1e-400}',
+        '{"type":"object","x":18446744073709551616}',
         '{"type":"object","x":' + "[" * 126 + "]" * 126 + "}",
     ],
 )

@@ -248,6 +248,21 @@ def test_what_the_daemon_tolerates_is_a_warning(
     assert (code, found) == (0, expected)
 
 
+@pytest.mark.parametrize(
+    "companion",
+    ["", COMPANION.split("\n[plugin.capabilities.admin]", maxsplit=1)[0] + "\n"],
+    ids=["no nexo-plugin.toml", "no [plugin.capabilities.admin]"],
+)
+def test_a_grant_to_a_microapp_declaring_nothing_is_a_warning(
+    tmp_path: Path, companion: str
+) -> None:
+    # The admin bootstrap skips a microapp that declares no admin capabilities without a word
+    # (crates/setup/src/admin_bootstrap.rs:346-362): the grant gives it nothing.
+    project(tmp_path, None, companion=companion)
+    code, found = lint_yaml(tmp_path, "extensions.yaml", GRANTED)
+    assert (code, found) == (0, [("NX227", 4, "warning"), ("NX227", 4, "warning")])
+
+
 def test_a_valid_config_lints_clean(tmp_path: Path) -> None:
     text = (
         "schema_version: 2\n"

@@ -1,8 +1,8 @@
 """Every way a connection can fail is one line in words, with kind ``network``: it names the
 host and what was being fetched, never the HTTP library's class name, for a GitHub release
 and for a registry, in text and in ``--json``. The servers are real loopback sockets that
-misbehave at the byte level (reset, garbage status line, broken chunked body, endless
-redirects, silence past the deadline)."""
+misbehave at the byte level (reset, a head cut short, garbage status line, broken chunked
+body, endless redirects, silence past the deadline)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,15 @@ def _bad_chunked_body(connection: socket.socket) -> None:
     )
 
 
+def _head_cut_in_a_header(connection: socket.socket) -> None:
+    # http.client alone reads this as a complete 200 answer with an empty body.
+    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Le")
+
+
+def _head_cut_after_the_status_line(connection: socket.socket) -> None:
+    connection.sendall(b"HTTP/1.1 200 OK\r\n")
+
+
 def _redirect_loop(connection: socket.socket) -> None:
     connection.sendall(b"HTTP/1.1 302 Found\r\nLocation: /again\r\nContent-Length: 0\r\n\r\n")
 
@@ -55,6 +64,11 @@ BEHAVIOURS: dict[str, tuple[Behaviour, str]] = {
     "reset": (_reset, "broke during the answer"),
     "garbage-status-line": (_garbage_status_line, "does not start with an HTTP status line"),
     "bad-chunked-body": (_bad_chunked_body, "chunked body broke off or is malformed"),
+    "head-cut-in-a-header": (_head_cut_in_a_header, "ended during the answer's head"),
+    "head-cut-after-the-status-line": (
+        _head_cut_after_the_status_line,
+        "ended during the answer's head",
+    ),
     "redirect-loop": (_redirect_loop, "more than 5 redirects"),
     "silence-past-the-deadline": (_silence, "no complete answer from"),
 }

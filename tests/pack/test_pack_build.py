@@ -788,3 +788,121 @@ def test_out_dir_that_is_a_dangling_link(tmp_path: Path, make_project: ProjectFa
     assert str(tmp_path / "gone") in error.message
     assert out.is_symlink()
     assert not (tmp_path / "gone").exists()
+
+
+def _dangling(path: Path) -> None:
+    path.symlink_to("../shared/requirements.txt")  # a checkout without the shared file
+
+
+def _looping(path: Path) -> None:
+    path.symlink_to(path.name)
+
+
+def _directory(path: Path) -> None:
+    path.mkdir()
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks and FIFOs")
+@pytest.mark.parametrize(
+    ("make", "what"),
+    [
+        (_dangling, "a symlink that never reaches a file"),
+        (_looping, "a symlink that never reaches a file"),
+        (_directory, "a directory"),
+        (_fifo, "not a regular file"),
+    ],
+    ids=["dangling", "loop", "directory", "fifo"],
+)
+def test_a_requirements_txt_that_is_no_file_is_refused_not_packed_without_dependencies(
+    make_project: ProjectFactory, make: object, what: str
+) -> None:
+    project = make_project()
+    assert callable(make)
+    make(project / "requirements.txt")
+    completed = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "pack", str(project), "--json"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 2, completed.stderr
+    document = json.loads(completed.stdout)
+    assert document["ok"] is False
+    assert document["kind"] == "io"
+    assert f"requirements.txt is {what}" in document["error"]
+    assert completed.stderr.strip().splitlines() == [f"error: {document['error']}"]
+    assert not (project / "dist").exists()  # nothing written
+
+
+@pytest.mark.parametrize(
+    # Python's int() takes all of these; SOURCE_DATE_EPOCH is ASCII decimal digits.
+    "value",
+    ["1_000", "+5", "\u0661\u0662", "0x10", "1e3", "garbage"],
+    ids=["underscore", "plus", "arabic-indic", "hex", "exponent", "word"],
+)
+def test_the_flag_refuses_what_the_variable_refuses(
+    make_project: ProjectFactory, value: str
+) -> None:
+    project = make_project()
+    command = [sys.executable, "-m", "nexo_pkg", "plugin", "pack", str(project), "--json"]
+    by_flag = subprocess.run(
+        [*command, f"--source-date-epoch={value}"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    by_variable = subprocess.run(
+        command,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "SOURCE_DATE_EPOCH": value},
+    )
+    for completed, name in ((by_flag, "--source-date-epoch"), (by_variable, "SOURCE_DATE_EPOCH")):
+        assert completed.returncode == 2, completed.stderr
+        document = json.loads(completed.stdout)
+        assert document["kind"] == "usage"
+        assert document["error"].startswith(f"{name} must be an integer ")
+        assert "from 0 to 253402300799" in document["error"]
+        assert document["error"].endswith(f"got {value!r}")
+        assert completed.stderr.strip().splitlines() == [f"error: {document['error']}"]
+    assert not (project / "dist").exists()
+
+
+def _device_link(path: Path) -> None:
+    path.symlink_to(os.devnull)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks and FIFOs")
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (_directory, "is a directory, not a file"),
+        (_dangling, "is a symlink that never reaches a file"),
+        (_fifo, "is not a regular file"),
+        (_device_link, "is not a regular file"),
+    ],
+    ids=["directory", "dangling", "fifo", "device"],
+)
+def test_a_main_py_that_is_no_file_is_named_for_what_it_is(
+    make_project: ProjectFactory, make: object, problem: str
+) -> None:
+    project = make_project()
+    main = project / "src" / "main.py"
+    main.unlink()
+    assert callable(make)
+    make(main)
+    error = _error(PackOptions(project=project))
+    assert (error.kind, error.exit_code) == ("layout_invalid", 1)
+    assert error.message.startswith(f"{main} {problem}; a Python plugin runs src/main.py")
+    assert not (project / "dist").exists()

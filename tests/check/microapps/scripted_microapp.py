@@ -106,11 +106,26 @@ def before_initialize_reply() -> None:
         EARLY["answer"] = json.loads(sys.stdin.readline()) if ready else None
 
 
-def main() -> None:
+def swap_state_scratch() -> None:
+    """check's temporary directory holds the state root three levels down: move it away and
+    leave a link to FIXTURE_VICTIM at its name."""
+    scratch = Path(os.environ["NEXO_EXTENSION_STATE_ROOT"]).parents[2]
+    scratch.rename(scratch.with_name(scratch.name + ".moved"))
+    scratch.symlink_to(os.environ["FIXTURE_VICTIM"], target_is_directory=True)
+
+
+def at_start() -> None:
+    """What a mode does before reading its first request."""
     record(os.getpid())
+    if MODE == "swap_state":
+        swap_state_scratch()
     if MODE == "child":
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
         record(child.pid)
+
+
+def main() -> None:
+    at_start()
     for line in sys.stdin:
         request = json.loads(line)
         request_id = request.get("id")

@@ -1,0 +1,58 @@
+"""The temporary directories ``check`` runs a plugin in (an extracted tarball, a state
+directory), removed on every path even when the plugin turned them against ``check``.
+
+The plugin runs as the same user as ``check`` and, unsandboxed, may rename the directory
+``check`` made in the system's temporary directory and leave a link (or anything else) at its
+name. Removing the tree by name would then fail on the link (``Cannot call rmtree on a
+symbolic link``), lose the report for an ``io`` error, and leave the link and the renamed tree
+behind. Instead, when the name no longer holds the directory ``check`` made, whatever was put
+there is unlinked (never followed), the directory is looked up by its identity beside the name
+and moved back, and then removed as usual. Cleanup never raises.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def scratch_directory(prefix: str) -> Iterator[Path]:
+    """A new private temporary directory, removed with everything in it when the block ends."""
+    with tempfile.TemporaryDirectory(prefix=prefix, ignore_cleanup_errors=True) as name:
+        made = os.lstat(name)
+        try:
+            yield Path(name)
+        finally:
+            _put_back(Path(name), (made.st_dev, made.st_ino))
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino, found.st_mode
+
+
+def _put_back(path: Path, made: tuple[int, int]) -> None:
+    """Restore the directory ``check`` made (device and inode ``made``) at ``path``."""
+    here = _identity(path)
+    if here is not None and here[:2] == made:
+        return
+    if here is not None:
+        if stat.S_ISDIR(here[2]):
+            return  # a directory of someone else's at the name: not ours to touch
+        with contextlib.suppress(OSError):
+            path.unlink()  # a link (or file) the plugin left at the name; its target untouched
+    with contextlib.suppress(OSError), os.scandir(path.parent) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                found = entry.stat(follow_symlinks=False)
+                if (found.st_dev, found.st_ino) == made and stat.S_ISDIR(found.st_mode):
+                    Path(entry.path).rename(path)
+                    return

@@ -1,0 +1,64 @@
+"""A plugin or microapp that turns check's temporary directory against it (moves it away and
+leaves a link at its name) neither costs the report nor leaves anything behind, and the link's
+target is never followed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from check.check_microapps import scripted_microapp
+from check.check_plugins import scripted_plugin
+
+
+def swapped_tarball(tmp_path: Path) -> Path:
+    """A tarball whose plugin moves its extraction directory away, leaving a link."""
+    project = scripted_plugin(tmp_path / "project", "swap_scratch")
+    tarball = tmp_path / "scripted-0.1.0-noarch.tar.gz"
+    with tarfile.open(tarball, "w:gz") as archive:
+        archive.add(project / "nexo-plugin.toml", arcname="nexo-plugin.toml")
+    return tarball
+
+
+def swapped_state(tmp_path: Path) -> Path:
+    """A microapp that moves the directory holding its state root away, leaving a link."""
+    return scripted_microapp(tmp_path / "microapp", "swap_state")
+
+
+@pytest.mark.parametrize("target", [swapped_tarball, swapped_state], ids=["tarball", "state"])
+def test_a_plugin_that_swaps_check_s_temporary_directory_for_a_link_keeps_the_report(
+    tmp_path: Path, target: object
+) -> None:
+    assert callable(target)
+    checked = target(tmp_path)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("keep\n", encoding="utf-8")
+    temp = tmp_path / "tmp"  # check's temporary directories go here, and only here
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "FIXTURE_VICTIM": str(victim)}
+    command = [sys.executable, "-m", "nexo_pkg", "plugin", "check", str(checked), "--json"]
+    process = subprocess.run(
+        [*command, "--timeout-ms", "60000"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    document = json.loads(process.stdout)
+    assert "error" not in document, process.stderr  # the check's report, not an error
+    assert process.returncode == 0, process.stdout
+    assert document["ok"] is True
+    assert {check["name"] for check in document["checks"]} >= {"initialize", "spawn"}
+    assert b"rmtree" not in process.stderr
+    # Neither the link nor the moved directory is left; the link's target is untouched.
+    assert [entry.name for entry in temp.iterdir()] == []
+    assert [entry.name for entry in victim.iterdir()] == ["keep.txt"]
+    assert (victim / "keep.txt").read_text(encoding="utf-8") == "keep\n"
