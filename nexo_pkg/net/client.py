@@ -116,12 +116,14 @@ def in_words(exc: httpx.TransportError) -> str:
 
 
 def _host_of(exc: httpx.TransportError) -> str:
-    """The host (and port) ``exc`` happened with, quoted, or ``the server``."""
+    """The host (and port) ``exc`` happened with, quoted, or ``the server``. An IPv6 address
+    is bracketed, as a URL writes it (``[::1]:8080``)."""
     try:
         url = exc.request.url
     except RuntimeError:  # an error raised without its request
         return "the server"
-    return shown(f"{url.host}:{url.port}" if url.port else url.host)
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    return shown(f"{host}:{url.port}" if url.port else host)
 
 
 class Retryable(Exception):  # noqa: N818 - a signal to the retry loop, never shown as such
