@@ -148,6 +148,15 @@ def _assert_one_line_in_words(result: CliResult, host: str, what: str, words: st
     return line
 
 
+def _install_from_github(running: RawServer, dest: Path, *extra: str) -> CliResult:
+    """``install acme/hello`` with ``running`` as the GitHub API, into ``dest``."""
+    return nexo(
+        "plugin", "install", "acme/hello", "--github-api-url", f"http://{running.host}",
+        "--dest", str(dest), "--yes", *extra,
+        env=_env(dest.parent), in_process=True,
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
 def test_a_release_that_cannot_be_fetched_is_told_in_words(
     server: tuple[RawServer, str], tmp_path: Path, as_json: bool
@@ -155,19 +164,7 @@ def test_a_release_that_cannot_be_fetched_is_told_in_words(
     running, words = server
     dest = tmp_path / "root"
     started = time.monotonic()
-    result = nexo(
-        "plugin",
-        "install",
-        "acme/hello",
-        "--github-api-url",
-        f"http://{running.host}",
-        "--dest",
-        str(dest),
-        "--yes",
-        *(["--json"] if as_json else []),
-        env=_env(tmp_path),
-        in_process=True,
-    )
+    result = _install_from_github(running, dest, *(["--json"] if as_json else []))
     assert time.monotonic() - started < 15
     assert result.code == 1, (result.stdout, result.stderr)
     line = _assert_one_line_in_words(result, running.host, "latest release of acme/hello", words)
@@ -218,18 +215,7 @@ def test_an_ipv6_host_is_named_with_its_address_bracketed(behaviour: str, tmp_pa
     # `::1:PORT` would read as an address of nine groups: the host is named as a URL names it.
     running = RawServer(BEHAVIOURS[behaviour][0], "::1")
     try:
-        result = nexo(
-            "plugin",
-            "install",
-            "acme/hello",
-            "--github-api-url",
-            f"http://{running.host}",
-            "--dest",
-            str(tmp_path / "root"),
-            "--yes",
-            env=_env(tmp_path),
-            in_process=True,
-        )
+        result = _install_from_github(running, tmp_path / "root")
     finally:
         running.close()
     assert result.code == 1, (result.stdout, result.stderr)
