@@ -31,6 +31,7 @@ from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, manifest
 from nexo_pkg.manifest.names import RELEASE_MANIFEST_NAME, find_manifest, shadowed_message
 from nexo_pkg.pack.archive import ArchiveEntry, complete_entries, write_tar_gz
 from nexo_pkg.pack.audit import Distribution, audit_noarch, audit_target, find_distributions
+from nexo_pkg.pack.binary import binary_mismatch
 from nexo_pkg.pack.epoch import SourceDateEpoch, resolve_source_date_epoch
 from nexo_pkg.pack.errors import (
     ManifestLintError,
@@ -596,11 +597,20 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
     notes = (
         *read.notes,
         *_command_note(read, entries, plugin_id),
+        *_binary_note(options),
         *_bom_note(read, python=python),
         *inventory.warnings,
         *_unhashed(inventory),
     )
     return PackResult(plugin_id, version, options.target, epoch, assets, read.lint, notes, stats)
+
+
+def _binary_note(options: PackOptions) -> list[str]:
+    """A note when ``--binary`` is not an executable for ``--target`` (format or CPU)."""
+    if options.binary is None:
+        return []
+    mismatch = binary_mismatch(options.binary, options.target)
+    return [] if mismatch is None else [mismatch]
 
 
 def _command_note(read: _ProjectManifest, entries: list[ArchiveEntry], plugin_id: str) -> list[str]:
