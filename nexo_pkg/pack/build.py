@@ -659,11 +659,21 @@ def _bom_note(read: _ProjectManifest, *, python: bool) -> list[str]:
 
 
 def _unhashed(inventory: Inventory) -> list[str]:
-    """A note per vendored package pip did not install from an archive (a local directory, a
-    VCS checkout): its SBOM entry has no sha256."""
-    return [
-        f"{package.name} {package.version} was not installed from a wheel or sdist (a local "
-        "directory or VCS checkout?): its SBOM entry has no sha256"
-        for package in inventory.packages
-        if package.sha256 is None
-    ]
+    """A note per vendored package not from a package index (its SBOM entry has no
+    ``pkg:pypi`` purl) or not installed from an archive (its SBOM entry has no sha256)."""
+    notes = []
+    for package in inventory.packages:
+        lacks = [] if package.purl is not None else ["no pkg:pypi purl"]
+        lacks += [] if package.sha256 is not None else ["no sha256"]
+        if not lacks:
+            continue
+        how = (
+            "was installed from a direct reference (a local directory, a file: URL, a VCS "
+            "checkout), not from a package index"
+            if package.direct
+            else "was not installed from a wheel or sdist (a local directory or VCS checkout?)"
+        )
+        notes.append(
+            f"{package.name} {package.version} {how}: its SBOM entry has {' and '.join(lacks)}"
+        )
+    return notes
