@@ -289,6 +289,7 @@ def _resolve_directory(
         # Packed layout: bin/<id> is what runs once installed. The manifest's args belong to
         # its command, so they are passed only when that command is this launcher.
         launcher_args = args if _names_launcher(command, root, launcher) else []
+        notes = (*notes, *_unpacked_command(command, root, launcher, source))
         if not posix.POSIX and _is_script(launcher):
             argv, env, note = _python_entry_instead(root, launcher, env)
             argv += launcher_args
@@ -351,6 +352,28 @@ def _python_entry_instead(
         f"{' or '.join(relative for relative, _ in PYTHON_ENTRIES)} to run with Python "
         "instead; check this plugin on Linux or macOS, where the daemon runs it"
     )
+
+
+def _unpacked_command(command: str | None, root: Path, launcher: Path, source: str) -> list[str]:
+    """A note when a packed layout's manifest command is a relative path (``./run.sh``) naming
+    no executable file of the tree. check runs ``bin/<id>`` (SPEC §4 step 1); the daemon runs
+    the manifest's command as written (``Command::new(&command)``,
+    nexo_plugin_registry/subprocess.rs:190), so the installed plugin would not start."""
+    if command is None or "/" not in command or Path(command).is_absolute():
+        return []
+    program = Path(os.path.normpath(root / command))
+    if not program.is_relative_to(root):
+        return []  # climbs out of the plugin root: lint's NX108
+    if program.is_file() and os.access(program, os.X_OK):
+        return []
+    where = "the tarball" if source == "tarball" else "the plugin directory"
+    state = "is not executable in" if program.is_file() else "is not in"
+    name = launcher.relative_to(root).as_posix()
+    return [
+        f"the manifest's [plugin.entrypoint] command `{command}` {state} {where}: check runs "
+        f"{name}, but the daemon runs the manifest's command, so the installed plugin would "
+        f'not start; set command = "./{name}"'
+    ]
 
 
 def _names_launcher(command: str | None, root: Path, launcher: Path) -> bool:

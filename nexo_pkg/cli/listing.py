@@ -21,6 +21,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.install import api as install_api
+from nexo_pkg.manifest.daemon_config import DISCOVERY_FILES
 
 
 def plugin_roots(
@@ -35,7 +36,7 @@ def plugin_roots(
         if config is not None:
             install_api.config_dir(config)
         return (install_api.install_root(dest),)
-    daemon = install_api.load_daemon_config(install_api.config_dir(config))
+    daemon = install_api.load_daemon_config(install_api.config_dir(config, reads=DISCOVERY_FILES))
     for message in daemon.warnings:
         warn(printable(message))
     if installing:
@@ -47,7 +48,7 @@ def discovery_states(config: Path | None) -> Any:
     """The daemon's discovery ``disabled``/``allowlist`` lists, or ``None`` (with a warning)
     when its configuration cannot be read: ``list`` still lists what is installed."""
     try:
-        return install_api.discovery_state(install_api.config_dir(config))
+        return install_api.discovery_state(install_api.config_dir(config, reads=DISCOVERY_FILES))
     except NexoError as error:
         warn(f"discovery state unknown: {printable(error.message)}")
         return None

@@ -15,7 +15,22 @@ LATEST_EPOCH = 253402300799
 
 # `str.isdigit` also holds for superscripts (which `int` then refuses) and other scripts'
 # digits: the variable is ASCII.
-ASCII_DIGITS = re.compile(r"[0-9]+")
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+
+
+def epoch_seconds(text: str) -> int | None:
+    """``text`` (blanks around ignored) as ``SOURCE_DATE_EPOCH`` is read: ASCII decimal
+    seconds from 0 to :data:`LATEST_EPOCH`; ``None`` for anything else. Python's ``int``
+    would also take ``1_000``, ``+5`` and other scripts' digits, and raises on more than
+    4300 digits: the digits are judged before any conversion."""
+    text = text.strip()
+    if not _ASCII_DIGITS.fullmatch(text):
+        return None
+    significant = text.lstrip("0") or "0"
+    if len(significant) > len(str(LATEST_EPOCH)):
+        return None
+    value = int(significant)
+    return value if value <= LATEST_EPOCH else None
 
 
 def source_date_epoch(environ: Mapping[str, str]) -> int | None:
@@ -24,9 +39,10 @@ def source_date_epoch(environ: Mapping[str, str]) -> int | None:
     configured = environ.get("SOURCE_DATE_EPOCH", "").strip()
     if not configured:
         return None
-    if not ASCII_DIGITS.fullmatch(configured) or int(configured) > LATEST_EPOCH:
+    value = epoch_seconds(configured)
+    if value is None:
         raise UsageError(
             f"SOURCE_DATE_EPOCH must be an integer of seconds from 0 to {LATEST_EPOCH}"
             f" (9999-12-31T23:59:59Z), got {configured!r}"
         )
-    return int(configured)
+    return value

@@ -226,10 +226,12 @@ def config_kind(path: str, text: str | None = None) -> ConfigKind | None:
     if name == EXTENSIONS_FILE:
         return "extensions"
     # A YAML file is known by its suffix in any case (`x.YAML`, `x.Yml`): it is YAML either
-    # way, even where the daemon, matching `yaml` exactly, skips it (NX235 then says so).
+    # way, even where the daemon, matching `yaml` exactly, skips it (NX235 then says so). In
+    # agents.d a `.yml` is a drop-in by where it is, whatever it holds yet.
     suffix = name.lower()
     if name == AGENTS_FILE or (
-        Path(path).absolute().parent.name == AGENTS_DROP_IN_DIR and suffix.endswith(".yaml")
+        Path(path).absolute().parent.name == AGENTS_DROP_IN_DIR
+        and suffix.endswith((".yaml", ".yml"))
     ):
         return "agents"
     if text is not None and suffix.endswith((".yaml", ".yml")):

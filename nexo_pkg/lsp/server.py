@@ -104,8 +104,9 @@ def document_kind(uri: str) -> DocumentKind | None:
         return "policy"
     if name in SCHEMA_ONLY_FILES:
         return cast("DocumentKind", name)
-    # `.yaml` in any case: lint reads `agents.d/x.YAML` as YAML too (NX235: the daemon skips it).
-    if name.lower().endswith(".yaml") and config_kind(_document_path(uri)) is not None:
+    # `.yaml` and `.yml` in any case: lint reads `agents.d/x.YAML` and `agents.d/x.yml` as
+    # drop-ins too (NX235: the daemon skips them).
+    if name.lower().endswith((".yaml", ".yml")) and config_kind(_document_path(uri)) is not None:
         return "daemon-config"
     return None
 

@@ -71,12 +71,19 @@ def nexo_home_from_env() -> Path:
     return home.absolute()
 
 
-def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: bool = True) -> Path:
+def config_dir(
+    flag: Path | None = None,
+    *,
+    cwd: Path | None = None,
+    announce: bool = True,
+    reads: tuple[Path, ...] | None = None,
+) -> Path:
     """The daemon's configuration directory (see the module docstring for the order).
 
     When it was not given (``flag`` or ``NEXO_CONFIG_DIR``), the directory chosen is named on
-    stderr once per run when it holds a file read from it (:func:`supplies_anything`),
-    unless ``announce`` is false (shell completion, which must print nothing); a
+    stderr once per run when it holds a file the caller reads from it (``reads``, default
+    :data:`READ_FILES`; :func:`supplies_anything`), unless ``announce`` is false (shell
+    completion, which must print nothing); a
     ``./config`` passed over is always warned about. Raises
     :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) when ``flag`` (``--config``) or
     ``NEXO_CONFIG_DIR`` names no directory: a mistyped path must not fall back to another
@@ -109,7 +116,7 @@ def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: b
     if local.is_dir():
         distrust = _untrusted_within(local)
         if distrust is None:
-            if announce and supplies_anything(local):
+            if announce and supplies_anything(local, reads):
                 _note(f"using the configuration directory {local.absolute()} (./config)")
             return local.absolute()
         _note(
@@ -117,7 +124,7 @@ def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: b
             "it anyway)",
             warn=True,
         )
-    if announce and supplies_anything(fallback):
+    if announce and supplies_anything(fallback, reads):
         # Only a directory holding one of the files read from it changes anything (the
         # install root, the trust policy): one that does not is not worth a line.
         home = "$NEXO_HOME/config" if os.environ.get("NEXO_HOME") else "~/.nexo/config"
@@ -136,12 +143,15 @@ READ_FILES = (
     Path("extensions") / "registry_owners.toml",
     Path("extensions.yaml"),
 )
+# What a command that manages plugin roots without a trust policy (list, verify, remove, …)
+# reads: the roots and the discovery state.
+DISCOVERY_FILES = (READ_FILES[0], READ_FILES[-1])
 
 
-def supplies_anything(directory: Path) -> bool:
-    """Whether ``directory`` holds one of :data:`READ_FILES`: only then does using it change
-    what a command does."""
-    return any((directory / name).exists() for name in READ_FILES)
+def supplies_anything(directory: Path, reads: tuple[Path, ...] | None = None) -> bool:
+    """Whether ``directory`` holds one of ``reads`` (default :data:`READ_FILES`, every file
+    read from it): only then does using it change what a command does."""
+    return any((directory / name).exists() for name in reads or READ_FILES)
 
 
 def untrusted_reason(directory: Path) -> str | None:

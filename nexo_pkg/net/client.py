@@ -105,6 +105,11 @@ def in_words(exc: httpx.TransportError, what: str = "") -> str:
         return f"{server} stopped taking the request (timed out)"
     if isinstance(exc, httpx.TimeoutException):
         return f"no connection{to} was free in time"
+    if isinstance(exc, ProxyConnectError):
+        return (
+            f"cannot connect{to} through the proxy {shown(exc.proxy)} {exc.variable} "
+            f"names ({_without_errno(detail) or 'refused'})"
+        )
     if isinstance(exc, httpx.ConnectError):
         return f"cannot connect{to} ({detail or 'refused'})"
     if isinstance(exc, httpx.ReadError):
@@ -130,12 +135,25 @@ def _names_host(what: str, exc: httpx.TransportError) -> bool:
 
 
 def _host_of(exc: httpx.TransportError) -> str:
-    """The host (and port) ``exc`` happened with, quoted, or ``the server``."""
+    """The host (and port) ``exc`` happened with, quoted, or ``the server``. An IPv6 address
+    is bracketed, as a URL writes it (``[::1]:8080``)."""
     try:
         url = exc.request.url
     except RuntimeError:  # an error raised without its request
         return "the server"
-    return shown(f"{url.host}:{url.port}" if url.port else url.host)
+    return shown(_authority(url))
+
+
+def _authority(url: httpx.URL) -> str:
+    """``url``'s host, and its port when it names one other than its scheme's default; an
+    IPv6 address bracketed, as a URL writes it (``[::1]:8080``). Never its credentials."""
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    return f"{host}:{url.port}" if url.port else host
+
+
+def _without_errno(detail: str) -> str:
+    """An ``OSError``'s words without the ``[Errno N]`` its ``str`` puts before them."""
+    return re.sub(r"^\[Errno -?\d+\] ", "", detail)
 
 
 class Retryable(Exception):  # noqa: N818 - a signal to the retry loop, never shown as such
@@ -306,6 +324,17 @@ class ProxyNameError(httpx.ConnectError):
         self.host = host
 
 
+class ProxyConnectError(httpx.ConnectError):
+    """A connection through the proxy a variable names that could not be made: to the proxy
+    itself, or beyond it (the tunnel's TLS with the host asked). ``proxy``: the proxy's host
+    and port, without its credentials."""
+
+    def __init__(self, message: str, *, request: httpx.Request, variable: str, proxy: str):
+        super().__init__(message, request=request)
+        self.variable = variable
+        self.proxy = proxy
+
+
 class ProxyTransport(httpx.HTTPTransport):
     """httpx's transport through ``proxy`` (named by the variable ``variable``), which says
     so when the proxy's own host name does not resolve: a typo in ``HTTPS_PROXY`` must not
@@ -315,13 +344,17 @@ class ProxyTransport(httpx.HTTPTransport):
         super().__init__(proxy=proxy, verify=verify)
         self.variable = variable
         self.proxy_host = httpx.URL(proxy).host
+        self.proxy_where = _authority(httpx.URL(proxy))
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         try:
             return super().handle_request(request)
         except httpx.ConnectError as exc:
             if not is_name_resolution_failure(exc):
-                raise
+                # Never said as if the host asked refused: the connection went to the proxy.
+                raise ProxyConnectError(
+                    str(exc), request=request, variable=self.variable, proxy=self.proxy_where
+                ) from exc
             raise ProxyNameError(
                 str(exc), request=request, variable=self.variable, host=self.proxy_host
             ) from exc

@@ -9,6 +9,7 @@ import contextlib
 import errno
 import hashlib
 import os
+import posixpath
 import tempfile
 import tomllib
 from collections.abc import Callable, Mapping
@@ -26,7 +27,7 @@ from nexo_pkg.manifest.microapp import (
     MICROAPP_MANIFEST_NAME,
     is_extension_shape,
 )
-from nexo_pkg.manifest.model import ManifestModelError, manifest_from_text
+from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, manifest_from_text
 from nexo_pkg.manifest.names import (
     RELEASE_MANIFEST_NAME,
     find_manifest,
@@ -35,6 +36,7 @@ from nexo_pkg.manifest.names import (
 )
 from nexo_pkg.pack.archive import ArchiveEntry, complete_entries, write_tar_gz
 from nexo_pkg.pack.audit import Distribution, audit_noarch, audit_target, find_distributions
+from nexo_pkg.pack.binary import binary_mismatch
 from nexo_pkg.pack.epoch import SourceDateEpoch, resolve_source_date_epoch
 from nexo_pkg.pack.errors import (
     ManifestLintError,
@@ -602,11 +604,53 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
         )
     notes = (
         *read.notes,
+        *_command_note(read, entries, plugin_id),
+        *_binary_note(options),
         *_bom_note(read, python=python),
         *inventory.warnings,
         *_unhashed(inventory),
     )
     return PackResult(plugin_id, version, options.target, epoch, assets, read.lint, notes, stats)
+
+
+def _binary_note(options: PackOptions) -> list[str]:
+    """A note when ``--binary`` is not an executable for ``--target`` (format or CPU)."""
+    if options.binary is None:
+        return []
+    mismatch = binary_mismatch(options.binary, options.target)
+    return [] if mismatch is None else [mismatch]
+
+
+def _command_note(read: _ProjectManifest, entries: list[ArchiveEntry], plugin_id: str) -> list[str]:
+    """A note when the manifest's ``[plugin.entrypoint] command`` is a relative path (``./run.sh``)
+    that names no executable file of the tarball: the daemon runs that command as written
+    (``Command::new(&command)``, nexo_plugin_registry/subprocess.rs:190), not ``bin/<id>``,
+    so an installed plugin would not start. Absolute paths and bare names looked up on PATH
+    are not the tarball's to hold; a path climbing out with ``..`` is lint's (NX108)."""
+    if read.shipped_name != RELEASE_MANIFEST_NAME:
+        return []  # a microapp's companion manifest: its extension manifest names the command
+    try:
+        model = manifest_from_text(read.data.decode("utf-8"), max_bytes=MAX_MANIFEST_BYTES)
+    except (UnicodeDecodeError, ManifestModelError):
+        return []
+    if not isinstance(model, PluginManifest):
+        return []
+    command = model.plugin.entrypoint.command
+    if command is None or "/" not in command or posixpath.isabs(command):
+        return []
+    member = posixpath.normpath(command)
+    if member == ".." or member.startswith("../"):
+        return []
+    launcher = f"bin/{plugin_id}"
+    found = next((entry for entry in entries if entry.name == member), None)
+    if found is not None and not found.is_dir and found.executable:
+        return []
+    state = "is not executable in" if found is not None and not found.is_dir else "is not in"
+    return [
+        f"the manifest's [plugin.entrypoint] command `{command}` {state} the tarball, which "
+        f"ships {launcher} to run the plugin: the daemon runs the manifest's command, so the "
+        f'installed plugin would not start; set command = "./{launcher}"'
+    ]
 
 
 def _bom_note(read: _ProjectManifest, *, python: bool) -> list[str]:
@@ -623,11 +667,21 @@ def _bom_note(read: _ProjectManifest, *, python: bool) -> list[str]:
 
 
 def _unhashed(inventory: Inventory) -> list[str]:
-    """A note per vendored package pip did not install from an archive (a local directory, a
-    VCS checkout): its SBOM entry has no sha256."""
-    return [
-        f"{package.name} {package.version} was not installed from a wheel or sdist (a local "
-        "directory or VCS checkout?): its SBOM entry has no sha256"
-        for package in inventory.packages
-        if package.sha256 is None
-    ]
+    """A note per vendored package not from a package index (its SBOM entry has no
+    ``pkg:pypi`` purl) or not installed from an archive (its SBOM entry has no sha256)."""
+    notes = []
+    for package in inventory.packages:
+        lacks = [] if package.purl is not None else ["no pkg:pypi purl"]
+        lacks += [] if package.sha256 is not None else ["no sha256"]
+        if not lacks:
+            continue
+        how = (
+            "was installed from a direct reference (a local directory, a file: URL, a VCS "
+            "checkout), not from a package index"
+            if package.direct
+            else "was not installed from a wheel or sdist (a local directory or VCS checkout?)"
+        )
+        notes.append(
+            f"{package.name} {package.version} {how}: its SBOM entry has {' and '.join(lacks)}"
+        )
+    return notes

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.git import git_output
-from nexo_pkg.core.source_date import ASCII_DIGITS, LATEST_EPOCH, source_date_epoch
+from nexo_pkg.core.source_date import LATEST_EPOCH, epoch_seconds, source_date_epoch
 from nexo_pkg.pack.errors import usage_error
 
 #: 1980-01-01T00:00:00Z: the oldest time a zip file can hold, the usual reproducible default.
@@ -32,12 +32,10 @@ def _git_commit_time(project: Path) -> int | None:
 
 
 def _flag_value(flag: int | str) -> int | None:
-    """The flag's seconds, read as the variable is (ASCII decimal digits, blanks around
-    ignored): Python's ``int`` would also take ``1_000``, ``+5`` and other scripts' digits."""
+    """The flag's seconds, read as the variable is (:func:`epoch_seconds`)."""
     if isinstance(flag, int):
-        return flag
-    text = flag.strip()
-    return int(text) if ASCII_DIGITS.fullmatch(text) else None
+        return flag if 0 <= flag <= LATEST_EPOCH else None
+    return epoch_seconds(flag)
 
 
 def resolve_source_date_epoch(
@@ -47,7 +45,7 @@ def resolve_source_date_epoch(
     error (the flag as text is read by the variable's rule)."""
     if flag is not None:
         value = _flag_value(flag)
-        if value is None or not 0 <= value <= LATEST_EPOCH:
+        if value is None:
             shown = repr(flag) if isinstance(flag, str) else str(flag)
             raise usage_error(
                 f"--source-date-epoch must be an integer from 0 to {LATEST_EPOCH}"

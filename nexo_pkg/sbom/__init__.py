@@ -134,8 +134,8 @@ def _licenses_plain(value: Any) -> bool:
 def _library_plain(item: Any) -> bool:
     if not _only(
         item,
-        {"bom-ref", "name", "purl", "type", "version"},
-        {"hashes", "licenses", "properties"},
+        {"bom-ref", "name", "type", "version"},
+        {"hashes", "licenses", "properties", "purl"},
     ):
         return False
     hashes = item.get("hashes", [{"alg": "SHA-256", "content": "0" * 64}])
@@ -143,8 +143,9 @@ def _library_plain(item: Any) -> bool:
         item["type"] == "library"
         and _text(item["name"])
         and _text(item["version"], _MAX_VERSION)
-        and isinstance(item["purl"], str)
-        and _PYPI_PURL.fullmatch(item["purl"]) is not None
+        # No purl for a package installed from a direct reference (not from an index).
+        and ("purl" not in item or isinstance(item["purl"], str))
+        and ("purl" not in item or _PYPI_PURL.fullmatch(item["purl"]) is not None)
         and _text(item["bom-ref"])
         and not item["bom-ref"].startswith("urn:cdx:")
         and isinstance(hashes, list)

@@ -59,7 +59,7 @@ def _content_serial(sbom: PluginSbom) -> uuid.UUID:
     has no file hashes): from what it says, so the same tree gives the same document (the
     library would draw a random one)."""
     lines = [f"{sbom.plugin_id}@{sbom.version} {sbom.target} {sbom.origin} {sbom.epoch}"]
-    lines += sorted(f"{p.purl} {p.sha256 or '-'}" for p in sbom.packages)
+    lines += sorted(f"{p.ref} {p.sha256 or '-'}" for p in sbom.packages)
     return uuid.uuid5(uuid.NAMESPACE_URL, "urn:nexo-pkg:content:" + "\n".join(lines))
 
 
@@ -82,7 +82,7 @@ def _component(package: Package, bom_ref: str, properties: Iterable[tuple[str, s
         version=package.version,
         type=ComponentType.LIBRARY,
         bom_ref=bom_ref,
-        purl=PackageURL.from_string(package.purl),
+        purl=None if package.purl is None else PackageURL.from_string(package.purl),
         licenses=_licenses(package),
         hashes=hashes,
         properties=[Property(name=key, value=value) for key, value in properties],
@@ -121,7 +121,7 @@ def _add_plugin(bom: Any, sbom: PluginSbom, root: Any, prefix: str, tag: bool) -
     label = f"{sbom.plugin_id}@{sbom.version}"
     for package in sbom.packages:
         properties = [(PLUGIN_PROPERTY, label)] if tag else []
-        components[package.key] = _component(package, prefix + package.purl, properties)
+        components[package.key] = _component(package, prefix + package.ref, properties)
         bom.components.add(components[package.key])
     graph = dependency_graph(sbom.packages, sbom.environment)
     for key, needed in graph.items():
@@ -259,8 +259,8 @@ def read_sbom(data: bytes, target: str | None = None) -> PluginSbom:
     by_ref: dict[str, str] = {}
     packages: list[Package] = []
     for component in bom.components:
-        if component.purl is None or component.purl.type != "pypi" or not component.version:
-            raise SbomError(f"component {component.name!r} has no pkg:pypi purl and version")
+        if not component.version or (component.purl is not None and component.purl.type != "pypi"):
+            raise SbomError(f"component {component.name!r} has no version, or a purl not pkg:pypi")
         key = canonical_name(component.name)
         by_ref[str(component.bom_ref.value)] = key
         packages.append(
@@ -275,6 +275,8 @@ def read_sbom(data: bytes, target: str | None = None) -> PluginSbom:
                 sha256=next(
                     (h.content for h in component.hashes if h.alg.value == "SHA-256"), None
                 ),
+                # No purl: pack wrote none, the package is not from a package index.
+                direct=component.purl is None,
             )
         )
     edges: dict[str, set[str]] = {}

@@ -60,23 +60,39 @@ class Package:
     #: Named in the requirements file (rather than pulled in by another package).
     requested: bool = False
     extras: tuple[str, ...] = ()
+    #: Installed from a direct reference (PEP 610: a local directory, a ``file:`` URL, a VCS
+    #: checkout, an archive URL), not from a package index: it has no ``pkg:pypi`` purl.
+    direct: bool = False
 
     @property
     def key(self) -> str:
         return canonical_name(self.name)
 
     @property
-    def purl(self) -> str:
+    def purl(self) -> str | None:
         """``pkg:pypi/<name>@<version>``, the name lowercased with ``_`` as ``-`` and its
         dots kept (the purl specification's PyPI type: ``Zope.Event_Hub`` is
         ``zope.event-hub``, not PEP 503's ``zope-event-hub``), percent-encoded as
         packageurl-python writes it (``1!2.0`` is ``1%212.0``, ``1.0+local`` is
         ``1.0%2Blocal``): the SBOM's ``purl``, its ``bom-ref`` and ``list --json`` say the
-        same."""
+        same. ``None`` for a :attr:`direct` package: it is not PyPI's, and a purl naming
+        PyPI's project of that name would send a scanner to another package."""
+        if self.direct:
+            return None
         from urllib.parse import quote  # noqa: PLC0415
 
         name = self.name.lower().replace("_", "-")
         return f"pkg:pypi/{quote(name)}@{quote(self.version, safe=':')}"
+
+    @property
+    def ref(self) -> str:
+        """The SBOM's ``bom-ref``: the :attr:`purl`, else ``direct:<name>@<version>`` (the
+        name as PEP 503 normalises it, percent-encoded as the purl is)."""
+        if self.purl is not None:
+            return self.purl
+        from urllib.parse import quote  # noqa: PLC0415
+
+        return f"direct:{quote(self.key)}@{quote(self.version, safe=':')}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -155,6 +171,7 @@ def read_package(dist_info: Path, archive_prefix: str) -> Package:
         licenses=licenses,
         license_is_expression=is_expression,
         requires=requires,
+        direct=(dist_info / "direct_url.json").is_file(),
     )
 
 
@@ -229,6 +246,7 @@ def apply_report(inventory: Inventory, report: Any, where: str) -> Inventory:
                 package,
                 sha256=_report_sha256(item),
                 requested=item.get("requested") is True,
+                direct=package.direct or item.get("is_direct") is True,
                 extras=tuple(sorted(e for e in extras if isinstance(e, str)))
                 if isinstance(extras, list)
                 else (),

@@ -38,6 +38,11 @@ TOOL_SUFFIX = "hello"
 GITHUB_OWNER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,38}")
 
 
+#: Line feed and the Unicode line and paragraph separators (carriage return, vertical tab,
+#: form feed and NEL are control characters, refused as such).
+_LINE_BREAKS = re.compile("[\n\u2028\u2029]")
+
+
 class ScaffoldError(NexoError):
     """``new`` could not create the project."""
 
@@ -262,6 +267,13 @@ def render(request: NewProject, pin: Pin | None = None) -> dict[str, str]:
         raise ScaffoldError(f"unsupported --kind {request.kind!r}; supported: {', '.join(KINDS)}")
     if request.description is not None and not request.description.strip():
         raise ScaffoldError("--description must not be blank")
+    if request.description is not None and _LINE_BREAKS.search(request.description):
+        # The manifest's description is a one-line string (`new` would escape the break as
+        # \u000a) and the README's line under the title; a break is never what either holds.
+        raise ScaffoldError(
+            f"--description holds a line break ({printable(request.description)}); "
+            "it is one line: the manifest's description and the README's first line"
+        )
     if request.description is not None and CONTROL_CHARACTERS.search(request.description):
         # Lint warns about it (NX191) and the README would carry it raw to a terminal.
         raise ScaffoldError(

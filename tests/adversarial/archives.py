@@ -791,8 +791,28 @@ def write_corpus(directory: Path, context: CorpusContext | None = None) -> list[
     return written
 
 
+#: The limits of the corpus :func:`write_corpus` writes from the command line: small limits keep
+#: the seed corpus small, and the defects are the same.
+SEED_LIMITS = Limits(max_entries=50, max_total_bytes=MIB, max_entry_bytes=MIB)
+
+#: The ``nexo plugin install`` flags that set :data:`SEED_LIMITS`: the size and count cases of
+#: the written corpus are over these limits only, not over the default ones.
+SEED_INSTALL_FLAGS = (
+    "--max-entries",
+    str(SEED_LIMITS.max_entries),
+    "--max-total-size",
+    str(SEED_LIMITS.max_total_bytes),
+    "--max-entry-size",
+    str(SEED_LIMITS.max_entry_bytes),
+)
+
 if __name__ == "__main__":
-    # Small limits keep the seed corpus small; the defects are the same.
-    seeds = CorpusContext(limits=Limits(max_entries=50, max_total_bytes=MIB, max_entry_bytes=MIB))
-    for path in write_corpus(Path(sys.argv[1] if len(sys.argv) > 1 else "corpus"), seeds):
+    for path in write_corpus(
+        Path(sys.argv[1] if len(sys.argv) > 1 else "corpus"), CorpusContext(limits=SEED_LIMITS)
+    ):
         sys.stdout.write(f"{path}\n")
+    sys.stderr.write(
+        f"Install each as {ASSET_NAME} (with its .sha256 sidecar) and with "
+        f"{' '.join(SEED_INSTALL_FLAGS)}: the size and count cases are over these limits, "
+        "not over the default ones.\n"
+    )

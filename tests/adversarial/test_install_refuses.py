@@ -14,7 +14,10 @@ run go through a real subprocess with the spec's default limits.
 
 from __future__ import annotations
 
+import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,3 +197,37 @@ def test_controls_install(
         # The inner archive is data: it is stored as is and never unpacked.
         assert (installed / "lib" / "plugin" / "payload.tar.gz").is_file()
         assert not (space.root / "escaped-from-inner").exists()
+
+
+@pytest.fixture(scope="module")
+def written_corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tuple[str, ...]]:
+    """The corpus as docs/fuzzing.md writes it to disk, and the install flags it names."""
+    directory = tmp_path_factory.mktemp("written")
+    script = Path(__file__).with_name("archives.py")
+    run = subprocess.run(
+        [sys.executable, str(script), str(directory)], capture_output=True, text=True, check=True
+    )
+    flags = tuple(
+        word for pair in re.findall(r"(--max-[a-z-]+) (\S+?)\b", run.stderr) for word in pair
+    )
+    return directory, flags
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_the_written_corpus_is_refused_with_the_flags_it_names(
+    name: str,
+    tmp_path: Path,
+    keeper_template: Path,
+    written_corpus: tuple[Path, tuple[str, ...]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Its size and count cases are built over smaller limits than install's defaults, so the
+    # command writing it names the flags under which every written case is an attack.
+    directory, flags = written_corpus
+    assert flags, "the command writing the corpus names no install flags"
+    root = tmp_path / "ws"
+    root.mkdir()
+    space = _workspace(root, keeper_template, (directory / f"{name}.tar.gz").read_bytes())
+    before = snapshot(space.root)
+    result = _in_process(_install_args(space, flags), space.env(), space.cwd, monkeypatch)
+    _assert_refused(name, space, result, before)

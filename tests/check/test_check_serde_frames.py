@@ -113,6 +113,35 @@ def test_minus_zero_is_no_id_the_plugin_host_matches(
     assert "carried id -0.0" in frames_id.detail
 
 
+def test_a_string_id_is_no_id_the_plugin_host_matches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """subprocess.rs resolves a reply by ``id.as_u64()``: ``"1"`` answers no request."""
+    monkeypatch.setenv("FIXTURE_INIT_LINE", '{"jsonrpc":"2.0","id":"@ID@","result":@RESULT@}')
+    report = run_check(scripted_plugin(tmp_path / "p", "raw_init"), timeout_ms=SHORT_TIMEOUT_MS)
+    assert not report.ok
+    frames_id = report.get("frames.id")
+    assert frames_id is not None
+    assert frames_id.status == "fail"
+    assert 'carried id "1"' in frames_id.detail
+
+
+def test_another_jsonrpc_version_is_warned_not_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plugin host reads the reply as a JSON value and never looks at ``jsonrpc``, so a
+    ``"1.0"`` reply is taken; the written contract (JSON-RPC 2.0) is broken: a warning."""
+    monkeypatch.setenv("FIXTURE_INIT_LINE", '{"jsonrpc":"1.0","id":@ID@,"result":@RESULT@}')
+    report = run_check(scripted_plugin(tmp_path / "p", "raw_init"), timeout_ms=10_000)
+    assert report.ok, report.checks
+    statuses_ = {check.name: check.status for check in report.checks}
+    assert statuses_["initialize"] == "pass"
+    frames_jsonrpc = report.get("frames.jsonrpc")
+    assert frames_jsonrpc is not None
+    assert frames_jsonrpc.status == "warn"
+    assert '`jsonrpc` must be "2.0", got "1.0"' in frames_jsonrpc.detail
+
+
 def test_a_frame_with_an_id_and_a_method_that_is_no_name_is_a_reply(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -238,6 +238,28 @@ def test_real_process_has_no_traceback(home: Path, server: GitHubServer) -> None
     assert without_notes(failed.stderr).count("\n") == 1
 
 
+def test_upgrade_refuses_a_release_that_is_now_another_plugin(
+    home: Path, server: GitHubServer
+) -> None:
+    """A repository whose latest release ships another plugin id is no upgrade of the one
+    installed from it: refused naming both, for one id and under --all, the root untouched."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", "--yes", in_process=True).code == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("world", "2.0.0"))
+    root = home / "state/plugins"
+    before = tree_snapshot(root)
+    code, out, _ = nexo("plugin", "upgrade", "hello", "--yes", "--json", in_process=True)
+    assert code == 1
+    document = json.loads(out)
+    assert document["kind"] == "asset_not_found"
+    assert "is plugin 'world', not 'hello'" in document["error"]
+    code, out, _ = nexo("plugin", "upgrade", "--all", "--yes", "--json", in_process=True)
+    assert code == 1
+    [entry] = json.loads(out)["plugins"]
+    assert (entry["id"], entry["kind"]) == ("hello", "asset_not_found")
+    assert tree_snapshot(root) == before
+
+
 def test_upgrade_all(home: Path, server: GitHubServer, tmp_path: Path) -> None:
     for plugin_id in ("hello", "world", "stale"):
         server.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))

@@ -254,8 +254,8 @@ def test_the_configuration_directory_is_named_only_where_it_changes_something(
     config.mkdir(parents=True)
     listed = nexo("plugin", "list", env=env, cwd=tmp_path, in_process=True)
     assert "configuration directory" not in listed.stderr  # it holds nothing read from it
-    (config / "extensions").mkdir()
-    (config / "extensions" / "trusted_keys.toml").write_text('schema_version = "1.0"\n')
+    (config / "plugins").mkdir()
+    (config / "plugins" / "discovery.yaml").write_text("discovery:\n  search_paths: []\n")
     listed = nexo("plugin", "list", env=env, cwd=tmp_path, in_process=True)
     assert f"note: using the configuration directory {config}" in listed.stderr
     # push reads no policy: nothing to name, whatever the directory holds.
@@ -265,6 +265,27 @@ def test_the_configuration_directory_is_named_only_where_it_changes_something(
     )  # fmt: skip
     assert pushed.code != 0
     assert "configuration directory" not in pushed.stderr
+
+
+def test_a_command_is_not_told_of_a_configuration_file_it_never_reads(tmp_path: Path) -> None:
+    """A trust policy changes nothing for ``list``, ``verify`` or ``remove``: a configuration
+    directory holding only that file is not named by them, with ``--dest`` or without; the
+    discovery file ``list`` reads the plugins' state from is."""
+    env = _env(tmp_path)
+    config = tmp_path / "home" / "config"
+    (config / "extensions").mkdir(parents=True)
+    (config / "extensions" / "trusted_keys.toml").write_text('schema_version = "1.0"\n')
+    dest = tmp_path / "plugins"
+    for command in (
+        ("list",), ("list", "--dest", str(dest)), ("verify",), ("verify", "--dest", str(dest)),
+        ("remove", "weather", "--yes"), ("remove", "weather", "--yes", "--dest", str(dest)),
+    ):  # fmt: skip
+        ran = nexo("plugin", *command, env=env, cwd=tmp_path)
+        assert "configuration directory" not in ran.stderr, (command, ran.stderr)
+    (config / "plugins").mkdir()
+    (config / "plugins" / "discovery.yaml").write_text("discovery:\n  search_paths: []\n")
+    listed = nexo("plugin", "list", "--dest", str(dest), env=env, cwd=tmp_path)
+    assert f"note: using the configuration directory {config}" in listed.stderr
 
 
 def test_quiet_check_step_is_silent_when_it_passes(

@@ -195,7 +195,8 @@ def test_per_target_through_the_cli(tmp_path: Path) -> None:
     create_project(NewProject("demo", dest=tmp_path))
     binary = tmp_path / "target" / "demo"
     binary.parent.mkdir()
-    binary.write_bytes(b"\x7fELF compiled")
+    # An x86-64 ELF header (64-bit, little-endian, e_machine 62): a binary for the target.
+    binary.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(9) + b"\x02\x00\x3e\x00" + bytes(44))
     binary.chmod(0o755)
     completed = plugin(
         "pack",
@@ -223,7 +224,8 @@ def test_quiet_pack_still_warns_about_a_shadowed_manifest(tmp_path: Path) -> Non
     create_project(NewProject("demo", dest=tmp_path))
     (tmp_path / "nexo-plugin.toml").write_bytes((tmp_path / "plugin.toml").read_bytes())
     binary = tmp_path / "demo-binary"
-    binary.write_bytes(b"\x7fELF compiled")
+    # An x86-64 ELF header (64-bit, little-endian, e_machine 62): a binary for the target.
+    binary.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(9) + b"\x02\x00\x3e\x00" + bytes(44))
     binary.chmod(0o755)
     args = ("pack", "--target", "x86_64-unknown-linux-gnu", "--binary", str(binary))
     completed = plugin(*args, "-q", cwd=tmp_path)

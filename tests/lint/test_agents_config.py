@@ -146,6 +146,18 @@ def test_a_drop_in_not_named_yaml_is_said_to_be_skipped(tmp_path: Path, name: st
     assert _diagnostics(tmp_path, "agents.d/10-kate.yaml", KATE) == (0, [])
 
 
+@pytest.mark.parametrize("name", ["agents.d/notes.yml", "agents.d/notes.YML"])
+def test_a_yml_drop_in_is_a_drop_in_whatever_it_holds(tmp_path: Path, name: str) -> None:
+    """A `.yml` in agents.d is known by where it is, as a `.yaml` one is: one holding no
+    `agents:` line yet (comments only) is the drop-in the daemon skips (NX235), not a TOML
+    manifest missing its `[plugin]` table (NX010)."""
+    project(tmp_path, None, companion="")
+    _, diagnostics = _diagnostics(tmp_path, name, "# the agents of the night shift\n")
+    codes = {d["code"] for d in diagnostics}
+    assert "NX235" in codes
+    assert not codes & {"NX001", "NX010"}, diagnostics  # never read as a TOML manifest
+
+
 def test_every_key_of_the_agent_type_is_accepted(tmp_path: Path) -> None:
     """All 48 fields of `AgentConfig` (agents.rs:30-366), each with its default-shaped value."""
     project(tmp_path, None, companion="")

@@ -74,6 +74,10 @@ def test_guarded_handlers_log_and_return_nothing(caplog: pytest.LogCaptureFixtur
         # Lint reads an upper-case suffix as YAML (NX235 says the daemon skips the file); the
         # editor shows the same diagnostics, not nothing.
         ("file:///etc/nexo/config/agents.d/ops.YAML", "daemon-config"),
+        # So is a `.yml` drop-in, in any case (the daemon skips it; lint says so).
+        ("file:///etc/nexo/config/agents.d/ops.yml", "daemon-config"),
+        ("file:///etc/nexo/config/agents.d/ops.Yml", "daemon-config"),
+        ("file:///etc/nexo/config/ops.yml", None),
         ("file:///etc/nexo/config/agents.d/ops.txt", None),
     ],
 )

@@ -77,9 +77,11 @@ BEHAVIOURS: dict[str, tuple[Behaviour, str]] = {
 class RawServer:
     """A loopback socket server that reads each request and then does ``behaviour``."""
 
-    def __init__(self, behaviour: Behaviour) -> None:
+    def __init__(self, behaviour: Behaviour, address: str = "127.0.0.1") -> None:
         self.behaviour = behaviour
-        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.address = address
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        self.listener = socket.create_server((address, 0), family=family)
         self.port = self.listener.getsockname()[1]
         self.accepted = 0
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -87,7 +89,12 @@ class RawServer:
 
     @property
     def host(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        # An IPv6 address is bracketed before its port, as in a URL.
+        return (
+            f"[{self.address}]:{self.port}"
+            if ":" in self.address
+            else f"{self.address}:{self.port}"
+        )
 
     def _serve(self) -> None:
         while True:
@@ -141,6 +148,15 @@ def _assert_one_line_in_words(result: CliResult, host: str, what: str, words: st
     return line
 
 
+def _install_from_github(running: RawServer, dest: Path, *extra: str) -> CliResult:
+    """``install acme/hello`` with ``running`` as the GitHub API, into ``dest``."""
+    return nexo(
+        "plugin", "install", "acme/hello", "--github-api-url", f"http://{running.host}",
+        "--dest", str(dest), "--yes", *extra,
+        env=_env(dest.parent), in_process=True,
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
 def test_a_release_that_cannot_be_fetched_is_told_in_words(
     server: tuple[RawServer, str], tmp_path: Path, as_json: bool
@@ -148,19 +164,7 @@ def test_a_release_that_cannot_be_fetched_is_told_in_words(
     running, words = server
     dest = tmp_path / "root"
     started = time.monotonic()
-    result = nexo(
-        "plugin",
-        "install",
-        "acme/hello",
-        "--github-api-url",
-        f"http://{running.host}",
-        "--dest",
-        str(dest),
-        "--yes",
-        *(["--json"] if as_json else []),
-        env=_env(tmp_path),
-        in_process=True,
-    )
+    result = _install_from_github(running, dest, *(["--json"] if as_json else []))
     assert time.monotonic() - started < 15
     assert result.code == 1, (result.stdout, result.stderr)
     line = _assert_one_line_in_words(result, running.host, "latest release of acme/hello", words)
@@ -199,3 +203,26 @@ def test_a_registry_that_cannot_be_reached_is_told_in_words(
     if words != "more than 5 redirects":
         assert line.count(running.host) == 1, line
     assert not dest.exists() or not any(dest.iterdir())
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.create_server(("::1", 0), family=socket.AF_INET6):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback on this host")
+@pytest.mark.parametrize("behaviour", ["reset", "silence-past-the-deadline"])
+def test_an_ipv6_host_is_named_with_its_address_bracketed(behaviour: str, tmp_path: Path) -> None:
+    # `::1:PORT` would read as an address of nine groups: the host is named as a URL names it.
+    running = RawServer(BEHAVIOURS[behaviour][0], "::1")
+    try:
+        result = _install_from_github(running, tmp_path / "root")
+    finally:
+        running.close()
+    assert result.code == 1, (result.stdout, result.stderr)
+    _assert_one_line_in_words(
+        result, f"'[::1]:{running.port}'", "latest release of acme/hello", BEHAVIOURS[behaviour][1]
+    )

@@ -17,15 +17,14 @@ from __future__ import annotations
 import base64
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from faults.tls import make_certificate
 from support.cli import nexo
+from support.http_kit import LoopbackServer, RecordedRequest
 from support.registry import PASSWORD, USER, Registry
 from support.registry_proxy import RegistryProxy
 
@@ -143,31 +142,11 @@ def _outward_address() -> str:
 
 
 @contextmanager
-def _outward_server() -> Iterator[tuple[str, list[str]]]:
-    """An HTTP server on this machine's outward address (not loopback): its base URL and the
-    ``METHOD PATH`` of every request it gets (each answered 404)."""
-    address = _outward_address()
-    asked: list[str] = []
-
-    class Store(BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            asked.append(f"{self.command} {self.path}")
-            self.send_response(404)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        do_GET = do_HEAD = do_PUT = do_PATCH = do_POST = _answer  # noqa: N815 (the base names)
-
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-            pass
-
-    server = ThreadingHTTPServer((address, 0), Store)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://{address}:{server.server_port}", asked
-    finally:
-        server.shutdown()
-        server.server_close()
+def _outward_server() -> Iterator[tuple[str, list[RecordedRequest]]]:
+    """An HTTP server on this machine's outward address (not loopback): its base URL and every
+    request it gets (each answered 404)."""
+    with LoopbackServer(host=_outward_address()) as server:
+        yield server.url, server.requests
 
 
 def test_a_plain_http_loopback_registry_redirecting_a_blob_off_this_machine_is_refused(

@@ -203,3 +203,34 @@ def test_a_proxy_whose_host_does_not_resolve_is_named_not_the_host_asked(
         assert "'proxy.nexo-test.invalid'" in error, error
         assert "HTTP_PROXY" in error, error
         assert "127.0.0.1" not in error, error
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_proxy_that_refuses_the_connection_is_named_not_only_the_host_asked(
+    tmp_path: Path, scheme: str
+) -> None:
+    """A proxy the variable names that takes no connection: the line names the proxy and the
+    variable, not the host asked alone as if it had refused (the client never connected to
+    it), in the words of a refused connection, without the errno number."""
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]  # closed below: nothing listens there any more
+    variable = f"{scheme.upper()}_PROXY"
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE=f"{scheme}://api.nexo-test.invalid",
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        **{variable: f"http://user:secret@127.0.0.1:{port}"},
+    )
+    result = nexo("plugin", "install", "acme/hello", "--json", env=env, in_process=True)
+    assert (result.code, result.document["kind"]) == (1, "network"), result.stdout
+    error = result.document["error"]
+    assert (
+        f"cannot connect to 'api.nexo-test.invalid' through the proxy '127.0.0.1:{port}' "
+        f"{variable} names (Connection refused)"
+    ) in error, error
+    assert "secret" not in error, error
+    assert "Errno" not in error, error
+    lines = without_notes(result.stderr).splitlines()
+    assert lines == [f"error: {error}"], result.stderr

@@ -19,7 +19,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.source_date import LATEST_EPOCH
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.build import PackOptions, _write_assets, pack
-from nexo_pkg.pack.epoch import FALLBACK_EPOCH, resolve_source_date_epoch
+from nexo_pkg.pack.epoch import FALLBACK_EPOCH, SourceDateEpoch, resolve_source_date_epoch
 from nexo_pkg.pack.layout import LAUNCHER, MODES_ON_DISK
 from pack.pack_helpers import ProjectFactory, build_wheel, write_project
 
@@ -204,6 +204,20 @@ def test_bad_source_date_epoch_is_a_usage_error(make_project: ProjectFactory, va
         assert (error.kind, error.exit_code) == ("usage", 2)
         assert str(LATEST_EPOCH) in error.message
     assert not (project / "dist").exists()
+
+
+def test_leading_zeros_do_not_count_against_the_digits(make_project: ProjectFactory) -> None:
+    """``0…09`` is the integer 9 however many zeros lead it, by flag and by variable alike
+    (Python's ``int`` alone refuses more than 4300 digits)."""
+    padded = "0" * 5000 + "9"
+    project = make_project()
+    assert resolve_source_date_epoch(padded, {}, project) == SourceDateEpoch(9, "flag")
+    assert resolve_source_date_epoch(None, {"SOURCE_DATE_EPOCH": padded}, project).value == 9
+    for refused in ("0" * 5000 + str(LATEST_EPOCH + 1), "9" * 5000):
+        for flag, environ in ((refused, {}), (None, {"SOURCE_DATE_EPOCH": refused})):
+            with pytest.raises(NexoError) as caught:
+                resolve_source_date_epoch(flag, environ, project)
+            assert (caught.value.kind, caught.value.exit_code) == ("usage", 2)
 
 
 def test_latest_source_date_epoch_packs(make_project: ProjectFactory) -> None:
@@ -841,10 +855,11 @@ def test_a_requirements_txt_that_is_no_file_is_refused_not_packed_without_depend
 
 
 @pytest.mark.parametrize(
-    # Python's int() takes all of these; SOURCE_DATE_EPOCH is ASCII decimal digits.
+    # Python's int() takes the first five; SOURCE_DATE_EPOCH is ASCII decimal digits. The
+    # last is digits beyond int()'s 4300-digit limit: refused in words, not as a bug.
     "value",
-    ["1_000", "+5", "\u0661\u0662", "0x10", "1e3", "garbage"],
-    ids=["underscore", "plus", "arabic-indic", "hex", "exponent", "word"],
+    ["1_000", "+5", "\u0661\u0662", "0x10", "1e3", "garbage", "9" * 5000],
+    ids=["underscore", "plus", "arabic-indic", "hex", "exponent", "word", "5000-digits"],
 )
 def test_the_flag_refuses_what_the_variable_refuses(
     make_project: ProjectFactory, value: str

@@ -215,6 +215,32 @@ def test_a_vendored_tree_without_dist_info_is_named(tmp_path: Path) -> None:
         read_tree(lib)
 
 
+def test_a_tree_s_distribution_with_a_direct_url_gets_no_pypi_purl(tmp_path: Path) -> None:
+    """PEP 610: a ``direct_url.json`` says the distribution came from a direct reference (here
+    a VCS checkout, which pack keeps), not from an index; a derived SBOM then claims no purl."""
+    from nexo_pkg.sbom.cyclonedx import PluginSbom, read_sbom, write_sbom
+
+    lib = tmp_path / "lib"
+    for name in ("fromgit", "fromindex"):
+        dist_info = lib / f"{name}-1.0.dist-info"
+        dist_info.mkdir(parents=True)
+        (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (lib / "fromgit-1.0.dist-info" / "direct_url.json").write_text(
+        '{"url": "https://example.org/fromgit.git", "vcs_info": {"vcs": "git", "commit_id": "0"}}'
+    )
+    packages = {p.name: p for p in read_tree(lib).packages}
+    assert packages["fromgit"].purl is None
+    assert packages["fromindex"].purl == "pkg:pypi/fromindex@1.0"
+    data = write_sbom(PluginSbom("demo", "0.1.0", "noarch", tuple(packages.values())))
+    components = {c["name"]: c for c in json.loads(data)["components"]}
+    assert "purl" not in components["fromgit"]
+    assert components["fromindex"]["purl"] == "pkg:pypi/fromindex@1.0"
+    assert {p.name: p.purl for p in read_sbom(data).packages} == {
+        "fromgit": None,
+        "fromindex": "pkg:pypi/fromindex@1.0",
+    }
+
+
 def test_the_cyclonedx_library_stays_off_the_lint_and_install_paths() -> None:
     import subprocess
     import sys
@@ -248,6 +274,61 @@ def test_a_package_from_a_local_directory_has_no_hash_and_pack_says_so(
     assert "hashes" not in component
     assert component["licenses"] == [{"expression": "Apache-2.0"}]
     assert any("localdep 0.3.0" in note and "no sha256" in note for note in result.notes)
+
+
+def _local_package(root: Path, name: str = "localdep") -> Path:
+    (root / name).mkdir(parents=True)
+    (root / name / "__init__.py").write_text("")
+    (root / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        f'[project]\nname = "{name}"\nversion = "0.3.0"\n'
+    )
+    return root
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+@pytest.mark.parametrize("spelling", ["./localdep", "file:"])
+def test_a_package_not_from_pypi_claims_no_pypi_purl(
+    tmp_path: Path, make_project: ProjectFactory, spelling: str
+) -> None:
+    """A local directory (a relative path or a file: URL) is not PyPI's project of that name:
+    its component keeps name and version, has no purl, and the SBOM stays valid, plainly
+    shaped for install's fast path, reproducible across checkouts and readable back."""
+    from nexo_pkg.sbom import plainly_valid
+    from nexo_pkg.sbom.cyclonedx import read_sbom, validate
+
+    sboms: list[bytes] = []
+    for place in ("one", "elsewhere/two"):
+        project = make_project(place)
+        local = _local_package(project / "localdep")
+        line = "./localdep" if spelling == "./localdep" else local.as_uri()
+        (project / "requirements.txt").write_text(f"{line}\nnexoai>=0.4\n")
+        result = pack(
+            PackOptions(
+                project=project, out=tmp_path / f"out-{len(sboms)}", source_date_epoch=EPOCH
+            )
+        )
+        sboms.append((tmp_path / f"out-{len(sboms)}" / "demo-0.1.0-noarch.cdx.json").read_bytes())
+    data = sboms[0]
+    document = json.loads(data)
+    by_name = {component["name"]: component for component in document["components"]}
+    local_component = by_name["localdep"]
+    assert local_component["version"] == "0.3.0"
+    assert "purl" not in local_component
+    assert not local_component["bom-ref"].startswith("pkg:pypi/")
+    assert by_name["nexoai"]["purl"].startswith("pkg:pypi/nexoai@")
+    assert validate(data) == []
+    assert plainly_valid(document)
+    assert read_sbom(data).packages == read_sbom(data).packages  # reads back
+    [back] = [p for p in read_sbom(data).packages if p.name == "localdep"]
+    assert (back.purl, back.direct, back.requested) == (None, True, True)
+    if spelling == "./localdep":
+        assert sboms[0] == sboms[1]  # the packing checkout's path is in no SBOM
+    assert any(
+        "localdep 0.3.0 was installed from a direct reference" in note
+        and "no pkg:pypi purl" in note
+        for note in result.notes
+    )
 
 
 @pytest.mark.parametrize(

@@ -481,6 +481,33 @@ def test_a_description_holding_a_control_character_is_refused_and_nothing_writte
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("kind", ["plugin", "microapp"])
+@pytest.mark.parametrize("description", ["two\nlines", "trailing\n", "a\u2028b", "a\u2029b"])
+def test_a_description_holding_a_line_break_is_refused_and_nothing_written(
+    tmp_path: Path, kind: str, description: str
+) -> None:
+    """The description is one line: the manifest's one-line string and the README's line
+    under the title. A line feed used to pass (escaped as \\u000a in the manifest, two lines
+    in the README) while a carriage return was refused."""
+    dest = tmp_path / "out"
+    error = _error(NewProject("demo", kind=kind, dest=dest, description=description))
+    assert (error.kind, error.exit_code) == ("usage", 2)
+    assert "line break" in error.message
+    assert "\n" not in error.message
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["plugin", "microapp"])
+def test_a_description_with_a_tab_stays_one_line_and_lints_clean(tmp_path: Path, kind: str) -> None:
+    """A tab breaks no line: kept, and the manifest it is written into parses and lints clean."""
+    dest = tmp_path / "out"
+    create_project(NewProject("demo", kind=kind, dest=dest, description="a\tb"))
+    manifest = dest / "plugin.toml"
+    assert lint_file(manifest).diagnostics == ()
+    table = tomllib.loads(manifest.read_text("utf-8"))
+    assert table["plugin"]["description"] == "a\tb"
+
+
 @pytest.mark.parametrize(
     ("directory", "file"),
     [("tests/test_handshake.py", None), ("README.md", None), (None, "src"), (None, "bin")],

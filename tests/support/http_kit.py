@@ -169,16 +169,19 @@ class _Server(ThreadingHTTPServer):
 class LoopbackServer:
     """A threaded HTTP server on 127.0.0.1 (ephemeral port); see the module docstring.
 
-    ``protocol`` is the HTTP version answered (``HTTP/1.1`` keeps connections alive; a server
-    that must close after each answer passes ``HTTP/1.0``). Only ``methods`` are answered;
-    another method gets the standard library's 501, unrecorded. ``fallback`` answers (by
-    writing to the handler) every request no route matches, instead of a 404.
+    ``host`` is the address to listen on: 127.0.0.1 unless a test needs a server off loopback
+    (this machine's outward address). ``protocol`` is the HTTP version answered (``HTTP/1.1``
+    keeps connections alive; a server that must close after each answer passes ``HTTP/1.0``).
+    Only ``methods`` are answered; another method gets the standard library's 501, unrecorded.
+    ``fallback`` answers (by writing to the handler) every request no route matches, instead
+    of a 404.
     """
 
     def __init__(
         self,
         *,
         tls: bool | Certificate = False,
+        host: str = "127.0.0.1",
         protocol: str = "HTTP/1.1",
         methods: Sequence[str] = METHODS,
         fallback: Callable[[BaseHTTPRequestHandler], None] | None = None,
@@ -206,9 +209,9 @@ class LoopbackServer:
 
         for method in methods:
             setattr(Handler, f"do_{method}", receive)
-        self._httpd = _Server(("127.0.0.1", 0), Handler)
+        self._httpd = _Server((host, 0), Handler)
         self.port: int = self._httpd.server_address[1]
-        self.address = f"127.0.0.1:{self.port}"
+        self.address = f"{host}:{self.port}"
         self.url = f"http://{self.address}"
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
