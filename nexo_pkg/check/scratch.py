@@ -7,28 +7,35 @@ name. Removing the tree by name would then fail on the link (``Cannot call rmtre
 symbolic link``), lose the report for an ``io`` error, and leave the link and the renamed tree
 behind. Instead, when the name no longer holds the directory ``check`` made, whatever was put
 there is unlinked (never followed), the directory is looked up by its identity beside the name
-and moved back, and then removed as usual. Cleanup never raises.
+and moved back, and then removed as usual. Cleanup never raises: what the plugin made
+impossible to remove (an immutable file) is left, and where an unwritable directory of the
+tree is made writable to empty it, only a directory's own mode is changed, never a link's
+target (``tempfile``'s own cleanup changes the mode of what a link points to before Python
+3.12.4 and raises when the change is refused).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import stat
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
 @contextlib.contextmanager
 def scratch_directory(prefix: str) -> Iterator[Path]:
     """A new private temporary directory, removed with everything in it when the block ends."""
-    with tempfile.TemporaryDirectory(prefix=prefix, ignore_cleanup_errors=True) as name:
-        made = os.lstat(name)
-        try:
-            yield Path(name)
-        finally:
-            _put_back(Path(name), (made.st_dev, made.st_ino))
+    name = tempfile.mkdtemp(prefix=prefix)
+    made = os.lstat(name)
+    try:
+        yield Path(name)
+    finally:
+        _put_back(Path(name), (made.st_dev, made.st_ino))
+        _remove_tree(name)
 
 
 def _identity(path: Path) -> tuple[int, int, int] | None:
@@ -56,3 +63,41 @@ def _put_back(path: Path, made: tuple[int, int]) -> None:
                 if (found.st_dev, found.st_ino) == made and stat.S_ISDIR(found.st_mode):
                     Path(entry.path).rename(path)
                     return
+
+
+def _remove_tree(name: str) -> None:
+    """Remove the tree at ``name`` (a link there is not followed: it is left), as far as it
+    can be removed; never raises."""
+    tried: set[str] = set()
+
+    def retry(_function: object, path: str, error: object) -> None:
+        refused = error[1] if isinstance(error, tuple) else error
+        if not isinstance(refused, PermissionError) or path in tried:
+            return  # gone already, a link at the name, or refused again: left as it is
+        tried.add(path)
+        with contextlib.suppress(OSError):
+            if path != name:
+                _own_mode(str(Path(path).parent))
+            if _own_mode(path):
+                _rmtree(path, retry)
+            else:
+                Path(path).unlink()
+
+    _rmtree(name, retry)
+
+
+def _own_mode(path: str) -> bool:
+    """Give the file or directory ``path`` (never a link's target) mode 0700; whether it is
+    a directory."""
+    found = os.lstat(path)
+    if stat.S_ISLNK(found.st_mode):
+        return False
+    Path(path).chmod(0o700)
+    return stat.S_ISDIR(found.st_mode)
+
+
+def _rmtree(path: str, handler: Callable[[object, str, object], None]) -> None:
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=handler)
+    else:
+        shutil.rmtree(path, onerror=handler)

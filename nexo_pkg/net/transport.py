@@ -73,6 +73,12 @@ class _Response(http.client.HTTPResponse):
             super().begin()
         except (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected) as exc:
             raise _AnswerCutError(f"the connection ended during the answer's head: {exc}") from exc
+        except http.client.BadStatusLine as exc:
+            # A status line cut short (``HTTP/1.1 2``) is refused as malformed before the
+            # head's end is looked at: it was cut, unless its first bytes are no HTTP's.
+            if lines.cut and b"HTTP/".startswith(lines.last[:5]):
+                raise _AnswerCutError("the connection ended during the answer's head") from exc
+            raise
         finally:
             if cast("object", self.fp) is lines:  # else closed (None) on the way out
                 self.fp = raw
@@ -87,6 +93,7 @@ class _HeadLines:
     def __init__(self, raw: Any) -> None:
         self._raw = raw
         self.cut = False
+        self.last = b""  # the line read last
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._raw, name)  # ``close`` when the status line is refused
@@ -95,6 +102,7 @@ class _HeadLines:
         line: bytes = self._raw.readline(limit)
         if not line.endswith(b"\n") and (limit < 0 or len(line) < limit):
             self.cut = True
+        self.last = line
         return line
 
 

@@ -91,7 +91,10 @@ def _describe(head: bytes) -> str:
         return "a malformed ELF file" if elf is None else f"an ELF {elf[1]}-bit {elf[0]} executable"
     cpus = _macho_cpus(head)
     if cpus is not None:
-        names = ", ".join(_MACHO_NAMES.get(cpu, f"CPU type {cpu:#x}") for cpu in cpus)
+        # Each CPU once: a universal binary may list one several times (up to 30 entries).
+        names = ", ".join(
+            dict.fromkeys(_MACHO_NAMES.get(cpu, f"CPU type {cpu:#x}") for cpu in cpus)
+        )
         return f"a Mach-O {names} executable"
     machine = _pe_machine(head)
     if machine is not None:

@@ -62,3 +62,64 @@ def test_a_plugin_that_swaps_check_s_temporary_directory_for_a_link_keeps_the_re
     assert [entry.name for entry in temp.iterdir()] == []
     assert [entry.name for entry in victim.iterdir()] == ["keep.txt"]
     assert (victim / "keep.txt").read_text(encoding="utf-8") == "keep\n"
+
+
+def _can_pin(tmp_path: Path) -> bool:
+    """Whether this process may make a file immutable here (root with CAP_LINUX_IMMUTABLE on
+    a file system with inode flags)."""
+    probe = tmp_path / "probe"
+    probe.write_text("", encoding="utf-8")
+    made = subprocess.run(["chattr", "+i", str(probe)], capture_output=True, check=False)
+    subprocess.run(["chattr", "-i", str(probe)], capture_output=True, check=False)
+    return made.returncode == 0
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or os.geteuid() != 0, reason="needs root to make a file immutable"
+)
+def test_a_file_the_plugin_pins_in_check_s_temporary_directory_keeps_the_report(
+    tmp_path: Path,
+) -> None:
+    """A plugin that leaves a file in check's temporary directory that cannot be removed (an
+    immutable file beside a link to a victim): the check's report stands, everything else is
+    removed, the link is removed without its target being followed or changed."""
+    if not _can_pin(tmp_path):
+        pytest.skip("chattr +i is refused here")
+    project = scripted_plugin(tmp_path / "project", "pin_scratch")
+    tarball = tmp_path / "scripted-0.1.0-noarch.tar.gz"
+    with tarfile.open(tarball, "w:gz") as archive:
+        archive.add(project / "nexo-plugin.toml", arcname="nexo-plugin.toml")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n", encoding="utf-8")
+    victim.chmod(0o640)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {
+        **os.environ,
+        "TMPDIR": str(temp),
+        "FIXTURE_VICTIM": str(victim),
+        "FIXTURE_PIN_COMMAND": "chattr +i pinned/file",
+    }
+    try:
+        process = subprocess.run(
+            [sys.executable, "-m", "nexo_pkg", "plugin", "check", str(tarball), "--json"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+        document = json.loads(process.stdout)
+        assert "error" not in document, document  # not an `io` error naming the pinned file
+        assert (process.returncode, document["ok"]) == (0, True), process.stdout
+        assert b"Traceback" not in process.stderr
+        left = sorted(path.relative_to(temp).as_posix() for path in temp.rglob("*"))
+        assert len(left) == 4, left  # the scratch directory, plugin/, pinned/ and the file
+        assert left[-1].endswith("/plugin/pinned/file")
+        assert (victim.read_text(encoding="utf-8"), victim.stat().st_mode & 0o777) == (
+            "keep\n",
+            0o640,
+        )
+    finally:
+        for pinned in temp.rglob("file"):
+            subprocess.run(["chattr", "-i", str(pinned)], check=False)

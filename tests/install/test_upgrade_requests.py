@@ -225,3 +225,44 @@ def test_a_current_release_is_up_to_date_whatever_its_manifest_asset_says(
     assert tree_snapshot(dest) == before
     document = json.loads(nexo("plugin", "outdated", "echo", "--json", in_process=True)[1])
     assert document["plugins"][0]["status"] == "current"
+
+
+# What the latest release's tarball names say, for echo 1.0.0 installed: (assets, kind).
+LYING_NAMES = {
+    # Another plugin at the installed version: never "up to date", whatever the names.
+    "another-plugin": (release_assets("zulu", "1.0.0", manifest_asset=False), "asset_not_found"),
+    "another-plugin-with-its-manifest": (release_assets("zulu", "1.0.0"), "asset_not_found"),
+    # The installed version and a pre-release of it: not settled by the names, and the
+    # manifest asset names a version (1.0.0-rc.1) older than the one installed.
+    "two-versions": (
+        {
+            **release_assets("echo", "1.0.0", manifest_asset=False),
+            **release_assets("echo", "1.0.0-rc.1"),
+        },
+        "downgrade_refused",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(LYING_NAMES))
+def test_tarball_names_settle_nothing_but_the_installed_plugin_at_its_version(
+    home: Path, github_server: GitHubServer, case: str
+) -> None:
+    """The names settle a release as current only when every tarball is the installed
+    plugin at the installed version: names of another plugin are refused as a release of
+    another plugin (as its manifest would be), names of several versions are judged by the
+    manifest asset; ``outdated`` says the same; nothing under the plugins root changes."""
+    assets, kind = LYING_NAMES[case]
+    github_server.publish("acme", "echo", "v1.0.1", assets, digests=True)
+    dest = home / "state" / "plugins"
+    before = tree_snapshot(dest)
+    _cold(home, github_server)
+    code, out, err = nexo("plugin", "upgrade", "echo", "--yes", "--json", in_process=True)
+    assert code == 1, (out, err)
+    document = json.loads(out)
+    assert (document["ok"], document["kind"]) == (False, kind), document
+    assert tree_snapshot(dest) == before
+    if kind == "asset_not_found":
+        assert "is plugin 'zulu', not 'echo'" in document["error"]
+        outdated = json.loads(nexo("plugin", "outdated", "echo", "--json", in_process=True)[1])
+        assert outdated["plugins"][0]["status"] != "current", outdated

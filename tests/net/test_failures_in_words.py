@@ -51,6 +51,19 @@ def _head_cut_after_the_status_line(connection: socket.socket) -> None:
     connection.sendall(b"HTTP/1.1 200 OK\r\n")
 
 
+def _head_cut_in_the_status_line(connection: socket.socket) -> None:
+    # http.client refuses it as a malformed status line before the head's end is looked at.
+    connection.sendall(b"HTTP/1.1 2")
+
+
+def _head_cut_after_a_carriage_return(connection: socket.socket) -> None:
+    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r")
+
+
+def _garbage_status_line_cut(connection: socket.socket) -> None:
+    connection.sendall(b"HELLO")
+
+
 def _redirect_loop(connection: socket.socket) -> None:
     connection.sendall(b"HTTP/1.1 302 Found\r\nLocation: /again\r\nContent-Length: 0\r\n\r\n")
 
@@ -68,6 +81,18 @@ BEHAVIOURS: dict[str, tuple[Behaviour, str]] = {
     "head-cut-after-the-status-line": (
         _head_cut_after_the_status_line,
         "ended during the answer's head",
+    ),
+    "head-cut-in-the-status-line": (
+        _head_cut_in_the_status_line,
+        "ended during the answer's head",
+    ),
+    "head-cut-after-a-carriage-return": (
+        _head_cut_after_a_carriage_return,
+        "ended during the answer's head",
+    ),
+    "garbage-status-line-cut": (
+        _garbage_status_line_cut,
+        "does not start with an HTTP status line (it starts 'HELLO')",
     ),
     "redirect-loop": (_redirect_loop, "more than 5 redirects"),
     "silence-past-the-deadline": (_silence, "no complete answer"),

@@ -110,6 +110,36 @@ def test_a_binary_for_its_target_is_not_warned(tmp_path: Path, data: bytes, targ
             "in no executable format pack knows (not ELF, Mach-O or PE)",
         ),
         (b"\x7fELF", "x86_64-unknown-linux-gnu", "a malformed ELF file"),
+        (b"\x7fELF\x02\x01", "x86_64-unknown-linux-gnu", "a malformed ELF file"),
+        # A universal binary naming one CPU many times names it once.
+        (universal(*[7] * 30), "x86_64-apple-darwin", "a Mach-O 32-bit x86 executable"),
+        (
+            universal(7, 0x0100000C, 7, 0x0100000C),
+            "x86_64-apple-darwin",
+            "a Mach-O 32-bit x86, AArch64 executable",
+        ),
+        # A table longer than any universal binary's, or than the bytes read: no format.
+        (
+            universal(*[0x01000007] * 31),
+            "x86_64-apple-darwin",
+            "in no executable format pack knows (not ELF, Mach-O or PE)",
+        ),
+        (
+            b"\xca\xfe\xba\xbe\xff\xff\xff\xff",
+            "x86_64-apple-darwin",
+            "in no executable format pack knows (not ELF, Mach-O or PE)",
+        ),
+        # A DOS header pointing past the bytes read, or past the end of the file.
+        (
+            b"MZ" + bytes(0x3A) + struct.pack("<I", 0xFFFFFFFF),
+            "x86_64-pc-windows-msvc",
+            "in no executable format pack knows (not ELF, Mach-O or PE)",
+        ),
+        (
+            b"MZ" + bytes(0x3A) + struct.pack("<I", 0x40) + b"PE\0\0\x64",
+            "x86_64-pc-windows-msvc",
+            "in no executable format pack knows (not ELF, Mach-O or PE)",
+        ),
     ],
 )
 def test_a_binary_for_another_cpu_or_os_is_warned(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 from pathlib import Path
@@ -1120,3 +1121,52 @@ def test_a_real_trusted_root_passes_the_policys_reading(
         listed = nexo("plugin", "trust", "list", "--trusted-keys", str(policy), "--json",
                       env=cli_env(tmp_path))  # fmt: skip
         assert listed.code == 0, listed.stdout
+
+
+def _hostile_root(root: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(root)
+    elif kind == "device":
+        root.symlink_to("/dev/zero")
+    elif kind == "huge":
+        with root.open("wb") as handle:  # sparse: past the cap without writing it
+            handle.truncate(8 * 1024 * 1024 + 1)
+    elif kind == "deep":
+        root.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    else:
+        root.write_bytes(b'{"mediaType": "\xff", "tlogs": [], "ctlogs": []}')
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs and /dev/zero")
+@pytest.mark.parametrize(
+    ("kind", "problem"),
+    [
+        ("fifo", "is not a regular file"),
+        ("device", "is not a regular file"),
+        ("huge", "it is larger than 8388608 bytes"),
+        ("deep", "maximum recursion depth exceeded"),
+        ("not-utf8", "'utf-8' codec can't decode byte 0xff in position 15"),
+    ],
+)
+def test_a_hostile_trusted_root_is_refused_in_one_line_without_reading_it_whole(
+    tmp_path: Path, kind: str, problem: str
+) -> None:
+    """A ``trusted_root`` that is a FIFO or a device is never opened (no hang), one over the
+    cap is not read past it, deep nesting and bytes that are no UTF-8 are a refusal: each is
+    ``policy_invalid`` in one line and one --json document, NXT008 in lint, no traceback."""
+    _hostile_root(tmp_path / "root.json", kind)
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text('default = "warn"\ntrusted_root = "root.json"\n')
+    listed = nexo("plugin", "trust", "list", "--trusted-keys", str(policy), "--json",
+                  env=cli_env(tmp_path), timeout=30)  # fmt: skip
+    assert listed.code == 2, listed.stderr
+    document = json.loads(listed.stdout)
+    assert document["kind"] == "policy_invalid"
+    assert document["error"].startswith(f"{policy}:2:1: invalid trust policy: trusted_root ")
+    assert problem in document["error"]
+    text = nexo("plugin", "trust", "list", "--trusted-keys", str(policy),
+                env=cli_env(tmp_path), timeout=30)  # fmt: skip
+    assert (text.code, text.stderr.splitlines()) == (2, [f"error: {document['error']}"])
+    lint = nexo("plugin", "lint", str(policy), "--format", "json", cwd=tmp_path, timeout=30)
+    [diagnostic] = json.loads(lint.stdout)["files"][0]["diagnostics"]
+    assert (diagnostic["code"], problem in diagnostic["message"]) == ("NXT008", True)
