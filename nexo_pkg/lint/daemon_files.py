@@ -1108,13 +1108,13 @@ def _check_extensions(
             _no_microapp(findings, (*base, listing, index), name, known, f"`{listing}` id")
     loaded = [app for app in microapps if settings.skips(app.manifest.id) is None]
     declaring = [
-        (app.companion.id or app.manifest.id, app.companion)
+        (_grant_id(app), app.companion)
         for app in loaded
         if app.companion is not None and app.companion.admin_declared
     ]
     for app in loaded:
         if app.companion is None or not app.companion.admin_declared:
-            _grants_to_undeclaring(findings, settings, app.manifest.id)
+            _grants_to_undeclaring(findings, settings, _grant_id(app))
     if not declaring:
         return  # the admin bootstrap checks nothing when no microapp declares admin capabilities
     for entry_id, companion in declaring:
@@ -1123,7 +1123,7 @@ def _check_extensions(
         http = app.companion.http_server if app.companion is not None else None
         if http is None or microapp.is_loopback_bind(http.bind):
             continue
-        entry_id = app.companion.id if app.companion and app.companion.id else app.manifest.id
+        entry_id = _grant_id(app)
         entry = settings.entries.get(entry_id)
         if isinstance(entry, Mapping) and entry.get("allow_external_bind") is True:
             continue
@@ -1136,6 +1136,14 @@ def _check_extensions(
             f"bind to 127.0.0.1, or set `entries.{entry_id}.allow_external_bind: true`",
             part="key",
         )
+
+
+def _grant_id(app: DiscoveredMicroapp) -> str:
+    """The id under ``entries`` that the daemon's admin bootstrap reads for ``app``: its
+    companion ``nexo-plugin.toml``'s ``plugin.id`` when there is one (the capability maps are
+    keyed by it, ``crates/setup/src/admin_capability_collect.rs`` ``m.id()``), else its
+    ``plugin.toml`` id."""
+    return app.companion.id if app.companion is not None and app.companion.id else app.manifest.id
 
 
 def _grants_to_undeclaring(findings: Findings, settings: _Extensions, entry_id: str) -> None:
