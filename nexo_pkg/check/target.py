@@ -41,7 +41,12 @@ from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, plugin_manifest_from_data
-from nexo_pkg.manifest.names import RECEIPT_NAME, find_manifest, shadowed_message
+from nexo_pkg.manifest.names import (
+    RECEIPT_NAME,
+    find_manifest,
+    no_manifest_problem,
+    shadowed_message,
+)
 from nexo_pkg.sources.api import safe_extract
 
 RESERVED_ENV_PREFIX = "NEXO_"
@@ -249,8 +254,11 @@ def _resolve_directory(
     if manifest_path is None:
         lookup = find_manifest(root)
         if lookup.path is None:
+            problem = no_manifest_problem(root)
             raise TargetError(
                 f"{root}: no plugin.toml or nexo-plugin.toml found; is this a plugin directory?"
+                if problem is None
+                else f"{problem}; a plugin's manifest is a regular file"
             )
         manifest_path = lookup.path
         notes = tuple(shadowed_message(lookup.path.name, other.name) for other in lookup.shadowed)

@@ -218,6 +218,13 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
         _report_pruned(result.pruned, result.left, result.unfinished)
     if result.link_warning is not None:
         warn(printable(result.link_warning))
+    if result.released_hold is not None:
+        _say_released(result.released_hold, "install", plan.version)
+
+
+def _say_released(held: str, command: str, version: str) -> None:
+    """The note that this run ended a hold, as ``sync`` says it in its line."""
+    say(f"note: hold at {printable(held)} released (the {command} names {printable(version)})")
 
 
 def _bringing_back(plan: InstallPlan, rollback: str) -> str:
@@ -324,7 +331,11 @@ def _upgrade_one(
         known=known,
     )
     if hold is not None and result.install is not None and not options.dry_run:
-        install_api.release_hold(options.dest, plugin_id)  # the operator named the version
+        released = install_api.release_hold(options.dest, plugin_id)  # the version was named
+        if released is not None:
+            from dataclasses import replace  # noqa: PLC0415
+
+            return replace(result, released_hold=released.version)
     return result
 
 
@@ -375,6 +386,8 @@ def _report_upgrade(result: UpgradeResult) -> None:
             f"{printable(kept)} ({_bringing_back(result.install.plan, rollback)})."
         )
     _report_pruned(result.pruned, result.left, result.unfinished)
+    if result.released_hold is not None:
+        _say_released(result.released_hold, "upgrade", result.install.plan.version)
 
 
 def _report_pruned(
@@ -610,7 +623,11 @@ def install_command(
             # The operator named what to install: a hold on that plugin is over. An install
             # that found it in place changed nothing, the hold included (as a sync that
             # leaves a plugin as it is).
-            install_api.release_hold(options.dest, result.plan.plugin_id)
+            released = install_api.release_hold(options.dest, result.plan.plugin_id)
+            if released is not None:
+                from dataclasses import replace  # noqa: PLC0415
+
+                return replace(result, released_hold=released.version)
         return result
 
     result = guarded(run, json_output=json_output)

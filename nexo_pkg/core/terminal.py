@@ -7,7 +7,8 @@ signer's name), and a line feed can forge a line of its own. :func:`printable` i
 escaper: every control character is written as ``\\uXXXX``; on one line (the default) tab, line
 feed, the Unicode line separators and the bidirectional overrides are escaped too.
 :func:`shown` quotes and caps a value for a one-line message. :func:`toml_string` writes a value
-as a TOML basic string whose text is printable in the same sense. :func:`cells` measures how
+as a TOML basic string whose text is printable in the same sense, and :func:`shell_command` a
+command to paste into a shell. :func:`cells` measures how
 many terminal columns a printable text takes, for carets drawn under it.
 """
 
@@ -42,6 +43,42 @@ def shown(text: str, limit: int = 200) -> str:
     """``text`` quoted for a one-line message: control characters escaped, length capped at
     ``limit`` characters (``...`` marks a cut). Never fails."""
     return "'" + printable(text[:limit]) + ("..." if len(text) > limit else "") + "'"
+
+
+def _shell_char(char: str) -> str:
+    """One character inside a bash ``$'…'`` string: a character :func:`printable` would escape
+    (and an undecodable byte of a file name) as the ``\\xHH`` escapes of its UTF-8 bytes,
+    which bash reads back as those bytes in any locale."""
+    if char in {"\\", "'"}:
+        return "\\" + char
+    if _needs_shell_escape(char):
+        errors = "surrogateescape" if "\udc80" <= char <= "\udcff" else "surrogatepass"
+        return "".join(f"\\x{byte:02x}" for byte in char.encode("utf-8", errors))
+    return char
+
+
+def _needs_shell_escape(char: str) -> bool:
+    return (
+        bool(CONTROL_CHARACTERS.match(char))
+        or char in _LINE_BREAKING
+        or ("\ud800" <= char <= "\udfff")
+    )
+
+
+def shell_command(*words: str) -> str:
+    """``words`` as one command a reader can paste into a shell: each word as ``shlex.quote``
+    writes it, except a word holding a control character, a line break, a bidirectional control
+    or an undecodable byte, which is written as a bash ``$'…'`` string with those characters as
+    ``\\xHH`` escapes (bash and zsh read it back as the same bytes). The text has nothing
+    :func:`printable` would escape, so it prints as it is. Never fails."""
+    import shlex  # noqa: PLC0415 (only a remedy that names a path needs it)
+
+    return " ".join(
+        "$'" + "".join(_shell_char(char) for char in word) + "'"
+        if any(_needs_shell_escape(char) for char in word)
+        else shlex.quote(word)
+        for word in words
+    )
 
 
 def _toml_char(char: str) -> str:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.terminal import shell_command
 from nexo_pkg.fleet.pool import run_bounded
 from nexo_pkg.install.api import (
     BOOKKEEPING_DIR,
@@ -429,7 +429,7 @@ def _leftover_in_root(
         )
     report.add(
         "warning", "leftover",
-        f"{what}: {effect}; delete it: {shlex.join(['rm', '-rf', '--', str(path)])}",
+        f"{what}: {effect}; delete it: {shell_command('rm', '-rf', '--', str(path))}",
         plugin_id=plugin_id, path=path,
     )  # fmt: skip
 
@@ -482,7 +482,7 @@ def _leftover_findings(report: DoctorReport, root: Path) -> None:
                 "warning", "leftover",
                 f"kept for rollback, but {item.problem}: no rollback can put it back and no "
                 "command deletes it; delete it: "
-                f"{shlex.join(['rm', '-rf', '--', str(item.path.parent)])}",
+                f"{shell_command('rm', '-rf', '--', str(item.path.parent))}",
                 path=item.path.parent,
             )  # fmt: skip
     for link in kept_links(root):

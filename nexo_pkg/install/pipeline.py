@@ -107,6 +107,8 @@ class InstallResult:
     # ``.nexo/removing``), said as warnings; ``unfinished``: those of ``pruned`` themselves.
     left: tuple[Path, ...] = ()
     unfinished: tuple[Path, ...] = ()
+    # The version a hold (`rollback`, `hold`) kept the plugin at, ended by this install.
+    released_hold: str | None = None
 
     @property
     def link_warning(self) -> str | None:
@@ -149,6 +151,8 @@ class InstallResult:
         if self.was_already_present:
             # Not a failure (exit 0), but named like the refusal it would be with another hash.
             document["kind"] = "already_installed"
+        if self.released_hold is not None:
+            document["released_hold"] = self.released_hold  # as sync's outcome names it
         return document
 
 
@@ -842,6 +846,8 @@ class UpgradeResult:
     # ``unfinished``: those of ``pruned`` themselves.
     left: tuple[Path, ...] = ()
     unfinished: tuple[Path, ...] = ()
+    # The version a hold kept the plugin at, ended by this upgrade (``upgrade ID@TAG``).
+    released_hold: str | None = None
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -872,6 +878,8 @@ class UpgradeResult:
             document["pinned_tag"] = self.pinned_tag
         if self.held is not None:
             document["held"] = self.held
+        if self.released_hold is not None:
+            document["released_hold"] = self.released_hold
         return document
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "known_absent",
     "listed_directories",
     "listed_names",
+    "no_manifest_problem",
     "shadowed_message",
 ]
 
@@ -141,6 +142,37 @@ def find_manifest(directory: Path) -> ManifestLookup:
     if choice.name is None:
         return ManifestLookup(None)
     return ManifestLookup(directory / choice.name, tuple(directory / n for n in choice.shadowed))
+
+
+def no_manifest_problem(directory: Path) -> str | None:
+    """When :func:`find_manifest` finds no manifest in ``directory``: what is there under the
+    first manifest name that is present but no regular file (``plugin.toml is a FIFO, not a
+    file``), ``None`` when no such name is there. Only asks ``stat``: never opens what it finds,
+    so a FIFO cannot block."""
+    import stat  # noqa: PLC0415 (only a command that found no manifest asks)
+
+    for name in MANIFEST_NAMES:
+        path = directory / name
+        try:
+            mode = path.lstat().st_mode
+        except OSError:
+            continue
+        if stat.S_ISLNK(mode):
+            try:
+                mode = path.stat().st_mode
+            except OSError:
+                return f"{path} is a symlink that never reaches a file"
+        kinds = (
+            (stat.S_ISDIR, "a directory"),
+            (stat.S_ISFIFO, "a FIFO"),
+            (stat.S_ISSOCK, "a socket"),
+            (stat.S_ISCHR, "a device"),
+            (stat.S_ISBLK, "a device"),
+        )
+        for test, what in kinds:
+            if test(mode):
+                return f"{path} is {what}, not a file"
+    return None
 
 
 def shadowed_message(used: str, shadowed: str) -> str:

@@ -87,37 +87,51 @@ T = TypeVar("T")
 Origin = tuple[str, str, int | None]
 
 
-def in_words(exc: httpx.TransportError) -> str:
+def in_words(exc: httpx.TransportError, what: str = "") -> str:
     """A transport failure for a person, naming the host it happened with: an answer broken
     off or malformed is told in the words of its message (``the connection closed after N of
     M bytes of the answer``), a dropped connection or a timeout by what happened, never by
-    the HTTP library's class name."""
-    host = _host_of(exc)
+    the HTTP library's class name. When ``what`` (what was being fetched) already names that
+    host (a registry's ``manifest 1.0.0 from HOST``), it is not named a second time."""
+    host = None if _names_host(what, exc) else _host_of(exc)
     detail = str(exc)
+    to, from_ = (f" to {host}", f" (from {host})") if host else ("", "")
+    server = host or "the server"
     if isinstance(exc, httpx.ConnectTimeout):
-        return f"{host} did not take the connection in time"
+        return f"{server} did not take the connection in time"
     if isinstance(exc, httpx.ReadTimeout):
-        return f"{host} stopped sending the answer (timed out)"
+        return f"{server} stopped sending the answer (timed out)"
     if isinstance(exc, httpx.WriteTimeout):
-        return f"{host} stopped taking the request (timed out)"
+        return f"{server} stopped taking the request (timed out)"
     if isinstance(exc, httpx.TimeoutException):
-        return f"no connection to {host} was free in time"
+        return f"no connection{to} was free in time"
     if isinstance(exc, ProxyConnectError):
         return (
-            f"cannot connect to {host} through the proxy {shown(exc.proxy)} {exc.variable} "
+            f"cannot connect{to} through the proxy {shown(exc.proxy)} {exc.variable} "
             f"names ({_without_errno(detail) or 'refused'})"
         )
     if isinstance(exc, httpx.ConnectError):
-        return f"cannot connect to {host} ({detail or 'refused'})"
+        return f"cannot connect{to} ({detail or 'refused'})"
     if isinstance(exc, httpx.ReadError):
-        return f"the connection to {host} broke during the answer ({detail or 'closed'})"
+        return f"the connection{to} broke during the answer ({detail or 'closed'})"
     if isinstance(exc, httpx.WriteError):
-        return f"the connection to {host} broke while sending the request ({detail or 'closed'})"
+        return f"the connection{to} broke while sending the request ({detail or 'closed'})"
     if isinstance(exc, httpx.ProxyError):
-        return f"the proxy refused the connection to {host} ({detail or 'refused'})"
+        return f"the proxy refused the connection{to} ({detail or 'refused'})"
     if isinstance(exc, httpx.RemoteProtocolError):
-        return f"{detail or 'the answer is not valid HTTP'} (from {host})"
-    return f"{detail or 'the connection failed'} ({host})"
+        return f"{detail or 'the answer is not valid HTTP'}{from_}"
+    return f"{detail or 'the connection failed'}{f' ({host})' if host else ''}"
+
+
+def _names_host(what: str, exc: httpx.TransportError) -> bool:
+    """Whether ``what`` names the host (and port) ``exc`` happened with, as a whole word."""
+    try:
+        url = exc.request.url
+    except RuntimeError:  # an error raised without its request
+        return False
+    host = f"{url.host}:{url.port}" if url.port else url.host
+    word = rf"(?<![\w.:-]){re.escape(host)}(?![\w.:-])"
+    return bool(host) and re.search(word, what) is not None
 
 
 def _host_of(exc: httpx.TransportError) -> str:
@@ -717,7 +731,10 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
             return stopped
         if self.deadline.expired():
             # The watchdog cut the connection: what the library saw is that cut, not the cause.
-            return self.deadline.error(what, f"no complete answer from {_host_of(exc)}")
+            named = _names_host(what, exc)
+            return self.deadline.error(
+                what, "no complete answer" if named else f"no complete answer from {_host_of(exc)}"
+            )
         if isinstance(exc, ProxyNameError):
             return NexoError(
                 f"{what}: cannot resolve the host name {shown(exc.host)} of the proxy "
@@ -744,8 +761,8 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
                 kind="network",
             )
         if not is_retryable(exc):
-            return NexoError(f"{what}: {in_words(exc)}", kind="network")
-        return Retryable(f"{what}: {in_words(exc)}")
+            return NexoError(f"{what}: {in_words(exc, what)}", kind="network")
+        return Retryable(f"{what}: {in_words(exc, what)}")
 
     def _attempt_timeout(self) -> httpx.Timeout:
         """Per-operation timeouts for the next attempt, never beyond the request's deadline."""

@@ -28,7 +28,12 @@ from nexo_pkg.manifest.microapp import (
     is_extension_shape,
 )
 from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, manifest_from_text
-from nexo_pkg.manifest.names import RELEASE_MANIFEST_NAME, find_manifest, shadowed_message
+from nexo_pkg.manifest.names import (
+    RELEASE_MANIFEST_NAME,
+    find_manifest,
+    no_manifest_problem,
+    shadowed_message,
+)
 from nexo_pkg.pack.archive import ArchiveEntry, complete_entries, write_tar_gz
 from nexo_pkg.pack.audit import Distribution, audit_noarch, audit_target, find_distributions
 from nexo_pkg.pack.binary import binary_mismatch
@@ -214,9 +219,12 @@ def _read_project_manifest(project: Path) -> _ProjectManifest:
         )
     lookup = find_manifest(project)
     if lookup.path is None:
+        problem = no_manifest_problem(project)
         raise PackError(
             f"no plugin.toml or nexo-plugin.toml in {project}; run `nexo plugin new` or pass "
-            "the project directory",
+            "the project directory"
+            if problem is None
+            else f"{problem}; a plugin's manifest is a regular file",
             kind="manifest_missing",
             exit_code=EXIT_USAGE,
         )

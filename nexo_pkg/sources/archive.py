@@ -326,6 +326,21 @@ def byte_sum(block: bytes) -> int:
     return (zlib.adler32(block[:256]) & 0xFFFF) + (zlib.adler32(block[256:]) & 0xFFFF) - 2
 
 
+@contextmanager
+def _sparse_map_of(member: tarfile.TarInfo, rest: tuple[Any, ...]) -> Iterator[None]:
+    """Within the block, tarfile reads ``member``'s PAX sparse map (``rest`` begins with the
+    PAX records); a malformed map is ``archive_invalid`` naming the member."""
+    try:
+        yield
+    except ValueError as exc:
+        records = rest[0] if rest and isinstance(rest[0], dict) else {}
+        name = records.get("GNU.sparse.name") or records.get("path") or member.name
+        raise invalid(
+            f"member {name!r} has a malformed sparse map (its list of data regions is cut short "
+            "or holds what is not a number)"
+        ) from exc
+
+
 class StrictTarInfo(tarfile.TarInfo):
     """tarfile's header reader, strict and faster.
 
@@ -347,6 +362,17 @@ class StrictTarInfo(tarfile.TarInfo):
             )
         processed: tarfile.TarInfo = super()._proc_member(tarfile_)  # type: ignore[misc]
         return processed
+
+    # tarfile reads a PAX sparse map (GNU formats 0.1 and 1.0) with ``int()`` and tuple
+    # unpacking, so a malformed one is a bare ValueError in Python's words: say it in ours,
+    # naming the member.
+    def _proc_gnusparse_01(self, next_: tarfile.TarInfo, *rest: Any) -> None:
+        with _sparse_map_of(next_, rest):
+            super()._proc_gnusparse_01(next_, *rest)  # type: ignore[misc]
+
+    def _proc_gnusparse_10(self, next_: tarfile.TarInfo, *rest: Any) -> None:
+        with _sparse_map_of(next_, rest):
+            super()._proc_gnusparse_10(next_, *rest)  # type: ignore[misc]
 
     @classmethod
     def fromtarfile(cls, tarfile_: tarfile.TarFile) -> Self:

@@ -46,12 +46,12 @@ class GitHubSource:
 
 def release_label(origin: Mapping[str, Any], *, exact: bool) -> str | None:
     """How a person reads a release origin (a receipt's source object): ``owner/repo``, or
-    ``exact``, ``owner/repo@tag`` (the release installed); ``None`` without a repository,
-    unless ``exact``."""
-    owner, repo = origin.get("owner"), origin.get("repo")
-    if exact:
-        return f"{owner}/{repo}@{origin.get('tag')}"
-    return f"{owner}/{repo}" if owner and repo else None
+    ``exact``, ``owner/repo@tag`` (the release installed; ``owner/repo`` when the origin
+    names no tag, as a hand-edited receipt may); ``None`` without a repository."""
+    owner, repo, tag = origin.get("owner"), origin.get("repo"), origin.get("tag")
+    if not (owner and repo):
+        return None
+    return f"{owner}/{repo}@{tag}" if exact and tag else f"{owner}/{repo}"
 
 
 @dataclass(frozen=True)

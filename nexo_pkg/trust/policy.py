@@ -127,9 +127,15 @@ def _alternatives(pattern: str) -> tuple[list[str], bool]:
     return parts, False
 
 
+# Inline flags that leave ``^`` a start-of-text anchor (``m`` would make it a line start).
+_LEADING_FLAGS = re.compile(r"(?:\(\?[isU]*(?:-[imsU]*)?\))*")
+
+
 def _anchored_at(alternative: str) -> tuple[bool, bool]:
-    """Whether ``alternative`` starts with ``^``/``\\A`` and ends with ``$``/``\\z``."""
-    starts = alternative.startswith(("^", "\\A"))
+    """Whether ``alternative`` starts with ``^``/``\\A`` (after inline flags such as ``(?i)``)
+    and ends with ``$``/``\\z``."""
+    flags = _LEADING_FLAGS.match(alternative)
+    starts = alternative.startswith(("^", "\\A"), flags.end() if flags else 0)
     ends = (alternative.endswith("$") and not _is_escaped(alternative, len(alternative) - 1)) or (
         alternative.endswith("\\z") and not _is_escaped(alternative, len(alternative) - 2)
     )

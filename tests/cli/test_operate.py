@@ -278,6 +278,44 @@ def test_an_install_without_a_tag_ends_a_hold_as_the_help_says(
     assert not holds.exists() or list(holds.iterdir()) == []
 
 
+@pytest.mark.parametrize("how", ["install", "upgrade"])
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_an_install_or_upgrade_that_ends_a_hold_says_so_as_sync_does(
+    home: Path, server: GitHubServer, how: str, as_json: bool
+) -> None:
+    """``install owner/repo`` and ``upgrade ID@TAG`` end a rollback's hold: each says so, as
+    ``sync`` does (a ``note:`` line on stderr naming the hold's version and the one named;
+    ``released_hold`` in ``--json``). A run that ends no hold says nothing of one."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    assert nexo("plugin", "upgrade", "hello", in_process=True)[0] == 0
+    assert nexo("plugin", "rollback", "hello", "--yes", in_process=True)[0] == 0
+    root = home / "state/plugins"
+    holds = root / ".nexo/holds"
+    assert sorted(path.name for path in holds.iterdir()) == ["hello.json"]
+    args = ("install", "acme/hello") if how == "install" else ("upgrade", "hello@v2.0.0")
+    flags = ("--yes", "--json") if as_json else ("--yes",)
+    code, out, err = nexo("plugin", *args, *flags, in_process=True)
+    assert code == 0, err
+    note = f"note: hold at 1.0.0 released (the {how} names 2.0.0)"
+    if as_json:
+        document = json.loads(out)
+        assert (document["version"], document["released_hold"]) == ("2.0.0", "1.0.0")
+    else:
+        assert err.splitlines().count(note) == 1, err
+    assert list(holds.iterdir()) == []
+    assert sorted(p.name for p in root.iterdir()) == [".nexo", ".nexo-install.lock", "hello-2.0.0"]
+    # No hold left to end: nothing said of one.
+    server.publish("acme", "hello", "v3.0.0", release_assets("hello", "3.0.0"))
+    args = ("install", "acme/hello") if how == "install" else ("upgrade", "hello@v3.0.0")
+    code, out, err = nexo("plugin", *args, *flags, in_process=True)
+    assert code == 0, err
+    assert "hold" not in err
+    if as_json:
+        assert "released_hold" not in json.loads(out)
+
+
 @pytest.mark.parametrize("squatter", ["file", "directory", "link"])
 def test_a_rollback_whose_place_is_taken_changes_nothing(
     home: Path, server: GitHubServer, squatter: str

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import io
+import os
 import re
+import shlex
+import shutil
+import subprocess
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from nexo_pkg.core.terminal import cells, escaping_encoding, printable, shown, toml_string
+from nexo_pkg.core.terminal import (
+    cells,
+    escaping_encoding,
+    printable,
+    shell_command,
+    shown,
+    toml_string,
+)
 
 PACKAGE = Path(__file__).resolve().parents[2] / "nexo_pkg"
 
@@ -91,3 +102,17 @@ def test_cells_measure_text_as_an_escaping_stream_shows_it() -> None:
     assert cells("café", "ascii") == 3 + 4
     assert cells("日", "latin-1") == 6
     assert cells("日", "utf-8") == 2
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize(
+    "word",
+    ["plain", "a b", "it's", "line\nfeed\ttab", "esc\x1b[2J\\x41", "\u202eabc", "bad\udcffbyte"],
+)
+def test_shell_command_is_read_back_by_bash_as_the_same_bytes(word: str) -> None:
+    command = shell_command("printf", "%s", word)
+    assert printable(command) == command
+    if word.isprintable():
+        assert command == shlex.join(["printf", "%s", word])  # ordinary words: as before
+    echoed = subprocess.run(["bash", "-c", command], capture_output=True, check=True)
+    assert echoed.stdout == os.fsencode(word)
