@@ -491,7 +491,7 @@ def _leftover_findings(report: DoctorReport, root: Path) -> None:
             "warning", "leftover",
             "a symbolic link where kept versions go, never made by a run: no rollback puts it "
             "back and no command deletes it; delete it (the link only): "
-            f"{shlex.join(['rm', '--', str(link)])}",
+            f"{shell_command('rm', '--', str(link))}",
             path=link,
         )  # fmt: skip
 
