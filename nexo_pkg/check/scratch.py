@@ -5,13 +5,13 @@ The plugin runs as the same user as ``check`` and, unsandboxed, may rename the d
 ``check`` made in the system's temporary directory and leave a link (or anything else) at its
 name. Removing the tree by name would then fail on the link (``Cannot call rmtree on a
 symbolic link``), lose the report for an ``io`` error, and leave the link and the renamed tree
-behind. Instead, when the name no longer holds the directory ``check`` made, whatever was put
-there is unlinked (never followed), the directory is looked up by its identity beside the name
-and moved back, and then removed as usual. Cleanup never raises: what the plugin made
-impossible to remove (an immutable file) is left, and where an unwritable directory of the
-tree is made writable to empty it, only a directory's own mode is changed, never a link's
-target (``tempfile``'s own cleanup changes the mode of what a link points to before Python
-3.12.4 and raises when the change is refused).
+behind. Instead, when the name no longer holds the directory ``check`` made, the directory is
+looked up by its identity (device and inode) beside the name and removed where it is; a link or
+file put at the name is unlinked (never followed), a directory put there is left alone (not
+``check``'s). Cleanup never raises: what the plugin made impossible to remove (an immutable file)
+is left, and where an unwritable directory of the tree is made writable to empty it, only a
+directory's own mode is changed, never a link's target (``tempfile``'s own cleanup changes the
+mode of what a link points to before Python 3.12.4 and raises when the change is refused).
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ def scratch_directory(prefix: str) -> Iterator[Path]:
     try:
         yield Path(name)
     finally:
-        _put_back(Path(name), (made.st_dev, made.st_ino))
-        _remove_tree(name)
+        ours = _ours(Path(name), (made.st_dev, made.st_ino))
+        if ours is not None:
+            _remove_tree(str(ours))
 
 
 def _identity(path: Path) -> tuple[int, int, int] | None:
@@ -46,23 +47,24 @@ def _identity(path: Path) -> tuple[int, int, int] | None:
     return found.st_dev, found.st_ino, found.st_mode
 
 
-def _put_back(path: Path, made: tuple[int, int]) -> None:
-    """Restore the directory ``check`` made (device and inode ``made``) at ``path``."""
+def _ours(path: Path, made: tuple[int, int]) -> Path | None:
+    """Where the directory ``check`` made (device and inode ``made``) at ``path`` now is: at
+    ``path``, or moved beside it; ``None`` when it is nowhere to be found. A link or file left
+    at ``path`` is unlinked (its target untouched); a directory left there is someone else's
+    and stays."""
     here = _identity(path)
     if here is not None and here[:2] == made:
-        return
-    if here is not None:
-        if stat.S_ISDIR(here[2]):
-            return  # a directory of someone else's at the name: not ours to touch
+        return path
+    if here is not None and not stat.S_ISDIR(here[2]):
         with contextlib.suppress(OSError):
-            path.unlink()  # a link (or file) the plugin left at the name; its target untouched
+            path.unlink()
     with contextlib.suppress(OSError), os.scandir(path.parent) as entries:
         for entry in entries:
             with contextlib.suppress(OSError):
                 found = entry.stat(follow_symlinks=False)
                 if (found.st_dev, found.st_ino) == made and stat.S_ISDIR(found.st_mode):
-                    Path(entry.path).rename(path)
-                    return
+                    return Path(entry.path)
+    return None
 
 
 def _remove_tree(name: str) -> None:

@@ -100,6 +100,7 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
         settings.know(walked.resolved)
         return [
             *_unreadable_config(request),
+            *_skipped_drop_ins(request, settings),
             *_lint_found(request, settings, found_manifests, named),
         ]
 
@@ -169,6 +170,32 @@ def _unreadable_config(request: LintRequest) -> list[FileResult]:
         unreadable_file(Path(_as_named(path)), OSError(0, why))
         for path, why in unreadable_config_files(_config_directory(request))
     ]
+
+
+def _skipped_drop_ins(request: LintRequest, settings: LintSettings) -> list[FileResult]:
+    """With ``--config DIR``: ``NX235`` (and only it) for each file of ``agents.d`` the daemon
+    skips for its name (``x.yml``, ``x.YAML``, ``x.txt``), whatever it holds."""
+    if request.config is None and not request.daemon_config:
+        return []
+    from nexo_pkg.core.files import read_config_bytes  # noqa: PLC0415
+    from nexo_pkg.lint.daemon_files import skipped_drop_ins  # noqa: PLC0415
+    from nexo_pkg.lint.engine import lint_config_source, unreadable_file  # noqa: PLC0415
+    from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES  # noqa: PLC0415
+
+    results: list[FileResult] = []
+    for path in skipped_drop_ins(_config_directory(request)):
+        named = Path(_as_named(path))
+        options = settings.options_for(named, None)
+        try:
+            raw = read_config_bytes(path, MAX_MANIFEST_BYTES)
+        except OSError as error:
+            results.append(unreadable_file(named, error, options))
+            continue
+        text = raw.decode("utf-8", errors="replace")
+        result = lint_config_source(text, path=str(named), options=options, kind="agents")
+        if result is not None:
+            results.append(result)
+    return results
 
 
 def _as_named(path: Path) -> str:

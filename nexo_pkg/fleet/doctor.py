@@ -45,6 +45,7 @@ from nexo_pkg.install.api import (
     is_leftover,
     is_microapp,
     is_removal_leftover,
+    kept_links,
     linked_plugin,
     scan_installed,
     scan_kept,
@@ -484,6 +485,15 @@ def _leftover_findings(report: DoctorReport, root: Path) -> None:
                 f"{shell_command('rm', '-rf', '--', str(item.path.parent))}",
                 path=item.path.parent,
             )  # fmt: skip
+    for link in kept_links(root):
+        # Deleting the link leaves what it points to (perhaps outside the root) alone.
+        report.add(
+            "warning", "leftover",
+            "a symbolic link where kept versions go, never made by a run: no rollback puts it "
+            "back and no command deletes it; delete it (the link only): "
+            f"{shell_command('rm', '--', str(link))}",
+            path=link,
+        )  # fmt: skip
 
 
 def _lock_findings(report: DoctorReport, wanted: Path, lock_path: Path) -> None:

@@ -102,6 +102,7 @@ if TYPE_CHECKING:
         Installed,
         Receipt,
         installed_versions,
+        kept_links,
         require_installed,
         scan_installed,
         scan_kept,
@@ -164,7 +165,7 @@ _HOMES = homes(
         ),
         "reach": "DaemonReach",
         "receipts": (
-            "RECEIPT_NAME RECEIPT_UNREADABLE Installed Receipt installed_versions "
+            "RECEIPT_NAME RECEIPT_UNREADABLE Installed Receipt installed_versions kept_links "
             "require_installed scan_installed scan_kept scan_roots unreadable_installs "
             "version_order"
         ),
@@ -231,6 +232,7 @@ __all__ = [
     "is_leftover",
     "is_microapp",
     "is_removal_leftover",
+    "kept_links",
     "known_latest_releases",
     "left_behind",
     "link_install",

@@ -469,6 +469,26 @@ def scan_kept(dest: Path) -> list[Installed]:
     ]
 
 
+def kept_links(dest: Path) -> list[Path]:
+    """The symbolic links under ``.nexo/kept`` that :func:`scan_kept` skips (the area itself,
+    a holder, a holder's tree), sorted: no run makes them and no command reads or deletes
+    them."""
+    area = dest / BOOKKEEPING_DIR / KEPT_AREA
+    try:
+        if area.is_symlink():
+            return [area]
+        holders = sorted(area.iterdir()) if area.is_dir() and not area.parent.is_symlink() else []
+    except OSError:
+        return []
+    found: list[Path] = []
+    for holder in holders:
+        if holder.is_symlink():
+            found.append(holder)
+        elif (holder / TREE_NAME).is_symlink():
+            found.append(holder / TREE_NAME)
+    return found
+
+
 def scan_roots(roots: tuple[Path, ...], *, kept: bool) -> list[Installed]:
     """Every plugin directory in ``roots`` (and with ``kept`` the versions kept for rollback),
     root by root, each recovered first from an interrupted run."""

@@ -77,6 +77,7 @@ __all__ = [
     "extensions_lists",
     "lint_config_text",
     "microapp_schemas",
+    "skipped_drop_ins",
     "unreadable_config_files",
 ]
 
@@ -260,6 +261,18 @@ def daemon_config_files(directory: Path, *, cwd: Path | None = None) -> list[Pat
         companion = manifest.parent / microapp.COMPANION_MANIFEST_NAME
         found.extend(path for path in (manifest, companion) if path.is_file())
     return found
+
+
+def skipped_drop_ins(directory: Path) -> list[Path]:
+    """The regular files of ``DIR/agents.d`` the daemon skips without a word, sorted: every
+    one whose extension is not exactly ``yaml`` (``x.yml``, ``x.YAML``, ``x.txt``;
+    ``crates/config/src/lib.rs`` ``merge_agents_drop_in``)."""
+    drop_dir = directory / AGENTS_DROP_IN_DIR
+    try:
+        entries = sorted(drop_dir.iterdir()) if drop_dir.is_dir() else []
+    except OSError:
+        return []
+    return [path for path in entries if path.suffix != ".yaml" and path.is_file()]
 
 
 def unreadable_config_files(directory: Path) -> list[tuple[Path, str]]:
@@ -852,6 +865,21 @@ def lint_config_text(
     parent = (base / path).parent
     drop_in = kind == "agents" and parent.name == AGENTS_DROP_IN_DIR
     document = parse_yaml(text)
+    named = Path(path)
+    if drop_in and named.suffix != ".yaml":
+        # `merge_agents_drop_in` keeps the entries whose extension is exactly `yaml` (Rust's
+        # `Path::extension`, as Python's `suffix`). The daemon never reads this file: what it
+        # would say of the content (refused, does not start) is not true of it.
+        findings = Findings(MICROAPP_RULES, document.locate)
+        stem = named.stem if named.suffix else "NAME"
+        findings.at(
+            "NX235",
+            Span(Position(1, 1), Position(1, 1)),
+            f"the daemon skips the files of {AGENTS_DROP_IN_DIR}/ not named *.yaml: it never "
+            f"loads {named.name}, so the agents defined here do not exist for it",
+            f"rename it to end in .yaml ({AGENTS_DROP_IN_DIR}/{stem}.yaml)",
+        )
+        return findings.found
     problems = [problem for problem in document.problems if _refused(problem, drop_in=drop_in)]
     overridden = [problem for problem in problems if _overridden(problem, drop_in=drop_in)]
     problems = [problem for problem in problems if problem not in overridden]
@@ -873,18 +901,6 @@ def lint_config_text(
                 'stands: quote it (`["${DIR}"]`)'
             )
     findings = Findings(MICROAPP_RULES, document.locate)
-    named = Path(path)
-    if drop_in and named.suffix != ".yaml":
-        # `merge_agents_drop_in` keeps the entries whose extension is exactly `yaml` (Rust's
-        # `Path::extension`, as Python's `suffix`).
-        stem = named.stem if named.suffix else "NAME"
-        findings.at(
-            "NX235",
-            Span(Position(1, 1), Position(1, 1)),
-            f"the daemon skips the files of {AGENTS_DROP_IN_DIR}/ not named *.yaml: it never "
-            f"loads {named.name}, so the agents defined here do not exist for it",
-            f"rename it to end in .yaml ({AGENTS_DROP_IN_DIR}/{stem}.yaml)",
-        )
     for problem in problems:
         findings.at("NX222", problem.span, problem.message, as_written)
     for problem in overridden:
@@ -1092,13 +1108,13 @@ def _check_extensions(
             _no_microapp(findings, (*base, listing, index), name, known, f"`{listing}` id")
     loaded = [app for app in microapps if settings.skips(app.manifest.id) is None]
     declaring = [
-        (app.companion.id or app.manifest.id, app.companion)
+        (_grant_id(app), app.companion)
         for app in loaded
         if app.companion is not None and app.companion.admin_declared
     ]
     for app in loaded:
         if app.companion is None or not app.companion.admin_declared:
-            _grants_to_undeclaring(findings, settings, app.manifest.id)
+            _grants_to_undeclaring(findings, settings, _grant_id(app))
     if not declaring:
         return  # the admin bootstrap checks nothing when no microapp declares admin capabilities
     for entry_id, companion in declaring:
@@ -1107,7 +1123,7 @@ def _check_extensions(
         http = app.companion.http_server if app.companion is not None else None
         if http is None or microapp.is_loopback_bind(http.bind):
             continue
-        entry_id = app.companion.id if app.companion and app.companion.id else app.manifest.id
+        entry_id = _grant_id(app)
         entry = settings.entries.get(entry_id)
         if isinstance(entry, Mapping) and entry.get("allow_external_bind") is True:
             continue
@@ -1120,6 +1136,14 @@ def _check_extensions(
             f"bind to 127.0.0.1, or set `entries.{entry_id}.allow_external_bind: true`",
             part="key",
         )
+
+
+def _grant_id(app: DiscoveredMicroapp) -> str:
+    """The id under ``entries`` that the daemon's admin bootstrap reads for ``app``: its
+    companion ``nexo-plugin.toml``'s ``plugin.id`` when there is one (the capability maps are
+    keyed by it, ``crates/setup/src/admin_capability_collect.rs`` ``m.id()``), else its
+    ``plugin.toml`` id."""
+    return app.companion.id if app.companion is not None and app.companion.id else app.manifest.id
 
 
 def _grants_to_undeclaring(findings: Findings, settings: _Extensions, entry_id: str) -> None:

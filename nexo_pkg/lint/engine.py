@@ -10,13 +10,16 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Span
 from nexo_pkg.lint.suppression import unsuppressed
 from nexo_pkg.manifest.core_rules import UNPARSED_CODES
 from nexo_pkg.manifest.document import ParsedManifest, decode_manifest, parse_manifest
 from nexo_pkg.manifest.options import LintOptions
+
+if TYPE_CHECKING:
+    from nexo_pkg.lint.daemon_files import ConfigKind
 
 __all__ = [
     "lint_bytes",
@@ -180,13 +183,18 @@ def lint_source(
 
 
 def lint_config_source(
-    text: str, *, path: str, options: LintOptions | None = None
+    text: str,
+    *,
+    path: str,
+    options: LintOptions | None = None,
+    kind: ConfigKind | None = None,
 ) -> FileResult | None:
     """Lint one of the daemon's config files (``extensions.yaml``, ``agents.yaml``,
-    ``agents.d/*.yaml``); ``None`` when ``path``/``text`` is none of them. Never raises."""
+    ``agents.d/*.yaml``), of ``kind`` when given, else of the kind its name says; ``None``
+    when ``path``/``text`` is none of them. Never raises."""
     from nexo_pkg.lint import daemon_files  # noqa: PLC0415 - only config files pay for it
 
-    kind = daemon_files.config_kind(path, text)
+    kind = kind or daemon_files.config_kind(path, text)
     if kind is None:
         return None
     version = options.nexo_version if options is not None else None

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         is_http_url,
         parse_retry_after,
         same_origin,
+        shown_url,
     )
 
 _CLIENT = frozenset(
@@ -44,6 +45,7 @@ _CLIENT = frozenset(
         "is_http_url",
         "parse_retry_after",
         "same_origin",
+        "shown_url",
     }
 )
 
@@ -65,6 +67,7 @@ __all__ = [
     "parse_json",
     "parse_retry_after",
     "same_origin",
+    "shown_url",
     "timeout_from_env",
 ]
 

@@ -283,9 +283,9 @@ def checked_url(
     except ValueError:
         usable = False
     if came_from is not None:
-        label = f"{what}: refusing a redirect from {shown(came_from)} to {shown(url)}"
+        label = f"{what}: refusing a redirect from {shown_url(came_from)} to {shown_url(url)}"
     else:
-        label = f"{what}: refusing to fetch {shown(url)}"
+        label = f"{what}: refusing to fetch {shown_url(url)}"
     if not usable or not url.isascii() or not url.isprintable() or " " in url:
         raise NexoError(f"{label}: not an http(s) URL with a valid host and port", kind="network")
     if urlsplit(url).scheme == "https":
@@ -301,7 +301,7 @@ def checked_url(
     raise NexoError(
         f"{label}: {plain} would expose the download to anyone on the path",
         kind="network",
-        details={"refused_url": url},
+        details={"refused_url": _bare_url(url)},
     )
 
 
@@ -403,13 +403,27 @@ def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
     return transports
 
 
-def _without_credentials(url: str) -> str:
-    """``url`` as it may be shown: a user and password before the host are masked."""
-    scheme, separator, rest = url.partition("://")
+def _bare_url(url: str) -> str:
+    """``url`` without what may carry a credential: a user and password before the host
+    (masked), the query string and the fragment (a presigned download URL's signature or token
+    is in its query)."""
+    scheme, separator, rest = url.split("#", 1)[0].split("?", 1)[0].partition("://")
     authority, slash, path = rest.partition("/")
     if "@" in authority:
         authority = "***@" + authority.rpartition("@")[2]
-    return printable(f"{scheme}{separator}{authority}{slash}{path}")
+    return f"{scheme}{separator}{authority}{slash}{path}"
+
+
+def shown_url(url: str) -> str:
+    """``url`` quoted for a message (as :func:`~nexo_pkg.core.terminal.shown`), without its
+    user, password, query string and fragment: every message that names a URL uses this."""
+    return shown(_bare_url(url))
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` as it may be shown: a user and password before the host are masked, no query
+    string or fragment."""
+    return printable(_bare_url(url))
 
 
 def _proxy_variables(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:
@@ -661,7 +675,7 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
                 response = self._http.send(request, stream=True)
             except httpx.InvalidURL as exc:
                 raise NexoError(
-                    f"{what}: refusing to fetch {shown(current)}: {exc}", kind="network"
+                    f"{what}: refusing to fetch {shown_url(current)}: {exc}", kind="network"
                 ) from exc
             except httpx.TransportError as exc:
                 raise self.failure(exc, what) from exc
@@ -689,7 +703,7 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
             # The query was part of the first URL; a redirect names its own.
             params = None
         raise NexoError(
-            f"{what}: more than {MAX_REDIRECTS} redirects (the last to {shown(current)})",
+            f"{what}: more than {MAX_REDIRECTS} redirects (the last to {shown_url(current)})",
             kind="network",
         )
 

@@ -622,35 +622,60 @@ def _binary_note(options: PackOptions) -> list[str]:
 
 
 def _command_note(read: _ProjectManifest, entries: list[ArchiveEntry], plugin_id: str) -> list[str]:
-    """A note when the manifest's ``[plugin.entrypoint] command`` is a relative path (``./run.sh``)
-    that names no executable file of the tarball: the daemon runs that command as written
-    (``Command::new(&command)``, nexo_plugin_registry/subprocess.rs:190), not ``bin/<id>``,
-    so an installed plugin would not start. Absolute paths and bare names looked up on PATH
-    are not the tarball's to hold; a path climbing out with ``..`` is lint's (NX108)."""
-    if read.shipped_name != RELEASE_MANIFEST_NAME:
-        return []  # a microapp's companion manifest: its extension manifest names the command
-    try:
-        model = manifest_from_text(read.data.decode("utf-8"), max_bytes=MAX_MANIFEST_BYTES)
-    except (UnicodeDecodeError, ManifestModelError):
+    """A note when the manifest's command is a relative path (``./run.sh``) that names no
+    executable file of the tarball, so an installed plugin or microapp would not start. A
+    plugin's ``[plugin.entrypoint] command`` is run as written (``Command::new(&command)``,
+    nexo_plugin_registry/subprocess.rs:190), not ``bin/<id>``; a microapp's ``[transport]
+    command`` is run in the directory of its ``plugin.toml`` (``stdio.rs:676-688``,
+    ``src/main.rs:6623-6626``), the tarball's root. Absolute paths and bare names looked up on
+    PATH are not the tarball's to hold; a path climbing out with ``..`` is lint's (NX108)."""
+    launcher = f"bin/{plugin_id}"
+    if read.shipped_name == RELEASE_MANIFEST_NAME:
+        command = _entrypoint_command(read.data)
+        what, runs = (
+            "the manifest's [plugin.entrypoint] command",
+            "the daemon runs the manifest's command",
+        )
+        kind, key = "plugin", "command"
+    elif read.shipped_name == MICROAPP_MANIFEST_NAME:
+        command = _transport_command(read.data)
+        what = f"{MICROAPP_MANIFEST_NAME}'s [transport] command"
+        runs = (
+            f"the daemon runs it in the directory of {MICROAPP_MANIFEST_NAME}, the tarball's root"
+        )
+        kind, key = "microapp", "[transport] command"
+    else:
         return []
-    if not isinstance(model, PluginManifest):
-        return []
-    command = model.plugin.entrypoint.command
     if command is None or "/" not in command or posixpath.isabs(command):
         return []
     member = posixpath.normpath(command)
     if member == ".." or member.startswith("../"):
         return []
-    launcher = f"bin/{plugin_id}"
     found = next((entry for entry in entries if entry.name == member), None)
     if found is not None and not found.is_dir and found.executable:
         return []
     state = "is not executable in" if found is not None and not found.is_dir else "is not in"
     return [
-        f"the manifest's [plugin.entrypoint] command `{command}` {state} the tarball, which "
-        f"ships {launcher} to run the plugin: the daemon runs the manifest's command, so the "
-        f'installed plugin would not start; set command = "./{launcher}"'
+        f"{what} `{command}` {state} the tarball, which ships {launcher} to run the {kind}: "
+        f'{runs}, so the installed {kind} would not start; set {key} = "./{launcher}"'
     ]
+
+
+def _entrypoint_command(data: bytes) -> str | None:
+    try:
+        model = manifest_from_text(data.decode("utf-8"), max_bytes=MAX_MANIFEST_BYTES)
+    except (UnicodeDecodeError, ManifestModelError):
+        return None
+    return model.plugin.entrypoint.command if isinstance(model, PluginManifest) else None
+
+
+def _transport_command(data: bytes) -> str | None:
+    try:
+        transport = tomllib.loads(data.decode("utf-8")).get("transport")
+    except (UnicodeDecodeError, ValueError):
+        return None
+    command = transport.get("command") if isinstance(transport, dict) else None
+    return command if isinstance(command, str) else None
 
 
 def _bom_note(read: _ProjectManifest, *, python: bool) -> list[str]:

@@ -37,6 +37,7 @@ from nexo_pkg.net.api import (
     is_http_url,
     parse_json,
     parse_retry_after,
+    shown_url,
 )
 from nexo_pkg.sources.cache import BlobSink, over_download_limit
 from nexo_pkg.sources.oci_auth import Credentials
@@ -351,7 +352,8 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                 raise ValueError(realm)
         except ValueError as error:
             raise NexoError(
-                f"{self.host} named a malformed token realm {realm!r}", kind="registry_auth"
+                f"{self.host} named a malformed token realm {shown_url(realm)}",
+                kind="registry_auth",
             ) from error
         # Plain http only between this machine and itself: the registry is the loopback
         # `--plain-http` one and the realm is on loopback too. A loopback registry naming an
@@ -361,7 +363,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
             {"https", "http"} if plain_allowed else {"https"}
         ):
             raise NexoError(
-                f"{self.host} named the token realm {realm!r}: credentials go to a token "
+                f"{self.host} named the token realm {shown_url(realm)}: credentials go to a token "
                 "service over https only (plain http only on this machine, for a loopback "
                 "--plain-http registry)",
                 kind="registry_auth",
@@ -664,7 +666,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
             url = ""
         if not is_http_url(url) or any(ord(char) < 0x21 or ord(char) == 0x7F for char in target):
             raise NexoError(
-                f"{self.host} sent {what} that is not a URL: {target[:200]!r}",
+                f"{self.host} sent {what} that is not a URL: {shown_url(target)}",
                 kind="registry_invalid",
             )
         return url

@@ -123,3 +123,34 @@ def test_a_file_the_plugin_pins_in_check_s_temporary_directory_keeps_the_report(
     finally:
         for pinned in temp.rglob("file"):
             subprocess.run(["chattr", "-i", str(pinned)], check=False)
+
+
+def test_a_directory_left_at_the_scratch_name_stays_and_check_s_own_is_removed(
+    tmp_path: Path,
+) -> None:
+    """A plugin that moves check's extraction directory away and makes a directory of its own
+    at the name: check removes its own directory where it was moved (found by device and
+    inode), and leaves the plugin's directory alone."""
+    project = scripted_plugin(tmp_path / "project", "swap_scratch_for_a_directory")
+    tarball = tmp_path / "scripted-0.1.0-noarch.tar.gz"
+    with tarfile.open(tarball, "w:gz") as archive:
+        archive.add(project / "nexo-plugin.toml", arcname="nexo-plugin.toml")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
+    process = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "check", str(tarball), "--json"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    document = json.loads(process.stdout)
+    assert process.returncode == 0, (process.stdout, process.stderr)
+    assert document["ok"] is True
+    # Only the plugin's directory is left, with its file; check's moved one is gone.
+    [left] = list(temp.iterdir())
+    assert not left.name.endswith(".moved"), left
+    assert [entry.name for entry in left.iterdir()] == ["theirs.txt"]
+    assert (left / "theirs.txt").read_text(encoding="utf-8") == "theirs\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from support.cli import clean_env, nexo
 from support.daemon_walk import discovered_versions
 from support.tarballs import tree_snapshot, write_plugin
@@ -88,6 +89,44 @@ def test_doctor_names_a_kept_tree_whose_receipt_cannot_be_read(
     assert "receipt unreadable" in found["message"]
     assert found["message"].endswith(f"delete it: rm -rf -- {holder}")
     assert tree_snapshot(dest) == before
+
+
+@pytest.mark.parametrize("where", ["holder", "tree"])
+def test_doctor_names_a_link_planted_under_kept_as_a_leftover(
+    install_env: InstallEnv, tmp_path: Path, where: str
+) -> None:
+    """A link where kept versions go is skipped by list, rollback, pruning and remove (above):
+    doctor names it as the leftover it is, with the command that deletes the link (never what
+    it points to); doctor itself deletes nothing."""
+    dest, outside, env, _ = _root_with_a_linked_holder(install_env, tmp_path)
+    [link] = (dest / ".nexo" / "kept").iterdir()
+    if where == "tree":
+        # The holder is a real directory again; its tree is the link.
+        link.unlink()
+        link.mkdir()
+        (outside / "tree").rename(tmp_path / "outside-tree")
+        link = link / "tree"
+        link.symlink_to(tmp_path / "outside-tree", target_is_directory=True)
+    before = (
+        tree_snapshot(dest),
+        tree_snapshot(tmp_path / "outside-tree" if where == "tree" else outside),
+    )
+    doctor = nexo("plugin", "doctor", "--dest", dest, "--no-check", "--json", env=env)
+    findings = json.loads(doctor.stdout)["findings"]
+    [found] = [item for item in findings if item["path"] == str(link)]
+    assert (found["severity"], found["check"]) == ("warning", "leftover")
+    assert found["message"] == (
+        "a symbolic link where kept versions go, never made by a run: no rollback puts it "
+        f"back and no command deletes it; delete it (the link only): rm -- {link}"
+    )
+    text = nexo("plugin", "doctor", "--dest", dest, "--no-check", env=env)
+    assert f"delete it (the link only): rm -- {link}" in text.stdout + text.stderr
+    after = (
+        tree_snapshot(dest),
+        tree_snapshot(tmp_path / "outside-tree" if where == "tree" else outside),
+    )
+    assert after == before
+    assert link.is_symlink()
 
 
 def test_rollback_names_a_file_of_the_kept_tree_changed_two_ways_once(

@@ -158,6 +158,49 @@ def test_a_yml_drop_in_is_a_drop_in_whatever_it_holds(tmp_path: Path, name: str)
     assert not codes & {"NX001", "NX010"}, diagnostics  # never read as a TOML manifest
 
 
+# What the daemon would refuse in a drop-in it reads (an unknown agent key, `schema_version`).
+REFUSED_IF_READ = KATE + "    bogus: 1\nschema_version: 11\n"
+
+
+@pytest.mark.parametrize("name", ["agents.d/10-kate.yml", "agents.d/10-kate.YAML"])
+def test_a_skipped_drop_in_gets_nx235_only(tmp_path: Path, name: str) -> None:
+    """The daemon never reads a drop-in not named `*.yaml` (lib.rs:197-202): findings that say
+    it refuses the file's content and does not start (NX220) are not true of it."""
+    project(tmp_path, None, companion="")
+    code, diagnostics = _diagnostics(tmp_path, name, REFUSED_IF_READ)
+    assert code == 0
+    assert [(d["code"], d["severity"]) for d in diagnostics] == [("NX235", "warning")]
+    # Read by the daemon under its right name, the same content is refused.
+    code, diagnostics = _diagnostics(tmp_path, "agents.d/10-kate.yaml", REFUSED_IF_READ)
+    assert code == 1
+    assert {d["code"] for d in diagnostics} == {"NX220"}
+
+
+def test_lint_config_dir_names_every_drop_in_the_daemon_skips(tmp_path: Path) -> None:
+    """`lint --config DIR` lints what the daemon reads of DIR, and says of each file of
+    agents.d it skips for its name (any extension but exactly `yaml`) that it is skipped:
+    NX235 alone, whatever the file holds."""
+    project(tmp_path, None, companion="")
+    drop_ins = tmp_path / "config" / "agents.d"
+    drop_ins.mkdir()
+    skipped = ["a.yml", "b.YAML", "c.txt", "d.yaml.bak"]
+    for name in skipped:
+        (drop_ins / name).write_text(REFUSED_IF_READ, encoding="utf-8")
+    (drop_ins / "e.yaml").write_text(KATE, encoding="utf-8")
+    (drop_ins / "f.yml").mkdir()  # not a file: nothing for the daemon to skip or read
+    code, report = run_lint_json([], "--config", "config", cwd=tmp_path)
+    assert code == 0, report
+    found = {
+        entry["path"]: [(d["code"], d["severity"]) for d in entry["diagnostics"]]
+        for entry in report["files"]
+    }
+    for name in skipped:
+        assert found.pop(f"config/agents.d/{name}") == [("NX235", "warning")], name
+    assert found.pop("config/agents.d/e.yaml") == []
+    assert all(not diagnostics for diagnostics in found.values()), found
+    assert not any("f.yml" in path for path in found)
+
+
 def test_every_key_of_the_agent_type_is_accepted(tmp_path: Path) -> None:
     """All 48 fields of `AgentConfig` (agents.rs:30-366), each with its default-shaped value."""
     project(tmp_path, None, companion="")

@@ -263,6 +263,31 @@ def test_a_grant_to_a_microapp_declaring_nothing_is_a_warning(
     assert (code, found) == (0, [("NX227", 4, "warning"), ("NX227", 4, "warning")])
 
 
+def test_a_grant_to_an_undeclaring_microapp_is_found_under_its_companion_id(
+    tmp_path: Path,
+) -> None:
+    # The admin bootstrap keys capabilities and grants by the companion's `plugin.id`
+    # (crates/setup/src/admin_capability_collect.rs, `m.id()`), as the grant check of a
+    # declaring microapp does: NX227 looks for the grant under the same id.
+    companion = COMPANION.split("\n[plugin.capabilities.admin]", maxsplit=1)[0] + "\n"
+    project(tmp_path, None, companion=companion.replace('"agent_creator"', '"creator_ui"'))
+    text = "extensions:\n  entries:\n    creator_ui:\n      capabilities_grant: [agents_crud]\n"
+    path = tmp_path / "config" / "extensions.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, report = run_lint_json([path], cwd=tmp_path)
+    [entry] = report["files"]
+    assert code == 0
+    nx227 = [item for item in entry["diagnostics"] if item["code"] == "NX227"]
+    assert [(item["key_path"], item["message"]) for item in nx227] == [
+        (
+            "extensions.entries.creator_ui.capabilities_grant[0]",
+            "`agents_crud` is granted to `creator_ui`, which declares no admin capabilities "
+            "(nexo-plugin.toml [plugin.capabilities.admin]): the daemon ignores the grant and "
+            "the microapp gets no admin RPC",
+        )
+    ]
+
+
 def test_a_valid_config_lints_clean(tmp_path: Path) -> None:
     text = (
         "schema_version: 2\n"

@@ -251,3 +251,71 @@ def test_an_ipv6_host_is_named_with_its_address_bracketed(behaviour: str, tmp_pa
     _assert_one_line_in_words(
         result, f"'[::1]:{running.port}'", "latest release of acme/hello", BEHAVIOURS[behaviour][1]
     )
+
+
+PRESIGNED_QUERY = "X-Amz-Signature=f00dfeed5ec2e7&sig=s1gnature&token=t0ken-value"
+
+
+def _presigned_redirect_loop(connection: socket.socket) -> None:
+    # Every answer sends the client on to a presigned-looking download URL.
+    connection.sendall(
+        b"HTTP/1.1 302 Found\r\nLocation: /download/hello.tar.gz?"
+        + PRESIGNED_QUERY.encode()
+        + b"#part\r\nContent-Length: 0\r\n\r\n"
+    )
+
+
+def _assert_no_credential(text: str) -> None:
+    for secret in ("f00dfeed5ec2e7", "s1gnature", "t0ken-value", "X-Amz-Signature", "#part"):
+        assert secret not in text, text
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_too_many_redirects_names_the_last_url_without_its_query(
+    tmp_path: Path, as_json: bool
+) -> None:
+    # A presigned download URL carries its credential in the query string: an error line
+    # (which ends up in CI logs) names the URL without the query and the fragment.
+    running = RawServer(_presigned_redirect_loop)
+    try:
+        result = _install_from_github(running, tmp_path / "root", *(["--json"] if as_json else []))
+    finally:
+        running.close()
+    assert result.code == 1, (result.stdout, result.stderr)
+    line = _assert_one_line_in_words(
+        result, running.host, "latest release of acme/hello", "more than 5 redirects"
+    )
+    assert line.endswith(f"(the last to 'http://{running.host}/download/hello.tar.gz')"), line
+    _assert_no_credential(result.stderr + result.stdout)
+    if as_json:
+        assert result.document["kind"] == "network"
+
+
+def test_a_refused_redirect_names_both_urls_without_their_query(tmp_path: Path) -> None:
+    # A loopback --plain-http registry that redirects to plain http on another host is
+    # refused before any connection there; the refusal names the URL without its query, in
+    # the line and in the JSON details.
+    def redirect_away(connection: socket.socket) -> None:
+        connection.sendall(
+            b"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://192.0.2.7/blob?"
+            + PRESIGNED_QUERY.encode()
+            + b"#part\r\nContent-Length: 0\r\n\r\n"
+        )
+
+    running = RawServer(redirect_away)
+    try:
+        result = nexo(
+            "plugin", "install", f"oci://{running.host}/plugins/echo:1.0.0", "--plain-http",
+            "--dest", str(tmp_path / "root"), "--yes", "--json",
+            env=_env(tmp_path), in_process=True,
+        )  # fmt: skip
+    finally:
+        running.close()
+    assert result.code == 1, (result.stdout, result.stderr)
+    assert result.document["kind"] == "network", result.document
+    assert (
+        "to 'http://192.0.2.7/blob': plain http to a host other than this machine"
+        in (result.document["error"])
+    ), result.document
+    _assert_no_credential(result.stderr + result.stdout)
+    assert not (tmp_path / "root").exists() or not any((tmp_path / "root").iterdir())

@@ -98,3 +98,45 @@ def test_the_rule_a_hyphenated_id_is_refused_by_is_the_one_its_fix_passes(tmp_pa
     packed = nexo("plugin", "pack", "--json", cwd=project, env=clean_env())
     assert packed.code == 0, packed.stderr
     assert json.loads(packed.stdout)["id"] == fixed
+
+
+def _with_transport_command(project: Path, command: str) -> Path:
+    manifest = project / "plugin.toml"
+    text = manifest.read_text(encoding="utf-8")
+    assert 'command = "./bin/greeter"' in text
+    manifest.write_text(
+        text.replace('command = "./bin/greeter"', f'command = "{command}"'), encoding="utf-8"
+    )
+    return project
+
+
+@pytest.mark.parametrize(
+    ("command", "state"),
+    [("./run.sh", "is not in"), ("./lib/plugin/main.py", "is not executable in")],
+)
+def test_a_transport_command_the_tarball_lacks_is_warned(
+    tmp_path: Path, command: str, state: str
+) -> None:
+    """The daemon spawns `[transport] command` in the directory of plugin.toml (stdio.rs:676-688,
+    src/main.rs:6623-6626 in lordmacu/nexo-rs): the tarball's root once installed."""
+    project = _with_transport_command(microapp(tmp_path), command)
+    result = pack(PackOptions(project=project, out=tmp_path / "dist"))
+    assert result.notes == (
+        f"plugin.toml's [transport] command `{command}` {state} the tarball, which ships "
+        "bin/greeter to run the microapp: the daemon runs it in the directory of plugin.toml, "
+        "the tarball's root, so the installed microapp would not start; set [transport] "
+        'command = "./bin/greeter"',
+    )
+    completed = nexo(
+        "plugin", "pack", project, "--out", tmp_path / "dist2", "--json", env=clean_env()
+    )
+    assert completed.code == 0, completed.stderr
+    assert json.loads(completed.stdout)["warnings"] == list(result.notes)
+
+
+@pytest.mark.parametrize("command", ["./bin/greeter", "bin/greeter", "/usr/bin/python3", "python3"])
+def test_a_transport_command_the_tarball_holds_or_the_host_finds_is_not_warned(
+    tmp_path: Path, command: str
+) -> None:
+    project = _with_transport_command(microapp(tmp_path), command)
+    assert pack(PackOptions(project=project, out=tmp_path / "dist")).notes == ()
