@@ -173,8 +173,8 @@ def _unreadable_config(request: LintRequest) -> list[FileResult]:
 
 
 def _skipped_drop_ins(request: LintRequest, settings: LintSettings) -> list[FileResult]:
-    """With ``--config DIR``: ``NX235`` (and only it) for each file of ``agents.d`` the daemon
-    skips for its name (``x.yml``, ``x.YAML``, ``x.txt``), whatever it holds."""
+    """With ``--config DIR``: ``NX235`` (and only it) for each file of ``agents.d`` named as
+    YAML that the daemon skips for its name (``x.yml``, ``x.YAML``), whatever it holds."""
     if request.config is None and not request.daemon_config:
         return []
     from nexo_pkg.core.files import read_config_bytes  # noqa: PLC0415

@@ -264,15 +264,21 @@ def daemon_config_files(directory: Path, *, cwd: Path | None = None) -> list[Pat
 
 
 def skipped_drop_ins(directory: Path) -> list[Path]:
-    """The regular files of ``DIR/agents.d`` the daemon skips without a word, sorted: every
-    one whose extension is not exactly ``yaml`` (``x.yml``, ``x.YAML``, ``x.txt``;
-    ``crates/config/src/lib.rs`` ``merge_agents_drop_in``)."""
+    """The regular files of ``DIR/agents.d`` named as YAML that the daemon skips without a
+    word, sorted: ``x.yml``, ``x.YAML`` (``crates/config/src/lib.rs``
+    ``merge_agents_drop_in`` keeps an extension of exactly ``yaml``). Other files it skips too
+    (a README, an editor's ``.x.yaml.swp`` or ``x.yaml~``) are no drop-in anyone meant: they
+    are judged only when named (NX235)."""
     drop_dir = directory / AGENTS_DROP_IN_DIR
     try:
         entries = sorted(drop_dir.iterdir()) if drop_dir.is_dir() else []
     except OSError:
         return []
-    return [path for path in entries if path.suffix != ".yaml" and path.is_file()]
+    return [
+        path
+        for path in entries
+        if path.suffix != ".yaml" and path.suffix.lower() in (".yaml", ".yml") and path.is_file()
+    ]
 
 
 def unreadable_config_files(directory: Path) -> list[tuple[Path, str]]:

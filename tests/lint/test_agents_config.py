@@ -178,13 +178,14 @@ def test_a_skipped_drop_in_gets_nx235_only(tmp_path: Path, name: str) -> None:
 
 def test_lint_config_dir_names_every_drop_in_the_daemon_skips(tmp_path: Path) -> None:
     """`lint --config DIR` lints what the daemon reads of DIR, and says of each file of
-    agents.d it skips for its name (any extension but exactly `yaml`) that it is skipped:
-    NX235 alone, whatever the file holds."""
+    agents.d named as YAML that it skips for its name (an extension of `yml`, or `yaml` in
+    another case) that it is skipped: NX235 alone, whatever the file holds. Files no one
+    meant as a drop-in (a README, an editor's swap or backup file) are not reported."""
     project(tmp_path, None, companion="")
     drop_ins = tmp_path / "config" / "agents.d"
     drop_ins.mkdir()
-    skipped = ["a.yml", "b.YAML", "c.txt", "d.yaml.bak"]
-    for name in skipped:
+    skipped = ["a.yml", "b.YAML", "c.Yml"]
+    for name in [*skipped, "README.md", ".e.yaml.swp", "e.yaml~", "d.yaml.bak"]:
         (drop_ins / name).write_text(REFUSED_IF_READ, encoding="utf-8")
     (drop_ins / "e.yaml").write_text(KATE, encoding="utf-8")
     (drop_ins / "f.yml").mkdir()  # not a file: nothing for the daemon to skip or read
