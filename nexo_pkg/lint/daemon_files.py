@@ -268,7 +268,7 @@ def skipped_drop_ins(directory: Path) -> list[Path]:
     word, sorted: ``x.yml``, ``x.YAML`` (``crates/config/src/lib.rs``
     ``merge_agents_drop_in`` keeps an extension of exactly ``yaml``). Other files it skips too
     (a README, an editor's ``.x.yaml.swp`` or ``x.yaml~``) are no drop-in anyone meant: they
-    are judged only when named (NX235)."""
+    are not listed."""
     drop_dir = directory / AGENTS_DROP_IN_DIR
     try:
         entries = sorted(drop_dir.iterdir()) if drop_dir.is_dir() else []
