@@ -364,10 +364,14 @@ def _unpacked_command(command: str | None, root: Path, launcher: Path, source: s
     program = Path(os.path.normpath(root / command))
     if not program.is_relative_to(root):
         return []  # climbs out of the plugin root: lint's NX108
-    if program.is_file() and os.access(program, os.X_OK):
+    trailing = command.endswith("/")  # names a directory: execve refuses it (ENOTDIR)
+    if not trailing and program.is_file() and os.access(program, os.X_OK):
         return []
     where = "the tarball" if source == "tarball" else "the plugin directory"
-    state = "is not executable in" if program.is_file() else "is not in"
+    if trailing:
+        state = "ends in a slash, so it names no file of"
+    else:
+        state = "is not executable in" if program.is_file() else "is not in"
     name = launcher.relative_to(root).as_posix()
     return [
         f"the manifest's [plugin.entrypoint] command `{command}` {state} {where}: check runs "

@@ -652,9 +652,14 @@ def _command_note(read: _ProjectManifest, entries: list[ArchiveEntry], plugin_id
     if member == ".." or member.startswith("../"):
         return []
     found = next((entry for entry in entries if entry.name == member), None)
-    if found is not None and not found.is_dir and found.executable:
+    if command.endswith("/"):
+        # A trailing slash names a directory (the kernel refuses to run `./bin/demo/`), which
+        # normpath would have dropped.
+        state = "ends in a slash, so it names no file of"
+    elif found is not None and not found.is_dir and found.executable:
         return []
-    state = "is not executable in" if found is not None and not found.is_dir else "is not in"
+    else:
+        state = "is not executable in" if found is not None and not found.is_dir else "is not in"
     return [
         f"{what} `{command}` {state} the tarball, which ships {launcher} to run the {kind}: "
         f'{runs}, so the installed {kind} would not start; set {key} = "./{launcher}"'

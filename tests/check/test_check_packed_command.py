@@ -56,7 +56,12 @@ def manifest_warnings(checks: list[dict[str, str]]) -> list[str]:
 
 @pytest.mark.parametrize(
     ("command", "state"),
-    [("./run.sh", "is not in"), ("./lib/plugin/main.py", "is not executable in")],
+    [
+        ("./run.sh", "is not in"),
+        ("./lib/plugin/main.py", "is not executable in"),
+        # The launcher itself with a trailing slash: execve refuses a directory path.
+        ("./bin/scripted/", "ends in a slash, so it names no file of"),
+    ],
 )
 def test_a_tarball_whose_manifest_command_it_lacks_is_warned(
     tmp_path: Path, command: str, state: str

@@ -34,6 +34,8 @@ def _with_command(project: Path, command: str) -> Path:
         ("./run.sh", "is not in"),
         ("./scripts/start", "is not in"),
         ("./lib/plugin/main.py", "is not executable in"),
+        # The launcher with a trailing slash: execve refuses a directory path (ENOTDIR).
+        ("./bin/demo/", "ends in a slash, so it names no file of"),
     ],
 )
 def test_a_command_the_tarball_lacks_is_warned(
