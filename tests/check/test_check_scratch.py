@@ -17,13 +17,32 @@ from check.check_microapps import scripted_microapp
 from check.check_plugins import scripted_plugin
 
 
-def swapped_tarball(tmp_path: Path) -> Path:
-    """A tarball whose plugin moves its extraction directory away, leaving a link."""
-    project = scripted_plugin(tmp_path / "project", "swap_scratch")
+def scripted_tarball(tmp_path: Path, behaviour: str) -> Path:
+    """A tarball of the scripted plugin doing ``behaviour`` (its manifest alone: check runs
+    the fixture through it)."""
+    project = scripted_plugin(tmp_path / "project", behaviour)
     tarball = tmp_path / "scripted-0.1.0-noarch.tar.gz"
     with tarfile.open(tarball, "w:gz") as archive:
         archive.add(project / "nexo-plugin.toml", arcname="nexo-plugin.toml")
     return tarball
+
+
+def check_json(target: Path, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """``nexo plugin check TARGET --json`` in its own process, with ``env``."""
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "check", str(target), "--json",
+         "--timeout-ms", "60000"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+
+
+def swapped_tarball(tmp_path: Path) -> Path:
+    """A tarball whose plugin moves its extraction directory away, leaving a link."""
+    return scripted_tarball(tmp_path, "swap_scratch")
 
 
 def swapped_state(tmp_path: Path) -> Path:
@@ -43,15 +62,7 @@ def test_a_plugin_that_swaps_check_s_temporary_directory_for_a_link_keeps_the_re
     temp = tmp_path / "tmp"  # check's temporary directories go here, and only here
     temp.mkdir()
     env = {**os.environ, "TMPDIR": str(temp), "FIXTURE_VICTIM": str(victim)}
-    command = [sys.executable, "-m", "nexo_pkg", "plugin", "check", str(checked), "--json"]
-    process = subprocess.run(
-        [*command, "--timeout-ms", "60000"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    process = check_json(checked, env)
     document = json.loads(process.stdout)
     assert "error" not in document, process.stderr  # the check's report, not an error
     assert process.returncode == 0, process.stdout
@@ -85,10 +96,7 @@ def test_a_file_the_plugin_pins_in_check_s_temporary_directory_keeps_the_report(
     removed, the link is removed without its target being followed or changed."""
     if not _can_pin(tmp_path):
         pytest.skip("chattr +i is refused here")
-    project = scripted_plugin(tmp_path / "project", "pin_scratch")
-    tarball = tmp_path / "scripted-0.1.0-noarch.tar.gz"
-    with tarfile.open(tarball, "w:gz") as archive:
-        archive.add(project / "nexo-plugin.toml", arcname="nexo-plugin.toml")
+    tarball = scripted_tarball(tmp_path, "pin_scratch")
     victim = tmp_path / "victim.txt"
     victim.write_text("keep\n", encoding="utf-8")
     victim.chmod(0o640)
@@ -101,14 +109,7 @@ def test_a_file_the_plugin_pins_in_check_s_temporary_directory_keeps_the_report(
         "FIXTURE_PIN_COMMAND": "chattr +i pinned/file",
     }
     try:
-        process = subprocess.run(
-            [sys.executable, "-m", "nexo_pkg", "plugin", "check", str(tarball), "--json"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            env=env,
-            timeout=120,
-            check=False,
-        )
+        process = check_json(tarball, env)
         document = json.loads(process.stdout)
         assert "error" not in document, document  # not an `io` error naming the pinned file
         assert (process.returncode, document["ok"]) == (0, True), process.stdout
@@ -131,21 +132,10 @@ def test_a_directory_left_at_the_scratch_name_stays_and_check_s_own_is_removed(
     """A plugin that moves check's extraction directory away and makes a directory of its own
     at the name: check removes its own directory where it was moved (found by device and
     inode), and leaves the plugin's directory alone."""
-    project = scripted_plugin(tmp_path / "project", "swap_scratch_for_a_directory")
-    tarball = tmp_path / "scripted-0.1.0-noarch.tar.gz"
-    with tarfile.open(tarball, "w:gz") as archive:
-        archive.add(project / "nexo-plugin.toml", arcname="nexo-plugin.toml")
+    tarball = scripted_tarball(tmp_path, "swap_scratch_for_a_directory")
     temp = tmp_path / "tmp"
     temp.mkdir()
-    env = {**os.environ, "TMPDIR": str(temp)}
-    process = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "check", str(tarball), "--json"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    process = check_json(tarball, {**os.environ, "TMPDIR": str(temp)})
     document = json.loads(process.stdout)
     assert process.returncode == 0, (process.stdout, process.stderr)
     assert document["ok"] is True
