@@ -97,30 +97,31 @@ def in_words(exc: httpx.TransportError, what: str = "") -> str:
     detail = str(exc)
     to, from_ = (f" to {host}", f" (from {host})") if host else ("", "")
     server = host or "the server"
-    if isinstance(exc, httpx.ConnectTimeout):
-        return f"{server} did not take the connection in time"
-    if isinstance(exc, httpx.ReadTimeout):
-        return f"{server} stopped sending the answer (timed out)"
-    if isinstance(exc, httpx.WriteTimeout):
-        return f"{server} stopped taking the request (timed out)"
-    if isinstance(exc, httpx.TimeoutException):
-        return f"no connection{to} was free in time"
     if isinstance(exc, ProxyConnectError):
         return (
             f"cannot connect{to} through the proxy {shown(exc.proxy)} {exc.variable} "
             f"names ({_without_errno(detail) or 'refused'})"
         )
-    if isinstance(exc, httpx.ConnectError):
-        return f"cannot connect{to} ({detail or 'refused'})"
-    if isinstance(exc, httpx.ReadError):
-        return f"the connection{to} broke during the answer ({detail or 'closed'})"
-    if isinstance(exc, httpx.WriteError):
-        return f"the connection{to} broke while sending the request ({detail or 'closed'})"
-    if isinstance(exc, httpx.ProxyError):
-        return f"the proxy refused the connection{to} ({detail or 'refused'})"
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return f"{detail or 'the answer is not valid HTTP'}{from_}"
+    for kind, words, unsaid in _IN_WORDS:
+        if isinstance(exc, kind):
+            return words.format(server=server, to=to, from_=from_, detail=detail or unsaid)
     return f"{detail or 'the connection failed'}{f' ({host})' if host else ''}"
+
+
+# Each transport failure in words, the first class that matches deciding (subclasses first),
+# with what stands for an empty message: ``server`` is the host or "the server", ``to`` and
+# ``from_`` " to HOST" and " (from HOST)", or empty when what was fetched names the host.
+_IN_WORDS: tuple[tuple[type[httpx.TransportError], str, str], ...] = (
+    (httpx.ConnectTimeout, "{server} did not take the connection in time", ""),
+    (httpx.ReadTimeout, "{server} stopped sending the answer (timed out)", ""),
+    (httpx.WriteTimeout, "{server} stopped taking the request (timed out)", ""),
+    (httpx.TimeoutException, "no connection{to} was free in time", ""),
+    (httpx.ConnectError, "cannot connect{to} ({detail})", "refused"),
+    (httpx.ReadError, "the connection{to} broke during the answer ({detail})", "closed"),
+    (httpx.WriteError, "the connection{to} broke while sending the request ({detail})", "closed"),
+    (httpx.ProxyError, "the proxy refused the connection{to} ({detail})", "refused"),
+    (httpx.RemoteProtocolError, "{detail}{from_}", "the answer is not valid HTTP"),
+)
 
 
 def _names_host(what: str, exc: httpx.TransportError) -> bool:
