@@ -460,8 +460,7 @@ def _policy_rules() -> dict[str, Rule]:
             "`identity_regexp` does not compile",
             "Compiles `identity_regexp` and `source_ref` in RE2's dialect, that of cosign and "
             "of the reference installer: `\\p{L}` and `[[:alnum:]]` work, look-arounds and "
-            "back-references do not. The inline flags `(?m)` and `(?s)` are refused too: "
-            "under them a pattern can accept a value holding a line break.",
+            "back-references do not.",
             "A pattern that does not compile can never match a signer, and one that only "
             "Python's `re` accepts would be refused by the reference installer.",
             'identity_regexp = "^https://github.com/acme/[^/+/"',
@@ -547,6 +546,22 @@ def _policy_rules() -> dict[str, Rule]:
             "Sign releases in the owner's GitHub Actions and trust that workflow: "
             "`identity_regexp` for its identity (`nexo plugin trust add OWNER/REPO` reads it "
             "from the newest signed release), with the default `oidc_issuer`.",
+        ),
+        Rule(
+            "NXT014",
+            "policy-pattern-line-break",
+            "warning",
+            "an `identity_regexp` or `source_ref` that turns on the inline flag `(?m)` or `(?s)`",
+            "Looks for an inline flag group that turns on `m` or `s` (`(?m)`, `(?s)`, "
+            "`(?ms:…)`) outside classes and escapes. `(?i)`, `(?U)` and flags turned off are "
+            "not reported.",
+            "Under `(?s)` a `.` also matches a line break, and under `(?m)` `^` and `$` match "
+            "at one: the pattern then accepts a value holding a line break (cosign and the "
+            "reference installer, which search rather than match whole, accept `x\\nevil` for "
+            "`(?m)^x$`). Certificates name URIs, which hold no line break, so the pattern "
+            "still works as written; `nexo plugin trust add` refuses to write one.",
+            '[[authors]]\nowner = "acme"\nidentity_regexp = "(?s)^https://github.com/acme/.*$"',
+            "Remove the flag.",
         ),
     )
     # The policy's rules are documented with the trust policy, not with the manifest rules.
@@ -918,8 +933,9 @@ class _Validator:
                 return
 
     def pattern(self, pattern: str, key_path: str, span: Span | None) -> bool:
-        """Compile ``pattern`` in RE2's dialect; add ``NXT007`` and return False if it fails
-        or turns on an inline flag that lets a line break in (:func:`widening_flag`)."""
+        """Compile ``pattern`` in RE2's dialect; add ``NXT007`` and return False if it fails.
+        A pattern that turns on an inline flag that lets a line break in
+        (:func:`widening_flag`) gets the warning ``NXT014``."""
         try:
             compile_identity_pattern(pattern)
         except ValueError as exc:
@@ -928,8 +944,8 @@ class _Validator:
         what = "a ref" if key_path.endswith("source_ref") else "an identity"
         widening = widening_flag(pattern, what)
         if widening is not None:
-            self.add("NXT007", f"{key_path} {widening}", key_path, span)
-            return False
+            # The reference installer reads the pattern as written: a warning, not a refusal.
+            self.add("NXT014", f"{key_path} {widening}", key_path, span)
         return True
 
     def error_count(self) -> int:
