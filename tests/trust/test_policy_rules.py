@@ -273,6 +273,20 @@ DIAGNOSTICS = {
         [("NXT007", "authors[0].identity_regexp does not compile (RE2 syntax): invalid perl "
           "operator: (?=", "authors[0].identity_regexp", 4, 1)],
     ),
+    "inline-multiline-flag": (
+        H + '[[authors]]\nowner = "acme"\nidentity_regexp = "(?m)^https://github.com/acme/x$"\n',
+        [("NXT007", "authors[0].identity_regexp '(?m)^https://github.com/acme/x$' turns on the "
+          "inline flag `m` (`(?m)`), under which `^` and `$` also match at a line break, so the "
+          "pattern can accept an identity holding one (cosign and the reference installer, "
+          "which search, accept `x\\nevil` for `(?m)^x$`); remove the flag",
+          "authors[0].identity_regexp", 4, 1)],
+    ),
+    "inline-dotall-flag": (
+        H + '[[authors]]\nowner = "acme"\nidentity = "x"\nsource_ref = "^refs/tags/(?s).*$"\n',
+        [("NXT007", "authors[0].source_ref '^refs/tags/(?s).*$' turns on the inline flag `s` "
+          "(`(?s)`), under which `.` also matches a line break, so the pattern can accept a ref "
+          "holding one; remove the flag", "authors[0].source_ref", 5, 1)],
+    ),
     "syntax": (H + "[[authors]\n", [("NXT001", "invalid TOML: Expected ']]' at the end of an "
                                     "array declaration", "", 2, 10)]),
     "modes": (
