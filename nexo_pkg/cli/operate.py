@@ -726,8 +726,9 @@ def hold_command(
 
     `upgrade` and `upgrade --all` leave a held plugin alone (saying so), `list` and
     `outdated` show it held, until `nexo plugin upgrade ID@TAG` or an `install` of it,
-    with or without a tag (`install owner/repo` installs the latest release), names a
-    version, or `nexo plugin unhold ID` releases the hold; `remove` releases it too.
+    with or without a tag (`install owner/repo` installs the latest release), puts
+    another version in place (one naming the version held keeps the hold), or
+    `nexo plugin unhold ID` releases the hold; `remove` releases it too.
     `rollback` holds the plugin on the version it puts back.
     Exit codes: 0 held (or already); 1 not installed; 2 usage error.
     """

@@ -855,6 +855,9 @@ class UpgradeResult:
     unfinished: tuple[Path, ...] = ()
     # The version a hold kept the plugin at, ended by this upgrade (``upgrade ID@TAG``).
     released_hold: str | None = None
+    # The version a hold keeps the plugin at, left in place by an ``upgrade ID@TAG`` that
+    # named the version already installed (as an install that finds it in place keeps it).
+    kept_hold: str | None = None
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -887,6 +890,8 @@ class UpgradeResult:
             document["held"] = self.held
         if self.released_hold is not None:
             document["released_hold"] = self.released_hold
+        if self.kept_hold is not None:
+            document["held"] = self.kept_hold  # still held: this upgrade changed nothing
         return document
 
 
