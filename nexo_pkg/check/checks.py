@@ -52,7 +52,7 @@ from nexo_pkg.check.sandbox import (
     find_bwrap,
     plan_sandbox,
 )
-from nexo_pkg.check.scratch import scratch_directory
+from nexo_pkg.check.scratch import collecting_leftovers, scratch_directory
 from nexo_pkg.check.target import ResolvedPlugin, default_install_root, resolve_target
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.core.errors import UsageError
@@ -153,8 +153,42 @@ def run_check(
     if invoke is not None and not isinstance(invoke[1], dict):
         raise UsageError("--args must be a JSON object")
     installed = installed_root or default_install_root
+    with collecting_leftovers() as left:
+        report = _resolved_and_checked(
+            target,
+            dest=dest,
+            installed_root=installed,
+            timeout_ms=timeout_ms,
+            version=version,
+            invoke=invoke,
+            strict=strict,
+            sandbox=sandbox,
+            host_calls=host_calls,
+            config=config,
+        )
+    for note in left:
+        # A temporary directory the plugin moved where check could not find it: never left
+        # without a word.
+        report.add("cleanup", "warn", note)
+    return report
+
+
+def _resolved_and_checked(
+    target: Path | str,
+    *,
+    dest: Path | None,
+    installed_root: Callable[[], Path],
+    timeout_ms: int | None,
+    version: str,
+    invoke: tuple[str, dict[str, Any]] | None,
+    strict: bool,
+    sandbox: bool,
+    host_calls: bool,
+    config: Path | None,
+) -> CheckReport:
+    """:func:`run_check` once its arguments are judged."""
     try:
-        with resolve_target(target, dest=dest, installed_root=installed) as plugin:
+        with resolve_target(target, dest=dest, installed_root=installed_root) as plugin:
             if plugin.microapp is not None:
                 from nexo_pkg.check.microapp import run_microapp  # noqa: PLC0415
 
