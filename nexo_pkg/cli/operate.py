@@ -272,10 +272,11 @@ def _handshake(timeout_ms: int, nexo_version: str | None, config: Path | None = 
     from the same configuration directory as the rest of the report (``config``)."""
     from nexo_pkg.check import run_check  # noqa: PLC0415
 
-    def run(directory: Path) -> tuple[bool, int, str]:
+    def run(directory: Path, known: Any = None) -> tuple[bool, int, str]:
         report = run_check(
-            directory, timeout_ms=timeout_ms, nexo_version=nexo_version, config=config
-        )
+            directory, timeout_ms=timeout_ms, nexo_version=nexo_version, config=config,
+            known=known,
+        )  # fmt: skip
         failing = [check for check in report.checks if check.status == "fail"]
         warning = [check for check in report.checks if check.status == "warn"]
         shown = (failing or warning)[:1]
@@ -303,11 +304,11 @@ def _with_progress(handshake: Any, roots: tuple[Path, ...]) -> Any:
     done = [0]
     guard = threading.Lock()
 
-    def run(directory: Path) -> tuple[bool, int, str]:
+    def run(directory: Path, known: Any = None) -> tuple[bool, int, str]:
         with guard:
             done[0] += 1
             say(printable(f"[{done[0]}/{total}] checking {directory.name}"))
-        result: tuple[bool, int, str] = handshake(directory)
+        result: tuple[bool, int, str] = handshake(directory, known)
         return result
 
     return run
