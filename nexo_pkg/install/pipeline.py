@@ -75,7 +75,6 @@ from nexo_pkg.sources.api import (
     host_candidates,
     inspect_archive,
     open_source,
-    origin_label,
     prefetch_newest,
     reopen,
     requested_target,
@@ -445,19 +444,13 @@ def _install_anyway(origin: Origin, options: InstallOptions) -> str:
     installs this very version (its release, pinned registry reference or file), with the
     root and the flags its source was reached with, ready to paste."""
     from nexo_pkg.install.remedy import plugin_command  # noqa: PLC0415 (a refusal)
-    from nexo_pkg.sources.api import is_registry_source  # noqa: PLC0415
+    from nexo_pkg.sources.api import reinstall_words  # noqa: PLC0415
 
-    source = origin_label(origin.source, exact=True)
-    registry = is_registry_source(source)
-    if origin.owner is None and not registry:
-        path = origin.source.get("path")
-        source = path if isinstance(path, str) else "SOURCE"
-    words = ["install", source, "--force"]
-    if registry and options.plain_http:
-        words.append("--plain-http")
-    if options.github_api_url and not registry and origin.owner is not None:
-        words += ["--github-api-url", options.github_api_url]
-    return f"install it anyway with `{plugin_command(*words, root=options.dest)}`"
+    source, flags = reinstall_words(
+        origin, plain_http=options.plain_http, github_api_url=options.github_api_url
+    )
+    command = plugin_command("install", source, "--force", *flags, root=options.dest)
+    return f"install it anyway with `{command}`"
 
 
 def _signer_key(signature: Mapping[str, Any]) -> tuple[object, object]:
@@ -952,7 +945,7 @@ def upgrade(
             return UpgradeResult(
                 plugin_id, version, version, current.path, None, False, pinned_tag=pinned
             )
-        stopped = None if known is None else known.stopped.get(str(origin.get("type")))
+        stopped = None if known is None else known.stopped_for(origin)
         if stopped is not None:
             # Its service said the rate limit is spent: nothing more is asked of it.
             raise stopped

@@ -220,6 +220,11 @@ def lint_bytes(
     daemon config file or a trust policy (docs/lint.md, ``PATH``) gets its own linter.
     ``keep`` receives the parsed manifest when the content was linted as one; ``parsed``: a
     manifest kept so from these bytes before, not parsed again."""
+    if _skipped_drop_in(path):
+        text = raw.decode("utf-8", errors="replace")
+        skipped = lint_config_source(text, path=path, options=options, kind="agents")
+        if skipped is not None:
+            return skipped
     text, problems = decode_manifest(raw, yaml=_yaml_named(path))
     if any(problem.severity == "error" for problem in problems):
         return FileResult(path, tuple(_filtered(problems, options)), text)
@@ -238,6 +243,20 @@ def lint_bytes_keeping(
     kept: list[ParsedManifest] = []
     result = lint_bytes(raw, path=path, options=options, keep=kept)
     return result, kept[0] if kept else None
+
+
+def _skipped_drop_in(path: str) -> bool:
+    """Whether ``path`` is a file of a daemon's ``agents.d/`` that its loader skips for its name
+    (anything but ``*.yaml``: ``x.yml``, ``README.md``, ``x.txt``), and that is no TOML file
+    lint reads (a manifest, a fleet file or a trust policy of any name ends in ``.toml``).
+    Whatever it holds, the daemon never reads it: ``NX235`` alone says so."""
+    named = Path(path)
+    return (
+        named.absolute().parent.name == "agents.d"  # daemon_files.AGENTS_DROP_IN_DIR
+        and named.suffix != ".yaml"
+        and not named.name.lower().endswith(".toml")
+        and named.name not in FLEET_FILES
+    )
 
 
 def _yaml_named(path: str) -> bool:

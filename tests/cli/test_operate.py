@@ -901,3 +901,22 @@ def test_a_manifest_asset_lying_about_the_version_is_never_offered(
         assert document["kind"] == "asset_not_found", (command, document)
         assert "9.9.9" in document["error"], command
     assert tree_snapshot(dest) == before
+
+
+def test_upgrade_all_asks_a_spent_service_nothing_more(home: Path, server: GitHubServer) -> None:
+    """``upgrade --all`` meets GitHub's rate-limit answer on its first lookup: no plugin's
+    upgrade asks GitHub again (each fails with that answer), and nothing is changed."""
+    ids = ["alpha", "bravo", "charlie", "delta"]
+    _publish_and_install(server, ids)
+    root = home / "state" / "plugins"
+    before = tree_snapshot(root)
+    server.requests.clear()
+    server.rate_limit(status=403, reset=1_900_000_000, times=None)
+    result = nexo("plugin", "upgrade", "--all", "--jobs", "1", "--yes", "--json", in_process=True)
+    assert result.code == 1, result.stderr
+    assert len(server.requests) == 1
+    plugins = result.document["plugins"]
+    assert isinstance(plugins, list)
+    assert sorted(entry["id"] for entry in plugins) == ids
+    assert {entry["kind"] for entry in plugins} == {"rate_limited"}
+    assert tree_snapshot(root) == before
