@@ -126,6 +126,12 @@ class InstallResult:
         said = self.plan.warnings if link is None else (*self.plan.warnings, link)
         return (*said, *(left_behind(path) for path in self.left))
 
+    def _still_kept(self, path: Path) -> bool:
+        """Whether ``path``, where a replaced tree was moved, is still there after the run:
+        kept under ``.nexo/kept`` and not pruned. A tree moved under ``.nexo/removing`` was
+        deleted by this same run (an unfinished deletion is a warning of its own)."""
+        return path.parent.parent.name == KEPT_AREA and path not in self.pruned
+
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
             "ok": True,
@@ -139,10 +145,11 @@ class InstallResult:
             "was_already_present": self.was_already_present,
             "dry_run": self.dry_run,
             # A dry run moves nothing: the installed trees the install would replace. A tree
-            # moved aside that this run then pruned is no longer there: never said kept.
+            # moved aside that this run then deleted (pruned, or moved to be removed) is no
+            # longer there: never named.
             "replaced": list(self.plan.replacing)
             if self.dry_run
-            else [str(path) for path in self.set_aside if path not in self.pruned],
+            else [str(path) for path in self.set_aside if self._still_kept(path)],
             "kept_paths": [str(path) for path in self.kept],
             "pruned_kept_paths": [str(path) for path in self.pruned],
             "manifest": self.plan.summary.to_json(),
@@ -842,6 +849,9 @@ class UpgradeResult:
     unfinished: tuple[Path, ...] = ()
     # The version a hold kept the plugin at, ended by this upgrade (``upgrade ID@TAG``).
     released_hold: str | None = None
+    # The version a hold keeps the plugin at, left in place by an ``upgrade ID@TAG`` that
+    # named the version already installed (as an install that finds it in place keeps it).
+    kept_hold: str | None = None
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -874,6 +884,8 @@ class UpgradeResult:
             document["held"] = self.held
         if self.released_hold is not None:
             document["released_hold"] = self.released_hold
+        if self.kept_hold is not None:
+            document["held"] = self.kept_hold  # still held: this upgrade changed nothing
         return document
 
 
