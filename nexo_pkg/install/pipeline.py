@@ -75,6 +75,7 @@ from nexo_pkg.sources.api import (
     host_candidates,
     inspect_archive,
     open_source,
+    origin_place,
     prefetch_newest,
     reopen,
     requested_target,
@@ -293,7 +294,7 @@ def install_from(
     origin = candidate.origin
     if options.daemon is not None and candidate.manifest is not None and not options.force:
         # Before any download: the manifest asset says what the archive will say.
-        release = f"{origin.owner}/{origin.repo}@{origin.tag}" if origin.owner else origin.display
+        release = origin_place(origin.source, exact=True) or origin.display
         check_compatible(
             candidate.manifest[1],
             options.daemon,

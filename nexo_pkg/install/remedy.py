@@ -31,22 +31,43 @@ def plugin_command(*words: str, root: Path | None = None) -> str:
     return shlex.join(parts)
 
 
+def _source(item: Installed) -> tuple[str, bool] | None:
+    """The source :func:`reinstall_source` names, and whether it is a release followed as
+    the latest one, the receipt not recording which release it got."""
+    receipt = item.receipt
+    if receipt is None:
+        return None
+    from nexo_pkg.sources.api import follows, origin_place, tag_pins  # noqa: PLC0415 (a refusal)
+
+    origin = receipt.origin()
+    place = origin_place(origin) if follows(receipt.source) else None
+    if place is None:
+        return None  # a tarball, or an origin that names no place to ask
+    if tag_pins(receipt.source) and origin["tag"] in {None, "", LATEST_TAG}:
+        return place, True  # the latest release, as it was installed
+    return origin_place(origin, exact=True) or place, False
+
+
 def reinstall_source(item: Installed) -> str | None:
     """What ``install`` takes to install ``item`` again: ``owner/repo@tag`` (the release
     installed; ``owner/repo`` for a receipt that followed the latest one without recording
     which), the pinned ``oci://`` reference; ``None`` for a tarball (a receipt does not
     record its path) or a receipt that cannot be read."""
-    receipt = item.receipt
-    if receipt is None:
-        return None
-    from nexo_pkg.sources.api import follows, origin_label, tag_pins  # noqa: PLC0415 (a refusal)
+    found = _source(item)
+    return None if found is None else found[0]
 
-    origin = receipt.origin()
-    if not follows(receipt.source) or origin_label(origin) == origin_label({}):
-        return None  # a tarball, or an origin that names no place to ask
-    if tag_pins(receipt.source) and origin["tag"] in {None, "", LATEST_TAG}:
-        return origin_label(origin)  # the latest release, as it was installed
-    return origin_label(origin, exact=True)
+
+def version_source(item: Installed) -> tuple[str, bool] | None:
+    """What ``install`` takes to install the very version ``item`` is: the release
+    installed (``owner/repo@tag``) or the pinned ``oci://`` reference, with ``False``; for
+    a receipt that followed the latest release without recording which,
+    ``owner/repo@TAG`` with ``True``: ``TAG`` is to be filled in with the release of its
+    version. ``None`` as :func:`reinstall_source`."""
+    found = _source(item)
+    if found is None:
+        return None
+    source, latest = found
+    return (f"{source}@TAG", True) if latest else (source, False)
 
 
 def reinstall_command(item: Installed) -> str:

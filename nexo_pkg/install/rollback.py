@@ -25,7 +25,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.version import Version
 from nexo_pkg.install.hold import Hold, read_hold, set_hold
 from nexo_pkg.install.receipts import Installed, scan_installed, scan_kept, version_order
-from nexo_pkg.install.remedy import plugin_command
+from nexo_pkg.install.remedy import plugin_command, version_source
 from nexo_pkg.install.root import KEPT_AREA, locked_root, publish, swap_in
 from nexo_pkg.install.verify import verify_installed
 
@@ -166,11 +166,12 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
         kept = target.receipt
         if kept.files is None:
             # Installed by another tool: nothing says what its files should be.
+            source = version_source(target)
             where = (
-                f"`nexo plugin install {kept.owner}/{kept.repo}@TAG --allow-downgrade`, TAG the "
-                f"release of {kept.version}"
-                if kept.owner and kept.repo
-                else f"`nexo plugin install --allow-downgrade` with the tarball of {kept.version}"
+                f"`nexo plugin install --allow-downgrade` with the tarball of {kept.version}"
+                if source is None
+                else f"`{plugin_command('install', source[0], '--allow-downgrade', root=dest)}`"
+                + (f", TAG the release of {kept.version}" if source[1] else "")
             )
             raise NexoError(
                 f"the kept {plugin_id} {kept.version} cannot be checked before it comes back: "

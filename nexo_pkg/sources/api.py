@@ -111,6 +111,7 @@ if TYPE_CHECKING:
         locked_origin,
         open_source,
         origin_label,
+        origin_place,
         prefetch_newest,
         reads_registry_config,
         reinstall_words,
@@ -156,7 +157,8 @@ _HOMES = homes(
         "releases": "read_release_signer release_material release_sha256 release_tarballs",
         "route": (
             "KINDS Kind Prefetched check_remote copies_as_is follows locked_origin "
-            "open_source origin_label prefetch_newest reads_registry_config reinstall_words "
+            "open_source origin_label origin_place prefetch_newest reads_registry_config "
+            "reinstall_words "
             "reopen tag_pins tagged_release"
         ),
         "select": "MANIFEST_ASSETS PLUGIN_ID identity_from_manifest parse_tarball_name",
@@ -215,6 +217,7 @@ __all__ = [
     "locked_origin",
     "open_source",
     "origin_label",
+    "origin_place",
     "parse_owner_repo",
     "parse_reference",
     "parse_sidecar",

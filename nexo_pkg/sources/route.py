@@ -5,7 +5,8 @@ the :class:`~nexo_pkg.sources.base.Source` a function here opens: a source text
 (:func:`open_source`: ``oci://…``, ``owner/repo[@tag]``, a local tarball), a receipt's or an
 install plan's origin (:func:`reopen`), a lock file's row (:func:`locked_origin`), a fleet
 file's source (:func:`check_remote`), what many lookups read at once
-(:func:`prefetch_newest`), how an origin is named (:func:`origin_label`), whether ``mirror``
+(:func:`prefetch_newest`), how an origin is named (:func:`origin_label`; whether it names
+a place at all: :func:`origin_place`), whether ``mirror``
 copies a version as it is (:func:`copies_as_is`), whether a source reads the registry
 credentials (:func:`reads_registry_config`), the words of an ``install`` command that
 reaches an origin again (:func:`reinstall_words`). :data:`KINDS` lists the kinds: the ``type``
@@ -40,6 +41,7 @@ __all__ = [
     "locked_origin",
     "open_source",
     "origin_label",
+    "origin_place",
     "prefetch_newest",
     "reads_registry_config",
     "reinstall_words",
@@ -272,13 +274,20 @@ NAMELESS = "local file"
 """How an origin that names no place to ask again is read (a local tarball's)."""
 
 
+def origin_place(origin: Mapping[str, Any], *, exact: bool = False) -> str | None:
+    """The place an install whose ``origin`` (a receipt's source object) came from names,
+    as :func:`origin_label` reads it; ``None`` for an origin that names no place to ask
+    again (a local file, a receipt without its coordinates)."""
+    kind = _kind_of_type(origin.get("type"))
+    return None if kind is None or kind.label is None else kind.label(origin, exact=exact)
+
+
 def origin_label(origin: Mapping[str, Any], *, exact: bool = False) -> str:
     """Where an install whose ``origin`` (a receipt's source object) is came from, as a
     person reads it: ``owner/repo``, a registry repository (``exact``: with the version
     installed, ``owner/repo@tag`` or the pinned reference), ``local file`` for an origin
     that names no place."""
-    kind = _kind_of_type(origin.get("type"))
-    named = None if kind is None or kind.label is None else kind.label(origin, exact=exact)
+    named = origin_place(origin, exact=exact)
     return named if named is not None else NAMELESS
 
 

@@ -214,3 +214,22 @@ def test_naming_an_origin_loads_no_kind_module() -> None:
         ["acme/hello@v1.0.0", f"oci://h:5000/p/hello@sha256:{digest}", "local file"]
     )
     assert loaded == "[]"
+
+
+def test_an_origin_that_names_no_place_is_said_so_by_the_route() -> None:
+    """``origin_place`` answers whether an origin names a place to install it again from:
+    ``None`` for a file and for a registry copy that lost its reference, though that copy
+    still records the release it was mirrored from (it came from the registry, not from
+    GitHub); ``origin_label`` reads ``None`` as ``local file``."""
+    from nexo_pkg.sources.route import origin_label, origin_place
+
+    pinned = "oci://h:5000/p/hello@sha256:" + "a" * 64
+    copy = {"type": "oci-registry", "owner": "acme", "repo": "hello", "tag": "v1.0.0"}
+    release = {"type": "github-releases", "owner": "acme", "repo": "hello", "tag": "v1.0.0"}
+    assert origin_place({**copy, "registry": pinned}, exact=True) == pinned
+    assert origin_place({**copy, "registry": pinned}) == "oci://h:5000/p/hello"
+    assert origin_place(release, exact=True) == "acme/hello@v1.0.0"
+    for nameless in (copy, {"type": "local-file", "path": "/x.tar.gz"}, {}, {"type": "new"}):
+        assert origin_place(nameless) is None
+        assert origin_place(nameless, exact=True) is None
+        assert origin_label(nameless) == "local file"
