@@ -392,13 +392,16 @@ def _loader_class() -> Any:
 
             # Once cut, every collection and the document end where the reading stopped.
             def check_event(self, *choices: Any) -> bool:
-                return self.cut is not None or bool(super().check_event(*choices))
+                parser: Any = yaml.SafeLoader  # PyYAML's stubs leave the parser untyped
+                return self.cut is not None or bool(parser.check_event(self, *choices))
 
             def peek_event(self) -> Any:
-                return _cut_event(self.cut) if self.cut is not None else super().peek_event()
+                parser: Any = yaml.SafeLoader
+                return _cut_event(self.cut) if self.cut is not None else parser.peek_event(self)
 
             def get_event(self) -> Any:
-                return _cut_event(self.cut) if self.cut is not None else super().get_event()
+                parser: Any = yaml.SafeLoader
+                return _cut_event(self.cut) if self.cut is not None else parser.get_event(self)
 
             def compose_scalar_node(self, anchor: Any) -> Any:
                 untyped: Any = self  # PyYAML's stubs leave `peek_event` untyped
