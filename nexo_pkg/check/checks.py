@@ -23,7 +23,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.check import frame_json
 from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, PluginProcess
@@ -52,8 +52,13 @@ from nexo_pkg.check.sandbox import (
     find_bwrap,
     plan_sandbox,
 )
-from nexo_pkg.check.scratch import scratch_directory
-from nexo_pkg.check.target import ResolvedPlugin, default_install_root, resolve_target
+from nexo_pkg.check.scratch import collecting_leftovers, scratch_directory
+from nexo_pkg.check.target import (
+    ResolvedPlugin,
+    default_install_root,
+    known_parse,
+    resolve_target,
+)
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.version import Version
@@ -61,6 +66,9 @@ from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.model import Sandbox
 from nexo_pkg.manifest.names import find_manifest
 from nexo_pkg.manifest.rust_text import rust_trim
+
+if TYPE_CHECKING:
+    from nexo_pkg.check.target import KnownManifest
 
 #: After replying to ``shutdown`` the daemon closes stdin and waits this long before SIGKILL
 #: (contract §4.2).
@@ -127,6 +135,7 @@ def run_check(
     sandbox: bool = True,
     host_calls: bool = False,
     config: Path | None = None,
+    known: KnownManifest | None = None,
 ) -> CheckReport:
     """Spawn the plugin at ``target`` and run the handshake conformance checks.
 
@@ -144,6 +153,8 @@ def run_check(
     (:class:`~nexo_pkg.check.microapp_target.ManifestRefusedError`: the failed ``manifest``
     check naming the lint rule; nothing starts). Raises :class:`UsageError` for bad arguments and
     ``TargetError`` (exit 2) or the archive errors when the target names nothing runnable.
+    ``known``: a directory target's manifest as the caller already read and parsed it
+    (``doctor``), not parsed again while the file holds those bytes.
     """
     if timeout_ms is not None and timeout_ms <= 0:
         raise UsageError("--timeout-ms must be a positive number of milliseconds")
@@ -153,8 +164,46 @@ def run_check(
     if invoke is not None and not isinstance(invoke[1], dict):
         raise UsageError("--args must be a JSON object")
     installed = installed_root or default_install_root
+    with collecting_leftovers() as left:
+        report = _resolved_and_checked(
+            target,
+            dest=dest,
+            installed_root=installed,
+            timeout_ms=timeout_ms,
+            version=version,
+            invoke=invoke,
+            strict=strict,
+            sandbox=sandbox,
+            host_calls=host_calls,
+            config=config,
+            known=known,
+        )
+    for note in left:
+        # A temporary directory the plugin moved where check could not find it: never left
+        # without a word.
+        report.add("cleanup", "warn", note)
+    return report
+
+
+def _resolved_and_checked(
+    target: Path | str,
+    *,
+    dest: Path | None,
+    installed_root: Callable[[], Path],
+    timeout_ms: int | None,
+    version: str,
+    invoke: tuple[str, dict[str, Any]] | None,
+    strict: bool,
+    sandbox: bool,
+    host_calls: bool,
+    config: Path | None,
+    known: KnownManifest | None,
+) -> CheckReport:
+    """:func:`run_check` once its arguments are judged."""
     try:
-        with resolve_target(target, dest=dest, installed_root=installed) as plugin:
+        with resolve_target(
+            target, dest=dest, installed_root=installed_root, known=known
+        ) as plugin:
             if plugin.microapp is not None:
                 from nexo_pkg.check.microapp import run_microapp  # noqa: PLC0415
 
@@ -297,7 +346,7 @@ def manifest_refusal(plugin: ResolvedPlugin, nexo_version: str | None) -> str | 
     manifest = find_manifest(plugin.root).path
     if plugin.model is None or manifest is None:
         return None
-    return lint_refusal(manifest, nexo_version)
+    return lint_refusal(manifest, nexo_version, known_parse(plugin.known, manifest))
 
 
 def _report_sandbox(report: CheckReport, plan: SandboxPlan) -> bool:

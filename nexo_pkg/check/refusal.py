@@ -9,23 +9,31 @@ report names instead of running it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nexo_pkg.manifest.document import ParsedManifest
 
 
-def lint_refusal(manifest: Path, nexo_version: str | None) -> str | None:
+def lint_refusal(
+    manifest: Path, nexo_version: str | None, parsed: ParsedManifest | None = None
+) -> str | None:
     """Why the manifest at ``manifest`` stops the spawn: its first lint error (with the count
     of the others), saying whether the daemon refuses the manifest too or would load it as it
     is (a rule beyond the daemon's own checks); ``None`` when it lints without an error.
-    ``nexo_version`` is the daemon version checked against."""
+    ``nexo_version`` is the daemon version checked against; ``parsed``: the manifest as lint
+    already parsed it, not parsed again when it is the file's text."""
     from nexo_pkg.core.diagnostics import first_of_errors  # noqa: PLC0415
-    from nexo_pkg.lint.engine import lint_file  # noqa: PLC0415
+    from nexo_pkg.lint.engine import lint_bytes  # noqa: PLC0415
     from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
     from nexo_pkg.manifest.options import LintOptions  # noqa: PLC0415
 
     options = LintOptions(nexo_version=nexo_version, host_net_allowed=True, sandbox_required=False)
     try:
-        errors = lint_file(manifest, options=options).errors
+        raw = manifest.read_bytes()
     except OSError:
         return None  # the resolver read it a moment ago; the spawn reports what follows
+    errors = lint_bytes(raw, path=str(manifest), options=options, parsed=parsed).errors
     if not errors:
         return None
     first = errors[0]

@@ -20,12 +20,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import sys
 import tomllib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.check.microapp_target import (
     ManifestRefusedError,
@@ -48,6 +50,12 @@ from nexo_pkg.manifest.names import (
     shadowed_message,
 )
 from nexo_pkg.sources.api import safe_extract
+
+if TYPE_CHECKING:
+    from nexo_pkg.manifest.document import ParsedManifest
+
+    #: A manifest as a caller already read it: its path, its bytes and lint's parse of them.
+    KnownManifest = tuple[Path, bytes, ParsedManifest]
 
 RESERVED_ENV_PREFIX = "NEXO_"
 #: Entrypoint values of a type the daemon does not read, in the order they are refused.
@@ -81,11 +89,28 @@ class ResolvedPlugin:
     notes: tuple[str, ...] = ()
     #: Set when the target is a microapp (an extension-shaped ``plugin.toml``).
     microapp: MicroappTarget | None = None
+    #: The manifest as the caller already read and parsed it (:data:`KnownManifest`), used
+    #: again where its bytes are still the file's.
+    known: KnownManifest | None = None
 
     @property
     def declared_tools(self) -> list[str]:
         """``[plugin.extends].tools`` (empty when absent or malformed)."""
         return list(self.model.plugin.extends.tools) if self.model is not None else []
+
+
+def known_parse(known: KnownManifest | None, manifest_path: Path) -> ParsedManifest | None:
+    """The manifest ``known`` holds parsed, when it is the one at ``manifest_path`` and the
+    file still holds exactly its bytes; else ``None`` (the caller reads and parses it)."""
+    if known is None:
+        return None
+    path, raw, parsed = known
+    try:
+        if path.resolve() != manifest_path.resolve() or manifest_path.read_bytes() != raw:
+            return None
+    except OSError:
+        return None
+    return parsed
 
 
 def default_install_root() -> Path:
@@ -100,8 +125,11 @@ def resolve_target(
     *,
     dest: Path | None = None,
     installed_root: Callable[[], Path] = default_install_root,
+    known: KnownManifest | None = None,
 ) -> Iterator[ResolvedPlugin]:
     """Resolve ``target`` to a spawnable plugin; temporary files live as long as the block.
+    ``known``: a directory target's manifest as the caller already read and parsed it
+    (``doctor``'s lint), not parsed again while the file holds the same bytes.
 
     A bare id is looked up under ``dest`` when given, else under ``installed_root()`` (called
     only when an id needs looking up: the CLI passes the daemon configuration's root).
@@ -125,7 +153,8 @@ def resolve_target(
                 f"under {root} match; write ./{text} for the directory, or --dest {root} for "
                 "the installed plugin"
             )
-        yield _resolve_directory(path, source="directory")
+        resolved = _resolve_directory(path, source="directory", known=known)
+        yield resolved if resolved.model is None else replace(resolved, known=known)
         return
     if path.is_file():
         if path.name.endswith((".tar.gz", ".tgz")):
@@ -195,13 +224,24 @@ def _require_gzip(path: Path) -> None:
         )
 
 
-def load_manifest(manifest_path: Path) -> PluginManifest:
-    """Parse the manifest and return its model.
+# What only the daemon's parser reads (the year 0000, a leap second): lint reads it with an
+# edit (nexo_pkg.manifest.document), tomllib refuses it.
+_DAEMON_ONLY_DATE_TIMES = re.compile(r"\b0000-\d\d-\d\d|:60(?!\d)")
 
-    Raises :class:`TargetError` when the file is missing, unreadable, not TOML, has no valid
-    ``plugin.id`` or a ``plugin.version`` the daemon does not parse (run ``nexo plugin lint``
-    for the full diagnosis).
-    """
+
+def _tomllib_document(parsed: ParsedManifest | None) -> dict[str, Any] | None:
+    """The document of ``parsed`` when it is exactly what ``tomllib`` reads from its text (no
+    syntax error, no date-time only the daemon reads); else ``None``."""
+    if parsed is None or not parsed.ok or "\r" in parsed.text:
+        return None  # a line end read_text would translate: parsed as read_text reads it
+    if _DAEMON_ONLY_DATE_TIMES.search(parsed.text):
+        return None
+    return parsed.data
+
+
+def _read_document(manifest_path: Path) -> dict[str, Any]:
+    """The manifest at ``manifest_path`` read and parsed by ``tomllib``; raises
+    :class:`TargetError` when it cannot be read, ``ManifestRefusedError`` when it is no TOML."""
     try:
         text = manifest_path.read_text(encoding="utf-8")
     except FileNotFoundError as error:
@@ -210,7 +250,7 @@ def load_manifest(manifest_path: Path) -> PluginManifest:
         raise TargetError(f"{manifest_path}: cannot read the manifest ({error})") from error
     try:
         # The daemon's TOML parser (toml_edit) reads past a leading byte-order mark.
-        manifest = tomllib.loads(text.removeprefix("\ufeff"))
+        return tomllib.loads(text.removeprefix("\ufeff"))
     except ValueError as error:
         raise ManifestRefusedError.linted(
             f"{manifest_path}: not valid TOML ({error}); run `nexo plugin lint` for details",
@@ -218,6 +258,19 @@ def load_manifest(manifest_path: Path) -> PluginManifest:
             root=manifest_path.parent.resolve(),
             plugin_id="",
         ) from error
+
+
+def load_manifest(manifest_path: Path, *, known: KnownManifest | None = None) -> PluginManifest:
+    """Parse the manifest and return its model (``known``: the manifest as the caller already
+    parsed it, used when it is the same document ``tomllib`` reads from the file).
+
+    Raises :class:`TargetError` when the file is missing, unreadable, not TOML, has no valid
+    ``plugin.id`` or a ``plugin.version`` the daemon does not parse (run ``nexo plugin lint``
+    for the full diagnosis).
+    """
+    manifest = _tomllib_document(known_parse(known, manifest_path))
+    if manifest is None:
+        manifest = _read_document(manifest_path)
 
     def refused(message: str) -> ManifestRefusedError:
         return ManifestRefusedError.linted(
@@ -240,7 +293,11 @@ def load_manifest(manifest_path: Path) -> PluginManifest:
 
 
 def _resolve_directory(
-    root: Path, *, source: str, manifest_path: Path | None = None
+    root: Path,
+    *,
+    source: str,
+    manifest_path: Path | None = None,
+    known: KnownManifest | None = None,
 ) -> ResolvedPlugin:
     root = root.resolve()
     # A microapp's plugin.toml has the extension shape; its host is another one.
@@ -262,7 +319,7 @@ def _resolve_directory(
             )
         manifest_path = lookup.path
         notes = tuple(shadowed_message(lookup.path.name, other.name) for other in lookup.shadowed)
-    model = load_manifest(manifest_path)
+    model = load_manifest(manifest_path, known=known)
     plugin_id = model.id
     entrypoint = model.plugin.entrypoint
 

@@ -37,7 +37,7 @@ from nexo_pkg.fleet import api as fleet_api
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
-    from nexo_pkg.fleet.api import FleetOptions, LockResult
+    from nexo_pkg.fleet.api import CopyResult, FleetOptions, LockResult, PushResult
 
 WantedOption = Annotated[
     Path,
@@ -328,8 +328,6 @@ def mirror_command(
     under the same trust policy. Exit codes: 0 mirrored; 1 refused; 2 usage error.
     """
     del yes  # nothing is asked: accepted as on every command that changes state
-    from nexo_pkg.sources.api import copies_as_is  # noqa: PLC0415
-
     callbacks = fleet_callbacks(json_output)
 
     def options() -> FleetOptions:
@@ -341,24 +339,20 @@ def mirror_command(
             reads_policy=False,
         )
 
-    if copies_as_is(release):
-        answer(
-            lambda: fleet_api.mirror_registry(release, destination, options(), callbacks),
-            json_output=json_output,
-            show=lambda copied: note(
-                f"Mirrored {copied.source} to {copied.reference} ({copied.digest}): "
-                f"{copied.blobs} blob(s), {copied.manifests} manifest(s), "
-                f"{copied.tags_written} tag(s) copied."
-            ),
-        )
-        return
+    def show(done: CopyResult | PushResult) -> None:
+        if isinstance(done, fleet_api.CopyResult):  # a version copied as it is
+            note(
+                f"Mirrored {done.source} to {done.reference} ({done.digest}): "
+                f"{done.blobs} blob(s), {done.manifests} manifest(s), "
+                f"{done.tags_written} tag(s) copied."
+            )
+        else:  # a registry artifact built from a release
+            note(f"Mirrored {release} to {done.reference} ({done.digest}).")
 
     answer(
-        lambda: fleet_api.mirror(release, destination, options(), callbacks),
+        lambda: fleet_api.mirror_source(release, destination, options(), callbacks),
         json_output=json_output,
-        show=lambda mirrored: note(
-            f"Mirrored {release} to {mirrored.reference} ({mirrored.digest})."
-        ),
+        show=show,
     )
 
 

@@ -330,11 +330,17 @@ def _upgrade_one(
         tag=tag,
         known=known,
     )
-    if hold is not None and result.install is not None and not options.dry_run:
+    if hold is None:
+        return result
+    from dataclasses import replace  # noqa: PLC0415
+
+    if result.install is None:
+        # The version named is the one installed: nothing changes, the hold included (as an
+        # install that finds the version in place keeps it).
+        return replace(result, kept_hold=hold.version)
+    if not options.dry_run:
         released = install_api.release_hold(options.dest, plugin_id)  # the version was named
         if released is not None:
-            from dataclasses import replace  # noqa: PLC0415
-
             return replace(result, released_hold=released.version)
     return result
 
@@ -370,7 +376,15 @@ def _report_upgrade(result: UpgradeResult) -> None:
         )
         return
     if result.install is None:
-        say(f"{printable(result.plugin_id)} {printable(result.from_version)} is up to date.")
+        current = f"{printable(result.plugin_id)} {printable(result.from_version)} is up to date"
+        if result.kept_hold is None:
+            say(f"{current}.")
+            return
+        unhold = install_api.plugin_command("unhold", result.plugin_id, root=result.old_path.parent)
+        say(
+            f"{current}; it stays held at {printable(result.kept_hold)}, as the version named is "
+            f"the one installed (`{printable(unhold)}` releases the hold)."
+        )
         return
     if result.install.dry_run:
         # What would change, as a real run says it before its screen (`_announcing`).
@@ -719,6 +733,9 @@ def upgrade_command(
     leaves the plugin directory only after the new one is in place, and is kept out of
     the daemon's sight for `nexo plugin rollback` (one previous version per plugin;
     --keep-old keeps them all, --no-keep-old keeps none).
+    A held plugin (`rollback`, `hold`) is left alone unless --tag or ID@TAG names a
+    release: another version ends the hold (a note says so), the version installed
+    keeps it (and says so), as an install that finds that version in place does.
     With --all, plugins installed from a local file are skipped, each plugin is upgraded
     on its own (one after another) and a failure does not stop the others; their sources
     are looked up first, --jobs at a time (with a GitHub token, many to one GraphQL

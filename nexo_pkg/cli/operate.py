@@ -272,10 +272,11 @@ def _handshake(timeout_ms: int, nexo_version: str | None, config: Path | None = 
     from the same configuration directory as the rest of the report (``config``)."""
     from nexo_pkg.check import run_check  # noqa: PLC0415
 
-    def run(directory: Path) -> tuple[bool, int, str]:
+    def run(directory: Path, known: Any = None) -> tuple[bool, int, str]:
         report = run_check(
-            directory, timeout_ms=timeout_ms, nexo_version=nexo_version, config=config
-        )
+            directory, timeout_ms=timeout_ms, nexo_version=nexo_version, config=config,
+            known=known,
+        )  # fmt: skip
         failing = [check for check in report.checks if check.status == "fail"]
         warning = [check for check in report.checks if check.status == "warn"]
         shown = (failing or warning)[:1]
@@ -303,11 +304,11 @@ def _with_progress(handshake: Any, roots: tuple[Path, ...]) -> Any:
     done = [0]
     guard = threading.Lock()
 
-    def run(directory: Path) -> tuple[bool, int, str]:
+    def run(directory: Path, known: Any = None) -> tuple[bool, int, str]:
         with guard:
             done[0] += 1
             say(printable(f"[{done[0]}/{total}] checking {directory.name}"))
-        result: tuple[bool, int, str] = handshake(directory)
+        result: tuple[bool, int, str] = handshake(directory, known)
         return result
 
     return run
@@ -726,8 +727,9 @@ def hold_command(
 
     `upgrade` and `upgrade --all` leave a held plugin alone (saying so), `list` and
     `outdated` show it held, until `nexo plugin upgrade ID@TAG` or an `install` of it,
-    with or without a tag (`install owner/repo` installs the latest release), names a
-    version, or `nexo plugin unhold ID` releases the hold; `remove` releases it too.
+    with or without a tag (`install owner/repo` installs the latest release), puts
+    another version in place (one naming the version held keeps the hold), or
+    `nexo plugin unhold ID` releases the hold; `remove` releases it too.
     `rollback` holds the plugin on the version it puts back.
     Exit codes: 0 held (or already); 1 not installed; 2 usage error.
     """

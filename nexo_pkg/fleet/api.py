@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 from nexo_pkg.core.faces import homes, lazy_getattr
 
 if TYPE_CHECKING:
-    from nexo_pkg.fleet.copy import mirror_registry
+    from nexo_pkg.fleet.copy import CopyResult, mirror_registry, mirror_source
     from nexo_pkg.fleet.doctor import diagnose
     from nexo_pkg.fleet.lock import LockResult, check, lock
     from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME, lock_command, read_registries
-    from nexo_pkg.fleet.publish import mirror, push
+    from nexo_pkg.fleet.publish import PushResult, mirror, push
     from nexo_pkg.fleet.sources import FleetOptions
     from nexo_pkg.fleet.sync import PluginOutcome, SyncResult, dry_run_plan, sync
     from nexo_pkg.fleet.treehash import check_root
@@ -26,11 +26,11 @@ if TYPE_CHECKING:
 # Where each name lives: the module of ``nexo_pkg.fleet`` that ``__getattr__`` loads for it.
 _HOMES = homes(
     {
-        "copy": "mirror_registry",
+        "copy": "CopyResult mirror_registry mirror_source",
         "doctor": "diagnose",
         "lock": "LockResult check lock",
         "lockfile": "LOCK_NAME WANTED_NAME lock_command read_registries",
-        "publish": "mirror push",
+        "publish": "PushResult mirror push",
         "sources": "FleetOptions",
         "sync": "PluginOutcome SyncResult dry_run_plan sync",
         "treehash": "check_root",
@@ -40,9 +40,11 @@ _HOMES = homes(
 __all__ = [
     "LOCK_NAME",
     "WANTED_NAME",
+    "CopyResult",
     "FleetOptions",
     "LockResult",
     "PluginOutcome",
+    "PushResult",
     "SyncResult",
     "check",
     "check_root",
@@ -52,6 +54,7 @@ __all__ = [
     "lock_command",
     "mirror",
     "mirror_registry",
+    "mirror_source",
     "push",
     "read_registries",
     "sync",

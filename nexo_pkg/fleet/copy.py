@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.fleet.publish import version_tagged
+from nexo_pkg.fleet.publish import PushResult, mirror, version_tagged
 from nexo_pkg.fleet.sources import FleetOptions, Session
 from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks
 from nexo_pkg.sources.api import (
@@ -35,6 +35,7 @@ from nexo_pkg.sources.api import (
     OciReference,
     RegistryClient,
     canonical,
+    copies_as_is,
     fallback_tag,
     latest_tag,
     parse_reference,
@@ -185,6 +186,20 @@ class _Copier:
             self.destination_repository, tag, found.data, found.media_type or MANIFEST_MEDIA_TYPE
         )
         self.result.tags_written += 1
+
+
+def mirror_source(
+    source_text: str,
+    destination_text: str,
+    options: FleetOptions,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
+) -> CopyResult | PushResult:
+    """``nexo plugin mirror SOURCE DESTINATION``: the version ``source_text`` names copied
+    as it is when its source says so (a registry version, :func:`mirror_registry`), else a
+    registry artifact built from the release it names (:func:`~nexo_pkg.fleet.publish.mirror`)."""
+    if copies_as_is(source_text):
+        return mirror_registry(source_text, destination_text, options, callbacks)
+    return mirror(source_text, destination_text, options, callbacks)
 
 
 def mirror_registry(

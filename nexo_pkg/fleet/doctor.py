@@ -62,9 +62,12 @@ __all__ = ["DoctorReport", "Finding", "HandshakeCheck", "diagnose"]
 
 Severity = Literal["error", "warning", "note"]
 
-# (plugin directory) -> (ok, warnings, one-line summary); raises NexoError when the plugin
-# cannot be spawned at all. Passed in so this module does not depend on how checks run.
-HandshakeCheck = Callable[[Path], tuple[bool, int, str]]
+# (plugin directory, its manifest as doctor read it: path, bytes, lint's parse, or None) ->
+# (ok, warnings, one-line summary); raises NexoError when the plugin cannot be spawned at all.
+# Passed in so this module does not depend on how checks run.
+HandshakeCheck = Callable[
+    [Path, "tuple[Path, bytes, ParsedManifest] | None"], tuple[bool, int, str]
+]
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,16 @@ def _as_tomllib_reads(
     except UnicodeDecodeError:
         return None
     return (path.name, parsed.data) if parsed.text == text else None
+
+
+def _as_read(
+    path: Path | None, linted: tuple[bytes, FileResult, ParsedManifest | None] | OSError | None
+) -> tuple[Path, bytes, ParsedManifest] | None:
+    """The manifest at ``path`` as lint read and parsed it, for the handshake not to parse it
+    again; ``None`` when it was not read or not parsed as a manifest."""
+    if path is None or linted is None or isinstance(linted, OSError) or linted[2] is None:
+        return None
+    return path, linted[0], linted[2]
 
 
 def _manifest_findings(
@@ -296,7 +309,7 @@ def _installed_findings(
     if handshake is None:
         return
     try:
-        ok, warnings, summary = handshake(item.path)
+        ok, warnings, summary = handshake(item.path, _as_read(manifest, linted))
     except NexoError as error:
         report.add(
             "error", "check", f"cannot be spawned: {error.message}",

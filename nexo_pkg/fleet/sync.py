@@ -335,9 +335,9 @@ def _check_registry_config(locked: Lock, registry_config: Path | None) -> None:
     named = registry_config is not None or bool(os.environ.get("REGISTRY_AUTH_FILE"))
     if not named:
         return
-    from nexo_pkg.sources.api import is_registry_source  # noqa: PLC0415
+    from nexo_pkg.sources.api import reads_registry_config  # noqa: PLC0415
 
-    if any(is_registry_source(entry.source) for entry in locked.plugins.values()):
+    if any(reads_registry_config(entry.source) for entry in locked.plugins.values()):
         from nexo_pkg.sources.api import check_registry_config  # noqa: PLC0415
 
         check_registry_config(registry_config)

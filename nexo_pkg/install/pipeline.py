@@ -75,7 +75,6 @@ from nexo_pkg.sources.api import (
     host_candidates,
     inspect_archive,
     open_source,
-    origin_label,
     prefetch_newest,
     reopen,
     requested_target,
@@ -126,6 +125,12 @@ class InstallResult:
         said = self.plan.warnings if link is None else (*self.plan.warnings, link)
         return (*said, *(left_behind(path) for path in self.left))
 
+    def _still_kept(self, path: Path) -> bool:
+        """Whether ``path``, where a replaced tree was moved, is still there after the run:
+        kept under ``.nexo/kept`` and not pruned. A tree moved under ``.nexo/removing`` was
+        deleted by this same run (an unfinished deletion is a warning of its own)."""
+        return path.parent.parent.name == KEPT_AREA and path not in self.pruned
+
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
             "ok": True,
@@ -139,10 +144,11 @@ class InstallResult:
             "was_already_present": self.was_already_present,
             "dry_run": self.dry_run,
             # A dry run moves nothing: the installed trees the install would replace. A tree
-            # moved aside that this run then pruned is no longer there: never said kept.
+            # moved aside that this run then deleted (pruned, or moved to be removed) is no
+            # longer there: never named.
             "replaced": list(self.plan.replacing)
             if self.dry_run
-            else [str(path) for path in self.set_aside if path not in self.pruned],
+            else [str(path) for path in self.set_aside if self._still_kept(path)],
             "kept_paths": [str(path) for path in self.kept],
             "pruned_kept_paths": [str(path) for path in self.pruned],
             "manifest": self.plan.summary.to_json(),
@@ -438,19 +444,13 @@ def _install_anyway(origin: Origin, options: InstallOptions) -> str:
     installs this very version (its release, pinned registry reference or file), with the
     root and the flags its source was reached with, ready to paste."""
     from nexo_pkg.install.remedy import plugin_command  # noqa: PLC0415 (a refusal)
-    from nexo_pkg.sources.api import is_registry_source  # noqa: PLC0415
+    from nexo_pkg.sources.api import reinstall_words  # noqa: PLC0415
 
-    source = origin_label(origin.source, exact=True)
-    registry = is_registry_source(source)
-    if origin.owner is None and not registry:
-        path = origin.source.get("path")
-        source = path if isinstance(path, str) else "SOURCE"
-    words = ["install", source, "--force"]
-    if registry and options.plain_http:
-        words.append("--plain-http")
-    if options.github_api_url and not registry and origin.owner is not None:
-        words += ["--github-api-url", options.github_api_url]
-    return f"install it anyway with `{plugin_command(*words, root=options.dest)}`"
+    source, flags = reinstall_words(
+        origin, plain_http=options.plain_http, github_api_url=options.github_api_url
+    )
+    command = plugin_command("install", source, "--force", *flags, root=options.dest)
+    return f"install it anyway with `{command}`"
 
 
 def _signer_key(signature: Mapping[str, Any]) -> tuple[object, object]:
@@ -848,6 +848,9 @@ class UpgradeResult:
     unfinished: tuple[Path, ...] = ()
     # The version a hold kept the plugin at, ended by this upgrade (``upgrade ID@TAG``).
     released_hold: str | None = None
+    # The version a hold keeps the plugin at, left in place by an ``upgrade ID@TAG`` that
+    # named the version already installed (as an install that finds it in place keeps it).
+    kept_hold: str | None = None
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -880,6 +883,8 @@ class UpgradeResult:
             document["held"] = self.held
         if self.released_hold is not None:
             document["released_hold"] = self.released_hold
+        if self.kept_hold is not None:
+            document["held"] = self.kept_hold  # still held: this upgrade changed nothing
         return document
 
 
@@ -940,7 +945,7 @@ def upgrade(
             return UpgradeResult(
                 plugin_id, version, version, current.path, None, False, pinned_tag=pinned
             )
-        stopped = None if known is None else known.stopped.get(str(origin.get("type")))
+        stopped = None if known is None else known.stopped_for(origin)
         if stopped is not None:
             # Its service said the rate limit is spent: nothing more is asked of it.
             raise stopped

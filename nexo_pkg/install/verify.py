@@ -192,6 +192,23 @@ def verify_installed(
     )
 
 
+def _manifest_document(path: Path) -> dict[str, Any]:
+    """The document the daemon reads from the manifest at ``path``, as lint and ``doctor``
+    read it: ``tomllib``'s, or for what only the daemon's parser takes (a date-time in the
+    year 0000, a leap second) lint's reading of it. Raises ``ValueError`` when it is no TOML
+    the daemon reads, ``OSError``/``UnicodeDecodeError`` when it cannot be read."""
+    raw = path.read_bytes()
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except tomllib.TOMLDecodeError:
+        from nexo_pkg.manifest.document import parse_manifest  # noqa: PLC0415 (rare)
+
+        parsed = parse_manifest(raw.decode("utf-8"))
+        if not parsed.ok:
+            raise
+        return parsed.data
+
+
 def _named_otherwise(
     item: Installed, manifest_name: str, parsed: tuple[str, Mapping[str, Any]] | None
 ) -> str | None:
@@ -206,8 +223,7 @@ def _named_otherwise(
         plugin = parsed[1].get("plugin")
     else:
         try:
-            with (item.path / manifest_name).open("rb") as handle:
-                plugin = tomllib.load(handle).get("plugin")
+            plugin = _manifest_document(item.path / manifest_name).get("plugin")
         except (OSError, UnicodeDecodeError, ValueError, RecursionError):
             return None
     if not isinstance(plugin, dict):

@@ -1109,9 +1109,27 @@ def _check_extensions(
     base: KeyPath = ("extensions",)
     for name in settings.entries:
         _no_microapp(findings, (*base, "entries", str(name)), str(name), known, "entry")
-    for listing in ("disabled", "allowlist"):
-        for index, name in enumerate(getattr(settings, listing)):
-            _no_microapp(findings, (*base, listing, index), name, known, f"`{listing}` id")
+    for index, name in enumerate(settings.disabled):
+        _no_microapp(findings, (*base, "disabled", index), name, known, "`disabled` id")
+    # The daemon checks the allowlist against what discovery kept after `disabled`
+    # (`discovery.rs:341-356`: "allowlist contains `{id}` but no extension with that id was
+    # discovered"): an id also listed as disabled is one it warns about.
+    disabled = set(settings.disabled)
+    undisabled = None if known is None else known - disabled
+    for index, name in enumerate(settings.allowlist):
+        path: KeyPath = (*base, "allowlist", index)
+        if known is not None and name in known & disabled:
+            findings.add(
+                "NX229",
+                path,
+                f"`allowlist` id `{name}` is also listed under `disabled`: the daemon drops it "
+                "before it reads the allowlist, and warns that no extension with that id was "
+                "discovered",
+                "remove it from `disabled` to load it, or from `allowlist`",
+                part="value",
+            )
+        else:
+            _no_microapp(findings, path, name, undisabled, "`allowlist` id")
     loaded = [app for app in microapps if settings.skips(app.manifest.id) is None]
     declaring = [
         (_grant_id(app), app.companion)

@@ -150,13 +150,16 @@ def lint_source(
     path: str = "nexo-plugin.toml",
     options: LintOptions | None = None,
     keep: list[ParsedManifest] | None = None,
+    parsed: ParsedManifest | None = None,
 ) -> FileResult:
     """Lint manifest ``text``; never raises for bad input. The file decides whose rules apply
     (:mod:`nexo_pkg.lint.microapp`); the result's ``parser`` says which. ``keep`` receives
-    the parsed manifest, for a caller that reads the document too. A leading byte-order mark
-    is dropped, as :func:`lint_file` and the daemon's TOML parser (``toml_edit``) drop it."""
+    the parsed manifest, for a caller that reads the document too; ``parsed``: one a caller
+    kept, used when it is of this very text (else the text is parsed). A leading byte-order
+    mark is dropped, as :func:`lint_file` and the daemon's TOML parser (``toml_edit``) drop it."""
     text = text.removeprefix("\ufeff")
-    parsed = parse_manifest(text)
+    if parsed is None or parsed.text != text:
+        parsed = parse_manifest(text)
     if keep is not None:
         keep.append(parsed)
     parser = "plugin-manifest"
@@ -211,14 +214,21 @@ def lint_bytes(
     path: str = "nexo-plugin.toml",
     options: LintOptions | None = None,
     keep: list[ParsedManifest] | None = None,
+    parsed: ParsedManifest | None = None,
 ) -> FileResult:
     """Lint raw file content: decoding problems (not UTF-8, binary, too large) are findings. A
     daemon config file or a trust policy (docs/lint.md, ``PATH``) gets its own linter.
-    ``keep`` receives the parsed manifest when the content was linted as one."""
+    ``keep`` receives the parsed manifest when the content was linted as one; ``parsed``: a
+    manifest kept so from these bytes before, not parsed again."""
+    if _skipped_drop_in(path):
+        text = raw.decode("utf-8", errors="replace")
+        skipped = lint_config_source(text, path=path, options=options, kind="agents")
+        if skipped is not None:
+            return skipped
     text, problems = decode_manifest(raw, yaml=_yaml_named(path))
     if any(problem.severity == "error" for problem in problems):
         return FileResult(path, tuple(_filtered(problems, options)), text)
-    result = _lint_text(text, path, options, keep)
+    result = _lint_text(text, path, options, keep, parsed)
     if not problems:
         return result
     found = (*_filtered(problems, options), *result.diagnostics)
@@ -235,13 +245,31 @@ def lint_bytes_keeping(
     return result, kept[0] if kept else None
 
 
+def _skipped_drop_in(path: str) -> bool:
+    """Whether ``path`` is a file of a daemon's ``agents.d/`` that its loader skips for its name
+    (anything but ``*.yaml``: ``x.yml``, ``README.md``, ``x.txt``), and that is no TOML file
+    lint reads (a manifest, a fleet file or a trust policy of any name ends in ``.toml``).
+    Whatever it holds, the daemon never reads it: ``NX235`` alone says so."""
+    named = Path(path)
+    return (
+        named.absolute().parent.name == "agents.d"  # daemon_files.AGENTS_DROP_IN_DIR
+        and named.suffix != ".yaml"
+        and not named.name.lower().endswith(".toml")
+        and named.name not in FLEET_FILES
+    )
+
+
 def _yaml_named(path: str) -> bool:
     """Whether ``path`` names a YAML file: ``.yaml`` or ``.yml`` in any case (``x.YAML``)."""
     return path.lower().endswith((".yaml", ".yml"))
 
 
 def _lint_text(
-    text: str, path: str, options: LintOptions | None, keep: list[ParsedManifest] | None = None
+    text: str,
+    path: str,
+    options: LintOptions | None,
+    keep: list[ParsedManifest] | None = None,
+    parsed: ParsedManifest | None = None,
 ) -> FileResult:
     """Lint decoded ``text`` as the daemon config, fleet file or trust policy its name (or,
     for a policy, its content) says it is, else as a manifest."""
@@ -258,7 +286,7 @@ def _lint_text(
         policy = lint_policy_source(text, path=path)
         kept = _filtered(policy.diagnostics, options)
         return FileResult(policy.path, tuple(kept), policy.source, "trust-policy")
-    return lint_source(text, path=path, options=options, keep=keep)
+    return lint_source(text, path=path, options=options, keep=keep, parsed=parsed)
 
 
 def _lint_fleet_file(

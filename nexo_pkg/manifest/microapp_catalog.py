@@ -392,7 +392,8 @@ _RULES: tuple[Rule, ...] = (
         severity="warning",
         summary="a config entry names no microapp the daemon discovers",
         what="Ids in `entries`, `disabled`, `allowlist` and agents' `extensions_config` are "
-        "compared with the microapps found under `search_paths` (as the daemon walks them).",
+        "compared with the microapps found under `search_paths` (as the daemon walks them); "
+        "`allowlist` ids with those left after `disabled`, as the daemon compares them.",
         why="The daemon ignores such entries silently: a misspelt id leaves the intended "
         "microapp without its grants or settings.",
         example="extensions:\n  entries:\n    wheather: {capabilities_grant: [agents_crud]}\n",

@@ -130,7 +130,7 @@ def _names_host(what: str, exc: httpx.TransportError) -> bool:
         url = exc.request.url
     except RuntimeError:  # an error raised without its request
         return False
-    host = f"{url.host}:{url.port}" if url.port else url.host
+    host = _authority(url)  # an IPv6 address bracketed, as ``what`` writes it
     word = rf"(?<![\w.:-]){re.escape(host)}(?![\w.:-])"
     return bool(host) and re.search(word, what) is not None
 

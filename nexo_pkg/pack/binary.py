@@ -4,12 +4,17 @@ Only the first bytes of the file are read: the ELF identification and header (Li
 the Mach-O header or universal-binary table (macOS), or the DOS stub's pointer to the PE header
 (Windows). A disagreement is a warning of ``pack`` (the daemon on that platform could not run
 the plugin); a file in no known format is one too, except a ``#!`` script for a POSIX target.
+For a Linux target, a dynamically linked ELF's interpreter (its ``PT_INTERP`` program header)
+tells a glibc build (``ld-linux-*``) from a musl one (``ld-musl-*``); a static binary has none
+and runs under either.
 """
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 #: How much of the binary is read: the headers below lie within it (a PE header is pointed to
 #: from offset 0x3c and sits within the first few hundred bytes in practice).
@@ -58,6 +63,69 @@ def _elf(head: bytes) -> tuple[str, int, bool] | None:
     little = head[5] == 1
     machine = int.from_bytes(head[18:20], "little" if little else "big")
     return _ELF_NAMES.get(machine, f"machine {machine}"), 32 * head[4], little
+
+
+#: ``p_type`` of the program header naming the dynamic loader (ELF gABI, "Program Header").
+_PT_INTERP = 3
+#: The longest interpreter path read (Linux's own limit for it is PATH_MAX).
+_INTERP_MAX = 4096
+#: Bounds on the program header table read (real linkers write 56- or 32-byte entries, a few
+#: dozen of them).
+_PHENT_MAX = 256
+_PHNUM_MAX = 1024
+
+
+def _elf_interpreter(stream: BinaryIO, head: bytes) -> str | None:
+    """The path in an ELF file's ``PT_INTERP`` program header, else None (static, or a header
+    this cannot follow). Fields as the ELF gABI lays them out: ``e_phoff`` at 0x20 (64-bit) or
+    0x1c (32-bit), ``e_phentsize``/``e_phnum`` at 0x36/0x38 or 0x2a/0x2c; in each entry
+    ``p_type`` first, then ``p_offset`` and ``p_filesz`` at 8/32 (64-bit) or 4/16 (32-bit)."""
+    if len(head) < 0x40 or head[:4] != b"\x7fELF" or head[4] not in (1, 2):
+        return None
+    order = "<" if head[5] == 1 else ">"
+    wide = head[4] == 2
+    phoff, phentsize, phnum = (
+        struct.unpack_from(f"{order}Q", head, 0x20)[0]
+        if wide
+        else struct.unpack_from(f"{order}I", head, 0x1C)[0],
+        *struct.unpack_from(f"{order}HH", head, 0x36 if wide else 0x2A),
+    )
+    entry = struct.Struct(f"{order}I4xQ16xQ" if wide else f"{order}I I8x I")
+    if not entry.size <= phentsize <= _PHENT_MAX or not 0 < phnum <= _PHNUM_MAX:
+        return None
+    stream.seek(phoff)
+    table = stream.read(phentsize * phnum)
+    for index in range(len(table) // phentsize):
+        kind, offset, size = entry.unpack_from(table, index * phentsize)
+        if kind == _PT_INTERP:
+            stream.seek(offset)
+            path = stream.read(min(size, _INTERP_MAX))
+            return path.partition(b"\0")[0].decode("utf-8", "replace")
+    return None
+
+
+def _libc_mismatch(binary: Path, stream: BinaryIO, head: bytes, target: str) -> str | None:
+    """For a ``-linux-gnu*``/``-linux-musl*`` target: the loader a dynamically linked ELF asks
+    for when it is the other C library's, else None."""
+    _, _, env = target.partition("-linux-")
+    wants_musl = env.startswith("musl")
+    if not (wants_musl or env.startswith("gnu")):
+        return None
+    try:
+        interpreter = _elf_interpreter(stream, head)
+    except (OSError, ValueError, OverflowError):  # struct.error is a ValueError
+        return None  # a table pointing past what a file may hold
+    if interpreter is None:
+        return None  # static: runs under glibc and musl alike
+    is_musl = "ld-musl" in interpreter.rpartition("/")[2]
+    if is_musl == wants_musl:
+        return None
+    built, wanted = ("musl", "glibc") if is_musl else ("glibc", "musl")
+    return (
+        f"--binary {binary} is dynamically linked against {built} (its interpreter is "
+        f"{interpreter}), but --target {target} is a {wanted} target, whose hosts lack that "
+        f"loader and cannot start it; pass the binary built for {target}, or link it statically"
+    )
 
 
 def _macho_cpus(head: bytes) -> list[int] | None:
@@ -125,9 +193,9 @@ def binary_mismatch(binary: Path, target: str) -> str | None:
     try:
         with binary.open("rb") as stream:
             head = stream.read(HEAD_BYTES)
+            if _matches(head, form, arch):
+                return _libc_mismatch(binary, stream, head, target) if form == "ELF" else None
     except OSError:
-        return None
-    if _matches(head, form, arch):
         return None
     wanted = f"{arch.elf_bits}-bit {arch.name} ELF" if form == "ELF" else f"{arch.name} {form}"
     return (

@@ -86,7 +86,6 @@ if TYPE_CHECKING:
     )
     from nexo_pkg.sources.oci_reference import (
         OciReference,
-        is_registry_source,
         parse_reference,
     )
     from nexo_pkg.sources.registry import (
@@ -113,6 +112,8 @@ if TYPE_CHECKING:
         open_source,
         origin_label,
         prefetch_newest,
+        reads_registry_config,
+        reinstall_words,
         reopen,
         tag_pins,
         tagged_release,
@@ -150,12 +151,13 @@ _HOMES = homes(
             "TargetFiles created_for created_now latest_tag plugin_of push_version "
             "source_date tag_contradicts tarball_date"
         ),
-        "oci_reference": "OciReference is_registry_source parse_reference",
+        "oci_reference": "OciReference parse_reference",
         "registry": "INDEX_MEDIA_TYPE MANIFEST_MEDIA_TYPE Manifest RegistryClient fallback_tag",
         "releases": "read_release_signer release_material release_sha256 release_tarballs",
         "route": (
             "KINDS Kind Prefetched check_remote copies_as_is follows locked_origin "
-            "open_source origin_label prefetch_newest reopen tag_pins tagged_release"
+            "open_source origin_label prefetch_newest reads_registry_config reinstall_words "
+            "reopen tag_pins tagged_release"
         ),
         "select": "MANIFEST_ASSETS PLUGIN_ID identity_from_manifest parse_tarball_name",
         "spec": "parse_owner_repo parse_source timestamp_or_none",
@@ -209,7 +211,6 @@ __all__ = [
     "host_candidates",
     "identity_from_manifest",
     "inspect_archive",
-    "is_registry_source",
     "latest_tag",
     "locked_origin",
     "open_source",
@@ -224,6 +225,8 @@ __all__ = [
     "push_version",
     "read_release_signer",
     "read_sidecar",
+    "reads_registry_config",
+    "reinstall_words",
     "release_material",
     "release_sha256",
     "release_tarballs",

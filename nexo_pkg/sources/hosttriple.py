@@ -12,17 +12,44 @@ from nexo_pkg.core.errors import UsageError
 NOARCH = "noarch"
 TARGET_ENV = "NEXO_INSTALL_TARGET"
 _TRIPLE = re.compile(r"^[A-Za-z0-9_]+(?:-[A-Za-z0-9_.]+){1,3}$")
-_ARCH_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
+#: ``uname``'s machine names to the architecture field of Rust's target triples (the names
+#: per-target tarballs carry, as ``pack --target`` writes them): macOS and Windows say
+#: ``arm64``/``AMD64``; Linux says ``ppc64le``, ``riscv64``, ``i386``… where Rust says
+#: ``powerpc64le``, ``riscv64gc``, ``i686``.
+_ARCH_ALIASES = {
+    "amd64": "x86_64",
+    "x64": "x86_64",
+    "arm64": "aarch64",
+    "i386": "i686",
+    "i486": "i686",
+    "i586": "i686",
+    "ppc64le": "powerpc64le",
+    "riscv64": "riscv64gc",
+    "armv7l": "armv7",
+    "armv8l": "armv7",  # a 32-bit ARM userland on a 64-bit kernel
+}
+#: Where musl's dynamic loader (``ld-musl-<arch>.so.1``) lives: Alpine, Void, Chimera.
+_MUSL_LOADER_DIRS = ("/lib", "/usr/lib")
+
+
+def _uname() -> tuple[str, str]:
+    """(machine, kernel version) as ``uname`` gives them; the seam tests replace."""
+    if hasattr(os, "uname"):
+        name = os.uname()  # what platform.machine() reads on POSIX
+        return name.machine, name.version
+    import platform  # noqa: PLC0415
+
+    return platform.machine(), ""
 
 
 def _arch() -> str:
-    if hasattr(os, "uname"):
-        machine = os.uname().machine  # what platform.machine() reads on POSIX
-    else:
-        import platform  # noqa: PLC0415
-
-        machine = platform.machine()
+    machine, version = _uname()
     machine = machine.lower()
+    if sys.platform == "darwin" and machine == "x86_64" and "ARM64" in version:
+        # An x86_64 Python under Rosetta 2: uname translates the machine but not the kernel's
+        # version (``…RELEASE_ARM64_T6000``). The machine is Apple silicon, where the daemon
+        # built for it runs natively.
+        return "aarch64"
     return _ARCH_ALIASES.get(machine, machine)
 
 
@@ -45,7 +72,7 @@ def _linux_is_musl() -> bool:
     """glibc reports itself through ``libc_ver``; musl does not, but ships ``ld-musl-*``."""
     if _libc_name() == "glibc":
         return False
-    return any(Path("/lib").glob("ld-musl-*")) or any(Path("/usr/lib").glob("ld-musl-*"))
+    return any(any(Path(folder).glob("ld-musl-*")) for folder in _MUSL_LOADER_DIRS)
 
 
 def expand_triple(triple: str) -> tuple[str, ...]:
@@ -61,10 +88,16 @@ def detect_host_candidates() -> tuple[str, ...]:
     """Triples this host runs, best first (``noarch`` is added by the asset selection)."""
     arch = _arch()
     if sys.platform.startswith("linux"):
+        # 32-bit ARM's triples name the hard-float ABI: armv7-unknown-linux-gnueabihf.
+        abi = "eabihf" if arch == "armv7" else ""
+        musl = f"{arch}-unknown-linux-musl{abi}"
         if _linux_is_musl():
-            return (f"{arch}-unknown-linux-musl",)
-        return expand_triple(f"{arch}-unknown-linux-gnu")
+            return (musl,)
+        return (f"{arch}-unknown-linux-gnu{abi}", musl)
     if sys.platform == "darwin":
+        if arch == "aarch64" and _uname()[0].lower() == "x86_64":
+            # Under Rosetta 2 this process proves x86_64 builds run too: the fallback.
+            return ("aarch64-apple-darwin", "x86_64-apple-darwin")
         return (f"{arch}-apple-darwin",)
     return ()
 

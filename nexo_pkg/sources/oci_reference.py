@@ -18,12 +18,6 @@ from nexo_pkg.core.errors import EXIT_USAGE, NexoError
 SCHEME = "oci://"
 
 
-def is_registry_source(text: str) -> bool:
-    """Whether a source as written (a lock's ``source``, a receipt's label) names an OCI
-    registry: the one place that tells a registry source from the others by its text."""
-    return text.startswith(SCHEME)
-
-
 _HOST = re.compile(
     r"^(?:[A-Za-z0-9][A-Za-z0-9-]{0,62}(?:\.[A-Za-z0-9-]{1,63})*|\[[0-9a-fA-F:]+\])(?::[0-9]{1,5})?$"
 )

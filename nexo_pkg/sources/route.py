@@ -6,7 +6,9 @@ the :class:`~nexo_pkg.sources.base.Source` a function here opens: a source text
 install plan's origin (:func:`reopen`), a lock file's row (:func:`locked_origin`), a fleet
 file's source (:func:`check_remote`), what many lookups read at once
 (:func:`prefetch_newest`), how an origin is named (:func:`origin_label`), whether ``mirror``
-copies a version as it is (:func:`copies_as_is`). :data:`KINDS` lists the kinds: the ``type``
+copies a version as it is (:func:`copies_as_is`), whether a source reads the registry
+credentials (:func:`reads_registry_config`), the words of an ``install`` command that
+reaches an origin again (:func:`reinstall_words`). :data:`KINDS` lists the kinds: the ``type``
 their origins record, the module that implements them (imported on first use, so ``install
 PATH`` never loads the registry's client and ``list`` no kind's module), the scheme of their
 source texts and how their origins are named. A new source is one entry there and the module
@@ -39,6 +41,8 @@ __all__ = [
     "open_source",
     "origin_label",
     "prefetch_newest",
+    "reads_registry_config",
+    "reinstall_words",
     "reopen",
     "tag_pins",
     "tagged_release",
@@ -113,7 +117,10 @@ class Kind:
     one of its origins (``exact``: with the version installed; ``None``: it names no place),
     from the kind's grammar, so that ``list`` loads no kind's module. ``check``: the check of
     a source text of the kind, when its grammar is all it takes (a registry reference), so
-    that reading a lock loads no kind's client; ``None``: the module's ``check_text``."""
+    that reading a lock loads no kind's client; ``None``: the module's ``check_text``.
+    ``registry``: whether its sources are reached with the registry credentials
+    (``--registry-config``) and ``--plain-http``; ``github``: whether through the GitHub API
+    (``--github-api-url``)."""
 
     type: str
     load: Callable[[], KindModule]
@@ -123,6 +130,8 @@ class Kind:
     tag_pins: bool = True
     label: Label | None = None
     check: Callable[[str], object] | None = None
+    registry: bool = False
+    github: bool = False
 
 
 # Each kind's module is imported on first use: the registry's brings its client (and
@@ -145,7 +154,7 @@ def _local() -> KindModule:
     return local
 
 
-_RELEASES = Kind("github-releases", _releases, label=release_label)
+_RELEASES = Kind("github-releases", _releases, label=release_label, github=True)
 _LOCAL = Kind("local-file", _local, follows=False)
 
 KINDS: tuple[Kind, ...] = (
@@ -157,6 +166,7 @@ KINDS: tuple[Kind, ...] = (
         tag_pins=False,
         label=registry_label,
         check=parse_reference,
+        registry=True,
     ),
     _RELEASES,
     _LOCAL,
@@ -204,6 +214,11 @@ class Prefetched:
 
     found: Mapping[str, Any] = field(default_factory=dict)
     stopped: Mapping[str, NexoError] = field(default_factory=dict)
+
+    def stopped_for(self, origin: Mapping[str, Any]) -> NexoError | None:
+        """The answer of the service ``origin`` (a receipt's source object) is asked of,
+        when it said its rate limit is spent; ``None``: it may be asked."""
+        return self.stopped.get(str(origin.get("type")))
 
 
 def prefetch_newest(
@@ -273,6 +288,33 @@ def copies_as_is(text: str) -> bool:
     from a release (``owner/repo@tag``, see :func:`tagged_release`)."""
     kind = _scheme_kind(text)
     return kind is not None and kind.copied
+
+
+def reads_registry_config(text: str) -> bool:
+    """Whether the source ``text`` names (a lock's ``source``) is reached with the registry
+    credentials, so that a named ``--registry-config`` must be readable before it is asked."""
+    kind = _scheme_kind(text)
+    return kind is not None and kind.registry
+
+
+def reinstall_words(
+    origin: Origin, *, plain_http: bool, github_api_url: str | None
+) -> tuple[str, tuple[str, ...]]:
+    """The source an ``install`` command takes to install the version ``origin`` names
+    again (the release, the pinned registry reference, a file's path; ``SOURCE`` for an
+    origin that records none), and the flags its source was reached with that the command
+    must carry: ``--plain-http`` to a registry, ``--github-api-url`` to a GitHub release."""
+    kind = _kind_of_type(origin.type)
+    named = None if kind is None or kind.label is None else kind.label(origin.source, exact=True)
+    if kind is None or named is None:
+        path = origin.source.get("path")
+        return (path if isinstance(path, str) else "SOURCE"), ()
+    flags: list[str] = []
+    if kind.registry and plain_http:
+        flags.append("--plain-http")
+    if kind.github and github_api_url:
+        flags += ["--github-api-url", github_api_url]
+    return named, tuple(flags)
 
 
 def locked_origin(

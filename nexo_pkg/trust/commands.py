@@ -33,6 +33,7 @@ from nexo_pkg.trust.policy import (
     anchored_form,
     is_email_identity,
     is_workflow_path,
+    widening_flag,
 )
 from nexo_pkg.trust.policy_edit import add_author, remove_authors
 from nexo_pkg.trust.suggest import author_entry_toml, escape_pattern, suggest_author
@@ -88,6 +89,13 @@ def needs_release_signer(
                 kind="policy_invalid",
                 exit_code=EXIT_USAGE,
             ) from None
+        widening = widening_flag(identity_regexp)
+        if widening is not None:
+            raise NexoError(
+                f"--identity-regexp {widening}; nothing was written",
+                kind="policy_invalid",
+                exit_code=EXIT_USAGE,
+            )
     if identity is None and identity_regexp is None:
         if repo is None:
             raise UsageError(

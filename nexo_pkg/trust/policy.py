@@ -127,6 +127,47 @@ def _alternatives(pattern: str) -> tuple[list[str], bool]:
     return parts, False
 
 
+_FLAG_GROUP = re.compile(r"\(\?([imsU]*)(?:-[imsU]*)?[:)]")
+_WIDENING_FLAGS = {
+    # Matched whole, `(?m)^a$` still refuses `a\nb`; searched, as cosign and the reference
+    # installer run a pattern, it accepts it; and a mid-pattern `(?m)$` or `^` widens both.
+    "m": "`^` and `$` also match at a line break, so the pattern can accept {what} "
+    "holding one (cosign and the reference installer, which search, accept `x\\nevil` "
+    "for `(?m)^x$`)",
+    "s": "`.` also matches a line break, so the pattern can accept {what} holding one",
+}
+
+
+def widening_flag(pattern: str, what: str = "an identity") -> str | None:
+    """Why ``pattern`` is refused as an identity pattern (``None`` when it is not): it turns on
+    an inline flag, ``(?m)`` or ``(?s)`` (``(?ms:…)`` too), under which it can match
+    ``what`` (an identity, a ref) with a line break in it. ``(?i)``, ``(?U)`` and flags
+    turned off change no such thing; ``(?x)`` does not compile in RE2. Flags inside a class,
+    an escape or ``\\Q…\\E`` are text."""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("\\Q", i):
+            close = pattern.find("\\E", i + 2)
+            if close < 0:
+                return None
+            i = close + 2
+        elif pattern[i] == "\\":
+            i += 2
+        elif pattern[i] == "[":
+            i = _class_end(pattern, i)
+        else:
+            group = _FLAG_GROUP.match(pattern, i)
+            for flag, effect in _WIDENING_FLAGS.items():
+                if group is not None and flag in group.group(1):
+                    return (
+                        f"{_quoted(pattern)} turns on the inline flag `{flag}` "
+                        f"(`{group.group(0)}`), under which {effect.format(what=what)}; "
+                        "remove the flag"
+                    )
+            i += 1
+    return None
+
+
 # Inline flags that leave ``^`` a start-of-text anchor (``m`` would make it a line start).
 _LEADING_FLAGS = re.compile(r"(?:\(\?[isU]*(?:-[imsU]*)?\))*")
 
@@ -506,6 +547,22 @@ def _policy_rules() -> dict[str, Rule]:
             "`identity_regexp` for its identity (`nexo plugin trust add OWNER/REPO` reads it "
             "from the newest signed release), with the default `oidc_issuer`.",
         ),
+        Rule(
+            "NXT014",
+            "policy-pattern-line-break",
+            "warning",
+            "an `identity_regexp` or `source_ref` that turns on the inline flag `(?m)` or `(?s)`",
+            "Looks for an inline flag group that turns on `m` or `s` (`(?m)`, `(?s)`, "
+            "`(?ms:…)`) outside classes and escapes. `(?i)`, `(?U)` and flags turned off are "
+            "not reported.",
+            "Under `(?s)` a `.` also matches a line break, and under `(?m)` `^` and `$` match "
+            "at one: the pattern then accepts a value holding a line break (cosign and the "
+            "reference installer, which search rather than match whole, accept `x\\nevil` for "
+            "`(?m)^x$`). Certificates name URIs, which hold no line break, so the pattern "
+            "still works as written; `nexo plugin trust add` refuses to write one.",
+            '[[authors]]\nowner = "acme"\nidentity_regexp = "(?s)^https://github.com/acme/.*$"',
+            "Remove the flag.",
+        ),
     )
     # The policy's rules are documented with the trust policy, not with the manifest rules.
     return {rule.code: replace(rule, docs=_POLICY_DOCS_URL) for rule in rules}
@@ -876,12 +933,19 @@ class _Validator:
                 return
 
     def pattern(self, pattern: str, key_path: str, span: Span | None) -> bool:
-        """Compile ``pattern`` in RE2's dialect; add ``NXT007`` and return False if it fails."""
+        """Compile ``pattern`` in RE2's dialect; add ``NXT007`` and return False if it fails.
+        A pattern that turns on an inline flag that lets a line break in
+        (:func:`widening_flag`) gets the warning ``NXT014``."""
         try:
             compile_identity_pattern(pattern)
         except ValueError as exc:
             self.add("NXT007", f"{key_path} does not compile (RE2 syntax): {exc}", key_path, span)
             return False
+        what = "a ref" if key_path.endswith("source_ref") else "an identity"
+        widening = widening_flag(pattern, what)
+        if widening is not None:
+            # The reference installer reads the pattern as written: a warning, not a refusal.
+            self.add("NXT014", f"{key_path} {widening}", key_path, span)
         return True
 
     def error_count(self) -> int:

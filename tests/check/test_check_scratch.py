@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -144,3 +145,79 @@ def test_a_directory_left_at_the_scratch_name_stays_and_check_s_own_is_removed(
     assert not left.name.endswith(".moved"), left
     assert [entry.name for entry in left.iterdir()] == ["theirs.txt"]
     assert (left / "theirs.txt").read_text(encoding="utf-8") == "theirs\n"
+
+
+def test_a_scratch_directory_moved_far_from_its_name_is_removed_where_it_is(
+    tmp_path: Path,
+) -> None:
+    """A plugin that moves check's extraction directory into another directory altogether
+    (not beside its name): check finds it by an open descriptor of it and removes it there,
+    leaving nothing in either place and nothing to say."""
+    tarball = scripted_tarball(tmp_path, "move_scratch_away")
+    temp, away = tmp_path / "tmp", tmp_path / "away"
+    temp.mkdir()
+    away.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "FIXTURE_AWAY": str(away)}
+    process = check_json(tarball, env)
+    document = json.loads(process.stdout)
+    assert (process.returncode, document["ok"]) == (0, True), (process.stdout, process.stderr)
+    assert "cleanup" not in {check["name"] for check in document["checks"]}
+    assert (list(temp.iterdir()), list(away.iterdir())) == ([], [])
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="PATH_MAX chains as Linux bounds them")
+def test_a_scratch_directory_moved_out_of_reach_is_named_in_the_report(tmp_path: Path) -> None:
+    """A plugin that moves check's extraction directory where no path reaches it (below a
+    chain of directories longer than PATH_MAX): check cannot remove it, and its report says
+    so in a ``cleanup`` warning naming the directory and a command that finds it, in --json
+    and in text; the report stands (a warning, exit 0)."""
+    tarball = scripted_tarball(tmp_path, "move_scratch_out_of_reach")
+    temp, away = tmp_path / "tmp", tmp_path / "away"
+    temp.mkdir()
+    away.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "FIXTURE_AWAY": str(away)}
+    try:
+        process = check_json(tarball, env)
+        document = json.loads(process.stdout)
+        assert (process.returncode, document["ok"]) == (0, True), process.stdout
+        [cleanup] = [check for check in document["checks"] if check["name"] == "cleanup"]
+        assert cleanup["status"] == "warn"
+        detail = cleanup["detail"]
+        assert detail.startswith(f"the plugin moved check's temporary directory {temp}/nexo-check-")
+        assert detail.endswith(
+            " away, and it was not found to be removed: it is left where the plugin put it "
+            f"(`find {_mount_of(temp)} -xdev -inum {_inode_left(away)}` names it)"
+        ), detail
+        assert list(temp.iterdir()) == []
+        shutil.rmtree(away)
+        away.mkdir()
+        text = subprocess.run(
+            [sys.executable, "-m", "nexo_pkg", "plugin", "check", str(tarball)],
+            stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=120, check=False,
+        )  # fmt: skip
+        assert text.returncode == 0, text.stderr
+        assert b"it was not found to be removed" in text.stdout + text.stderr
+    finally:
+        shutil.rmtree(away)
+
+
+def _mount_of(path: Path) -> Path:
+    found = path.resolve()
+    while not found.is_mount():
+        found = found.parent
+    return found
+
+
+def _inode_left(away: Path) -> int:
+    """The inode of the directory the plugin left at the end of its chain under ``away``."""
+    fd = os.open(away, os.O_RDONLY)
+    try:
+        while True:
+            [name] = os.listdir(fd)  # noqa: PTH208 (a descriptor: no path reaches it)
+            deeper = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = deeper
+            if name.startswith("nexo-check-"):
+                return os.fstat(fd).st_ino
+    finally:
+        os.close(fd)

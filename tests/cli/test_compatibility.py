@@ -384,3 +384,24 @@ def test_the_remedy_of_an_incompatible_tarball_names_it_and_its_root(
     code, _, err = nexo(*words, "--yes", in_process=True)
     assert code == 0, err
     assert (dest / "hello-2.0.0" / "bin" / "hello").is_file()
+
+
+def test_the_remedy_of_an_incompatible_release_names_the_api_it_was_read_from(
+    home: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release read through --github-api-url and refused as incompatible: the printed
+    command carries the same --github-api-url (without it, the release would be looked for
+    on another API) and no registry flag, and installs the release when run as printed."""
+    monkeypatch.delenv("NEXO_GITHUB_API_BASE", raising=False)
+    _future_release(server)
+    code, _, err = nexo("plugin", "install", "acme/hello", "--github-api-url", server.url,
+                        "--nexo-version", "0.2.1", "--plain-http", in_process=True)  # fmt: skip
+    assert code == 1, err
+    assert tree_snapshot(home / "state" / "plugins") == {}
+    words = _printed_remedy(err)
+    assert words == [
+        "plugin", "install", "acme/hello@v2.0.0", "--force", "--github-api-url", server.url
+    ]  # fmt: skip
+    code, out, err = nexo(*words, "--json", in_process=True)
+    assert code == 0, err
+    assert json.loads(out)["version"] == "2.0.0"

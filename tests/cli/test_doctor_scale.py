@@ -177,6 +177,38 @@ def test_verify_and_doctor_no_check_parse_each_manifest_once(root: Path, tmp_pat
     ]
 
 
+def test_doctor_with_handshakes_parses_each_manifest_once(root: Path, tmp_path: Path) -> None:
+    """``doctor`` with its handshakes parses each installed manifest once: the handshake
+    (its manifest model and its lint refusal) takes the document doctor's lint parsed, while
+    the file still holds those bytes, and reports what ``check`` reports."""
+    modes = {"alpha": "ok", "bravo": "exit3", "charlie": "undeclared_tool"}
+    manifests = {
+        plugin_id: hashlib.sha256(
+            (_install(root, plugin_id, mode=mode) / "nexo-plugin.toml").read_bytes()
+        ).hexdigest()
+        for plugin_id, mode in modes.items()
+    }
+    code, stdout, counted = _parses(
+        tmp_path, "plugin", "doctor", "--dest", str(root), "--json", "--timeout-ms", "8000"
+    )
+    assert code == 1, stdout
+    assert {plugin_id: counted.get(digest) for plugin_id, digest in manifests.items()} == (
+        dict.fromkeys(modes, 1)
+    )
+    checked = [
+        (f["severity"], f["id"], f["message"])
+        for f in json.loads(stdout)["findings"]
+        if f["check"] == "check"
+    ]
+    assert checked == [
+        ("error", "bravo",
+         "initialize: no reply to initialize: the plugin exited with code 3 before replying"),
+        ("error", "charlie",
+         "tools.declared: advertised but not in [plugin.extends].tools: charlie_secret (the "
+         "daemon refuses to load the plugin)"),
+    ]  # fmt: skip
+
+
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="the daemon wraps in bwrap only")
 def test_plugins_spawned_side_by_side_are_each_in_their_sandbox(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

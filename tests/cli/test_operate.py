@@ -316,6 +316,42 @@ def test_an_install_or_upgrade_that_ends_a_hold_says_so_as_sync_does(
         assert "released_hold" not in json.loads(out)
 
 
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_an_upgrade_naming_the_version_held_keeps_the_hold_and_says_so(
+    home: Path, server: GitHubServer, as_json: bool
+) -> None:
+    """``upgrade ID@TAG`` naming the version a rollback holds (the one installed) changes
+    nothing, the hold included, as an install that finds that version in place keeps it;
+    it says the plugin stays held rather than only "up to date" (``held`` in ``--json``)."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    assert nexo("plugin", "upgrade", "hello", in_process=True)[0] == 0
+    assert nexo("plugin", "rollback", "hello", "--yes", in_process=True)[0] == 0
+    root = home / "state/plugins"
+    before = tree_snapshot(root)
+    flags = ("--yes", "--json") if as_json else ("--yes",)
+    code, out, err = nexo("plugin", "upgrade", "hello@v1.0.0", *flags, in_process=True)
+    assert code == 0, err
+    if as_json:
+        document = json.loads(out)
+        assert (document["version"], document["upgraded"], document["held"]) == (
+            "1.0.0", False, "1.0.0"
+        )  # fmt: skip
+        assert "released_hold" not in document
+    else:
+        assert err.splitlines() == [
+            "hello 1.0.0 is up to date; it stays held at 1.0.0, as the version named is the one"
+            " installed (`nexo plugin unhold hello` releases the hold)."
+        ]
+    assert tree_snapshot(root) == before
+    assert [path.name for path in (root / ".nexo/holds").iterdir()] == ["hello.json"]
+    # Naming the other version ends it, as before.
+    code, out, err = nexo("plugin", "upgrade", "hello@v2.0.0", *flags, in_process=True)
+    assert code == 0, err
+    assert list((root / ".nexo/holds").iterdir()) == []
+
+
 @pytest.mark.parametrize("squatter", ["file", "directory", "link"])
 def test_a_rollback_whose_place_is_taken_changes_nothing(
     home: Path, server: GitHubServer, squatter: str
@@ -865,3 +901,22 @@ def test_a_manifest_asset_lying_about_the_version_is_never_offered(
         assert document["kind"] == "asset_not_found", (command, document)
         assert "9.9.9" in document["error"], command
     assert tree_snapshot(dest) == before
+
+
+def test_upgrade_all_asks_a_spent_service_nothing_more(home: Path, server: GitHubServer) -> None:
+    """``upgrade --all`` meets GitHub's rate-limit answer on its first lookup: no plugin's
+    upgrade asks GitHub again (each fails with that answer), and nothing is changed."""
+    ids = ["alpha", "bravo", "charlie", "delta"]
+    _publish_and_install(server, ids)
+    root = home / "state" / "plugins"
+    before = tree_snapshot(root)
+    server.requests.clear()
+    server.rate_limit(status=403, reset=1_900_000_000, times=None)
+    result = nexo("plugin", "upgrade", "--all", "--jobs", "1", "--yes", "--json", in_process=True)
+    assert result.code == 1, result.stderr
+    assert len(server.requests) == 1
+    plugins = result.document["plugins"]
+    assert isinstance(plugins, list)
+    assert sorted(entry["id"] for entry in plugins) == ids
+    assert {entry["kind"] for entry in plugins} == {"rate_limited"}
+    assert tree_snapshot(root) == before

@@ -166,3 +166,39 @@ def test_a_version_pruned_in_the_same_run_is_not_reported_replaced(
     assert [path.name for path in (dest / ".nexo").iterdir()] == ["kept"]
     assert [path / "tree" for path in (dest / ".nexo" / "kept").iterdir()] == [Path(kept)]
     assert discovered_versions(dest) == {"hello": "1.2.0"}
+
+
+def test_install_over_two_versions_side_by_side_names_no_deleted_tree_replaced(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    """Two versions side by side (as the reference installer leaves them): a plain
+    ``install`` keeps the newer for rollback and deletes the older in the same run.
+    ``replaced`` names where the replaced trees are now, so only the one kept, never the
+    place under ``.nexo/removing`` the other passed through on its way out."""
+    from .test_receipts import _write_reference_install
+
+    dest = install_env.dest
+    _write_reference_install(dest, "x", "1.0.0", "latest")
+    _write_reference_install(dest, "x", "1.1.0", "latest")
+    tarball = write_plugin(tmp_path / "dist", "x", "1.2.0")
+    env = clean_env(NEXO_HOME=str(install_env.home))
+    args: list[str | Path] = ["plugin", "install", tarball, "--dest", dest, "--yes", "--json"]
+    result = nexo(*args, env=env, in_process=True)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    document = json.loads(result.stdout)
+    [kept] = document["kept_paths"]
+    assert Path(kept).parent.name.startswith("x-1.1.0-")
+    assert document["replaced"] == [kept]
+    assert document["pruned_kept_paths"] == []
+    assert sorted(path.name for path in dest.iterdir()) == [
+        ".nexo",
+        ".nexo-install.lock",
+        "x-1.2.0",
+    ]
+    assert [path.name for path in (dest / ".nexo").iterdir()] == ["kept"]
+    # --force over the same version deletes the tree it replaces: nothing is named.
+    forced = nexo(*args, "--force", env=env, in_process=True)
+    assert forced.exit_code == 0, forced.stdout + forced.stderr
+    again = json.loads(forced.stdout)
+    assert (again["replaced"], again["kept_paths"], again["pruned_kept_paths"]) == ([], [], [])
+    assert discovered_versions(dest) == {"x": "1.2.0"}

@@ -7,6 +7,7 @@ plugin the reference installed is listed, upgraded and removed by nexo-pkg.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import replace
@@ -329,6 +330,42 @@ def test_a_receipt_naming_another_plugin_than_its_manifest_fails(
         f"the receipt names {named}, but its nexo-plugin.toml is hello 1.0.0 "
         "(the receipt was edited)"
     )
+
+
+@pytest.mark.parametrize(
+    "value", ["0000-01-01T00:00:00Z", "2026-05-07T23:59:60Z"], ids=["year-0000", "leap-second"]
+)
+def test_verify_and_doctor_both_name_an_edited_receipt_beside_a_date_only_the_daemon_reads(
+    install_env: InstallEnv, installed: Path, value: str
+) -> None:
+    """The manifest holds a date-time the daemon's parser takes and Python's datetime does
+    not (an opaque ``http_server`` value); the receipt was edited to name another version.
+    ``verify`` and ``doctor`` read that manifest as the daemon does, and so both name the
+    edited receipt in the same words (before, ``verify`` could not read the manifest and
+    said ``ok``)."""
+    manifest = installed / "nexo-plugin.toml"
+    text = manifest.read_text() + f"http_server = {value}\n"
+    manifest.write_text(text)
+    receipt = json.loads((installed / RECEIPT_NAME).read_text())
+    receipt["files"]["nexo-plugin.toml"] = hashlib.sha256(text.encode()).hexdigest()
+    receipt["version"] = "0.9.0"
+    (installed / RECEIPT_NAME).write_text(json.dumps(receipt))
+    problem = (
+        "the receipt names hello 0.9.0, but its nexo-plugin.toml is hello 1.0.0 "
+        "(the receipt was edited)"
+    )
+    code, reports = _verify(install_env)
+    assert (code, [(report["ok"], report["problem"]) for report in reports]) == (
+        1, [(False, problem)]
+    )  # fmt: skip
+    doctor = nexo(
+        "plugin", "doctor", "--no-check", *_dest(install_env), "--json",
+        env=clean_env(NEXO_HOME=str(install_env.home)), timeout=60,
+    )  # fmt: skip
+    verified = [f for f in doctor.document["findings"] if f["check"] == "verify"]
+    assert [(f["severity"], f["message"]) for f in verified] == [
+        ("error", f"files differ from the install receipt: {problem}")
+    ]
 
 
 def test_a_plugin_directory_replaced_by_a_link_fails(

@@ -11,10 +11,12 @@ the daemon's own tests, ``crates/config/tests/load_test.rs``.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import nexo
 from support.lint_cli import run_lint_json
 
 from nexo_pkg.lint.daemon_files import AGENT_FIELDS
@@ -174,6 +176,70 @@ def test_a_skipped_drop_in_gets_nx235_only(tmp_path: Path, name: str) -> None:
     code, diagnostics = _diagnostics(tmp_path, "agents.d/10-kate.yaml", REFUSED_IF_READ)
     assert code == 1
     assert {d["code"] for d in diagnostics} == {"NX220"}
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("README.md", REFUSED_IF_READ.encode()),
+        ("10-kate.txt", REFUSED_IF_READ.encode()),
+        ("10-kate.yaml~", REFUSED_IF_READ.encode()),
+        ("notes", b"# Night shift\n\nAgents = see 10-kate.yaml\n"),
+        ("blob.bin", b"\xff\xfe\x00\x01not text"),
+    ],
+)
+def test_any_named_file_the_daemon_skips_in_agents_d_gets_nx235_only(
+    tmp_path: Path, name: str, content: bytes
+) -> None:
+    """Named on the command line (or as --stdin-filename), a file of agents.d the daemon
+    skips for its name is that skipped drop-in, whatever it holds: NX235 alone, never read as
+    a TOML manifest (NX001/NX010) or a refused drop-in (NX220)."""
+    project(tmp_path, None, companion="")
+    path = tmp_path / "config" / "agents.d" / name
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    expected = {
+        "code": "NX235",
+        "severity": "warning",
+        "message": "the daemon skips the files of agents.d/ not named *.yaml: it never loads "
+        f"{name}, so the agents defined here do not exist for it",
+    }
+    code, report = run_lint_json([path], cwd=tmp_path)
+    [entry] = report["files"]
+    assert code == 0
+    assert [{key: d[key] for key in expected} for d in entry["diagnostics"]] == [expected]
+    relative = f"config/agents.d/{name}"
+    result = nexo(
+        "plugin",
+        "lint",
+        "--format",
+        "json",
+        "--stdin",
+        "--stdin-filename",
+        relative,
+        stdin=content,
+        cwd=tmp_path,
+        in_process=True,
+    )
+    [entry] = json.loads(result.stdout)["files"]
+    assert result.code == 0
+    assert [{key: d[key] for key in expected} for d in entry["diagnostics"]] == [expected]
+
+
+def test_a_toml_file_in_agents_d_is_still_linted_as_a_manifest(tmp_path: Path) -> None:
+    """Only names the daemon skips and lint would not read as TOML become NX235: a manifest
+    named explicitly is linted as one wherever it is (SPEC §2)."""
+    project(tmp_path, None, companion="")
+    path = tmp_path / "config" / "agents.d" / "plugin.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text('[plugin]\nid = "x"\n', encoding="utf-8")
+    code, report = run_lint_json([path], cwd=tmp_path)
+    [entry] = report["files"]
+    assert code == 1
+    assert [d["message"] for d in entry["diagnostics"]] == [
+        f"table [plugin] is missing required key `{key}`"
+        for key in ("version", "name", "description", "min_nexo_version")
+    ]
 
 
 def test_lint_config_dir_names_every_drop_in_the_daemon_skips(tmp_path: Path) -> None:

@@ -538,3 +538,24 @@ def test_a_skipped_companion_needs_no_grant(tmp_path: Path) -> None:
     code, found = lint_yaml(project_ok, "extensions.yaml", "extensions:\n  enabled: true\n")
     assert code == 1
     assert ("NX225", 1, "error") in found
+
+
+@pytest.mark.parametrize(
+    ("value", "accepted"),
+    [
+        ("true", True),  # src/de.rs parse_bool: "true" | "True" | "TRUE"
+        ("True", True),
+        ("TRUE", True),
+        ("False", True),
+        ("FALSE", True),
+        ("tRUE", False),  # any other spelling is a string (YAML 1.2 core schema)
+        ("yes", False),
+        ("on", False),
+        ("y", False),
+        ("'true'", False),  # quoted: a string
+    ],
+)
+def test_the_boolean_grammar_is_serde_yamls(tmp_path: Path, value: str, accepted: bool) -> None:
+    _plain(tmp_path)
+    code, found = lint_yaml(tmp_path, "extensions.yaml", f"extensions:\n  follow_links: {value}\n")
+    assert (code, found) == ((0, []) if accepted else (1, [("NX221", 2, "error")]))

@@ -598,3 +598,47 @@ def test_a_large_extensions_yaml_still_decides_where_microapps_are(tmp_path: Pat
         "plugin.toml": [],
         "nexo-plugin.toml": [],
     }
+
+
+def test_an_allowlisted_id_that_is_also_disabled_is_what_the_daemon_warns_about(
+    tmp_path: Path,
+) -> None:
+    """`discovery.rs:329-356` drops `disabled` ids before it reads the allowlist, and warns
+    "allowlist contains `{id}` but no extension with that id was discovered" for each
+    allowlisted id not among what is left. An id in both lists is such an id; another
+    allowlisted id is compared with what is left too, so a disabled microapp is not named as
+    one the daemon loads."""
+    project(tmp_path, None)
+    text = (
+        "extensions:\n  entries:\n    agent_creator: {capabilities_grant: [agents_crud]}\n"
+        "  disabled: [agent_creator]\n  allowlist: [agent_creator, nada]\n"
+    )
+    path = tmp_path / "config" / "extensions.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, report = run_lint_json([path], cwd=tmp_path)
+    [entry] = report["files"]
+    found = [
+        (d["code"], d["key_path"], d["range"]["start"]["column"], d["message"], d["help"])
+        for d in entry["diagnostics"]
+        if d["code"] == "NX229"
+    ]
+    assert code == 0
+    assert found == [
+        (
+            "NX229",
+            "extensions.allowlist[0]",
+            15,
+            "`allowlist` id `agent_creator` is also listed under `disabled`: the daemon drops "
+            "it before it reads the allowlist, and warns that no extension with that id was "
+            "discovered",
+            "remove it from `disabled` to load it, or from `allowlist`",
+        ),
+        (
+            "NX229",
+            "extensions.allowlist[1]",
+            30,
+            "`allowlist` id `nada` names no microapp the daemon loads from the search paths "
+            "(found: none)",
+            "use the microapp's plugin.toml `plugin.id`, or remove the entry",
+        ),
+    ]

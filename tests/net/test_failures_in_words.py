@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from support.cli import CliResult, clean_env, nexo
 from support.stderr import without_notes
+from support.tarballs import write_plugin
 
 Behaviour = Callable[[socket.socket], None]
 
@@ -251,6 +252,48 @@ def test_an_ipv6_host_is_named_with_its_address_bracketed(behaviour: str, tmp_pa
     _assert_one_line_in_words(
         result, f"'[::1]:{running.port}'", "latest release of acme/hello", BEHAVIOURS[behaviour][1]
     )
+
+
+def _registry_command(command: str, reference: str, tmp_path: Path) -> list[str]:
+    """``nexo plugin COMMAND`` against the registry ``reference`` (``oci://HOST/acme/hello``)."""
+    if command == "install":
+        return ["install", f"{reference}:1.0.0", "--dest", str(tmp_path / "root"), "--yes"]
+    if command == "lock":
+        (tmp_path / "nexo-plugins.toml").write_text(
+            f'[plugins]\nhello = {{ source = "{reference}", version = "1.0.0" }}\n'
+        )
+        return ["lock", "--file", str(tmp_path / "nexo-plugins.toml")]
+    if command == "push":
+        write_plugin(tmp_path / "dist", "hello", "1.0.0")
+        return ["push", str(tmp_path / "dist"), reference]
+    return ["mirror", f"{reference}:1.0.0", "oci://127.0.0.1:9/copy/hello"]
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback on this host")
+@pytest.mark.parametrize("command", ["install", "lock", "push", "mirror"])
+@pytest.mark.parametrize("behaviour", ["refused", "reset"])
+def test_an_ipv6_registry_host_is_named_once(command: str, behaviour: str, tmp_path: Path) -> None:
+    """A registry at an IPv6 address that refuses the connection (nothing listens on its
+    port) or resets it: each command's error line names ``[::1]:PORT`` once, in what it was
+    reaching, and not again in the words of the failure."""
+    if behaviour == "refused":
+        with socket.create_server(("::1", 0), family=socket.AF_INET6) as closed:
+            port = closed.getsockname()[1]
+        running = None
+    else:
+        running = RawServer(_reset, "::1")
+        port = running.port
+    host = f"[::1]:{port}"
+    try:
+        args = _registry_command(command, f"oci://{host}/acme/hello", tmp_path)
+        result = nexo("plugin", *args, "--plain-http", env=_env(tmp_path), in_process=True)
+    finally:
+        if running is not None:
+            running.close()
+    assert result.code == 1, (result.stdout, result.stderr)
+    words = "cannot connect (Connection refused)" if behaviour == "refused" else "the connection"
+    line = _assert_one_line_in_words(result, host, "", words)
+    assert line.count(host) == 1, line
 
 
 PRESIGNED_QUERY = "X-Amz-Signature=f00dfeed5ec2e7&sig=s1gnature&token=t0ken-value"

@@ -153,3 +153,17 @@ def test_every_tree_pack_accepts_installs_and_checks(
     checked = nexo("plugin", "check", str(tarball), "--json", env=env, in_process=True)
     assert checked.document.get("kind") not in {"archive_unsafe", "archive_invalid"}
     assert checked.document["checks"], checked.document
+
+
+def test_names_windows_reserves_are_packed_as_they_are(tmp_path: Path) -> None:
+    """The daemon runs on Linux and macOS, where ``CON.py``, ``aux.txt`` or ``nul`` are plain
+    names: pack keeps them (a Windows author cannot have them on disk; a Linux author's tarball
+    is no less installable for them), from a project path with spaces and non-ASCII letters."""
+    names = [b"CON.py", b"aux.txt", b"nul", b"com1.py", "\u00c4rger mit Leerzeichen.py".encode()]
+    project = _project(tmp_path / "Mis Plugins \u00f1and\u00fa" / "project", names)
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    inspect_archive(result.tarball.path)  # the installer's own name rules: no refusal
+    with tarfile.open(result.tarball.path) as archive:
+        packed = set(archive.getnames())
+    for name in names:
+        assert f"lib/plugin/{name.decode()}" in packed

@@ -662,3 +662,27 @@ def test_a_crlf_checkout_of_the_project_keeps_lf_line_ends(tmp_path: Path, kind:
         if relative.parts[0] != ".git":
             assert b"\r" not in (checkout / relative).read_bytes(), relative
             assert (checkout / relative).read_bytes() == (project / relative).read_bytes()
+
+
+@pytest.mark.parametrize("kind", ["plugin", "microapp"])
+def test_what_new_accepts_lints_clean_at_every_daemon_release(tmp_path: Path, kind: str) -> None:
+    """`new` has one id limit, the oldest daemon's (32 characters, tool names included), and
+    no --nexo-version: lint keeps the 64-character limit at every --nexo-version and warns
+    (NX109) of ids over 32, so the longest id `new` takes lints clean at each release the
+    daemon table knows, and the one past it is refused before anything is written."""
+    from nexo_pkg.manifest.daemon import DAEMON_RELEASES, PORTABLE_ID_MAX_LENGTH
+
+    longest = "p" * (PORTABLE_ID_MAX_LENGTH - 2)  # `<id>_h`, its example tool, fits 32
+    dest = tmp_path / "longest"
+    created = nexo("plugin", "new", longest, "--kind", kind, "--dest", dest, "-q",
+                   "--nexo-pkg-spec", "nexo-pkg==0.1.0", cwd=tmp_path)  # fmt: skip
+    assert created.code == 0, created.stderr
+    for release in DAEMON_RELEASES:
+        linted = nexo("plugin", "lint", dest, "--nexo-version", release.version,
+                      "--format", "json", cwd=tmp_path, in_process=True)  # fmt: skip
+        summary = json.loads(linted.stdout)["summary"]
+        assert (linted.code, summary["errors"], summary["warnings"]) == (0, 0, 0), release.version
+    refused = nexo("plugin", "new", "p" * (PORTABLE_ID_MAX_LENGTH + 1), "--kind", kind,
+                   "--dest", tmp_path / "longer", "--json", cwd=tmp_path)  # fmt: skip
+    assert (refused.code, json.loads(refused.stdout)["kind"]) == (2, "usage")
+    assert not (tmp_path / "longer").exists()

@@ -273,6 +273,25 @@ DIAGNOSTICS = {
         [("NXT007", "authors[0].identity_regexp does not compile (RE2 syntax): invalid perl "
           "operator: (?=", "authors[0].identity_regexp", 4, 1)],
     ),
+    "inline-multiline-flag": (
+        H + '[[authors]]\nowner = "acme"\nidentity_regexp = "(?m)^https://github.com/acme/x$"\n',
+        # A warning, not a refusal (the reference installer uses the pattern as written); the
+        # pattern's `^` is a line start under the flag, so it is not anchored either.
+        [("NXT010", "authors[0].identity_regexp is not anchored: cosign and the reference "
+          "installer would accept any identity containing a match; write identity_regexp = "
+          '"^(?m)^https://github.com/acme/x$"', "authors[0].identity_regexp", 4, 1),
+         ("NXT014", "authors[0].identity_regexp '(?m)^https://github.com/acme/x$' turns on the "
+          "inline flag `m` (`(?m)`), under which `^` and `$` also match at a line break, so the "
+          "pattern can accept an identity holding one (cosign and the reference installer, "
+          "which search, accept `x\\nevil` for `(?m)^x$`); remove the flag",
+          "authors[0].identity_regexp", 4, 1)],
+    ),
+    "inline-dotall-flag": (
+        H + '[[authors]]\nowner = "acme"\nidentity = "x"\nsource_ref = "^refs/tags/(?s).*$"\n',
+        [("NXT014", "authors[0].source_ref '^refs/tags/(?s).*$' turns on the inline flag `s` "
+          "(`(?s)`), under which `.` also matches a line break, so the pattern can accept a ref "
+          "holding one; remove the flag", "authors[0].source_ref", 5, 1)],
+    ),
     "syntax": (H + "[[authors]\n", [("NXT001", "invalid TOML: Expected ']]' at the end of an "
                                     "array declaration", "", 2, 10)]),
     "modes": (
@@ -502,3 +521,26 @@ def test_every_top_level_key_is_read(tmp_path: Path) -> None:
     assert caught.value.message.endswith(
         f"trusted_root 'none.json' is not a regular file ({tmp_path / 'none.json'})"
     )
+
+
+@pytest.mark.parametrize(
+    ("key", "pattern"),
+    [
+        ("identity_regexp", "(?s)^https://github.com/acme/.*$"),
+        ("source_ref", "^refs/tags/(?m)v.*$"),
+    ],
+)
+def test_a_pattern_with_a_line_break_flag_is_a_warning_and_the_policy_loads(
+    key: str, pattern: str
+) -> None:
+    """NXT014 warns of `(?m)`/`(?s)`: the reference installer reads the pattern as written, so
+    the policy is still used (`trust add` refuses to write one: test_trust_cli.py)."""
+    from nexo_pkg.trust.policy import parse_policy
+
+    identity = "" if key == "identity_regexp" else 'identity = "x"\n'
+    text = H + f"[[authors]]\nowner = \"acme\"\n{identity}{key} = '{pattern}'\n"
+    result = lint_policy_source(text, path="/nonexistent/trusted_keys.toml")
+    assert ("NXT014", "warning") in [(d.code, d.severity) for d in result.diagnostics]
+    assert not [d for d in result.diagnostics if d.severity == "error"]
+    (author,) = parse_policy(text, path=Path("/nonexistent/trusted_keys.toml")).authors
+    assert pattern in (author.identity_regexp, author.source_ref)

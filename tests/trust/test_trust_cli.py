@@ -16,6 +16,7 @@ from support.shared_fixtures import skip_unless_present
 from support.tarballs import asset_name, release_assets, write_plugin
 
 from nexo_pkg.trust.api import load_policy
+from nexo_pkg.trust.identity_pattern import full_match
 
 from .helpers import FIXTURES, SHARED_FIXTURES, VECTOR_ARTIFACT, cli_env
 
@@ -463,6 +464,88 @@ def test_add_refuses_a_pattern_re2_rejects_and_leaves_the_file(tmp_path: Path) -
     assert result.code == 2
     assert json.loads(result.stdout)["kind"] == "policy_invalid"
     assert policy.read_text() == COMMENTED
+
+
+@pytest.mark.parametrize(
+    ("pattern", "flag", "group", "effect"),
+    [
+        (
+            "(?m)^https://github.com/acme/x/.github/workflows/r.yml@refs/tags/v1$",
+            "m",
+            "(?m)",
+            "`^` and `$` also match at a line break, so the pattern can accept an identity "
+            "holding one (cosign and the reference installer, which search, accept "
+            "`x\\nevil` for `(?m)^x$`)",
+        ),
+        (
+            "^https://github.com/acme/x(?m)$",
+            "m",
+            "(?m)",
+            "`^` and `$` also match at a line break, so the pattern can accept an identity "
+            "holding one (cosign and the reference installer, which search, accept "
+            "`x\\nevil` for `(?m)^x$`)",
+        ),
+        (
+            "^https://github.com/acme/(?is:.*)$",
+            "s",
+            "(?is:",
+            "`.` also matches a line break, so the pattern can accept an identity holding one",
+        ),
+    ],
+)
+def test_add_refuses_an_inline_flag_that_lets_a_line_break_in(
+    tmp_path: Path, pattern: str, flag: str, group: str, effect: str
+) -> None:
+    """Under `(?s)` the full match itself accepts `…/x\\nevil`; under `(?m)` a search (cosign,
+    the reference installer) does, and a mid-pattern `$` widens the full match too. Refused as
+    policy_invalid naming the pattern; the file is left as it was."""
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(COMMENTED)
+    result = nexo("plugin", "trust", "add", "acme", "--identity-regexp", pattern,
+                  "--trusted-keys", str(policy), "--yes", "--json", env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert result.code == 2
+    document = json.loads(result.stdout)
+    assert document["kind"] == "policy_invalid"
+    assert document["error"] == (
+        f"--identity-regexp '{pattern}' turns on the inline flag `{flag}` (`{group}`), under "
+        f"which {effect}; remove the flag; nothing was written"
+    )
+    assert policy.read_text() == COMMENTED
+
+
+def test_the_refused_flags_do_widen_what_matches() -> None:
+    """Why they are refused, on the engine that decides (a full match) and on a search, as
+    cosign and the reference installer run a pattern: each accepts a line break the same
+    pattern without the flag refuses."""
+    evil = "https://github.com/acme/x\nhttps://github.com/evil/y"
+    assert full_match("^https://github.com/acme/.*$", evil) is False
+    assert full_match("(?s)^https://github.com/acme/.*$", evil) is True
+    searched = "(?s:.*)(?:{})(?s:.*)"  # regexp.MatchString, written as a full match
+    assert full_match(searched.format("^https://github.com/acme/x$"), evil) is False
+    assert full_match(searched.format("(?m)^https://github.com/acme/x$"), evil) is True
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "(?i)^https://github.com/acme/x$",
+        "(?-ms)^https://github.com/acme/x$",
+        "^https://github.com/acme/[(?m)]x$",
+        "^https://github.com/acme/\\Q(?s)\\E$",
+        "^https://github.com/acme/\\(?s\\)$",
+    ],
+)
+def test_add_takes_flags_and_text_that_let_no_line_break_in(tmp_path: Path, pattern: str) -> None:
+    """`(?i)`, flags turned off, and `(?m)`/`(?s)` written as text (in a class, quoted,
+    escaped) are no inline flag that widens the pattern: written."""
+    policy = tmp_path / "trusted_keys.toml"
+    result = nexo("plugin", "trust", "add", "acme", "--identity-regexp", pattern,
+                  "--trusted-keys", str(policy), "--yes", env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert result.code == 0, result.stderr
+    [author] = load_policy(policy).authors
+    assert author.identity_regexp == pattern
 
 
 def test_add_names_the_flag_whose_pattern_re2_rejects_before_showing_an_entry(

@@ -1,0 +1,53 @@
+"""``nexo plugin mirror`` without ``--json`` says in one line what it did, for each of its two
+ways: a registry version copied as it is (what was copied: blobs, manifests, tags), and a
+GitHub release built into a registry artifact (the release and the pinned result)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from support.cli import nexo
+from support.github_server import GitHubServer, github_server
+from support.registry import Registry
+from support.tarballs import release_assets
+
+from .conftest import LINUX, MakeDist, push_dist
+
+__all__ = ["github_server"]
+DIGEST = r"sha256:[0-9a-f]{64}"
+
+
+def test_a_registry_copy_counts_what_it_copied(
+    fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    push_dist(make_dist(identity=None), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    source, destination = registry.ref("plugins/echo:1.2.3"), registry.ref("copy/echo")
+    done = nexo("plugin", "mirror", source, destination, "--plain-http", env=fleet_env,
+                in_process=True)  # fmt: skip
+    assert done.code == 0, done.stderr
+    said = done.stdout + done.stderr
+    pattern = (
+        rf"Mirrored {re.escape(source)} to {re.escape(destination)}:1\.2\.3 \({DIGEST}\): "
+        r"\d+ blob\(s\), \d+ manifest\(s\), 1 tag\(s\) copied\.\n"
+    )
+    assert re.fullmatch(pattern, said), said
+
+
+def test_a_release_mirror_names_the_release(
+    fleet_env: dict[str, str], registry: Registry, github_server: GitHubServer
+) -> None:
+    github_server.publish(
+        "acme", "nexo-plugin-echo", "v1.2.3", release_assets("echo", "1.2.3", target=LINUX)
+    )
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
+    destination = registry.ref("site/echo")
+    done = nexo("plugin", "mirror", "acme/nexo-plugin-echo@v1.2.3", destination, "--plain-http",
+                env=env, in_process=True)  # fmt: skip
+    assert done.code == 0, done.stderr
+    said = done.stdout + done.stderr
+    pattern = (
+        rf"Mirrored acme/nexo-plugin-echo@v1\.2\.3 to {re.escape(destination)}:1\.2\.3 "
+        rf"\({DIGEST}\)\.\n"
+    )
+    assert re.fullmatch(pattern, said), said
