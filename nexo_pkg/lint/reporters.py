@@ -273,9 +273,12 @@ def render_github(results: Sequence[FileResult], context: ReportContext) -> str:
             rendered = ",".join(
                 f"{key}={_escape_property(value)}" for key, value in properties.items()
             )
-            message = diagnostic.message
+            # Messages quote values from the file: control characters escaped, as the text
+            # report shows them (a CI log renders an escape sequence; only CR and LF are
+            # escaped by the toolkit's rules, and only so that the command stays one line).
+            message = printable(diagnostic.message)
             if diagnostic.help:
-                message += f"\nhelp: {diagnostic.help}"
+                message += f"\nhelp: {printable(diagnostic.help)}"
             lines.append(f"::{diagnostic.severity} {rendered}::{_escape_data(message)}")
     return "".join(line + "\n" for line in lines)
 

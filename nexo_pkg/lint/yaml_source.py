@@ -319,6 +319,8 @@ def _loader_class() -> Any:
                 super().__init__(stream)
                 self.event_count = 0
                 self.alias_children: dict[int, list[Any]] = {}
+                self.depth = 0
+                self.cut: Any = None  # where reading stopped, past serde_yaml's depth
 
             def process_directives(self) -> Any:
                 # libyaml (unsafe-libyaml 0.2.11 src/parser.rs) takes `%YAML 1.1` and `1.2`
@@ -363,6 +365,8 @@ def _loader_class() -> Any:
 
             def compose_node(self, parent: Any, index: Any) -> Any:
                 untyped: Any = self  # PyYAML's stubs leave the composer untyped
+                if self.cut is not None:  # a mapping's value after its key was cut
+                    return _empty_node(None, self.cut)
                 event = untyped.peek_event()
                 alias = isinstance(event, yaml.AliasEvent)
                 if parent is not None:
@@ -372,7 +376,32 @@ def _loader_class() -> Any:
                 if not alias and event.anchor is not None:
                     # Defined again: later aliases name this node, earlier ones keep theirs.
                     untyped.anchors.pop(event.anchor, None)
-                return super().compose_node(parent, index)
+                if not scalar and self.depth > MAX_DEPTH:
+                    # Deeper than serde_yaml goes (the builder reports the level it stops
+                    # at, above this one): stop reading here, as serde_yaml stops at that
+                    # error before it looks at what follows (a parse error later in the
+                    # file, another document). Reading on would exhaust Python's stack, and
+                    # scanning millions of levels takes minutes.
+                    self.cut = untyped.get_event().start_mark
+                    return _empty_node(event, self.cut)
+                self.depth += 1
+                try:
+                    return super().compose_node(parent, index)
+                finally:
+                    self.depth -= 1
+
+            # Once cut, every collection and the document end where the reading stopped.
+            def check_event(self, *choices: Any) -> bool:
+                parser: Any = yaml.SafeLoader  # PyYAML's stubs leave the parser untyped
+                return self.cut is not None or bool(parser.check_event(self, *choices))
+
+            def peek_event(self) -> Any:
+                parser: Any = yaml.SafeLoader
+                return _cut_event(self.cut) if self.cut is not None else parser.peek_event(self)
+
+            def get_event(self) -> Any:
+                parser: Any = yaml.SafeLoader
+                return _cut_event(self.cut) if self.cut is not None else parser.get_event(self)
 
             def compose_scalar_node(self, anchor: Any) -> Any:
                 untyped: Any = self  # PyYAML's stubs leave `peek_event` untyped
@@ -386,6 +415,26 @@ def _loader_class() -> Any:
 
 
 _LOADER: Any = None
+
+
+def _empty_node(start: Any, mark: Any) -> Any:
+    """The collection ``start`` opens, left empty (it is never looked into), or, with no
+    ``start``, an empty scalar."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    if start is None:
+        node: Any = yaml.ScalarNode(f"{_CORE}null", "", mark, mark)
+        node.explicit_tag = None
+        return node
+    kind = yaml.SequenceNode if isinstance(start, yaml.SequenceStartEvent) else yaml.MappingNode
+    return kind(start.tag or "", [], mark, mark)
+
+
+def _cut_event(mark: Any) -> Any:
+    """What the composer reads once reading stopped: the end of whatever it is in."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    return yaml.events.Event(mark, mark)
 
 
 def _scan_to_next_token(untyped: Any) -> None:

@@ -104,6 +104,35 @@ def test_github_annotations_send_columns_only_for_a_span_on_one_line(tmp_path: P
     )
 
 
+@pytest.mark.parametrize(
+    ("key", "shown"),
+    [
+        ("\\u001b[31mred\\u001b[0m", "\\u001b[31mred\\u001b[0m"),
+        ("a\\u0000b", "a\\u0000b"),
+        ("x\\nhelp: run this", "x\\u000ahelp: run this"),
+        ("a\\u202eb", "a\\u202eb"),
+    ],
+    ids=["escape-sequence", "nul", "line-feed", "bidi-override"],
+)
+def test_github_annotations_show_control_characters_from_the_file_escaped(
+    tmp_path: Path, key: str, shown: str
+) -> None:
+    """A key from the file is quoted in the message as the text report quotes it: an escape
+    sequence, NUL or bidirectional control is never written raw into the CI log, and a line
+    feed cannot start a line of its own in the annotation (a made-up `help:` line)."""
+    manifest = tmp_path / "nexo-plugin.toml"
+    manifest.write_text(MINIMAL + f'\n[plugin.sandbox]\n"{key}" = 1\n', encoding="utf-8")
+    text = nexo("plugin", "lint", "--format", "text", manifest.name, cwd=tmp_path).stdout
+    assert f"unknown key `{shown}`" in text
+    result = nexo("plugin", "lint", "--format", "github", manifest.name, cwd=tmp_path)
+    assert result.code == 1
+    [line] = [line for line in result.stdout.splitlines() if "title=NX011 " in line]
+    message = line.split("::", 2)[2]
+    assert message.startswith(f"unknown key `{shown}` in table [plugin.sandbox]%0Ahelp: ")
+    assert message.count("%0A") == 1
+    assert not any(char < " " or "\u202a" <= char <= "\u202e" for char in line)
+
+
 def test_stdin_round_trips_with_file_output(tmp_path: Path) -> None:
     manifest = tmp_path / "nexo-plugin.toml"
     manifest.write_bytes(INVALID.read_bytes())

@@ -13,10 +13,13 @@ root entry, depth 0, too).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
+from support import cli
+from support.lint_cli import run_lint_json
 
 from nexo_pkg.lint import yaml_source
 
@@ -165,6 +168,66 @@ def test_the_nesting_limit_is_128_containers(tmp_path: Path, levels: int, accept
     else:
         assert code == 1
         assert ("NX222", 3, "error") in found
+
+
+DEPTH_REFUSAL = (
+    "values are nested more than 128 levels deep (the daemon's YAML reader stops there: "
+    "recursion limit exceeded)"
+)
+
+
+@pytest.mark.parametrize(
+    ("nested", "after"),
+    [
+        ("[" * 200 + "]" * 200, ""),
+        ("[" * 5_000 + "]" * 5_000, ""),
+        ("{a: " * 5_000 + "1" + "}" * 5_000, ""),
+        ("[" * 300 + "]" * 300, "  bogus: [\n"),
+        ("[" * 300 + "]" * 300, "---\nextensions:\n"),
+    ],
+    ids=["200-levels", "5000-levels", "5000-mappings", "then-a-syntax-error", "then-a-document"],
+)
+def test_nesting_past_the_limit_is_refused_where_serde_yaml_stops_whatever_the_depth(
+    tmp_path: Path, nested: str, after: str
+) -> None:
+    """serde_yaml 0.9.34 src/de.rs:632-640 (`recursion_check`, `RecursionLimitExceeded(mark)`)
+    refuses the container that opens the 129th level, at its position, however deep the file
+    goes on; and src/de.rs:128-137 deserialises the events read so far before it returns the
+    parse error that stopped the loader (src/loader.rs:63) or looks for a second document, so a
+    syntax error or a `---` after that point is never what the daemon reports. Here the
+    document and `extensions` are two levels: the 127th `[` (column 13 + 126) is the 129th."""
+    _plain(tmp_path)
+    path = tmp_path / "config" / "extensions.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"extensions:\n  disabled: {nested}\n{after}", encoding="utf-8")
+    code, report = run_lint_json([path], cwd=tmp_path)
+    width = 4 if nested.startswith("{") else 1
+    found = [
+        (item["code"], item["message"], item["range"]["start"])
+        for item in report["files"][0]["diagnostics"]
+    ]
+    assert (code, found) == (
+        1,
+        [("NX222", DEPTH_REFUSAL, {"line": 2, "column": 13 + 126 * width})],
+    )
+
+
+def test_a_million_levels_are_refused_in_bounded_time(tmp_path: Path) -> None:
+    """Two megabytes of `[` (under the 4 MiB cap): the same refusal, from the console script,
+    in seconds (reading stops where serde_yaml stops, not after scanning every level)."""
+    _plain(tmp_path)
+    path = tmp_path / "config" / "extensions.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    levels = 1_000_000
+    path.write_text(f"extensions:\n  disabled: {'[' * levels}{']' * levels}\n", encoding="utf-8")
+    result = cli.nexo("plugin", "lint", "--format", "json", path, cwd=tmp_path, timeout=60)
+    assert result.code == 1, result.stderr
+    found = [
+        (item["code"], item["message"], item["range"]["start"])
+        for item in json.loads(result.stdout)["files"][0]["diagnostics"]
+        if item["code"] == "NX222"
+    ]
+    assert found == [("NX222", DEPTH_REFUSAL, {"line": 2, "column": 139})]
 
 
 def test_an_anchor_defined_again_names_its_newest_node(tmp_path: Path) -> None:

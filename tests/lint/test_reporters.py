@@ -113,7 +113,8 @@ def test_github_annotations_escape_data_and_properties() -> None:
     [line] = render_github([result], CONTEXT).splitlines()
     assert line == (
         "::error file=dir%2Cwith%3Aodd%25/nexo-plugin.toml,line=2,col=3,endLine=2,"
-        "endColumn=7,title=NX011 unknown-key::50%25 wrong%0D%0Asecond line%0Ahelp: fix: this, that"
+        "endColumn=7,title=NX011 unknown-key::50%25 wrong\\u000d\\u000asecond line"
+        "%0Ahelp: fix: this, that"
     )
 
 
