@@ -112,8 +112,11 @@ def document_kind(uri: str) -> DocumentKind | None:
 
 
 def _document_path(uri: str) -> str:
-    """The file system path of a ``file:`` URI (Windows drive letters included), else the URI."""
-    return to_fs_path(uri) or uri
+    """The file system path of a ``file:`` URI (Windows drive letters included), else the URI
+    (also for a ``file:`` URI whose path holds a NUL, ``%00``, which no file system takes: its
+    buffer is linted as a document that names no file)."""
+    path = to_fs_path(uri)
+    return path if path and "\x00" not in path else uri
 
 
 def navigator_for(kind: DocumentKind) -> SchemaNavigator | None:

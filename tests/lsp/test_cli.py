@@ -165,3 +165,18 @@ def test_a_running_server_ends_at_once_on_each_unwound_signal(name: str) -> None
     assert code == 128 + number, stderr
     assert "Traceback" not in stderr
     assert stderr.strip().splitlines()[-1:] == [Interrupted(number).line]
+
+
+def test_a_file_uri_with_a_nul_is_linted_as_a_buffer_that_names_no_file() -> None:
+    """A `file:` URI holding `%00` names no path any file system takes: its buffer gets the
+    diagnostics of a buffer that names no file, where linting it by that path raised
+    `ValueError: embedded null byte` and the editor got none."""
+    from nexo_pkg.lsp.server import NexoLanguageServer, _Snapshot
+
+    text = '[plugin]\nid = "Bad Id"\nversion = "0.1.0"\nname = "x"\ndescription = "x"\n'
+    found = [
+        NexoLanguageServer._diagnose(_Snapshot(uri, "manifest", text, 1), "utf-16")
+        for uri in ("file:///tmp/a%00b/nexo-plugin.toml", "untitled:nexo-plugin.toml")
+    ]
+    assert found[0]
+    assert [(d.code, d.message) for d in found[0]] == [(d.code, d.message) for d in found[1]]
