@@ -15,7 +15,6 @@ plugin lint`` judges the files in full. Every problem that leaves nothing to spa
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from nexo_pkg.manifest.microapp import (
 )
 from nexo_pkg.manifest.microapp_model import companion_from_data, microapp_from_data
 from nexo_pkg.manifest.names import MAX_MANIFEST_BYTES
+from nexo_pkg.manifest.read import ManifestTOMLError, read_manifest
 from nexo_pkg.manifest.rules_microapp import companion_refused
 
 #: The daemon's configuration file holding ``entries.<id>.capabilities_grant``.
@@ -118,8 +118,8 @@ def find_microapp(root: Path, manifest_path: Path | None = None) -> MicroappTarg
     if path.name != MICROAPP_MANIFEST_NAME or not path.is_file():
         return None
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        document = read_manifest(path.read_bytes())
+    except (OSError, ManifestTOMLError):
         # Not ours to diagnose: the plugin path reports an unreadable manifest.
         return None
     if not is_extension_shape(document):
@@ -176,8 +176,8 @@ def _companion(
     if not path.is_file():
         return (), (), False, ()
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
+        document = read_manifest(path.read_bytes())
+    except (OSError, ManifestTOMLError) as error:
         # The daemon warns and skips a companion it cannot parse (admin_capability_collect.rs).
         note = (
             f"{COMPANION_MANIFEST_NAME} cannot be read ({error}); the daemon skips it, so "

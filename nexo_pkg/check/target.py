@@ -20,10 +20,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import sys
-import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -49,6 +47,7 @@ from nexo_pkg.manifest.names import (
     no_manifest_problem,
     shadowed_message,
 )
+from nexo_pkg.manifest.read import ManifestTOMLError, read_manifest_text
 from nexo_pkg.sources.api import safe_extract
 
 if TYPE_CHECKING:
@@ -224,34 +223,26 @@ def _require_gzip(path: Path) -> None:
         )
 
 
-# What only the daemon's parser reads (the year 0000, a leap second): lint reads it with an
-# edit (nexo_pkg.manifest.document), tomllib refuses it.
-_DAEMON_ONLY_DATE_TIMES = re.compile(r"\b0000-\d\d-\d\d|:60(?!\d)")
-
-
-def _tomllib_document(parsed: ParsedManifest | None) -> dict[str, Any] | None:
-    """The document of ``parsed`` when it is exactly what ``tomllib`` reads from its text (no
-    syntax error, no date-time only the daemon reads); else ``None``."""
-    if parsed is None or not parsed.ok or "\r" in parsed.text:
-        return None  # a line end read_text would translate: parsed as read_text reads it
-    if _DAEMON_ONLY_DATE_TIMES.search(parsed.text):
+def _known_document(parsed: ParsedManifest | None) -> dict[str, Any] | None:
+    """The document of ``parsed`` when it parsed (lint reads the bytes with the one manifest
+    reader, as :func:`_read_document` does); else ``None``."""
+    if parsed is None or not parsed.ok:
         return None
     return parsed.data
 
 
 def _read_document(manifest_path: Path) -> dict[str, Any]:
-    """The manifest at ``manifest_path`` read and parsed by ``tomllib``; raises
+    """The manifest at ``manifest_path`` read as the daemon reads it; raises
     :class:`TargetError` when it cannot be read, ``ManifestRefusedError`` when it is no TOML."""
     try:
-        text = manifest_path.read_text(encoding="utf-8")
+        text = manifest_path.read_bytes().decode("utf-8")
     except FileNotFoundError as error:
         raise TargetError(f"{manifest_path}: no such manifest") from error
     except (OSError, UnicodeDecodeError) as error:
         raise TargetError(f"{manifest_path}: cannot read the manifest ({error})") from error
     try:
-        # The daemon's TOML parser (toml_edit) reads past a leading byte-order mark.
-        return tomllib.loads(text.removeprefix("\ufeff"))
-    except ValueError as error:
+        return read_manifest_text(text)
+    except ManifestTOMLError as error:
         raise ManifestRefusedError.linted(
             f"{manifest_path}: not valid TOML ({error}); run `nexo plugin lint` for details",
             manifest=manifest_path,
@@ -262,13 +253,13 @@ def _read_document(manifest_path: Path) -> dict[str, Any]:
 
 def load_manifest(manifest_path: Path, *, known: KnownManifest | None = None) -> PluginManifest:
     """Parse the manifest and return its model (``known``: the manifest as the caller already
-    parsed it, used when it is the same document ``tomllib`` reads from the file).
+    parsed it, used when it is the document of the bytes the file holds).
 
     Raises :class:`TargetError` when the file is missing, unreadable, not TOML, has no valid
     ``plugin.id`` or a ``plugin.version`` the daemon does not parse (run ``nexo plugin lint``
     for the full diagnosis).
     """
-    manifest = _tomllib_document(known_parse(known, manifest_path))
+    manifest = _known_document(known_parse(known, manifest_path))
     if manifest is None:
         manifest = _read_document(manifest_path)
 

@@ -6,7 +6,6 @@ line per plugin (:meth:`Listing.rows`)."""
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -18,6 +17,7 @@ from nexo_pkg.install.link import LinkedPlugin, linked_plugins
 from nexo_pkg.install.receipts import RECEIPT_UNREADABLE, Installed, Receipt
 from nexo_pkg.install.root import is_removal_leftover
 from nexo_pkg.manifest.names import MANIFEST_NAMES
+from nexo_pkg.manifest.read import ManifestTOMLError, read_manifest
 
 if TYPE_CHECKING:
     from nexo_pkg.install.discovery_edit import DiscoveryState
@@ -193,8 +193,8 @@ def manifest_identity(directory: Path) -> tuple[str | None, str | None]:
         if len(raw) > _MANIFEST_READ_LIMIT:
             return None, None
         try:
-            plugin = tomllib.loads(raw.decode("utf-8-sig")).get("plugin")
-        except (UnicodeDecodeError, ValueError, RecursionError):
+            plugin = read_manifest(raw).get("plugin")
+        except ManifestTOMLError:
             return None, None
         if not isinstance(plugin, dict):
             return None, None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 
 from nexo_pkg.core.diagnostics import first_of_errors
 from nexo_pkg.core.errors import NexoError
@@ -19,6 +18,7 @@ from nexo_pkg.manifest.microapp import (
 from nexo_pkg.manifest.model import manifest_from_text
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 from nexo_pkg.manifest.options import LintOptions
+from nexo_pkg.manifest.read import ManifestTOMLError, read_manifest
 from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER, SbomError, plainly_valid, quick_check
 from nexo_pkg.sources.api import ArchiveListing
 
@@ -91,8 +91,8 @@ def _with_companion_admin(
     from nexo_pkg.manifest.rules_microapp import companion_refused  # noqa: PLC0415
 
     try:
-        document = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        document = read_manifest(raw)
+    except ManifestTOMLError:
         return summary
     companion = companion_from_data(document)
     if companion.id != plugin_id or not companion.admin_declared or companion_refused(document):
@@ -143,8 +143,8 @@ def _payload_manifest(listing: ArchiveListing) -> tuple[str | None, bytes | None
     extension = listing.manifests.get(MICROAPP_MANIFEST_NAME)
     if extension is not None:
         try:
-            document = tomllib.loads(extension.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+            document = read_manifest(extension)
+        except ManifestTOMLError:
             document = {}
         if is_extension_shape(document):
             return MICROAPP_MANIFEST_NAME, extension

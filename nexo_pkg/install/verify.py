@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from nexo_pkg.core import posix
 from nexo_pkg.core.files import sha256_file
 from nexo_pkg.install.receipts import RECEIPT_NAME, Installed
 from nexo_pkg.manifest.names import MANIFEST_NAMES
+from nexo_pkg.manifest.read import ManifestTOMLError, read_manifest
 
 
 def tree_modes(
@@ -194,19 +194,10 @@ def verify_installed(
 
 def _manifest_document(path: Path) -> dict[str, Any]:
     """The document the daemon reads from the manifest at ``path``, as lint and ``doctor``
-    read it: ``tomllib``'s, or for what only the daemon's parser takes (a date-time in the
-    year 0000, a leap second) lint's reading of it. Raises ``ValueError`` when it is no TOML
-    the daemon reads, ``OSError``/``UnicodeDecodeError`` when it cannot be read."""
-    raw = path.read_bytes()
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except tomllib.TOMLDecodeError:
-        from nexo_pkg.manifest.document import parse_manifest  # noqa: PLC0415 (rare)
-
-        parsed = parse_manifest(raw.decode("utf-8"))
-        if not parsed.ok:
-            raise
-        return parsed.data
+    read it (past a byte-order mark, the year 0000 and a leap second read). Raises
+    ``ManifestTOMLError`` when it is no TOML the daemon reads, ``OSError`` when it cannot be
+    read."""
+    return read_manifest(path.read_bytes())
 
 
 def _named_otherwise(
@@ -224,7 +215,7 @@ def _named_otherwise(
     else:
         try:
             plugin = _manifest_document(item.path / manifest_name).get("plugin")
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        except (OSError, ManifestTOMLError):
             return None
     if not isinstance(plugin, dict):
         return None

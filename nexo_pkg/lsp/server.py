@@ -19,7 +19,6 @@ import os
 import posixpath
 import re
 import sys
-import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -59,6 +58,7 @@ from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
 from nexo_pkg.manifest.microapp import COMPANION_MANIFEST_NAME, is_extension_shape
 from nexo_pkg.manifest.names import CANONICAL_MANIFEST_NAME, is_manifest_name
 from nexo_pkg.manifest.options import LintOptions
+from nexo_pkg.manifest.read import ManifestTOMLError, read_manifest_text
 
 __all__ = [
     "DEFAULT_DEBOUNCE_SECONDS",
@@ -696,8 +696,8 @@ def _is_microapp(text: str, path: str) -> bool:
     if Path(path).name == COMPANION_MANIFEST_NAME:
         return False
     try:
-        data = tomllib.loads(text)
-    except ValueError:
+        data = read_manifest_text(text)
+    except ManifestTOMLError:
         return bool(_MICROAPP_TABLE.search(text)) and not _UNIFIED_MARK.search(text)
     return is_extension_shape(data)
 

@@ -9,8 +9,6 @@ an exception.
 
 from __future__ import annotations
 
-import re
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,6 +18,7 @@ from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.toml_text import KeyPath, format_key_path, long_dotted_key, nested_value_offset
 from nexo_pkg.manifest import core_rules
 from nexo_pkg.manifest.names import MAX_MANIFEST_BYTES
+from nexo_pkg.manifest.read import TooLargeFloat, loads
 
 if TYPE_CHECKING:
     from nexo_pkg.core.toml_spans import SpanMap, SpanPart
@@ -183,9 +182,9 @@ def _nests_at_least(value: object, levels: int) -> bool:
 
 def _integers_outside_i64(
     value: object, path: KeyPath
-) -> Iterator[tuple[KeyPath, int | _TooLarge]]:
+) -> Iterator[tuple[KeyPath, int | TooLargeFloat]]:
     """Every integer in ``value`` that does not fit the daemon's ``i64``, and every float past
-    the ``f64`` range (:class:`_TooLarge`), with its key path.
+    the ``f64`` range (:class:`TooLargeFloat`), with its key path.
 
     Iterative, in document order: tables nest as deep as dotted keys and headers below the
     parser's limit can make them (79 parts each), deeper than Python's recursion limit."""
@@ -194,7 +193,7 @@ def _integers_outside_i64(
         item, where = pending.pop()
         if isinstance(item, bool):
             continue
-        if isinstance(item, _TooLarge):
+        if isinstance(item, TooLargeFloat):
             yield where, item
         elif isinstance(item, int):
             if not I64_MIN <= item <= I64_MAX:
@@ -237,57 +236,6 @@ def _past_limit(text: str, deep: int | None, dotted: tuple[int, int] | None) -> 
     return _too_deep(text, point_span(text, where.line, where.column), what)
 
 
-# A TOML date-time value: the daemon's parser (toml_edit 0.22, parser/datetime.rs) takes the
-# year 0000 and a leap second (`:60`), which Python's datetime, and so tomllib, refuse.
-_TIME = r"\d{2}:\d{2}:(?P<second>\d{2})(?:\.\d+)?"
-_DATETIMES = (
-    re.compile(rf"(?P<year>\d{{4}})-\d{{2}}-\d{{2}}(?:[Tt ]{_TIME}(?:[Zz]|[+-]\d{{2}}:\d{{2}})?)?"),
-    re.compile(_TIME),
-)
-
-
-class _TooLarge(float):
-    """A float literal past the largest ``f64`` (``1e400``): Python reads it as infinity, the
-    daemon's parser (toml_edit 0.22, parser/numbers.rs: ``verify(|f| *f != f64::INFINITY)``)
-    refuses it. Written ``inf``, infinity is a float like any other; ``-1e400`` passes that
-    check, and the daemon reads it as negative infinity."""
-
-    literal: str
-
-
-def _float(literal: str) -> float:
-    value = float(literal)
-    if value == float("inf") and literal.lstrip("+") != "inf":
-        too_large = _TooLarge(value)
-        too_large.literal = literal
-        return too_large
-    return value
-
-
-def _loads(text: str) -> dict[str, Any]:
-    """``tomllib.loads``, also for the date-times only the daemon's parser takes (the year
-    0000, a leap second): those are read as the same value in year 2000 or at second 59 (a
-    value of the same type and shape, which is all a manifest rule looks at)."""
-    try:
-        return tomllib.loads(text, parse_float=_float)
-    except tomllib.TOMLDecodeError:
-        if not re.search(r"\b0000-\d\d-\d\d|:60(?!\d)", text):
-            raise
-        from nexo_pkg.core.toml_spans import scan_spans  # noqa: PLC0415
-
-        edited = list(text)
-        for start, end in scan_spans(text)[0].values.values():
-            for pattern in _DATETIMES:
-                match = pattern.fullmatch(text, start, end)
-                groups = match.groupdict() if match is not None else {}
-                if match is not None and groups.get("year") == "0000":
-                    edited[match.start("year") : match.end("year")] = "2000"
-                if match is not None and groups.get("second") == "60":
-                    edited[match.start("second") : match.end("second")] = "59"
-        # Same length, so a problem the edit leaves is reported at its place in ``text``.
-        return tomllib.loads("".join(edited), parse_float=_float)
-
-
 def parse_manifest(text: str) -> ParsedManifest:
     """Parse manifest ``text`` with the daemon's parser limits. Never raises.
 
@@ -301,7 +249,7 @@ def parse_manifest(text: str) -> ParsedManifest:
     if dotted is not None:
         return _past_limit(text, nested_value_offset(text, RECURSION_LIMIT), dotted)
     try:
-        data = _loads(text)
+        data = loads(text)
     except ValueError as error:
         return ParsedManifest(text, {}, _syntax_diagnostic(text, error))
     except RecursionError:
@@ -322,7 +270,7 @@ def parse_manifest(text: str) -> ParsedManifest:
         return _past_limit(text, deep, None)
     parsed = ParsedManifest(text, data, [])
     for path, value in _integers_outside_i64(data, ()):
-        if isinstance(value, _TooLarge):
+        if isinstance(value, TooLargeFloat):
             parsed.syntax_errors.append(
                 core_rules.TOML_SYNTAX.diagnostic(
                     f"TOML parse error: float `{value.literal}` is too large for a 64-bit float",

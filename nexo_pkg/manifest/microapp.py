@@ -14,13 +14,13 @@ the standard library, :mod:`nexo_pkg.core.errors` and :mod:`nexo_pkg.core.files`
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.files import read_config_file
+from nexo_pkg.manifest.read import ManifestTOMLError, read_manifest
 
 __all__ = [
     "CAPABILITY_KINDS",
@@ -134,8 +134,8 @@ def read_toml_or_none(path: Path) -> dict[str, Any] | None:
     """``path`` parsed as TOML, or ``None`` when it is missing, unreadable or not TOML."""
     try:
         raw = read_config_file(path, MAX_MANIFEST_BYTES, error=UsageError)
-        return tomllib.loads(raw.decode("utf-8").removeprefix("\ufeff"))
-    except (UsageError, UnicodeDecodeError, ValueError, RecursionError):
+        return read_manifest(raw)
+    except (UsageError, ManifestTOMLError):
         return None
 
 

@@ -7,7 +7,6 @@ of its manifest crate (``crates/plugin-manifest/src/manifest.rs``).
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -18,6 +17,7 @@ from nexo_pkg.core.kinds import ErrorKind
 from nexo_pkg.core.toml_text import toml_type_name
 from nexo_pkg.core.version import VersionError, parse_version
 from nexo_pkg.manifest.microapp import DEFAULT_HEALTH_PATH, DEFAULT_HTTP_BIND, is_extension_shape
+from nexo_pkg.manifest.read import ManifestTOMLError, read_manifest_text
 from nexo_pkg.manifest.rust_text import is_blank
 
 if TYPE_CHECKING:
@@ -408,9 +408,7 @@ def manifest_from_text(text: str, *, max_bytes: int = MAX_MODEL_BYTES) -> Manife
             f"the manifest is larger than {max_bytes} bytes; nexo-pkg does not read it"
         )
     try:
-        # A leading byte-order mark is no part of the TOML: lint and the daemon read past it.
-        data = tomllib.loads(text.removeprefix("\ufeff"))
-    except (ValueError, RecursionError) as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise ManifestModelError(f"the manifest is not TOML: {reason}") from error
+        data = read_manifest_text(text)
+    except ManifestTOMLError as error:
+        raise ManifestModelError(f"the manifest is not TOML: {error}") from error
     return manifest_from_data(data)

@@ -11,7 +11,6 @@ import hashlib
 import os
 import posixpath
 import tempfile
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from nexo_pkg.manifest.names import (
     no_manifest_problem,
     shadowed_message,
 )
+from nexo_pkg.manifest.read import ManifestTOMLError, read_manifest
 from nexo_pkg.pack.archive import ArchiveEntry, complete_entries, write_tar_gz
 from nexo_pkg.pack.audit import Distribution, audit_noarch, audit_target, find_distributions
 from nexo_pkg.pack.binary import binary_mismatch
@@ -234,8 +234,8 @@ def _read_project_manifest(project: Path) -> _ProjectManifest:
 
 def _is_extension_file(path: Path) -> bool:
     try:
-        return path.is_file() and is_extension_shape(tomllib.loads(path.read_text("utf-8")))
-    except (OSError, UnicodeDecodeError, ValueError):
+        return path.is_file() and is_extension_shape(read_manifest(path.read_bytes()))
+    except (OSError, ManifestTOMLError):
         return False
 
 
@@ -676,8 +676,8 @@ def _entrypoint_command(data: bytes) -> str | None:
 
 def _transport_command(data: bytes) -> str | None:
     try:
-        transport = tomllib.loads(data.decode("utf-8")).get("transport")
-    except (UnicodeDecodeError, ValueError):
+        transport = read_manifest(data).get("transport")
+    except ManifestTOMLError:
         return None
     command = transport.get("command") if isinstance(transport, dict) else None
     return command if isinstance(command, str) else None
