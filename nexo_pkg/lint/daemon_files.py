@@ -824,14 +824,26 @@ def _extensions_settings(data: Any) -> _Extensions:
     )
 
 
+_last_extensions_read: list[tuple[bytes, tuple[tuple[str, str], ...], Any]] = []
+"""The last ``extensions.yaml`` :func:`_extensions_data` read: its bytes, the environment its
+placeholders were substituted from, and the data (read, never changed, by its callers)."""
+
+
 def _extensions_data(directory: Path) -> Any:
     """``<directory>/extensions.yaml`` as the daemon reads it (:func:`_read_extensions`), or
-    ``None``."""
+    ``None``. The same bytes under the same environment are parsed once: every file of a
+    config directory (each ``agents.d`` drop-in) asks for its ``extensions.yaml``."""
     try:
         raw = read_capped_bytes(directory / EXTENSIONS_FILE, MAX_CONFIG_BYTES)
     except (OSError, FileTooLargeError):
         return None
-    return _read_extensions(extensions_as_read(raw.decode("utf-8", errors="replace")))
+    environment = tuple(os.environ.items())
+    for seen, seen_environment, data in _last_extensions_read:
+        if seen == raw and seen_environment == environment:
+            return data
+    data = _read_extensions(extensions_as_read(raw.decode("utf-8", errors="replace")))
+    _last_extensions_read[:] = [(raw, environment, data)]
+    return data
 
 
 def _read_extensions(read: YamlDocument) -> Any:
