@@ -151,13 +151,17 @@ def lint_source(
     options: LintOptions | None = None,
     keep: list[ParsedManifest] | None = None,
     parsed: ParsedManifest | None = None,
+    bom: bool = True,
 ) -> FileResult:
     """Lint manifest ``text``; never raises for bad input. The file decides whose rules apply
     (:mod:`nexo_pkg.lint.microapp`); the result's ``parser`` says which. ``keep`` receives
     the parsed manifest, for a caller that reads the document too; ``parsed``: one a caller
     kept, used when it is of this very text (else the text is parsed). A leading byte-order
-    mark is dropped, as :func:`lint_file` and the daemon's TOML parser (``toml_edit``) drop it."""
-    text = text.removeprefix("\ufeff")
+    mark is dropped, as :func:`lint_file` and the daemon's TOML parser (``toml_edit``) drop it;
+    ``bom=False``: the caller already dropped it, so a second one is the TOML's (an error, as
+    the daemon reads it)."""
+    if bom:
+        text = text.removeprefix("\ufeff")
     if parsed is None or parsed.text != text:
         parsed = parse_manifest(text)
     if keep is not None:
@@ -286,7 +290,8 @@ def _lint_text(
         policy = lint_policy_source(text, path=path)
         kept = _filtered(policy.diagnostics, options)
         return FileResult(policy.path, tuple(kept), policy.source, "trust-policy")
-    return lint_source(text, path=path, options=options, keep=keep, parsed=parsed)
+    # decode_manifest dropped the one byte-order mark the daemon skips.
+    return lint_source(text, path=path, options=options, keep=keep, parsed=parsed, bom=False)
 
 
 def _lint_fleet_file(
