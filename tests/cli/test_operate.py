@@ -634,6 +634,42 @@ def test_rollback_to_a_version_another_tool_installed_says_it_cannot_be_checked(
     assert tree_snapshot(root) == before
 
 
+def test_rollback_to_a_tagged_version_another_tool_installed_names_that_release_and_root(
+    home: Path, server: GitHubServer, tmp_path: Path
+) -> None:
+    """A kept receipt of another tool that records its release's tag: the remedy names that
+    very release (no `TAG` to fill in) and the root it lives in (``--dest``, not the
+    default), and run as printed it puts that version back."""
+    root = tmp_path / "elsewhere"
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    code, _, err = nexo("plugin", "install", "acme/hello@v1.0.0", "--dest", str(root), "--yes",
+                        in_process=True)  # fmt: skip
+    assert code == 0, err
+    receipt = root / "hello-1.0.0/.nexo-install.json"
+    document = json.loads(receipt.read_text())
+    assert document["tag"] == "v1.0.0"
+    for key in ("signature", "files", "modes"):
+        document.pop(key, None)
+    receipt.write_text(json.dumps(document))
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    # Pinned to its tag: upgraded by naming the next one.
+    code, _, err = nexo("plugin", "upgrade", "hello@v2.0.0", "--dest", str(root), "--yes",
+                        in_process=True)  # fmt: skip
+    assert code == 0, err
+    before = tree_snapshot(root)
+    code, out, _ = nexo("plugin", "rollback", "hello", "--dest", str(root), "--yes", "--json",
+                        in_process=True)  # fmt: skip
+    assert code == 1
+    refused = json.loads(out)
+    assert refused["kind"] == "checksum_missing", refused
+    assert tree_snapshot(root) == before
+    printed = f"nexo plugin install acme/hello@v1.0.0 --allow-downgrade --dest {root}"
+    assert f"(`{printed}`); nothing was changed" in refused["error"], refused["error"]
+    code, out, err = nexo(*printed.split()[1:], "--yes", "--json", in_process=True)
+    assert code == 0, err
+    assert json.loads(out)["version"] == "1.0.0"
+
+
 def test_rollback_without_a_kept_version(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
