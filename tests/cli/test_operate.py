@@ -81,6 +81,26 @@ def test_outdated_text_and_exit_code(home: Path, server: GitHubServer) -> None:
     assert "2.0.0" in out
 
 
+def test_outdated_lines_up_every_status_under_its_header(
+    home: Path, server: GitHubServer, tmp_path: Path
+) -> None:
+    # The longest status is a tarball's, `local file: not checked`: its SOURCE still starts
+    # where the header's does, as for the others.
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    local = write_plugin(tmp_path / "dist", "local", "1.0.0")
+    assert nexo("plugin", "install", str(local), "--yes", in_process=True)[0] == 0
+    code, out, err = nexo("plugin", "outdated", in_process=True)
+    assert code == 0, err
+    header, *rows = out.splitlines()
+    column = header.index("SOURCE")
+    assert {row.split()[0]: row[column - 1 :] for row in rows} == {
+        "hello": " acme/hello",
+        "local": " local file",
+    }
+    assert "local file: not checked" in out
+
+
 @pytest.mark.parametrize(
     ("installed", "latest", "status"),
     [
