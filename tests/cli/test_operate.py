@@ -970,3 +970,30 @@ def test_upgrade_all_asks_a_spent_service_nothing_more(home: Path, server: GitHu
     assert sorted(entry["id"] for entry in plugins) == ids
     assert {entry["kind"] for entry in plugins} == {"rate_limited"}
     assert tree_snapshot(root) == before
+
+
+@pytest.mark.parametrize(
+    "tag",
+    ["../v1.0.0", "v1/0", "\uff561.0.0", "\x1b[31mv1", "x" * 5000],
+    ids=["dot-dot", "slash", "full-width", "escape-sequence", "very-long"],
+)
+def test_an_upgrade_naming_a_hostile_tag_of_a_held_plugin_changes_nothing(
+    home: Path, server: GitHubServer, tag: str
+) -> None:
+    """``upgrade ID@TAG`` of a held plugin with a tag no release can have is the usage error
+    ``source_invalid`` in one line (the document under ``--json``), before anything is asked
+    or written: the hold and the tree stay as they were."""
+    _rolled_back_to_the_first_release(server)
+    root = home / "state/plugins"
+    before = tree_snapshot(root)
+    asked = len(server.requests)
+    code, out, err = nexo("plugin", "upgrade", f"hello@{tag}", "--yes", "--json")
+    assert code == 2
+    document = json.loads(out)
+    assert (document["ok"], document["kind"]) == (False, "source_invalid")
+    [line] = err.splitlines()
+    assert line.startswith("error: invalid source 'acme/hello@")
+    assert not any(char < " " for char in line)
+    assert len(server.requests) == asked
+    assert tree_snapshot(root) == before
+    assert [path.name for path in (root / ".nexo/holds").iterdir()] == ["hello.json"]
