@@ -57,7 +57,7 @@ class LintRequest:
 
 def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
     from nexo_pkg.lint.discovery import Walked, discover_manifests  # noqa: PLC0415
-    from nexo_pkg.lint.engine import lint_bytes  # noqa: PLC0415
+    from nexo_pkg.lint.engine import STDIN_NAME, lint_bytes  # noqa: PLC0415
     from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES  # noqa: PLC0415
     from nexo_pkg.manifest.names import listed_directories  # noqa: PLC0415
 
@@ -71,7 +71,7 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
     if request.stdin:
         if request.paths:
             raise UsageError("--stdin reads one manifest from standard input; drop the PATHs")
-        name = request.stdin_filename or "<stdin>"
+        name = request.stdin_filename or STDIN_NAME
         # Settings follow the name the editor gives the buffer, as ruff's --stdin-filename.
         where = Path(name)
         options = settings.options_for(where)

@@ -125,20 +125,23 @@ _STATUS_WORDS = {
     "local": "local file: not checked",
     "failed": "could not check",
 }
+# Wide enough for every word above, so the SOURCE column lines up under its header.
+_STATUS_WIDTH = max(len(words) for words in _STATUS_WORDS.values())
 
 
 def _render(entries: list[OutdatedEntry]) -> None:
     if not entries:
         say("No plugins installed.")
         return
-    result_line(f"{'ID':<24} {'INSTALLED':<12} {'LATEST':<12} {'STATUS':<22} SOURCE")
+    result_line(f"{'ID':<24} {'INSTALLED':<12} {'LATEST':<12} {'STATUS':<{_STATUS_WIDTH}} SOURCE")
     for entry in entries:
         latest = entry.latest.version if entry.latest else "-"
         status = _STATUS_WORDS[entry.status]
         if entry.needs is not None:
             status = f"{status} {entry.needs}"
         row = (
-            f"{entry.plugin_id:<24} {entry.installed:<12} {latest:<12} {status:<22} {entry.source}"
+            f"{entry.plugin_id:<24} {entry.installed:<12} {latest:<12} "
+            f"{status:<{_STATUS_WIDTH}} {entry.source}"
         )
         result_line(printable(row))
         if entry.needs is not None and entry.daemon is not None:

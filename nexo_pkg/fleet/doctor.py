@@ -127,11 +127,16 @@ def _lint_manifest(
 ) -> tuple[bytes, FileResult, ParsedManifest | None] | OSError:
     """The manifest at ``path`` read and linted: its bytes, the lint result and the manifest
     lint parsed (``None`` when it was not linted as one); the error when it cannot be read."""
+    from nexo_pkg.core.files import read_regular_bytes  # noqa: PLC0415
     from nexo_pkg.lint.engine import lint_bytes_keeping  # noqa: PLC0415
+    from nexo_pkg.manifest.names import MAX_MANIFEST_BYTES  # noqa: PLC0415
     from nexo_pkg.manifest.options import LintOptions  # noqa: PLC0415
 
     try:
-        raw = path.read_bytes()
+        # As the daemon reads it (a link followed), but only a regular file, and no more than
+        # lint reads (a byte past the limit is enough for lint to say it is too large): one
+        # swapped for a FIFO since it was found never blocks, a huge one is never read whole.
+        raw = read_regular_bytes(path, MAX_MANIFEST_BYTES, follow_links=True)
     except OSError as exc:
         return exc
     result, parsed = lint_bytes_keeping(

@@ -3,6 +3,7 @@ receipt (``verify``)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterable, Mapping
@@ -11,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core import posix
-from nexo_pkg.core.files import sha256_file
+from nexo_pkg.core.files import read_regular_bytes, sha256_file
 from nexo_pkg.install.receipts import RECEIPT_NAME, Installed
-from nexo_pkg.manifest.names import MANIFEST_NAMES
+from nexo_pkg.manifest.names import MANIFEST_NAMES, MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.read import ManifestTOMLError, read_manifest
 
 
@@ -196,8 +197,13 @@ def _manifest_document(path: Path) -> dict[str, Any]:
     """The document the daemon reads from the manifest at ``path``, as lint and ``doctor``
     read it (past a byte-order mark, the year 0000 and a leap second read). Raises
     ``ManifestTOMLError`` when it is no TOML the daemon reads, ``OSError`` when it cannot be
-    read."""
-    return read_manifest(path.read_bytes())
+    read. Opened as the hashing opened it, a regular file and no link, and read up to the
+    manifest limit: one that became a FIFO, a link to ``/dev/zero`` or a huge file since it
+    was hashed is not read (nothing blocks, memory stays bounded)."""
+    raw = read_regular_bytes(path, MAX_MANIFEST_BYTES)
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise OSError(errno.EFBIG, "larger than a manifest is read", str(path))
+    return read_manifest(raw)
 
 
 def _named_otherwise(

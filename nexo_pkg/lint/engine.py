@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from nexo_pkg.lint.daemon_files import ConfigKind
 
 __all__ = [
+    "STDIN_NAME",
     "lint_bytes",
     "lint_bytes_keeping",
     "lint_config_source",
@@ -32,6 +33,9 @@ __all__ = [
 ]
 
 TRUST_POLICY_FILENAME = "trusted_keys.toml"
+STDIN_NAME = "<stdin>"
+"""How standard input is named when ``--stdin-filename`` gives it no name: it names no file,
+so nothing is judged by where such a file would be."""
 FLEET_FILES = {
     "nexo-plugins.toml": ("nexo-plugins.schema.json", "fleet-wanted-set"),
     "nexo-plugins.lock": ("nexo-plugins.lock.schema.json", "fleet-lock"),
@@ -151,13 +155,17 @@ def lint_source(
     options: LintOptions | None = None,
     keep: list[ParsedManifest] | None = None,
     parsed: ParsedManifest | None = None,
+    bom: bool = True,
 ) -> FileResult:
     """Lint manifest ``text``; never raises for bad input. The file decides whose rules apply
     (:mod:`nexo_pkg.lint.microapp`); the result's ``parser`` says which. ``keep`` receives
     the parsed manifest, for a caller that reads the document too; ``parsed``: one a caller
     kept, used when it is of this very text (else the text is parsed). A leading byte-order
-    mark is dropped, as :func:`lint_file` and the daemon's TOML parser (``toml_edit``) drop it."""
-    text = text.removeprefix("\ufeff")
+    mark is dropped, as :func:`lint_file` and the daemon's TOML parser (``toml_edit``) drop it;
+    ``bom=False``: the caller already dropped it, so a second one is the TOML's (an error, as
+    the daemon reads it)."""
+    if bom:
+        text = text.removeprefix("\ufeff")
     if parsed is None or parsed.text != text:
         parsed = parse_manifest(text)
     if keep is not None:
@@ -249,10 +257,12 @@ def _skipped_drop_in(path: str) -> bool:
     """Whether ``path`` is a file of a daemon's ``agents.d/`` that its loader skips for its name
     (anything but ``*.yaml``: ``x.yml``, ``README.md``, ``x.txt``), and that is no TOML file
     lint reads (a manifest, a fleet file or a trust policy of any name ends in ``.toml``).
-    Whatever it holds, the daemon never reads it: ``NX235`` alone says so."""
+    Whatever it holds, the daemon never reads it: ``NX235`` alone says so. Standard input
+    without a name (:data:`STDIN_NAME`) is no file of any directory."""
     named = Path(path)
     return (
-        named.absolute().parent.name == "agents.d"  # daemon_files.AGENTS_DROP_IN_DIR
+        path != STDIN_NAME
+        and named.absolute().parent.name == "agents.d"  # daemon_files.AGENTS_DROP_IN_DIR
         and named.suffix != ".yaml"
         and not named.name.lower().endswith(".toml")
         and named.name not in FLEET_FILES
@@ -286,7 +296,8 @@ def _lint_text(
         policy = lint_policy_source(text, path=path)
         kept = _filtered(policy.diagnostics, options)
         return FileResult(policy.path, tuple(kept), policy.source, "trust-policy")
-    return lint_source(text, path=path, options=options, keep=keep, parsed=parsed)
+    # decode_manifest dropped the one byte-order mark the daemon skips.
+    return lint_source(text, path=path, options=options, keep=keep, parsed=parsed, bom=False)
 
 
 def _lint_fleet_file(

@@ -253,8 +253,13 @@ def _github_file(path: str) -> str:
     rewrites an absolute path under the workspace to a relative one with ``/`` ("prefer `/` on
     all platforms", ``IssueCommandExtension``), but passes a relative one through as it is,
     and GitHub places no annotation at ``plugins\\a\\nexo-plugin.toml``. Elsewhere a
-    ``\\`` is part of a name and stays."""
-    return path.replace("\\", "/") if _WINDOWS else path
+    ``\\`` is part of a name and stays. A control character in a name is shown escaped, as the
+    text report shows it (an escape sequence is never written raw); CR and LF stay, as the
+    property escaping carries them to the runner as they are."""
+    path = path.replace("\\", "/") if _WINDOWS else path
+    return "\r".join(
+        "\n".join(printable(part) for part in line.split("\n")) for line in path.split("\r")
+    )
 
 
 def render_github(results: Sequence[FileResult], context: ReportContext) -> str:

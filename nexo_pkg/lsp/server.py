@@ -179,12 +179,19 @@ def _lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ..
     finding about that.
     """
     if text.startswith(BYTE_ORDER_MARK):
-        return tuple(_after_mark(item) for item in _lint_text(kind, text[1:], path))
+        return tuple(_after_mark(item) for item in _lint_marked(kind, text, path))
+    return _lint_marked(kind, text, path)
+
+
+def _lint_marked(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...]:
+    """:func:`_lint_text` of ``text`` as it is, one leading byte-order mark dropped (only one:
+    a second is the document's, as the daemon reads it)."""
     if kind == "daemon-config":
-        result = lint_config_source(text, path=path, options=manifest_options(path))
+        unmarked = text.removeprefix(BYTE_ORDER_MARK)
+        result = lint_config_source(unmarked, path=path, options=manifest_options(path))
         return () if result is None else result.diagnostics
     # The command picks the linter of a trust policy and of a fleet's files by their names
-    # too (a fleet file against its schema), and applies the settings.
+    # too (a fleet file against its schema), and applies the settings; it drops the mark.
     raw = text.encode("utf-8", "surrogatepass")
     return lint_bytes(raw, path=_named_as(kind, path), options=manifest_options(path)).diagnostics
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from nexo_pkg.core.terminal import shown
+
 #: How much of the binary is read: the headers below lie within it (a PE header is pointed to
 #: from offset 0x3c and sits within the first few hundred bytes in practice).
 HEAD_BYTES = 4096
@@ -123,7 +125,7 @@ def _libc_mismatch(binary: Path, stream: BinaryIO, head: bytes, target: str) -> 
     built, wanted = ("musl", "glibc") if is_musl else ("glibc", "musl")
     return (
         f"--binary {binary} is dynamically linked against {built} (its interpreter is "
-        f"{interpreter}), but --target {target} is a {wanted} target, whose hosts lack that "
+        f"{shown(interpreter)}), but --target {target} is a {wanted} target, whose hosts lack that "
         f"loader and cannot start it; pass the binary built for {target}, or link it statically"
     )
 

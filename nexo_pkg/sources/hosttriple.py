@@ -85,7 +85,13 @@ def expand_triple(triple: str) -> tuple[str, ...]:
 
 
 def detect_host_candidates() -> tuple[str, ...]:
-    """Triples this host runs, best first (``noarch`` is added by the asset selection)."""
+    """Triples this host runs, best first (``noarch`` is added by the asset selection); none
+    when ``uname`` names a machine no triple spells (empty, blanks, control characters), so
+    such a host takes ``noarch`` rather than a malformed triple."""
+    return tuple(triple for triple in _detected() if _TRIPLE.fullmatch(triple))
+
+
+def _detected() -> tuple[str, ...]:
     arch = _arch()
     if sys.platform.startswith("linux"):
         # 32-bit ARM's triples name the hard-float ABI: armv7-unknown-linux-gnueabihf.

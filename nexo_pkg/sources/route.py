@@ -313,8 +313,8 @@ def reinstall_words(
     again (the release, the pinned registry reference, a file's path; ``SOURCE`` for an
     origin that records none), and the flags its source was reached with that the command
     must carry: ``--plain-http`` to a registry, ``--github-api-url`` to a GitHub release."""
+    named = origin_place(origin.source, exact=True)
     kind = _kind_of_type(origin.type)
-    named = None if kind is None or kind.label is None else kind.label(origin.source, exact=True)
     if kind is None or named is None:
         path = origin.source.get("path")
         return (path if isinstance(path, str) else "SOURCE"), ()

@@ -133,6 +133,33 @@ def test_github_annotations_show_control_characters_from_the_file_escaped(
     assert not any(char < " " or "\u202a" <= char <= "\u202e" for char in line)
 
 
+@pytest.mark.parametrize(
+    ("directory", "shown"),
+    [
+        ("esc\x1b[31mred", "esc\\u001b[31mred"),
+        ("bell\x07", "bell\\u0007"),
+        ("a\u202eb", "a\\u202eb"),
+        ("line\nfeed", "line%0Afeed"),
+        ("p%2C,x:y", "p%252C%2Cx%3Ay"),
+    ],
+    ids=["escape-sequence", "bell", "bidi-override", "line-feed", "percent-comma-colon"],
+)
+def test_github_annotations_name_a_file_with_control_characters_escaped(
+    tmp_path: Path, directory: str, shown: str
+) -> None:
+    """The `file` of an annotation shows a control character of the path escaped, as the text
+    report does (never an escape sequence written raw); a line feed, `%`, `,` and `:` are
+    carried by the toolkit's property escaping, which the runner reads back as the name."""
+    plugin = tmp_path / directory
+    plugin.mkdir()
+    (plugin / "nexo-plugin.toml").write_text(MINIMAL + "\n[plugin.sandbox]\nx = 1\n", "utf-8")
+    result = nexo("plugin", "lint", "--format", "github", directory, cwd=tmp_path)
+    assert result.code == 1
+    [line] = [line for line in result.stdout.splitlines() if "title=NX011 " in line]
+    assert line.startswith(f"::error file={shown}/nexo-plugin.toml,line=")
+    assert not any(char < " " or "\u202a" <= char <= "\u202e" for char in line)
+
+
 def test_stdin_round_trips_with_file_output(tmp_path: Path) -> None:
     manifest = tmp_path / "nexo-plugin.toml"
     manifest.write_bytes(INVALID.read_bytes())

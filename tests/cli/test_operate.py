@@ -81,6 +81,26 @@ def test_outdated_text_and_exit_code(home: Path, server: GitHubServer) -> None:
     assert "2.0.0" in out
 
 
+def test_outdated_lines_up_every_status_under_its_header(
+    home: Path, server: GitHubServer, tmp_path: Path
+) -> None:
+    # The longest status is a tarball's, `local file: not checked`: its SOURCE still starts
+    # where the header's does, as for the others.
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    local = write_plugin(tmp_path / "dist", "local", "1.0.0")
+    assert nexo("plugin", "install", str(local), "--yes", in_process=True)[0] == 0
+    code, out, err = nexo("plugin", "outdated", in_process=True)
+    assert code == 0, err
+    header, *rows = out.splitlines()
+    column = header.index("SOURCE")
+    assert {row.split()[0]: row[column - 1 :] for row in rows} == {
+        "hello": " acme/hello",
+        "local": " local file",
+    }
+    assert "local file: not checked" in out
+
+
 @pytest.mark.parametrize(
     ("installed", "latest", "status"),
     [
@@ -150,6 +170,16 @@ def test_outdated_unknown_id(home: Path, server: GitHubServer) -> None:
     assert json.loads(out)["kind"] == "not_installed"
     assert "Traceback" not in err
     assert server.requests == []
+
+
+def _rolled_back_to_the_first_release(server: GitHubServer) -> None:
+    """hello 1.0.0 installed from a release, upgraded to 2.0.0, then rolled back: the
+    rollback holds it at 1.0.0."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    assert nexo("plugin", "upgrade", "hello", in_process=True)[0] == 0
+    assert nexo("plugin", "rollback", "hello", "--yes", in_process=True)[0] == 0
 
 
 def _installed(home: Path) -> dict[str, list[tuple[str, bool]]]:
@@ -228,11 +258,7 @@ def test_an_install_after_a_rollback_keeps_the_version_it_replaces(
     back, which it keeps for rollback as upgrade would (one per plugin): the copy of that
     release the rollback kept, the very artifact now installed, goes. A rollback then goes
     back to the version the install replaced."""
-    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
-    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
-    assert nexo("plugin", "upgrade", "hello", in_process=True)[0] == 0
-    assert nexo("plugin", "rollback", "hello", "--yes", in_process=True)[0] == 0
+    _rolled_back_to_the_first_release(server)
     code, _, err = nexo("plugin", "install", "acme/hello", "--yes", in_process=True)
     assert code == 0, err
     assert _installed(home) == {"hello": [("1.0.0", True), ("2.0.0", False)]}
@@ -255,11 +281,7 @@ def test_an_install_without_a_tag_ends_a_hold_as_the_help_says(
         shown = nexo("plugin", command, "--help", in_process=True).stdout
         assert "with or without a tag" in " ".join(shown.split()), command
         assert "`install owner/repo` installs the latest release" in " ".join(shown.split())
-    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
-    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
-    assert nexo("plugin", "upgrade", "hello", in_process=True)[0] == 0
-    assert nexo("plugin", "rollback", "hello", "--yes", in_process=True)[0] == 0
+    _rolled_back_to_the_first_release(server)
     holds = home / "state/plugins/.nexo/holds"
     assert sorted(path.name for path in holds.iterdir()) == ["hello.json"]
 
@@ -286,11 +308,7 @@ def test_an_install_or_upgrade_that_ends_a_hold_says_so_as_sync_does(
     """``install owner/repo`` and ``upgrade ID@TAG`` end a rollback's hold: each says so, as
     ``sync`` does (a ``note:`` line on stderr naming the hold's version and the one named;
     ``released_hold`` in ``--json``). A run that ends no hold says nothing of one."""
-    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
-    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
-    assert nexo("plugin", "upgrade", "hello", in_process=True)[0] == 0
-    assert nexo("plugin", "rollback", "hello", "--yes", in_process=True)[0] == 0
+    _rolled_back_to_the_first_release(server)
     root = home / "state/plugins"
     holds = root / ".nexo/holds"
     assert sorted(path.name for path in holds.iterdir()) == ["hello.json"]
@@ -323,11 +341,7 @@ def test_an_upgrade_naming_the_version_held_keeps_the_hold_and_says_so(
     """``upgrade ID@TAG`` naming the version a rollback holds (the one installed) changes
     nothing, the hold included, as an install that finds that version in place keeps it;
     it says the plugin stays held rather than only "up to date" (``held`` in ``--json``)."""
-    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
-    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
-    assert nexo("plugin", "upgrade", "hello", in_process=True)[0] == 0
-    assert nexo("plugin", "rollback", "hello", "--yes", in_process=True)[0] == 0
+    _rolled_back_to_the_first_release(server)
     root = home / "state/plugins"
     before = tree_snapshot(root)
     flags = ("--yes", "--json") if as_json else ("--yes",)
@@ -640,6 +654,42 @@ def test_rollback_to_a_version_another_tool_installed_says_it_cannot_be_checked(
     assert tree_snapshot(root) == before
 
 
+def test_rollback_to_a_tagged_version_another_tool_installed_names_that_release_and_root(
+    home: Path, server: GitHubServer, tmp_path: Path
+) -> None:
+    """A kept receipt of another tool that records its release's tag: the remedy names that
+    very release (no `TAG` to fill in) and the root it lives in (``--dest``, not the
+    default), and run as printed it puts that version back."""
+    root = tmp_path / "elsewhere"
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    code, _, err = nexo("plugin", "install", "acme/hello@v1.0.0", "--dest", str(root), "--yes",
+                        in_process=True)  # fmt: skip
+    assert code == 0, err
+    receipt = root / "hello-1.0.0/.nexo-install.json"
+    document = json.loads(receipt.read_text())
+    assert document["tag"] == "v1.0.0"
+    for key in ("signature", "files", "modes"):
+        document.pop(key, None)
+    receipt.write_text(json.dumps(document))
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    # Pinned to its tag: upgraded by naming the next one.
+    code, _, err = nexo("plugin", "upgrade", "hello@v2.0.0", "--dest", str(root), "--yes",
+                        in_process=True)  # fmt: skip
+    assert code == 0, err
+    before = tree_snapshot(root)
+    code, out, _ = nexo("plugin", "rollback", "hello", "--dest", str(root), "--yes", "--json",
+                        in_process=True)  # fmt: skip
+    assert code == 1
+    refused = json.loads(out)
+    assert refused["kind"] == "checksum_missing", refused
+    assert tree_snapshot(root) == before
+    printed = f"nexo plugin install acme/hello@v1.0.0 --allow-downgrade --dest {root}"
+    assert f"(`{printed}`); nothing was changed" in refused["error"], refused["error"]
+    code, out, err = nexo(*printed.split()[1:], "--yes", "--json", in_process=True)
+    assert code == 0, err
+    assert json.loads(out)["version"] == "1.0.0"
+
+
 def test_rollback_without_a_kept_version(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
@@ -920,3 +970,30 @@ def test_upgrade_all_asks_a_spent_service_nothing_more(home: Path, server: GitHu
     assert sorted(entry["id"] for entry in plugins) == ids
     assert {entry["kind"] for entry in plugins} == {"rate_limited"}
     assert tree_snapshot(root) == before
+
+
+@pytest.mark.parametrize(
+    "tag",
+    ["../v1.0.0", "v1/0", "\uff561.0.0", "\x1b[31mv1", "x" * 5000],
+    ids=["dot-dot", "slash", "full-width", "escape-sequence", "very-long"],
+)
+def test_an_upgrade_naming_a_hostile_tag_of_a_held_plugin_changes_nothing(
+    home: Path, server: GitHubServer, tag: str
+) -> None:
+    """``upgrade ID@TAG`` of a held plugin with a tag no release can have is the usage error
+    ``source_invalid`` in one line (the document under ``--json``), before anything is asked
+    or written: the hold and the tree stay as they were."""
+    _rolled_back_to_the_first_release(server)
+    root = home / "state/plugins"
+    before = tree_snapshot(root)
+    asked = len(server.requests)
+    code, out, err = nexo("plugin", "upgrade", f"hello@{tag}", "--yes", "--json")
+    assert code == 2
+    document = json.loads(out)
+    assert (document["ok"], document["kind"]) == (False, "source_invalid")
+    [line] = err.splitlines()
+    assert line.startswith("error: invalid source 'acme/hello@")
+    assert not any(char < " " for char in line)
+    assert len(server.requests) == asked
+    assert tree_snapshot(root) == before
+    assert [path.name for path in (root / ".nexo/holds").iterdir()] == ["hello.json"]

@@ -35,7 +35,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) 
     return home
 
 
-HEADER = f"{'ID':<24} {'INSTALLED':<12} {'LATEST':<12} {'STATUS':<22} SOURCE\n"
+HEADER = f"{'ID':<24} {'INSTALLED':<12} {'LATEST':<12} {'STATUS':<23} SOURCE\n"
 LATEST = [
     ("GET", "/repos/acme/hello/releases/latest"),
     ("GET", "/repos/acme/world/releases/latest"),
@@ -59,8 +59,8 @@ def test_a_newest_release_that_excludes_the_daemon_needs_nexo(
     assert (code, out) == (
         1,
         HEADER
-        + f"{'hello':<24} {'1.0.0':<12} {'2.0.0':<12} {'needs nexo >=9.0':<22} acme/hello\n"
-        + f"{'world':<24} {'1.0.0':<12} {'1.1.0':<12} {'outdated':<22} acme/world\n",
+        + f"{'hello':<24} {'1.0.0':<12} {'2.0.0':<12} {'needs nexo >=9.0':<23} acme/hello\n"
+        + f"{'world':<24} {'1.0.0':<12} {'1.1.0':<12} {'outdated':<23} acme/world\n",
     )
     assert err == (
         "  hello: 2.0.0 needs a daemon matching min_nexo_version `>=9.0`; the daemon is 0.2.1 "

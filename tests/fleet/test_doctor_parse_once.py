@@ -6,6 +6,9 @@ are not UTF-8), the model's own parse runs: the findings are those of reading it
 
 from __future__ import annotations
 
+import os
+import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -76,3 +79,42 @@ def test_requirements_from_the_document_lint_parsed(
     if not parsed_again:
         assert len(found) == 1
         assert "vector_store" in found[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_manifest_swapped_for_a_fifo_after_it_was_found_is_never_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manifest doctor found is read as a regular file only (a link followed, as the
+    daemon reads it): swapped for a FIFO between the lookup and the read, it is an error
+    finding at once, where a plain read blocked for ever on a FIFO no one writes to."""
+    from nexo_pkg.fleet import doctor
+    from nexo_pkg.manifest.names import find_manifest
+
+    manifest = _installed(tmp_path)
+
+    def then_swapped(directory: Path) -> object:
+        found = find_manifest(directory)
+        if found.path == manifest:
+            manifest.unlink()
+            os.mkfifo(manifest)
+        return found
+
+    monkeypatch.setattr("nexo_pkg.fleet.doctor.find_manifest", then_swapped)
+    reports: list[doctor.DoctorReport] = []
+    worker = threading.Thread(
+        target=lambda: reports.append(diagnose(tmp_path / "plugins", discovery=None)),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout=20)
+    if worker.is_alive():
+        with manifest.open("wb"):  # a writer that goes at once: the blocked read ends
+            pass
+        worker.join(timeout=20)
+        pytest.fail("doctor blocked reading a FIFO put where the manifest was")
+    (report,) = reports
+    assert [(f.severity, f.message) for f in report.findings if f.check == "manifest"] == [
+        ("error", f"cannot read {manifest.name}: is not a regular file")
+    ]
+    assert stat.S_ISFIFO(manifest.lstat().st_mode)  # looked at, never replaced or removed

@@ -535,3 +535,40 @@ def test_a_hidden_plugin_directory_is_verified_too(
     assert code == 1
     failed = [(Path(r["path"]).name, r["problem"]) for r in reports if not r["ok"]]
     assert failed == [(".sneaky", "no install receipt")]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_verify_never_opens_a_manifest_that_became_a_fifo_after_it_was_hashed(
+    installed: Path, install_env: InstallEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manifest is read a second time to compare it with the receipt; if it became a FIFO
+    between the two reads (a plugin or another user racing verify), that read refuses it as
+    the hashing does: verify returns at once rather than block on it."""
+    import threading
+
+    from nexo_pkg.install import verify
+    from nexo_pkg.install.receipts import scan_installed
+
+    manifest = installed / "nexo-plugin.toml"
+    hashed = verify.sha256_file  # type: ignore[attr-defined]
+
+    def hash_then_swap(path: Path, *, regular: bool = False) -> str:
+        digest = hashed(path, regular=regular)
+        if path == manifest:  # the racer swaps it just after it was hashed
+            manifest.unlink()
+            os.mkfifo(manifest)
+        return digest
+
+    monkeypatch.setattr(verify, "sha256_file", hash_then_swap)
+    (item,) = scan_installed(install_env.dest)
+    reports: list[Any] = []
+    worker = threading.Thread(target=lambda: reports.append(verify.verify_installed(item)))
+    worker.start()
+    worker.join(10)
+    blocked = worker.is_alive()
+    if blocked:  # let the old reader go: a writer that closes at once gives it an end
+        os.close(os.open(manifest, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(10)
+    assert not blocked, "verify blocked reading a FIFO"
+    [report] = reports
+    assert (report.modified, report.problem) == ((), None)

@@ -242,6 +242,25 @@ def test_a_toml_file_in_agents_d_is_still_linted_as_a_manifest(tmp_path: Path) -
     ]
 
 
+def test_standard_input_without_a_name_is_linted_as_a_manifest_inside_agents_d(
+    tmp_path: Path,
+) -> None:
+    """`--stdin` without `--stdin-filename` names no file, so not one of agents.d the daemon
+    skips, even when run from inside agents.d: the manifest on standard input gets its own
+    findings and the run fails, as anywhere else (never NX235 alone and exit 0)."""
+    project(tmp_path, None, companion="")
+    drop_ins = tmp_path / "config" / "agents.d"
+    drop_ins.mkdir()
+    manifest = b'[plugin]\nid = "x"\n'
+    outside = nexo("plugin", "lint", "--stdin", "--format", "json", stdin=manifest,
+                   cwd=tmp_path, in_process=True)  # fmt: skip
+    inside = nexo("plugin", "lint", "--stdin", "--format", "json", stdin=manifest,
+                  cwd=drop_ins, in_process=True)  # fmt: skip
+    [entry] = json.loads(inside.stdout)["files"]
+    assert [d["code"] for d in entry["diagnostics"]] == ["NX010"] * 4, entry
+    assert (inside.code, inside.stdout) == (outside.code, outside.stdout) == (1, outside.stdout)
+
+
 def test_lint_config_dir_names_every_drop_in_the_daemon_skips(tmp_path: Path) -> None:
     """`lint --config DIR` lints what the daemon reads of DIR, and says of each file of
     agents.d named as YAML that it skips for its name (an extension of `yml`, or `yaml` in

@@ -66,7 +66,7 @@ def test_a_glibc_build_packed_for_musl_is_warned(dynamic_glibc: Path) -> None:
     assert binary_mismatch(dynamic_glibc, GNU) is None
     warning = binary_mismatch(dynamic_glibc, MUSL)
     assert warning is not None
-    assert "dynamically linked against glibc (its interpreter is /lib" in warning
+    assert "dynamically linked against glibc (its interpreter is '/lib" in warning
     assert f"--target {MUSL} is a musl target" in warning
 
 
@@ -75,7 +75,7 @@ def test_a_musl_build_packed_for_glibc_is_warned(dynamic_musl: Path) -> None:
     assert binary_mismatch(dynamic_musl, MUSL) is None
     warning = binary_mismatch(dynamic_musl, GNU)
     assert warning is not None
-    assert f"dynamically linked against musl (its interpreter is {MUSL_LOADER})" in warning
+    assert f"dynamically linked against musl (its interpreter is '{MUSL_LOADER}')" in warning
     assert f"--target {GNU} is a glibc target" in warning
 
 
@@ -170,7 +170,7 @@ def test_the_interpreter_is_read_in_every_elf_class_and_byte_order(
     off.write_bytes(_elf(machine, wrong, bits=bits, little=little))
     warning = binary_mismatch(off, target)
     assert warning is not None
-    assert f"(its interpreter is {wrong.decode()})" in warning
+    assert f"(its interpreter is '{wrong.decode()}')" in warning
 
 
 def test_a_libc_is_not_asked_of_targets_that_name_none(tmp_path: Path) -> None:
@@ -193,3 +193,27 @@ def test_a_program_header_table_pointing_anywhere_is_no_warning_and_no_crash(
     huge = tmp_path / "huge"
     huge.write_bytes(bytes(data))
     assert binary_mismatch(huge, "x86_64-unknown-linux-gnu") is None
+
+
+def test_an_interpreter_path_holding_control_characters_is_one_escaped_line(
+    tmp_path: Path, make_project: ProjectFactory
+) -> None:
+    """The interpreter is the binary's bytes: an escape sequence or a line break in it is shown
+    escaped, on the warning's one line, cut short past 200 characters."""
+    exe = tmp_path / "exe"
+    hostile = b"/lib/ld-musl\x1b[31m\nerror: forged\r.so" + b"A" * 4000
+    exe.write_bytes(_elf(62, hostile, bits=64, little=True))
+    exe.chmod(0o755)
+    completed = nexo(
+        "plugin", "pack", make_project("ctl"), "--target", "x86_64-unknown-linux-gnu",
+        "--binary", exe, "--source-date-epoch", str(EPOCH), env=clean_env(),
+    )  # fmt: skip
+    assert completed.code == 0, completed.stderr
+    [warning] = [line for line in completed.stderr.splitlines() if "--binary" in line]
+    escaped = "'/lib/ld-musl\\u001b[31m\\u000aerror: forged\\u000d.soAAA"
+    assert f"(its interpreter is {escaped}" in warning
+    assert "A..." in warning
+    assert "A" * 300 not in warning
+    assert "\x1b" not in completed.stderr
+    assert "\r" not in completed.stderr
+    assert not any(line.startswith("error: forged") for line in completed.stderr.splitlines())

@@ -150,6 +150,18 @@ def test_macos_names_aarch64_and_sees_through_rosetta(
     assert hosttriple.requested_target(None) == expected[0]
 
 
+@pytest.mark.parametrize("plat", ["linux", "darwin"])
+@pytest.mark.parametrize("machine", ["", "  ", "x86_64\n", "x86_64 ", "x86\x1b[2J", "\uff5886_64"])
+def test_a_machine_no_triple_spells_is_a_host_without_one(
+    host: Host, plat: str, machine: str
+) -> None:
+    """A ``uname`` machine that no triple spells (empty, blanks, an escape, full-width
+    letters) names no triple: the host asks for ``noarch``, never a malformed triple."""
+    host(plat, machine)
+    assert host_candidates(None) == ()
+    assert hosttriple.requested_target(None) == "noarch"
+
+
 def test_an_override_replaces_detection_on_every_host(
     host: Host, monkeypatch: pytest.MonkeyPatch
 ) -> None:
