@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
-from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes
+from nexo_pkg.core.errors import UsageError
+from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes, read_config_file
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.core.toml_spans import SpanPart
 from nexo_pkg.core.toml_text import format_key_path
@@ -49,6 +50,7 @@ from nexo_pkg.manifest.daemon_config import (
 from nexo_pkg.manifest.humantime import DurationError, parse_duration
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
 from nexo_pkg.manifest.names import MAX_MANIFEST_BYTES
+from nexo_pkg.manifest.read import ManifestTOMLError, read_manifest
 from nexo_pkg.manifest.rules_context import Findings, as_int, as_table, tables
 from nexo_pkg.manifest.shape import (
     BOOL,
@@ -348,11 +350,11 @@ def _discover(
         for index, path in _search(settings, base)
         if (manifest := _loadable(path, daemon_version)) is not None
     ]
-    roots = [root for _, root, _ in candidates]
+    roots = {root for _, root, _ in candidates}
     candidates = [
         candidate
         for candidate in candidates
-        if not any(other in candidate[1].parents for other in roots)
+        if not any(parent in roots for parent in candidate[1].parents)
     ]
     found: list[DiscoveredMicroapp] = []
     seen: set[str] = set()
@@ -389,14 +391,33 @@ def _loadable(path: Path, daemon_version: str) -> microapp_model.MicroappManifes
     ``daemon_version`` accepts it (its ``min_agent_version`` gate included)."""
     from nexo_pkg.manifest.rules_microapp import check_microapp  # noqa: PLC0415
 
-    data = microapp.read_toml_or_none(path)
-    if data is None or not microapp.is_extension_shape(data):
+    try:
+        raw = read_config_file(path, MAX_MANIFEST_BYTES, error=UsageError)
+    except UsageError:
         return None
-    here = Span(Position(1, 1), Position(1, 1))
-    problems = check_microapp(data, lambda _path, _part: here, daemon_version)
-    if any(problem.is_error for problem in problems):
-        return None
-    return microapp_model.microapp_from_data(data)
+    key = (raw, daemon_version)
+    if key in _loaded:
+        return _loaded[key]
+    try:
+        data: dict[str, Any] | None = read_manifest(raw)
+    except ManifestTOMLError:
+        data = None
+    model = None
+    if data is not None and microapp.is_extension_shape(data):
+        here = Span(Position(1, 1), Position(1, 1))
+        problems = check_microapp(data, lambda _path, _part: here, daemon_version)
+        if not any(problem.is_error for problem in problems):
+            model = microapp_model.microapp_from_data(data)
+    if len(_loaded) >= _MAX_LOADED:
+        _loaded.clear()
+    _loaded[key] = model
+    return model
+
+
+_MAX_LOADED = 256
+_loaded: dict[tuple[bytes, str], microapp_model.MicroappManifest | None] = {}
+"""What :func:`_loadable` made of each manifest's bytes: every file of a config directory
+(each ``agents.d`` drop-in) runs the same discovery over the same manifests."""
 
 
 def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[Path]:
@@ -824,14 +845,26 @@ def _extensions_settings(data: Any) -> _Extensions:
     )
 
 
+_last_extensions_read: list[tuple[bytes, tuple[tuple[str, str], ...], Any]] = []
+"""The last ``extensions.yaml`` :func:`_extensions_data` read: its bytes, the environment its
+placeholders were substituted from, and the data (read, never changed, by its callers)."""
+
+
 def _extensions_data(directory: Path) -> Any:
     """``<directory>/extensions.yaml`` as the daemon reads it (:func:`_read_extensions`), or
-    ``None``."""
+    ``None``. The same bytes under the same environment are parsed once: every file of a
+    config directory (each ``agents.d`` drop-in) asks for its ``extensions.yaml``."""
     try:
         raw = read_capped_bytes(directory / EXTENSIONS_FILE, MAX_CONFIG_BYTES)
     except (OSError, FileTooLargeError):
         return None
-    return _read_extensions(extensions_as_read(raw.decode("utf-8", errors="replace")))
+    environment = tuple(os.environ.items())
+    for seen, seen_environment, data in _last_extensions_read:
+        if seen == raw and seen_environment == environment:
+            return data
+    data = _read_extensions(extensions_as_read(raw.decode("utf-8", errors="replace")))
+    _last_extensions_read[:] = [(raw, environment, data)]
+    return data
 
 
 def _read_extensions(read: YamlDocument) -> Any:

@@ -98,12 +98,17 @@ def _frame(
     lines: Sequence[str],
     paint: Callable[[str, str], str],
     encoding: str | None,
+    shown_lines: dict[int, str],
 ) -> str:
-    """The code frame: the source line of the span start with a caret run under the span."""
+    """The code frame: the source line of the span start with a caret run under the span
+    (``shown_lines``: each line as printed, escaped once for all the findings on it)."""
     start, end = diagnostic.span.start, diagnostic.span.end
     if not 1 <= start.line <= len(lines):
         return ""
     source = lines[start.line - 1].rstrip("\r")
+    shown_line = shown_lines.get(start.line)
+    if shown_line is None:
+        shown_line = shown_lines[start.line] = _shown(source)
     # Tabs are shown as four spaces so the carets line up with what is printed; control
     # characters (a file that does not parse may hold any) are shown escaped, never acted on;
     # the carets are placed by terminal cells, so a wide character counts twice (and an
@@ -117,7 +122,7 @@ def _frame(
     caret = paint(colour, "^" * width + f" {diagnostic.code}")
     rows = [
         paint(_BLUE, f"{gutter} |"),
-        paint(_BLUE, f"{start.line} |") + f" {_shown(source)}",
+        paint(_BLUE, f"{start.line} |") + f" {shown_line}",
         paint(_BLUE, f"{gutter} |") + f" {' ' * cells(before, encoding)}{caret}",
     ]
     if diagnostic.help:
@@ -145,6 +150,7 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
     for result in results:
         # Lines end where an editor ends them (a lone carriage return too, as in YAML).
         lines = _LINE_BREAK.split(result.source) if result.source else []
+        shown_lines: dict[int, str] = {}
         if result.parser not in _UNANNOUNCED_PARSERS and (result.diagnostics or context.summary):
             # `path: <what it is and whose rules applied>` (--quiet: only above findings)
             from nexo_pkg.lint.microapp import PARSER_DESCRIPTIONS  # noqa: PLC0415 - rare path
@@ -162,7 +168,7 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
                 f"{paint(_BOLD, printable(result.path))}:{start.line}:{start.column}: "
                 f"{label} {severity}{printable(diagnostic.message)}"
             )
-            frame = _frame(diagnostic, lines, paint, context.encoding)
+            frame = _frame(diagnostic, lines, paint, context.encoding, shown_lines)
             blocks.append(f"{head}\n{frame}" if frame else head)
     totals = _summary(results)
     if not context.summary:

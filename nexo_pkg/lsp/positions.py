@@ -83,6 +83,7 @@ class LineIndex:
         self.line_starts = [0, *(found.end() for found in breaks)]
         ends = [*(found.start() for found in breaks), len(text)]
         self.lines = [text[start:end] for start, end in zip(self.line_starts, ends, strict=True)]
+        self._ascii: dict[int, bool] = {}
         # The line starts of the engine's spans: TOML's own (``\n`` only) or the same as LSP's.
         self._engine_starts = (
             self.line_starts
@@ -101,8 +102,21 @@ class LineIndex:
     def to_client(self, line: int, column: int, encoding: Encoding) -> ClientPosition:
         """Convert a 0-based line and code-point column to an LSP position."""
         line, column = self._clamp(line, column)
-        units = _codec(encoding).client_num_units(self.lines[line][:column])
-        return ClientPosition(line, units)
+        return ClientPosition(line, self._units(line, column, encoding))
+
+    def _units(self, line: int, column: int, encoding: Encoding) -> int:
+        """The code units of the first ``column`` code points of ``line``: counted by the
+        codecs in C, and not at all on an ASCII line (one unit a character in every encoding),
+        so the many findings of one long line cost no walk of it each."""
+        plain = self._ascii.get(line)
+        if plain is None:
+            plain = self._ascii[line] = self.lines[line].isascii()
+        if plain or encoding == "utf-32":
+            return column
+        prefix = self.lines[line][:column]
+        if encoding == "utf-8":
+            return len(prefix.encode("utf-8", "surrogatepass"))
+        return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
 
     def from_client(self, line: int, character: int, encoding: Encoding) -> tuple[int, int]:
         """Convert an LSP position to a 0-based line and code-point column.

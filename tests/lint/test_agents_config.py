@@ -21,7 +21,7 @@ from support.lint_cli import run_lint_json
 
 from nexo_pkg.lint.daemon_files import AGENT_FIELDS
 
-from .test_microapp_config import lint_yaml, project
+from .test_microapp_config import MICROAPP, lint_yaml, project
 
 # crates/config/tests/load_test.rs:23-37 (`write_fixtures`, loaded by `happy_path`, :113-118).
 KATE = (
@@ -296,3 +296,90 @@ def test_every_key_of_the_agent_type_is_accepted(tmp_path: Path) -> None:
     code, found = lint_yaml(tmp_path, "agents.yaml", "\n".join(lines) + "\n")
     assert code == 0
     assert [item for item in found if item[2] == "error"] == []
+
+
+def test_a_config_dir_parses_its_extensions_yaml_once_for_all_its_drop_ins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every agents file asks for its directory's extensions.yaml (which microapps exist):
+    the same bytes are parsed once, not once per drop-in (a large extensions.yaml with many
+    drop-ins took minutes). A rewritten file or another environment is read afresh."""
+    from nexo_pkg.lint import daemon_files
+
+    config = tmp_path / "config"
+    (config / "agents.d").mkdir(parents=True)
+    extensions = "extensions:\n  disabled: [a, b, '${H91C_ID:-c}']\n"
+    (config / "extensions.yaml").write_text(extensions, encoding="utf-8")
+    agent = "agents:\n  - id: {0}\n    model: {{provider: x, model: y}}\n"
+    drop_ins = [config / "agents.d" / f"a{index}.yaml" for index in range(5)]
+    for index, path in enumerate(drop_ins):
+        path.write_text(agent.format(f"a{index}"), encoding="utf-8")
+    parsed: list[str] = []
+    parse = daemon_files.parse_yaml  # type: ignore[attr-defined]
+
+    def counting(text: str) -> Any:
+        parsed.append(text)
+        return parse(text)
+
+    monkeypatch.setattr(daemon_files, "parse_yaml", counting)
+    monkeypatch.delenv("H91C_ID", raising=False)
+
+    def disabled() -> tuple[str, ...]:
+        for path in drop_ins:
+            text = path.read_text(encoding="utf-8")
+            daemon_files.lint_config_text(text, path=str(path), kind="agents", cwd=tmp_path)
+        data = daemon_files._extensions_data(config)
+        return daemon_files._extensions_settings(data).disabled
+
+    assert disabled() == ("a", "b", "c")
+    assert parsed.count(extensions) == 1
+    monkeypatch.setenv("H91C_ID", "d")
+    assert disabled() == ("a", "b", "d")
+    (config / "extensions.yaml").write_text("extensions:\n  disabled: [e]\n", encoding="utf-8")
+    assert disabled() == ("e",)
+
+
+def test_a_config_dir_reads_each_microapp_manifest_once_for_all_its_drop_ins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each agents file asks which microapps the daemon discovers: the same manifest bytes are
+    judged once, not once per drop-in. A manifest rewritten with other bytes of the same size
+    (which a file's times may not tell apart) is judged afresh."""
+    from nexo_pkg.lint import daemon_files
+    from nexo_pkg.manifest import rules_microapp
+
+    config = tmp_path / "config"
+    (config / "agents.d").mkdir(parents=True)
+    (config / "extensions.yaml").write_text("extensions:\n  enabled: true\n", encoding="utf-8")
+    apps = [tmp_path / "extensions" / name for name in ("app_one", "app_two", "app_six")]
+    for app in apps:
+        app.mkdir(parents=True)
+        text = MICROAPP.replace("agent_creator", app.name)
+        (app / "plugin.toml").write_text(text, encoding="utf-8")
+    agent = "agents:\n  - id: a{0}\n    model: {{provider: x, model: y}}\n"
+    drop_ins = [config / "agents.d" / f"a{index}.yaml" for index in range(4)]
+    for index, path in enumerate(drop_ins):
+        path.write_text(agent.format(index), encoding="utf-8")
+    judged: list[Any] = []
+    check = rules_microapp.check_microapp
+
+    def counting(data: Any, *args: Any) -> Any:
+        judged.append(data)
+        return check(data, *args)
+
+    monkeypatch.setattr(rules_microapp, "check_microapp", counting)
+    monkeypatch.setattr(daemon_files, "_loaded", {}, raising=False)
+
+    def discovered() -> list[str]:
+        for path in drop_ins:
+            text = path.read_text(encoding="utf-8")
+            daemon_files.lint_config_text(text, path=str(path), kind="agents", cwd=tmp_path)
+        settings = daemon_files._extensions_settings(daemon_files._extensions_data(config))
+        return [app.manifest.id for app in daemon_files._discover(settings, tmp_path)]
+
+    assert discovered() == ["app_one", "app_six", "app_two"]
+    assert len(judged) == 3
+    manifest = apps[2] / "plugin.toml"
+    manifest.write_text(MICROAPP.replace("agent_creator", "app_ten"), encoding="utf-8")
+    assert discovered() == ["app_one", "app_ten", "app_two"]
+    assert len(judged) == 4

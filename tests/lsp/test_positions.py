@@ -126,3 +126,30 @@ def test_every_column_matches_an_independent_count(line: str, encoding: Encoding
         units = _units(line[:column], encoding)
         assert index.to_client(0, column, encoding) == ClientPosition(0, units)
         assert index.from_client(0, units, encoding) == (0, column)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+def test_many_positions_on_one_long_line_do_not_walk_the_line_each(
+    encoding: Encoding, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-line list of ids gets a finding per id: converting each position must not count
+    the code units of the line up to it character by character (2,000 findings on an 80 KB
+    line took a minute), on an ASCII line or on one with wide characters."""
+    from pygls.workspace.position_codec import PositionCodec
+
+    ascii_line = "disabled: [" + ",".join(f"a{index:06d}" for index in range(2_000)) + "]"
+    wide_line = "disabled: [" + ",".join(f"é{index}🙂中" for index in range(2_000)) + "]"
+    walked: list[int] = []
+    count = PositionCodec.client_num_units
+
+    def counting(self: PositionCodec, string: str) -> int:
+        walked.append(len(string))
+        return int(count(self, string))
+
+    monkeypatch.setattr(PositionCodec, "client_num_units", counting)
+    for line in (ascii_line, wide_line):
+        index = LineIndex(line)
+        columns = range(0, len(line) + 1, 7)
+        found = [index.to_client(0, column, encoding).character for column in columns]
+        assert found == [_units(line[:column], encoding) for column in columns]
+    assert sum(walked) <= len(ascii_line) + len(wide_line)
