@@ -395,7 +395,10 @@ def _loadable(path: Path, daemon_version: str) -> microapp_model.MicroappManifes
         raw = read_config_file(path, MAX_MANIFEST_BYTES, error=UsageError)
     except UsageError:
         return None
-    key = (raw, daemon_version)
+    import hashlib  # noqa: PLC0415 (a config directory with microapps only)
+
+    # Keyed by a digest, not the bytes: a long-lived LSP keeps 256 keys, not 256 manifests.
+    key = (hashlib.sha256(raw).digest(), daemon_version)
     if key in _loaded:
         return _loaded[key]
     try:
