@@ -20,6 +20,7 @@ from typing import Any
 
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.files import read_config_file
+from nexo_pkg.manifest.names import MAX_MANIFEST_BYTES as MANIFEST_LIMIT
 from nexo_pkg.manifest.read import ManifestTOMLError, read_manifest
 
 __all__ = [
@@ -126,8 +127,9 @@ def is_extension_shape(data: Mapping[str, Any]) -> bool:
     return "transport" in data or isinstance(data.get("capabilities"), Mapping)
 
 
-MAX_MANIFEST_BYTES = 1024 * 1024
-"""A microapp manifest above this size is not read (real ones are a few KiB)."""
+MAX_MANIFEST_BYTES = MANIFEST_LIMIT
+"""A microapp manifest above this size is not read, as lint reads no manifest above it (real
+ones are a few KiB; the daemon sets no limit): one limit for every manifest read."""
 
 
 def read_toml_or_none(path: Path) -> dict[str, Any] | None:

@@ -205,3 +205,23 @@ def test_read_toml_or_none(tmp_path: Path) -> None:
     assert manifest.id == "weather-app"
     path.write_text("[plugin\n", encoding="utf-8")
     assert read_toml_or_none(path) is None
+
+
+def test_a_microapp_manifest_is_read_up_to_the_limit_lint_reads_any_manifest_at(
+    tmp_path: Path,
+) -> None:
+    """One limit for every manifest read: a 2 MiB microapp manifest (the daemon sets none)
+    is read for `list`, the companion and `lint --config` as lint reads it (NX007 warns,
+    NX004 refuses above 4 MiB), where a 1 MiB limit left it unread; above the limit, nothing."""
+    from nexo_pkg.manifest import microapp, names
+
+    head = '[plugin]\nid = "bigapp"\nversion = "0.1.0"\n\n[transport]\nkind = "stdio"\n'
+    big = tmp_path / "plugin.toml"
+    big.write_text(head + ("# " + "x" * 1000 + "\n") * 2100, encoding="utf-8")
+    assert 2 * 1024 * 1024 < big.stat().st_size < names.MAX_MANIFEST_BYTES
+    data = microapp.read_toml_or_none(big)
+    assert data is not None
+    assert data["plugin"]["id"] == "bigapp"
+    with big.open("ab") as handle:
+        handle.truncate(names.MAX_MANIFEST_BYTES + 1)
+    assert microapp.read_toml_or_none(big) is None
