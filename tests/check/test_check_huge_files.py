@@ -1,7 +1,8 @@
 """A manifest far larger than lint reads (a sparse file: gigabytes of nothing on disk) is
 judged by ``check`` from the first bytes past the limit, as ``lint`` judges it (NX004): it is
 never read whole, so the command neither takes the memory of the file nor dies without a
-report. A microapp's companion that large is one the daemon cannot use: a warning."""
+report. A microapp's companion that large is one the daemon cannot use: a warning. Nor is a
+huge script read whole for its ``#!`` line when its interpreter is missing."""
 
 from __future__ import annotations
 
@@ -32,9 +33,12 @@ def _tree(root: Path) -> dict[str, int]:
     return {str(path.relative_to(root)): path.lstat().st_size for path in root.rglob("*")}
 
 
-def _checked(tmp_path: Path, kind: str, huge: str) -> tuple[int, dict[str, str], Path, bool]:
-    """``check --json`` of a new project of ``kind`` whose ``huge`` file is made huge: exit
-    code, each check's ``status: detail``, the project, whether it is unchanged."""
+def _checked(
+    tmp_path: Path, kind: str, huge: str, head: bytes | None = None
+) -> tuple[int, dict[str, str], Path, bool]:
+    """``check --json`` of a new project of ``kind`` whose ``huge`` file is made huge (after
+    ``head`` replaces its bytes, when given): exit code, each check's ``status: detail``, the
+    project, whether it is unchanged."""
     env = clean_env(NEXO_HOME=str(tmp_path / "home"))
     project = tmp_path / "demo"
     made = subprocess.run(
@@ -42,6 +46,8 @@ def _checked(tmp_path: Path, kind: str, huge: str) -> tuple[int, dict[str, str],
         env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
+    if head is not None:
+        (project / huge).write_bytes(head)
     with (project / huge).open("ab") as handle:
         handle.truncate(HUGE)
     before = _tree(project)
@@ -75,4 +81,19 @@ def test_check_warns_of_a_huge_microapp_companion_without_reading_it_whole(
     )
     assert checks["spawn"].startswith("pass: "), checks
     assert code == 0, checks
+    assert unchanged
+
+
+def test_check_names_the_missing_interpreter_of_a_huge_script_without_reading_it_whole(
+    tmp_path: Path,
+) -> None:
+    code, checks, project, unchanged = _checked(
+        tmp_path, "microapp", "bin/demo", head=b"#!/nonexistent/python3\n"
+    )
+    assert checks["spawn"] == (
+        f"fail: cannot start {project / 'bin' / 'demo'}: No such file or directory; shebang "
+        "interpreter `/nonexistent/python3` not found on this host (the daemon logs `extension "
+        "spawn failed` and demo does not load)"
+    ), checks
+    assert code == 1
     assert unchanged
