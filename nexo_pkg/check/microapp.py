@@ -66,6 +66,7 @@ from nexo_pkg.check.rpc import DEFAULT_TIMEOUT_MS, FrameLoop, NoReply, Pending, 
 from nexo_pkg.check.sandbox import SandboxPlan
 from nexo_pkg.check.scratch import scratch_directory
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
+from nexo_pkg.core.files import open_regular
 from nexo_pkg.manifest.microapp import HOOK_NAMES, env_is_blocked
 
 #: The reason ``main`` gives every runtime at exit (``src/main.rs:5627-5641``).
@@ -85,6 +86,8 @@ SHUTDOWN_NOTE = (
 
 _STDERR_PREFIXES = ("[INFO]", "[WARN]", "[ERROR]", "[DEBUG]", "[TRACE]")
 _DETAIL_LIMIT = 200
+# What of a script is read for its `#!` line when its interpreter is missing.
+_SHEBANG_BYTES = 4096
 
 
 @dataclass
@@ -194,7 +197,11 @@ def _spawn_failure(target: MicroappTarget, program: str, error: OSError) -> str:
     script = Path(program)
     if isinstance(error, FileNotFoundError) and script.is_file():
         try:
-            first = script.read_text(encoding="utf-8", errors="replace").splitlines()[:1]
+            # Its first line only (the kernel reads no more than 256 bytes of it): a huge script
+            # is not read whole, a FIFO swapped in never blocks.
+            with open_regular(script, follow_links=True) as handle:
+                head = handle.read(_SHEBANG_BYTES)
+            first = head.decode("utf-8", errors="replace").splitlines()[:1]
         except OSError:
             first = []
         if first and first[0].startswith("#!"):

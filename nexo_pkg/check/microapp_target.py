@@ -21,7 +21,7 @@ from typing import Any
 
 from nexo_pkg.check.refusal import lint_refusal
 from nexo_pkg.core.errors import EXIT_USAGE, ConfigError, NexoError
-from nexo_pkg.core.files import read_config_file
+from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes, read_config_file
 from nexo_pkg.lint.yaml_source import parse_yaml
 from nexo_pkg.manifest.microapp import (
     COMPANION_MANIFEST_NAME,
@@ -107,6 +107,13 @@ class MicroappTarget:
     notes: tuple[str, ...] = field(default=())
 
 
+def _manifest_bytes(path: Path) -> bytes:
+    """The bytes of the regular file ``path`` (a link followed, as the daemon reads it) of at
+    most :data:`MAX_MANIFEST_BYTES`: a FIFO put there never blocks, a huge file is never read
+    whole (:class:`FileTooLargeError`)."""
+    return read_capped_bytes(path, MAX_MANIFEST_BYTES)
+
+
 def find_microapp(root: Path, manifest_path: Path | None = None) -> MicroappTarget | None:
     """The microapp at ``root`` (or the explicit ``manifest_path``), or None for a plugin.
 
@@ -118,8 +125,8 @@ def find_microapp(root: Path, manifest_path: Path | None = None) -> MicroappTarg
     if path.name != MICROAPP_MANIFEST_NAME or not path.is_file():
         return None
     try:
-        document = read_manifest(path.read_bytes())
-    except (OSError, ManifestTOMLError):
+        document = read_manifest(_manifest_bytes(path))
+    except (OSError, FileTooLargeError, ManifestTOMLError):
         # Not ours to diagnose: the plugin path reports an unreadable manifest.
         return None
     if not is_extension_shape(document):
@@ -176,8 +183,8 @@ def _companion(
     if not path.is_file():
         return (), (), False, ()
     try:
-        document = read_manifest(path.read_bytes())
-    except (OSError, ManifestTOMLError) as error:
+        document = read_manifest(_manifest_bytes(path))
+    except (OSError, FileTooLargeError, ManifestTOMLError) as error:
         # The daemon warns and skips a companion it cannot parse (admin_capability_collect.rs).
         note = (
             f"{COMPANION_MANIFEST_NAME} cannot be read ({error}); the daemon skips it, so "

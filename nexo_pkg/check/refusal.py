@@ -24,13 +24,17 @@ def lint_refusal(
     ``nexo_version`` is the daemon version checked against; ``parsed``: the manifest as lint
     already parsed it, not parsed again when it is the file's text."""
     from nexo_pkg.core.diagnostics import first_of_errors  # noqa: PLC0415
+    from nexo_pkg.core.files import read_regular_bytes  # noqa: PLC0415
     from nexo_pkg.lint.engine import lint_bytes  # noqa: PLC0415
     from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
+    from nexo_pkg.manifest.names import MAX_MANIFEST_BYTES  # noqa: PLC0415
     from nexo_pkg.manifest.options import LintOptions  # noqa: PLC0415
 
     options = LintOptions(nexo_version=nexo_version, host_net_allowed=True, sandbox_required=False)
     try:
-        raw = manifest.read_bytes()
+        # A regular file (a link followed, as the daemon reads it) up to a byte more than lint
+        # reads: a FIFO put there never blocks, a huge file is never read whole.
+        raw = read_regular_bytes(manifest, MAX_MANIFEST_BYTES, follow_links=True)
     except OSError:
         return None  # the resolver read it a moment ago; the spawn reports what follows
     errors = lint_bytes(raw, path=str(manifest), options=options, parsed=parsed).errors

@@ -36,12 +36,13 @@ from nexo_pkg.check.microapp_target import (
 from nexo_pkg.check.scratch import scratch_directory
 from nexo_pkg.core import posix
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
-from nexo_pkg.core.files import read_capped_bytes
+from nexo_pkg.core.files import read_capped_bytes, read_regular_bytes
 from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, plugin_manifest_from_data
 from nexo_pkg.manifest.names import (
+    MAX_MANIFEST_BYTES,
     RECEIPT_NAME,
     find_manifest,
     no_manifest_problem,
@@ -105,7 +106,7 @@ def known_parse(known: KnownManifest | None, manifest_path: Path) -> ParsedManif
         return None
     path, raw, parsed = known
     try:
-        if path.resolve() != manifest_path.resolve() or manifest_path.read_bytes() != raw:
+        if path.resolve() != manifest_path.resolve() or _manifest_bytes(manifest_path) != raw:
             return None
     except OSError:
         return None
@@ -231,11 +232,27 @@ def _known_document(parsed: ParsedManifest | None) -> dict[str, Any] | None:
     return parsed.data
 
 
+def _manifest_bytes(manifest_path: Path) -> bytes:
+    """Up to a byte more than a manifest may hold of the regular file ``manifest_path`` (a link
+    followed, as the daemon reads it): a FIFO put there never blocks, a huge file is never read
+    whole (a byte past the limit is enough for lint to say "too large")."""
+    return read_regular_bytes(manifest_path, MAX_MANIFEST_BYTES, follow_links=True)
+
+
 def _read_document(manifest_path: Path) -> dict[str, Any]:
     """The manifest at ``manifest_path`` read as the daemon reads it; raises
     :class:`TargetError` when it cannot be read, ``ManifestRefusedError`` when it is no TOML."""
     try:
-        text = manifest_path.read_bytes().decode("utf-8")
+        raw = _manifest_bytes(manifest_path)
+        if len(raw) > MAX_MANIFEST_BYTES:
+            raise ManifestRefusedError.linted(
+                f"{manifest_path}: larger than {MAX_MANIFEST_BYTES:,} bytes; run `nexo plugin "
+                "lint` for details",
+                manifest=manifest_path,
+                root=manifest_path.parent.resolve(),
+                plugin_id="",
+            )
+        text = raw.decode("utf-8")
     except FileNotFoundError as error:
         raise TargetError(f"{manifest_path}: no such manifest") from error
     except (OSError, UnicodeDecodeError) as error:

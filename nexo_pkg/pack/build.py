@@ -18,8 +18,8 @@ from typing import Any
 
 from nexo_pkg.core.diagnostics import FileResult
 from nexo_pkg.core.errors import EXIT_USAGE
-from nexo_pkg.core.files import sha256_file
-from nexo_pkg.lint.engine import lint_file
+from nexo_pkg.core.files import read_regular_bytes, sha256_file
+from nexo_pkg.lint.engine import lint_bytes
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.microapp import (
     COMPANION_MANIFEST_NAME,
@@ -234,8 +234,12 @@ def _read_project_manifest(project: Path) -> _ProjectManifest:
 
 def _is_extension_file(path: Path) -> bool:
     try:
-        return path.is_file() and is_extension_shape(read_manifest(path.read_bytes()))
-    except (OSError, ManifestTOMLError):
+        raw = read_regular_bytes(path, MAX_MANIFEST_BYTES, follow_links=True)
+    except OSError:
+        return False
+    try:
+        return len(raw) <= MAX_MANIFEST_BYTES and is_extension_shape(read_manifest(raw))
+    except ManifestTOMLError:
         return False
 
 
@@ -244,10 +248,13 @@ def _linted(manifest: Path) -> tuple[bytes, FileResult]:
     extension-shaped plugin.toml and its companion get the microapp's, anything else the
     plugin's); raises ``ManifestLintError`` when it has errors."""
     try:
-        raw = manifest.read_bytes()
-        result = lint_file(manifest)
+        # Once, as a regular file (a link followed, as the daemon reads it) and no further than
+        # lint reads (a byte past the limit is enough for it to say "too large"): the bytes
+        # linted are the bytes packed, a FIFO put there never blocks, a huge file is not read.
+        raw = read_regular_bytes(manifest, MAX_MANIFEST_BYTES, follow_links=True)
     except OSError as exc:
         raise io_error(f"cannot read {manifest}: {exc.strerror}") from exc
+    result = lint_bytes(raw, path=str(manifest))
     if not result.success:
         raise ManifestLintError(result)
     return raw, result

@@ -15,7 +15,7 @@ from typing import Any
 
 from nexo_pkg.core.dirs import make_dirs
 from nexo_pkg.core.errors import ConfigError, UsageError
-from nexo_pkg.core.files import read_config_file, write_config_file
+from nexo_pkg.core.files import open_regular, read_config_file, write_config_file
 from nexo_pkg.trust.policy import (
     GITHUB_ACTIONS_ISSUER,
     MAX_POLICY_BYTES,
@@ -39,7 +39,9 @@ class EditResult:
 def _has_bom(path: Path) -> bool:
     """Whether ``path`` starts with a UTF-8 byte-order mark (an edit writes it back)."""
     try:
-        with path.open("rb") as stream:
+        # Read as the policy was (a regular file, a link followed): one that became a FIFO
+        # since never blocks the edit, which then refuses to write over it.
+        with open_regular(path, follow_links=True) as stream:
             return stream.read(3) == b"\xef\xbb\xbf"
     except OSError:
         return False
