@@ -141,15 +141,24 @@ def test_github_annotations_show_control_characters_from_the_file_escaped(
         ("a\u202eb", "a\\u202eb"),
         ("line\nfeed", "line%0Afeed"),
         ("p%2C,x:y", "p%252C%2Cx%3Ay"),
+        ("my café 名前", "my café 名前"),
     ],
-    ids=["escape-sequence", "bell", "bidi-override", "line-feed", "percent-comma-colon"],
+    ids=[
+        "escape-sequence",
+        "bell",
+        "bidi-override",
+        "line-feed",
+        "percent-comma-colon",
+        "spaces-and-letters",
+    ],
 )
 def test_github_annotations_name_a_file_with_control_characters_escaped(
     tmp_path: Path, directory: str, shown: str
 ) -> None:
     """The `file` of an annotation shows a control character of the path escaped, as the text
     report does (never an escape sequence written raw); a line feed, `%`, `,` and `:` are
-    carried by the toolkit's property escaping, which the runner reads back as the name."""
+    carried by the toolkit's property escaping, which the runner reads back as the name; a
+    space or a letter outside ASCII is part of a normal name and stays as it is."""
     plugin = tmp_path / directory
     plugin.mkdir()
     (plugin / "nexo-plugin.toml").write_text(MINIMAL + "\n[plugin.sandbox]\nx = 1\n", "utf-8")

@@ -118,3 +118,45 @@ def test_a_manifest_swapped_for_a_fifo_after_it_was_found_is_never_read(
         ("error", f"cannot read {manifest.name}: is not a regular file")
     ]
     assert stat.S_ISFIFO(manifest.lstat().st_mode)  # looked at, never replaced or removed
+
+
+_HUGE_READER = """
+import resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[2]), int(sys.argv[2])))
+from nexo_pkg.fleet.doctor import diagnose
+report = diagnose(Path(sys.argv[1]), discovery=None)
+for finding in report.findings:
+    if finding.check == "manifest":
+        print(finding.severity, finding.message)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="RLIMIT_AS is POSIX")
+def test_a_huge_manifest_is_never_read_whole(tmp_path: Path) -> None:
+    """A manifest far past the size lint reads (here a sparse file larger than the memory the
+    process may take) is read no further than lint's limit and a byte: doctor says what lint
+    says of it (NX004), where reading it whole ran out of memory."""
+    import subprocess
+    import sys
+
+    import nexo_pkg
+
+    manifest = _installed(tmp_path)
+    limit = 1 << 31
+    with manifest.open("r+b") as handle:
+        handle.truncate(limit + (1 << 30))  # sparse: no disk taken
+    package_root = str(Path(nexo_pkg.__file__).parents[1])
+    done = subprocess.run(
+        [sys.executable, "-c", _HUGE_READER, str(tmp_path / "plugins"), str(limit)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": package_root},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == [
+        "error nexo-plugin.toml:1: NX004 file is larger than 4,194,304 bytes; nexo-pkg reads "
+        "manifests of up to 4,194,304 bytes"
+    ]
