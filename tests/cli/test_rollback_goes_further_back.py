@@ -54,3 +54,13 @@ def test_each_rollback_goes_one_version_further_back(home: Path, server: GitHubS
     # upgrade --all leaves the hold where the last rollback put it.
     assert nexo("plugin", "upgrade", "--all", "--yes", in_process=True).code == 0
     assert _current(home) == ("1.0.0", True)
+
+
+def test_the_docs_state_both_caveats_of_a_hold() -> None:
+    """docs/install.md says what a hold does not survive: ``unhold`` forgets the versions
+    rolled back from, and a rollback killed after its swap is left unheld."""
+    docs = Path(__file__).parents[2] / "docs" / "install.md"
+    text = " ".join(docs.read_text(encoding="utf-8").split())
+    assert "(`unhold`) forgets those versions too" in text
+    assert "leaves the plugin rolled back (the next command finishes the swap) but not held" in text
+    assert "run `nexo plugin hold ID` then" in text
