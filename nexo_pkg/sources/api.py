@@ -113,6 +113,7 @@ if TYPE_CHECKING:
         origin_label,
         origin_place,
         prefetch_newest,
+        reach_flags,
         reads_registry_config,
         reinstall_words,
         reopen,
@@ -157,8 +158,8 @@ _HOMES = homes(
         "releases": "read_release_signer release_material release_sha256 release_tarballs",
         "route": (
             "KINDS Kind Prefetched check_remote copies_as_is follows locked_origin "
-            "open_source origin_label origin_place prefetch_newest reads_registry_config "
-            "reinstall_words "
+            "open_source origin_label origin_place prefetch_newest reach_flags "
+            "reads_registry_config reinstall_words "
             "reopen tag_pins tagged_release"
         ),
         "select": "MANIFEST_ASSETS PLUGIN_ID identity_from_manifest parse_tarball_name",
@@ -226,6 +227,7 @@ __all__ = [
     "plugin_of",
     "prefetch_newest",
     "push_version",
+    "reach_flags",
     "read_release_signer",
     "read_sidecar",
     "reads_registry_config",
