@@ -107,6 +107,7 @@ if TYPE_CHECKING:
         Prefetched,
         check_remote,
         copies_as_is,
+        first_per_service,
         follows,
         locked_origin,
         open_source,
@@ -156,7 +157,8 @@ _HOMES = homes(
         "registry": "INDEX_MEDIA_TYPE MANIFEST_MEDIA_TYPE Manifest RegistryClient fallback_tag",
         "releases": "read_release_signer release_material release_sha256 release_tarballs",
         "route": (
-            "KINDS Kind Prefetched check_remote copies_as_is follows locked_origin "
+            "KINDS Kind Prefetched check_remote copies_as_is first_per_service follows "
+            "locked_origin "
             "open_source origin_label origin_place prefetch_newest reads_registry_config "
             "reinstall_words "
             "reopen tag_pins tagged_release"
@@ -209,6 +211,7 @@ __all__ = [
     "extract_archive",
     "extraction_workers",
     "fallback_tag",
+    "first_per_service",
     "follows",
     "host_candidates",
     "identity_from_manifest",
