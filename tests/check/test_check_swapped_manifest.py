@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from check.check_plugins import cli_check, toml_string
-from nexo_pkg.check import target
+from nexo_pkg.manifest.model import plugin_manifest_from_data
 
 MANIFEST = (
     '[plugin]\nid = "reach"\nversion = "0.1.0"\nname = "r"\ndescription = "r"\n'
@@ -47,7 +47,6 @@ def test_a_manifest_swapped_after_it_was_read_is_not_what_the_lint_judges(
     )
     clean = MANIFEST.format(read=read, write=toml_string("${state_dir}")).encode()
     swapped: list[Path] = []
-    model_of = target.plugin_manifest_from_data
 
     def swap_after_the_read(document: Any) -> Any:
         # Called once check has read the manifest and before anything else judges it.
@@ -56,9 +55,9 @@ def test_a_manifest_swapped_after_it_was_read_is_not_what_the_lint_judges(
             replacement.write_bytes(clean)
             replacement.replace(manifest)
             swapped.append(manifest)
-        return model_of(document)
+        return plugin_manifest_from_data(document)
 
-    monkeypatch.setattr(target, "plugin_manifest_from_data", swap_after_the_read)
+    monkeypatch.setattr("nexo_pkg.check.target.plugin_manifest_from_data", swap_after_the_read)
     code, document = cli_check(root)
     assert swapped, "the manifest was never read"
     assert manifest.read_bytes() == clean  # the swap happened
