@@ -326,7 +326,12 @@ class BlobCache:
                 # The bytes used are the ones hashed as they were written: a name of this
                 # command's own for them, whatever later happens to the store's name.
                 holding = self._holding_dir(expected)
-                os.link(temp, holding / expected)
+                try:
+                    os.link(temp, holding / expected)
+                except OSError:
+                    # A file system without hard links: held by a copy, below.
+                    shutil.rmtree(holding, ignore_errors=True)
+                    holding = None
                 if _put_in_place(temp, final):
                     self.added.append(final)
                     if syncer is not None:
@@ -345,6 +350,16 @@ class BlobCache:
                     _unlink(temp)
                 if lock_fd >= 0:
                     os.close(lock_fd)
+            if holding is None:
+                # Copied from one descriptor while hashed again (see _hold_stored).
+                held = self._hold_stored(final, expected)
+                if held is None:
+                    raise NexoError(
+                        f"blob sha256:{expected} changed in {self.store} before it was used",
+                        kind="checksum_mismatch",
+                        details={"expected": expected},
+                    )
+                holding = held.parent
             try:
                 yield holding / expected
             finally:

@@ -92,3 +92,28 @@ def test_swapped_bytes_fetched_are_refused_and_not_stored(tmp_path: Path) -> Non
     assert caught.value.kind == "checksum_mismatch"
     assert list(cache.store.iterdir()) == []
     assert list(cache.temp.iterdir()) == []
+
+
+@pytest.mark.parametrize("cached", [True, False], ids=["hit", "miss"])
+def test_a_cache_on_a_file_system_without_hard_links_holds_a_copy(
+    tmp_path: Path, cached: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the cache's file system makes no hard links (some network and FUSE file
+    systems), a blob is held by a copy of the bytes hashed, not refused as an ``io`` error."""
+    cache = BlobCache(tmp_path / "home")
+    if cached:
+        with cache.open_blob(DIGEST, _fetching(ORIGINAL)[1]):
+            pass
+
+    def no_links(*args: object, **kwargs: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr("os.link", no_links)
+    calls, fetch = _fetching(ORIGINAL)
+    with cache.open_blob(DIGEST, fetch) as blob:
+        assert calls == ([] if cached else [1])
+        assert blob.parent.parent == cache.temp
+        _rename_over(cache.store)
+        assert blob.read_bytes() == ORIGINAL
+    assert list(cache.temp.iterdir()) == []
+    assert (cache.store / DIGEST).read_bytes() == SWAPPED  # the store's own name, as left
