@@ -9,16 +9,21 @@ literal that Rust's ``f64`` parse makes ``+inf`` (``numbers.rs:201-204``,
 (``numbers.rs:54-88``, ``:93-190``, ``:246-266``); leading zeros in an exponent are taken by
 both (``numbers.rs:270-284``, ``zero_prefixable_int``).
 
-A microapp's ``nexo-plugin.toml`` is where the readers part: ``check`` says the daemon skips a
-companion it cannot read, and ``pack`` lints it. Each refused literal must get exactly what a
-TOML syntax error gets there; each accepted one what a plain number gets."""
+A plugin's manifest is linted by ``check``, ``pack``, ``info`` and ``install`` (NX001), which
+already refuse these. A microapp's ``nexo-plugin.toml`` is where the readers parted: ``check``
+says the daemon skips a companion it cannot read, and ``pack`` lints it. Each refused literal
+must get exactly what a TOML syntax error gets there; each accepted one what a plain number
+gets."""
 
 from __future__ import annotations
 
+import hashlib
+import tarfile
 from pathlib import Path
 
 import pytest
 from check.check_microapps import companion, scripted_microapp
+from check.check_plugins import scripted_plugin
 from support.cli import clean_env, nexo
 
 #: Literals the daemon's parser refuses that tomllib reads.
@@ -126,3 +131,81 @@ def test_a_companion_number_the_daemon_refuses_is_a_companion_it_cannot_read(
 @pytest.mark.parametrize("literal", DAEMON_READS)
 def test_a_companion_number_the_daemon_reads_passes(tmp_path: Path, literal: str) -> None:
     assert _companion_outcome(tmp_path, literal) == (0, [], 0, None)
+
+
+def _plugin(tmp_path: Path, literal: str) -> Path:
+    root = scripted_plugin(
+        tmp_path / "project",
+        "ok",
+        plugin_id="probe",
+        extra=f"\n[plugin.http_server]\nx = {literal}\n",
+    )
+    (root / "src").mkdir()
+    (root / "src" / "main.py").write_text("print('probe')\n")
+    return root
+
+
+def _tarball(root: Path) -> Path:
+    """``root`` as a local release tarball (with its ``.sha256``) beside it."""
+    tarball = root.parent / "probe-0.1.0-noarch.tar.gz"
+    with tarfile.open(tarball, "w:gz") as archive:
+        for path in sorted(root.rglob("*")):
+            archive.add(path, arcname=str(path.relative_to(root)), recursive=False)
+    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    tarball.with_name(tarball.name + ".sha256").write_text(f"{digest}  {tarball.name}\n")
+    return tarball
+
+
+def _manifest_check(root: Path, env: dict[str, str]) -> tuple[str, str]:
+    """``check``'s ``manifest`` check of ``root``, decided before the plugin starts (which
+    may then time out: the scripted plugin echoes its manifest, and Python's JSON writes
+    ``NaN``, which is no JSON)."""
+    checked = nexo("plugin", "check", root, "--json", "--timeout-ms", "1500", env=env)
+    [(status, detail)] = [
+        (check["status"], check.get("detail", ""))
+        for check in checked.document["checks"]
+        if check["name"] == "manifest"
+    ] or [("absent", "")]
+    return status, detail
+
+
+@pytest.mark.parametrize("literal", DAEMON_REFUSES + BOTH_REFUSE)
+def test_a_plugin_manifest_number_the_daemon_refuses_is_refused_by_every_command(
+    tmp_path: Path, literal: str
+) -> None:
+    root = _plugin(tmp_path, literal)
+    tarball = _tarball(root)
+    before = (_tree(root), tarball.read_bytes())
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    status, detail = _manifest_check(root, env)
+    assert (status, "NX001" in detail) == ("fail", True), detail
+    out, dest = tmp_path / "dist", tmp_path / "plugins"
+    packed = nexo("plugin", "pack", root, "--out", out, "--json", env=env)
+    info = nexo("plugin", "info", tarball, "--json", env=env)
+    installed = nexo("plugin", "install", tarball, "--dest", dest, "--yes", "--json", env=env)
+    assert [(r.code, r.document.get("kind")) for r in (packed, info, installed)] == [
+        (1, "manifest_invalid")
+    ] * 3
+    assert not out.exists()
+    assert not dest.exists()
+    assert (_tree(root), tarball.read_bytes()) == before
+
+
+@pytest.mark.parametrize("literal", DAEMON_READS)
+def test_a_plugin_manifest_number_the_daemon_reads_packs_and_installs(
+    tmp_path: Path, literal: str
+) -> None:
+    root = _plugin(tmp_path, literal)
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    # check lists a `manifest` check only when it has something to say about the manifest.
+    assert _manifest_check(root, env) == ("absent", "")
+    out, dest = tmp_path / "dist", tmp_path / "plugins"
+    packed = nexo("plugin", "pack", root, "--out", out, "--json", env=env)
+    assert packed.code == 0, packed.stderr
+    [tarball] = out.glob("*.tar.gz")
+    info = nexo("plugin", "info", tarball, "--json", env=env)
+    installed = nexo("plugin", "install", tarball, "--dest", dest, "--yes", "--json", env=env)
+    assert (info.code, installed.code, installed.document.get("id")) == (0, 0, "probe")
+    assert (dest / "probe-0.1.0" / "nexo-plugin.toml").read_bytes() == (
+        root / "nexo-plugin.toml"
+    ).read_bytes()
