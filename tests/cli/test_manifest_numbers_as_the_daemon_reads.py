@@ -209,3 +209,48 @@ def test_a_plugin_manifest_number_the_daemon_reads_packs_and_installs(
     assert (dest / "probe-0.1.0" / "nexo-plugin.toml").read_bytes() == (
         root / "nexo-plugin.toml"
     ).read_bytes()
+
+
+def _extension_outcome(tmp_path: Path, value: str, with_companion: bool) -> tuple[object, ...]:
+    """What ``check`` and ``pack`` make of a microapp whose ``plugin.toml`` holds
+    ``x = VALUE``: exit codes, error kinds, the members packed; and that nothing in the
+    project changed and a refused pack wrote nothing."""
+    root = scripted_microapp(
+        tmp_path / "microapp", "ok", extension_id="probe",
+        companion=companion("probe") if with_companion else None,
+        extra_toml=f"\n[extra]\nx = {value}\n",
+    )  # fmt: skip
+    (root / "src").mkdir()
+    (root / "src" / "main.py").write_text("print('probe')\n")
+    before = _tree(root)
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    checked = nexo("plugin", "check", root, "--json", "--timeout-ms", "1500", env=env)
+    out = tmp_path / "dist"
+    packed = nexo("plugin", "pack", root, "--out", out, "--json", env=env)
+    assert _tree(root) == before
+    members: list[str] = []
+    if packed.code == 0:
+        [tarball] = out.glob("*.tar.gz")
+        with tarfile.open(tarball) as archive:
+            members = sorted(archive.getnames())
+    else:
+        assert not out.exists()
+    return (
+        checked.code,
+        checked.document.get("kind"),
+        packed.code,
+        packed.document.get("kind"),
+        members,
+    )
+
+
+@pytest.mark.parametrize("with_companion", [False, True], ids=["alone", "with-companion"])
+@pytest.mark.parametrize("literal", DAEMON_REFUSES)
+def test_a_microapp_manifest_number_the_daemon_refuses_is_met_as_a_syntax_error(
+    tmp_path: Path, literal: str, with_companion: bool
+) -> None:
+    """The daemon's extension host cannot parse such a ``plugin.toml``: every command does
+    with it what it does with one holding a TOML syntax error (``x = =``)."""
+    syntax = _extension_outcome(tmp_path / "syntax", "=", with_companion)
+    assert syntax[0] != 0
+    assert _extension_outcome(tmp_path / "number", literal, with_companion) == syntax
