@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -481,13 +481,13 @@ def _latest_releases(
     )
 
 
-def _upgradable_ids(root: Path, skipped: list[dict[str, Any]]) -> dict[str, str]:
+def _upgradable_ids(root: Path, skipped: list[dict[str, Any]]) -> dict[str, Mapping[str, Any]]:
     """Ids of every installed plugin that has a release to upgrade from, in name order,
-    each with the kind of its source (its receipt's ``source``); a plugin installed from a
-    local file is said to be skipped, and added to ``skipped`` (for ``--json``)."""
+    each with where its receipt says it came from; a plugin installed from a local file is
+    said to be skipped, and added to ``skipped`` (for ``--json``)."""
     from nexo_pkg.sources.api import follows  # noqa: PLC0415
 
-    ids: dict[str, str] = {}
+    ids: dict[str, Mapping[str, Any]] = {}
     for item in install_api.scan_installed(root):
         receipt = item.receipt
         if receipt is None or receipt.id in ids:
@@ -505,7 +505,7 @@ def _upgradable_ids(root: Path, skipped: list[dict[str, Any]]) -> dict[str, str]
                 }
             )
             continue
-        ids[receipt.id] = receipt.source
+        ids[receipt.id] = receipt.origin()
     return ids
 
 
@@ -814,13 +814,9 @@ def upgrade_command(
         lambda: _latest_releases(roots, jobs, chosen, json_output=json_output),
         json_output=json_output,
     )
-    # The kind of source (a receipt's ``source``) -> the rate-limit answer its service
-    # gave: the upgrades of its plugins left fail with it, asking nothing more.
-    limited = dict(known.stopped)
-    known = replace(known, stopped=limited)
     documents: list[dict[str, Any]] = []
     failed: list[NexoError] = []
-    for root, each, kind in ids:
+    for root, each, origin in ids:
         try:
             outcome = _upgrade_one(
                 each,
@@ -834,7 +830,9 @@ def upgrade_command(
             failed.append(error)
             documents.append({"id": each, **error.to_json()})
             if error.kind == "rate_limited":
-                limited.setdefault(kind, error)
+                # The service's answer: the upgrades left that would ask it fail with it,
+                # asking nothing more.
+                known.stop(origin, error)
             else:
                 say_policy_warnings(error)  # as for one plugin
                 # As `sync` says a plugin it failed on: the id, the message, the kind.

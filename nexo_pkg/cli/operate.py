@@ -6,7 +6,7 @@ and :mod:`nexo_pkg.fleet.doctor`).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -57,8 +57,8 @@ class _Lookups:
     documents asked with the ETag of the answer kept from the run before). :meth:`prepare`
     first reads what can be read at once (with a GitHub token, the latest releases of many
     repositories to a GraphQL request) and the lookups start from those answers. Once a
-    source's service answers that its rate limit is spent, the lookups of that kind left
-    send nothing more and fail with that same answer."""
+    source's service answers that its rate limit is spent, the lookups left that would ask
+    it send nothing more and fail with that same answer."""
 
     def __init__(self, context: SourceContext) -> None:
         import threading  # noqa: PLC0415
@@ -68,15 +68,12 @@ class _Lookups:
         self.context = context
         context.conditional_requests = True
         self.known = Prefetched()
-        # The kind (a receipt's ``source``) -> the rate-limit answer that stopped it.
-        self.limited: dict[str, NexoError] = {}
-        # Plugin id -> the kind of its source, for :meth:`settled`.
-        self.kinds: dict[str, str] = {}
+        # Plugin id -> where its receipt says it came from, for :meth:`settled`.
+        self.origins: dict[str, Mapping[str, Any]] = {}
         self.guard = threading.Lock()
 
     def prepare(self, receipts: list[Receipt]) -> None:
         self.known = install_api.prefetch_latest(receipts, self.context)
-        self.limited.update(self.known.stopped)
 
     def lookup(self, receipt: Receipt) -> LatestVersion | None:
         from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
@@ -84,33 +81,39 @@ class _Lookups:
         source = install_api.receipt_source(receipt, self.context, self.known)
         if source is None:
             return None
+        origin = receipt.origin()
         with self.guard:
-            self.kinds[receipt.id] = receipt.source
-            stopped = self.limited.get(receipt.source)
+            self.origins[receipt.id] = origin
+        stopped = self.known.stopped_for(origin)
         if stopped is not None:
             raise stopped
         try:
             offered = source.newest()
         except NexoError as error:
             if error.kind == "rate_limited":
-                with self.guard:
-                    self.limited.setdefault(receipt.source, error)
+                self.known.stop(origin, error)
             raise
         return install_api.LatestVersion(
             offered.version, offered.label, read_manifest=lambda: offered.manifest
         )
 
     def settled(self, entries: list[OutdatedEntry]) -> list[OutdatedEntry]:
-        """``entries`` with every rate-limit answer of one kind of source replaced by the
-        first one in their order: lookups running side by side each get their own answer
+        """``entries`` with every rate-limit answer of one service replaced by the first
+        one in their order: lookups running side by side each get their own answer
         before the first stops the others, and the report is the one ``--jobs 1`` gives."""
-        first: dict[str, NexoError] = {}
+        from nexo_pkg.sources.api import first_per_service  # noqa: PLC0415
+
+        limited = [
+            (self.origins.get(entry.plugin_id, {}), entry.error)
+            for entry in entries
+            if entry.error is not None and entry.error.kind == "rate_limited"
+        ]
+        firsts = iter(first_per_service(limited))
         settled = []
         for entry in entries:
             error = entry.error
             if error is not None and error.kind == "rate_limited":
-                kind = self.kinds.get(entry.plugin_id, "")
-                error = first.setdefault(kind, error)
+                error = next(firsts)
             settled.append(entry if error is entry.error else replace(entry, error=error))
         return settled
 

@@ -107,12 +107,14 @@ if TYPE_CHECKING:
         Prefetched,
         check_remote,
         copies_as_is,
+        first_per_service,
         follows,
         locked_origin,
         open_source,
         origin_label,
         origin_place,
         prefetch_newest,
+        reach_flags,
         reads_registry_config,
         reinstall_words,
         reopen,
@@ -156,9 +158,10 @@ _HOMES = homes(
         "registry": "INDEX_MEDIA_TYPE MANIFEST_MEDIA_TYPE Manifest RegistryClient fallback_tag",
         "releases": "read_release_signer release_material release_sha256 release_tarballs",
         "route": (
-            "KINDS Kind Prefetched check_remote copies_as_is follows locked_origin "
-            "open_source origin_label origin_place prefetch_newest reads_registry_config "
-            "reinstall_words "
+            "KINDS Kind Prefetched check_remote copies_as_is first_per_service follows "
+            "locked_origin "
+            "open_source origin_label origin_place prefetch_newest reach_flags "
+            "reads_registry_config reinstall_words "
             "reopen tag_pins tagged_release"
         ),
         "select": "MANIFEST_ASSETS PLUGIN_ID identity_from_manifest parse_tarball_name",
@@ -209,6 +212,7 @@ __all__ = [
     "extract_archive",
     "extraction_workers",
     "fallback_tag",
+    "first_per_service",
     "follows",
     "host_candidates",
     "identity_from_manifest",
@@ -226,6 +230,7 @@ __all__ = [
     "plugin_of",
     "prefetch_newest",
     "push_version",
+    "reach_flags",
     "read_release_signer",
     "read_sidecar",
     "reads_registry_config",

@@ -18,6 +18,7 @@ it names (see docs/architecture.md, "How to add a new source").
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -43,6 +44,7 @@ __all__ = [
     "origin_label",
     "origin_place",
     "prefetch_newest",
+    "reach_flags",
     "reads_registry_config",
     "reinstall_words",
     "reopen",
@@ -215,12 +217,35 @@ class Prefetched:
     more is to be asked of it in the command)."""
 
     found: Mapping[str, Any] = field(default_factory=dict)
-    stopped: Mapping[str, NexoError] = field(default_factory=dict)
+    stopped: dict[str, NexoError] = field(default_factory=dict)
+    _guard: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     def stopped_for(self, origin: Mapping[str, Any]) -> NexoError | None:
         """The answer of the service ``origin`` (a receipt's source object) is asked of,
         when it said its rate limit is spent; ``None``: it may be asked."""
-        return self.stopped.get(str(origin.get("type")))
+        with self._guard:
+            return self.stopped.get(_service(origin))
+
+    def stop(self, origin: Mapping[str, Any], error: NexoError) -> NexoError:
+        """Record ``error``, a rate-limit answer to a lookup of ``origin``, as the service's:
+        nothing more is asked of it (:meth:`stopped_for`). Returns the answer kept, the
+        first one the service gave (lookups side by side may each get one)."""
+        with self._guard:
+            return self.stopped.setdefault(_service(origin), error)
+
+
+def first_per_service(answers: Sequence[tuple[Mapping[str, Any], NexoError]]) -> list[NexoError]:
+    """Each of ``answers`` (an origin and the rate-limit answer its lookup got) replaced by
+    the first one in their order that the same service gave: a spent rate limit is the
+    service's, not one plugin's, and a report in a stable order names it once."""
+    first: dict[str, NexoError] = {}
+    return [first.setdefault(_service(origin), error) for origin, error in answers]
+
+
+def _service(origin: Mapping[str, Any]) -> str:
+    """The service a lookup of ``origin`` asks, as a key: its kind (one API or registry
+    client a command)."""
+    return str(origin.get("type"))
 
 
 def prefetch_newest(
@@ -304,6 +329,21 @@ def reads_registry_config(text: str) -> bool:
     credentials, so that a named ``--registry-config`` must be readable before it is asked."""
     kind = _scheme_kind(text)
     return kind is not None and kind.registry
+
+
+def reach_flags(text: str) -> tuple[str, ...]:
+    """The flags a command naming the source ``text`` needs to reach it as its install did:
+    ``--plain-http`` for a registry on this machine (the only host plain HTTP may reach, and
+    how a local registry or mirror is served: a receipt does not record how it was
+    reached); nothing for any other text."""
+    kind = _scheme_kind(text)
+    if kind is None or not kind.registry:
+        return ()
+    try:
+        loopback = parse_reference(text).is_loopback
+    except NexoError:
+        return ()
+    return ("--plain-http",) if loopback else ()
 
 
 def reinstall_words(

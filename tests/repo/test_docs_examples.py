@@ -1,4 +1,5 @@
-"""The examples of the docs are true: the lint output shown is what ``nexo plugin lint``
+"""The examples of the docs are true: every ``nexo …`` command written inline in their prose
+names a command and only options it has, the lint output shown is what ``nexo plugin lint``
 prints, the tarball layout and ``--json`` document shown are what ``nexo plugin pack`` makes,
 the example workflows pass zizmor, and every ``#:schema`` directive names a file
 taplo can fetch (a raw URL of a file in this repository, or a relative path)."""
@@ -16,6 +17,7 @@ import pytest
 from pack.pack_helpers import write_project
 from support.cli import clean_env, nexo
 
+from .test_docs_commands import PAGES, _option_names, _resolve
 from .test_repo_checks import tool
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,6 +27,54 @@ RAW_PREFIX = "https://raw.githubusercontent.com/nexo-pkg/nexo-pkg/main/"
 
 def _blocks(text: str, language: str) -> list[str]:
     return re.findall(rf"^```{language}\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+
+
+# The daemon's own command line, which its docs' prose names beside ours (microapps.md).
+DAEMON_COMMANDS = {"ext"}
+# What ends the words ``nexo`` reads: a shell operator, a continuation, a placeholder.
+INLINE_END = re.compile(r"\s(?:\\?\||>|<|&&|;|\\$)")
+
+
+def inline_commands() -> list[tuple[str, str]]:
+    """Every `` `nexo …` `` of the prose of README.md, docs/ and the scaffold READMEs (code
+    blocks left to test_docs_commands), as (page, text up to the first shell operator)."""
+    found = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        prose = re.sub(r"^ *```[a-z]*\n.*?^ *```", "", text, flags=re.MULTILINE | re.DOTALL)
+        for command in re.findall(r"`(nexo(?: [^`]*)?)`", prose):
+            found.append((page.relative_to(REPO).as_posix(), INLINE_END.split(command)[0]))
+    return found
+
+
+INLINE = inline_commands()
+
+
+def test_the_prose_names_commands_inline() -> None:
+    assert len(INLINE) > 200
+    assert ("docs/cli.md", "nexo plugin list") in INLINE  # cut at `| wc -l`
+    assert any(text.startswith("nexo plugin lint --stdin --stdin-filename") for _, text in INLINE)
+
+
+@pytest.mark.parametrize(
+    ("page", "text"), sorted(set(INLINE)), ids=[f"{p}:{t[:50]}" for p, t in sorted(set(INLINE))]
+)
+def test_every_inline_command_names_a_command_and_its_options(page: str, text: str) -> None:
+    """`` `nexo plugin lint --fix --unsafe-fixes` ``, `` `nexo plugin schema [--kind K]` ``:
+    the words up to the first option, placeholder or path are commands of the real tree, and
+    every option named (``--help``/``-h`` included) is one that command takes."""
+    words = [word for word in re.split(r"[\s\[\]|…]+", text) if word][1:]
+    if words[:1] and words[0] in DAEMON_COMMANDS:
+        return
+    leading = []
+    for word in words:
+        if word.startswith("-") or not word.islower() or "/" in word or "." in word:
+            break
+        leading.append(word)
+    command, path, _ = _resolve(leading)
+    known = _option_names(command) | {"-h", "--help"}
+    named = set(re.findall(r"(?<![\w-])(--?[a-zA-Z][a-z0-9-]*)", text))
+    assert named - known == set(), f"{page}: `{text}`: not options of {' '.join(path)!r}"
 
 
 def _plain_env() -> dict[str, str]:

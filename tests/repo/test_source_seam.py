@@ -7,8 +7,9 @@ credentials, whether ``mirror`` copies a version as it is, whether a service sai
 limit is spent). So no module outside ``nexo_pkg/sources`` calls ``is_registry_source``,
 compares a text with the ``oci://`` scheme, or reads an origin's ``type`` to branch on it
 (``origin["type"]``, ``origin.get("type")``, or ``origin.type`` in a comparison, a
-condition or a lookup); passing ``origin.type`` on, to a function of ``sources.api`` or into
-a receipt, is not telling kinds apart. (``test_source_route.py`` forbids the kinds' class
+condition or a lookup), nor a receipt's ``source`` (the kind it recorded) the same ways;
+passing ``origin.type`` or ``receipt.source`` on, to a function of ``sources.api`` or into a
+receipt, is not telling kinds apart. (``test_source_route.py`` forbids the kinds' class
 names, modules and ``type`` strings.)
 """
 
@@ -23,6 +24,7 @@ SCHEME = "oci://"
 RETIRED = "is_registry_source"
 TEXT_TESTS = {"startswith", "removeprefix", "find", "index", "partition", "split", "count"}
 ORIGIN = re.compile(r"(^|_)origin$")
+RECEIPT = re.compile(r"(^|_)receipts?$")
 
 
 def _is_origin(node: ast.AST) -> bool:
@@ -31,6 +33,17 @@ def _is_origin(node: ast.AST) -> bool:
         return bool(ORIGIN.search(node.id))
     if isinstance(node, ast.Attribute):
         return bool(ORIGIN.search(node.attr))
+    return False
+
+
+def _is_receipt(node: ast.AST) -> bool:
+    """Whether ``node`` names a receipt (``receipt``, ``item.receipt``, ``receipts[0]``)."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return bool(RECEIPT.search(node.id))
+    if isinstance(node, ast.Attribute):
+        return bool(RECEIPT.search(node.attr))
     return False
 
 
@@ -107,6 +120,14 @@ def kind_tests(path: Path) -> list[str]:
             and _branches_on(parents[node], node)
         ):
             found.append(f"l.{line}: branches on an origin's type")
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr == "source"
+            and _is_receipt(node.value)
+            and node in parents
+            and _branches_on(parents[node], node)
+        ):
+            found.append(f"l.{line}: branches on a receipt's source")
     return found
 
 
@@ -131,6 +152,8 @@ def test_the_check_catches_each_way_of_telling_a_kind(tmp_path: Path) -> None:
         "    stopped = known.get(str(origin.get('type')))\n"
         "    if candidate.origin.type != 'x' or origin['type']:\n"
         "        return stopped\n"
+        "    if item.receipt.source == 'x' or known.get(receipt.source):\n"
+        "        return known.setdefault(receipts[0].source, 1)\n"
         "    return known[candidate.origin.type]\n",
         encoding="utf-8",
     )
@@ -143,7 +166,10 @@ def test_the_check_catches_each_way_of_telling_a_kind(tmp_path: Path) -> None:
         "l.7: reads an origin's type",
         "l.8: branches on an origin's type",
         "l.8: reads an origin's type",
-        "l.10: branches on an origin's type",
+        "l.10: branches on a receipt's source",
+        "l.10: branches on a receipt's source",
+        "l.11: branches on a receipt's source",
+        "l.12: branches on an origin's type",
     ]
 
 
@@ -154,7 +180,7 @@ def test_passing_an_origin_on_is_not_telling_its_kind(tmp_path: Path) -> None:
     sample.write_text(
         "from nexo_pkg.sources.api import follows, reinstall_words\n"
         "def f(origin: object, text: str) -> object:\n"
-        "    keep = follows(origin.type)\n"
+        "    keep = follows(origin.type) and follows(receipt.source)\n"
         "    record = {'source': origin.type}\n"
         "    help = 'an oci:// reference, or owner/repo@tag'\n"
         "    return keep, record, help, reinstall_words(origin, plain_http=False, "
