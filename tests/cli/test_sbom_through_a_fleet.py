@@ -1,8 +1,9 @@
 """The SBOM ``pack`` writes, followed through a fleet from the outside: real releases packed
 from real projects with real wheels, published on the loopback GitHub stand-in; ``lock``
-keeps each tarball's SBOM digest, two locks differ by it when a vendored package changes
-(and only by what changed), and after ``sync`` ``nexo plugin sbom`` prints the very document
-``pack`` wrote beside the tarball."""
+keeps each tarball's SBOM digest, two locks differ by it when a vendored package changes,
+and after ``sync`` ``nexo plugin sbom`` prints the very document ``pack`` wrote beside the
+tarball. A release whose SBOM ``install`` would refuse is refused by ``lock`` too, naming
+the member, and no lock is written."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pack.pack_helpers import build_wheel, write_project
 from support.cli import nexo
 from support.github_server import GitHubServer
 from support.stand_in import use_stand_in
+from support.tarballs import file, plugin_members, release_assets, targz
 
 from nexo_pkg.pack.build import PackOptions, pack
 
@@ -89,3 +91,34 @@ def test_the_lock_keeps_the_sbom_digest_and_two_locks_diff_by_the_vendored_chang
     assert printed.code == 0, printed.stderr
     # The installed plugin's SBOM is, byte for byte, the document the lock names.
     assert printed.stdout.encode() == second
+
+
+OTHER_PLUGIN = (
+    b'{"bomFormat": "CycloneDX", "specVersion": "1.6", "version": 1, '
+    b'"metadata": {"component": {"type": "application", "name": "other", "version": "1.0.0"}}}'
+)
+
+
+@pytest.mark.parametrize(
+    ("member", "said"),
+    [
+        (b"{not json", "it is not JSON"),
+        (b'{"a": "' + b"x" * (4 * 1024 * 1024) + b'"}', "over the cap of 4194304"),
+        (OTHER_PLUGIN, "it describes 'other' '1.0.0', not hello 1.0.0"),
+    ],
+    ids=["malformed", "oversized", "another-plugin"],
+)
+def test_a_release_whose_sbom_install_refuses_is_never_locked(
+    home: Path, server: GitHubServer, tmp_path: Path, member: bytes, said: str
+) -> None:
+    tarball = targz([*plugin_members("hello", "1.0.0"), file("sbom.cdx.json", member)])
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0", data=tarball))
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text('[plugins.hello]\nsource = "acme/hello"\n', encoding="utf-8")
+    result = nexo("plugin", "lock", "-f", str(wanted), "--json", in_process=True)
+    assert result.code == 1, result.stderr
+    assert result.document["kind"] == "archive_invalid"
+    assert "the archive's sbom.cdx.json is not the plugin's SBOM" in result.document["error"]
+    assert said in result.document["error"]
+    assert result.stderr.count("error: ") == 1
+    assert not wanted.with_name("nexo-plugins.lock").exists()
