@@ -198,3 +198,14 @@ def test_scaffold_workflow_attests_and_publishes_the_sbom_pack_wrote(
     publish = _step(workflow["jobs"]["publish"]["steps"], "Upload to the release")
     assert 'gh release upload "$GITHUB_REF_NAME" dist/*' in publish["run"]
     assert sbom.name in {path.name for path in (workspace / "dist").glob("*")}
+
+
+def test_scaffold_readme_says_how_to_check_the_sbom_attestation(tmp_path: Path) -> None:
+    """actions/attest-sbom signs a CycloneDX SBOM under the predicate type
+    ``https://cyclonedx.org/bom``; ``gh attestation verify`` checks only SLSA provenance
+    unless told that type, so the README gives both commands."""
+    workflow = _scaffolded_workflow(tmp_path)
+    readme = (workflow.parents[2] / "README.md").read_text(encoding="utf-8")
+    command = "gh attestation verify demo-<version>-noarch.tar.gz --repo OWNER/nexo-plugin-demo"
+    assert f"{command}\n" in readme
+    assert f"{command} \\\n  --predicate-type https://cyclonedx.org/bom\n" in readme
