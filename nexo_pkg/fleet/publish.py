@@ -13,7 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
-from nexo_pkg.core.files import sha256_file
+from nexo_pkg.core.files import (
+    FileTooLargeError,
+    NotRegularFileError,
+    read_capped_bytes,
+    sha256_file,
+)
 from nexo_pkg.fleet.sources import FleetOptions, Session
 from nexo_pkg.install.api import (
     NO_CALLBACKS,
@@ -155,10 +160,7 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
     manifest = next((directory / n for n in MANIFEST_ASSETS if _present(directory / n)), None)
     if manifest is None:
         return plugin_id, version, targets, None
-    try:
-        manifest_bytes = manifest.read_bytes()
-    except OSError as exc:
-        raise NexoError(f"cannot read {manifest}: {exc.strerror or exc}", kind="io") from exc
+    manifest_bytes = _read_manifest_copy(manifest)
     for files in targets:
         # The copy becomes the version's `dev.nexo.plugin.manifest` annotation, which `lock`
         # decides daemon compatibility by: it must be the manifest the tarballs install.
@@ -170,6 +172,32 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
                 details={"manifest": str(manifest), "tarball": str(files.tarball)},
             )
     return plugin_id, version, targets, manifest_bytes.decode("utf-8", errors="replace")
+
+
+def _read_manifest_copy(manifest: Path) -> bytes:
+    """The bytes of the manifest copy beside the tarballs, read as install reads a release's
+    manifest asset: a regular file (a link to one followed; a FIFO put there in the meantime
+    is not waited on) of at most :data:`_MAX_PACKED_MANIFEST` bytes, never more read.
+    ``source_invalid`` for a larger one (every host's install would refuse the push) or one
+    that is no regular file, ``io`` when it cannot be read."""
+    try:
+        return read_capped_bytes(manifest, _MAX_PACKED_MANIFEST)
+    except FileTooLargeError:
+        raise NexoError(
+            f"{manifest} is larger than {_MAX_PACKED_MANIFEST} bytes, more than install reads "
+            "of a manifest: pack again into an empty --out directory",
+            kind="source_invalid",
+            details={"path": str(manifest)},
+        ) from None
+    except NotRegularFileError:
+        _present(manifest)  # raises for what is there now, naming it
+        raise NexoError(
+            f"{manifest} is not a regular file; pack again into an empty --out directory",
+            kind="source_invalid",
+            details={"path": str(manifest)},
+        ) from None
+    except OSError as exc:
+        raise NexoError(f"cannot read {manifest}: {exc.strerror or exc}", kind="io") from exc
 
 
 def _present(path: Path) -> bool:

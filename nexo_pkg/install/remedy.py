@@ -24,8 +24,13 @@ def default_root() -> Path | None:
 
 
 def plugin_command(*words: str, root: Path | None = None) -> str:
-    """``nexo plugin WORDS``, with ``--dest ROOT`` unless ``root`` is :func:`default_root`."""
+    """``nexo plugin WORDS``, with ``--dest ROOT`` unless ``root`` is :func:`default_root`;
+    a registry reference on this machine among ``WORDS`` brings ``--plain-http`` (see
+    :func:`nexo_pkg.sources.route.reach_flags`)."""
+    from nexo_pkg.sources.api import reach_flags  # noqa: PLC0415 (list shows no remedy)
+
     parts = ["nexo", "plugin", *words]
+    parts += [flag for word in words for flag in reach_flags(word) if flag not in words]
     if root is not None and root.absolute() != default_root():
         parts += ["--dest", str(root.absolute())]
     return shlex.join(parts)

@@ -168,7 +168,8 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
             # Installed by another tool: nothing says what its files should be.
             source = version_source(target)
             where = (
-                f"`nexo plugin install --allow-downgrade` with the tarball of {kept.version}"
+                f"`{plugin_command('install', 'PATH', '--allow-downgrade', root=dest)}`, PATH "
+                f"the tarball of {kept.version}"
                 if source is None
                 else f"`{plugin_command('install', source[0], '--allow-downgrade', root=dest)}`"
                 + (f", TAG the release of {kept.version}" if source[1] else "")

@@ -154,6 +154,12 @@ class PackResult:
 
 def _check_flags(options: PackOptions) -> None:
     VendorTarget(options.python_version)  # raises usage for a malformed version
+    if not options.target.strip():
+        # `--target "$TARGET"` with the variable unset: not a request for noarch.
+        raise usage_error(
+            "--target is empty; name noarch or a target triple such as "
+            "x86_64-unknown-linux-gnu, or leave --target out for the default"
+        )
     if options.target == NOARCH:
         if options.binary is not None:
             raise usage_error("--binary needs --target TRIPLE (a noarch tarball has no binary)")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.files import read_regular_bytes
 from nexo_pkg.core.git import git_paths
 from nexo_pkg.core.version import Version
 from nexo_pkg.manifest.daemon import ID_PATTERN, is_valid_id
@@ -169,13 +170,21 @@ def git_modes(project: Path) -> GitModes:
     return GitModes(frozenset(executables), links)
 
 
+#: The longest link text git's blob of a link may hold here (a path: PATH_MAX).
+_LINK_TEXT_MAX = 4096
+
+
 def _link_text(path: Path, blob: str) -> str | None:
-    """The text of the plain file ``path`` when it is git's blob ``blob`` (a link's target)."""
+    """The text of the plain file ``path`` when it is git's blob ``blob`` (a link's target).
+    Read as a regular file no further than a link's text can be: a file edited since the
+    checkout into a huge one, or a FIFO put there, is a file of its own, never read whole
+    nor waited on."""
     try:
-        data = path.read_bytes() if path.is_file() else None
+        # is_file first: where there is no O_NONBLOCK, opening a FIFO would wait.
+        data = read_regular_bytes(path, _LINK_TEXT_MAX) if path.is_file() else b""
     except OSError:
         return None
-    if data is None or len(data) > 4096:
+    if not data or len(data) > _LINK_TEXT_MAX:
         return None
     digest = hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
     if digest != blob:

@@ -114,6 +114,7 @@ if TYPE_CHECKING:
         origin_label,
         origin_place,
         prefetch_newest,
+        reach_flags,
         reads_registry_config,
         reinstall_words,
         reopen,
@@ -159,8 +160,8 @@ _HOMES = homes(
         "route": (
             "KINDS Kind Prefetched check_remote copies_as_is first_per_service follows "
             "locked_origin "
-            "open_source origin_label origin_place prefetch_newest reads_registry_config "
-            "reinstall_words "
+            "open_source origin_label origin_place prefetch_newest reach_flags "
+            "reads_registry_config reinstall_words "
             "reopen tag_pins tagged_release"
         ),
         "select": "MANIFEST_ASSETS PLUGIN_ID identity_from_manifest parse_tarball_name",
@@ -229,6 +230,7 @@ __all__ = [
     "plugin_of",
     "prefetch_newest",
     "push_version",
+    "reach_flags",
     "read_release_signer",
     "read_sidecar",
     "reads_registry_config",

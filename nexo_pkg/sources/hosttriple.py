@@ -75,12 +75,21 @@ def _linux_is_musl() -> bool:
     return any(any(Path(folder).glob("ld-musl-*")) for folder in _MUSL_LOADER_DIRS)
 
 
+#: The ABI suffixes of a glibc triple that have a musl twin: ``-gnu`` and 32-bit ARM's
+#: ``-gnueabihf``/``-gnueabi`` (``armv7-unknown-linux-musleabihf`` is the musl build of
+#: ``armv7-unknown-linux-gnueabihf``, as :func:`detect_host_candidates` asks on such a host).
+_GNU_ABIS = ("-gnu", "-gnueabihf", "-gnueabi")
+
+
 def expand_triple(triple: str) -> tuple[str, ...]:
     """A glibc triple can also run the musl build (static), so it falls back to it. As the
     daemon's installer, any triple ending in ``-gnu`` falls back to the same with ``-musl``
-    (``x86_64-pc-windows-gnu`` to ``x86_64-pc-windows-musl``, ``x-gnu`` to ``x-musl``)."""
-    if triple.endswith("-gnu"):
-        return (triple, triple.removesuffix("-gnu") + "-musl")
+    (``x86_64-pc-windows-gnu`` to ``x86_64-pc-windows-musl``, ``x-gnu`` to ``x-musl``); one
+    ending in ``-gnueabihf``/``-gnueabi`` to ``-musleabihf``/``-musleabi``, as an armv7 glibc
+    host detects it."""
+    for abi in _GNU_ABIS:
+        if triple.endswith(abi):
+            return (triple, triple.removesuffix(abi) + "-musl" + abi.removeprefix("-gnu"))
     return (triple,)
 
 

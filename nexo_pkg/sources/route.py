@@ -44,6 +44,7 @@ __all__ = [
     "origin_label",
     "origin_place",
     "prefetch_newest",
+    "reach_flags",
     "reads_registry_config",
     "reinstall_words",
     "reopen",
@@ -328,6 +329,21 @@ def reads_registry_config(text: str) -> bool:
     credentials, so that a named ``--registry-config`` must be readable before it is asked."""
     kind = _scheme_kind(text)
     return kind is not None and kind.registry
+
+
+def reach_flags(text: str) -> tuple[str, ...]:
+    """The flags a command naming the source ``text`` needs to reach it as its install did:
+    ``--plain-http`` for a registry on this machine (the only host plain HTTP may reach, and
+    how a local registry or mirror is served: a receipt does not record how it was
+    reached); nothing for any other text."""
+    kind = _scheme_kind(text)
+    if kind is None or not kind.registry:
+        return ()
+    try:
+        loopback = parse_reference(text).is_loopback
+    except NexoError:
+        return ()
+    return ("--plain-http",) if loopback else ()
 
 
 def reinstall_words(

@@ -18,7 +18,9 @@ from nexo_pkg.core.errors import EXIT_USAGE, NexoError
 # GitHub allows these characters in user, organisation and repository names.
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 # Tags name a semver version (optionally prefixed with `v`), so the semver alphabet suffices.
-_TAG = re.compile(r"^[A-Za-z0-9._+-]+$")
+# Path-like tags (release-plz's ``nexo-plugin-google/v0.2.0``) are git refs GitHub releases
+# take, and the reference installer passes them through: ``/`` between non-empty parts.
+_TAG = re.compile(r"^[A-Za-z0-9._+-]+(?:/[A-Za-z0-9._+-]+)*$")
 MAX_OWNER_LENGTH = 39
 MAX_REPO_LENGTH = 100
 MAX_TAG_LENGTH = 128
@@ -145,17 +147,23 @@ def parse_owner_repo(text: str, *, label: str = "OWNER[/REPO]") -> tuple[str, st
 
 
 def validate_tag(tag: str, *, text: str) -> None:
-    """Check a release tag: semver alphabet, no ``..``, no leading ``.`` or ``-``."""
+    """Check a release tag: semver alphabet and ``/`` between parts (as git refs), no
+    ``..``, no part starting with ``.``, no leading ``-``."""
     if not tag:
         raise _invalid(text, "the tag after '@' is empty")
     if len(tag) > MAX_TAG_LENGTH:
         raise _invalid(text, f"the tag is longer than {MAX_TAG_LENGTH} characters")
     if not _TAG.fullmatch(tag):
-        raise _invalid(text, "the tag may only use letters, digits, '.', '_', '+' and '-'")
+        raise _invalid(
+            text,
+            "the tag may only use letters, digits, '.', '_', '+' and '-', and '/' between them",
+        )
     if ".." in tag:
         raise _invalid(text, "the tag may not contain '..'")
     if tag.startswith((".", "-")):
         raise _invalid(text, f"the tag may not start with {tag[0]!r}")
+    if "/." in tag:
+        raise _invalid(text, "no part of the tag may start with '.'")
 
 
 def parse_source(text: str) -> Source:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import nexo
+from support.tarballs import tree_snapshot
 
 from nexo_pkg.lint.engine import lint_file
 from nexo_pkg.scaffold.generator import NewProject, create_project
@@ -184,6 +185,30 @@ def test_bad_flags(tmp_path: Path, args: list[str], code: int, kind: str) -> Non
     assert completed.stderr.startswith("error: ")
     assert "Traceback" not in completed.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("extra", [[], ["--binary", "exe"]], ids=["python", "binary"])
+@pytest.mark.parametrize("value", ["", "  "], ids=["empty", "blank"])
+def test_an_empty_target_is_a_usage_error_as_every_empty_option(
+    tmp_path: Path, value: str, extra: list[str]
+) -> None:
+    """``--target "$TARGET"`` with the variable unset is neither noarch nor an "unknown
+    target ''" among seventeen triples: it is said as an empty ``--out`` or ``--dest`` is."""
+    project = tmp_path / "demo"
+    create_project(NewProject("demo", dest=project))
+    (tmp_path / "exe").write_bytes(b"\x7fELF")
+    (tmp_path / "exe").chmod(0o755)
+    before = tree_snapshot(tmp_path)
+    completed = plugin("pack", str(project), "--target", value, *extra, "--json", cwd=tmp_path)
+    assert completed.code == 2, completed.stderr
+    document = json.loads(completed.stdout)
+    assert document["kind"] == "usage"
+    assert document["error"] == (
+        "--target is empty; name noarch or a target triple such as x86_64-unknown-linux-gnu, "
+        "or leave --target out for the default"
+    )
+    assert completed.stderr == f"error: {document['error']}\n"
+    assert tree_snapshot(tmp_path) == before
 
 
 def test_non_integer_epoch_is_a_usage_error(tmp_path: Path) -> None:

@@ -212,6 +212,27 @@ def test_push_refuses_a_sidecar_over_the_cap_and_pushes_nothing(
     _assert_refused(result, registry, "checksum_mismatch", sidecar.name)
 
 
+@pytest.mark.parametrize("name", ["nexo-plugin.toml", "plugin.toml"])
+def test_push_refuses_a_manifest_copy_over_installs_cap_unread_and_pushes_nothing(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist,
+    name: str,
+) -> None:  # fmt: skip
+    """The manifest copy beside the tarballs is read as install reads a release's manifest
+    asset (a regular file, at most 1 MiB): a larger one (here 64 MiB of nothing, a sparse
+    file) is refused as that, not read whole and compared."""
+    dist = make_dist()
+    for present in ("nexo-plugin.toml", "plugin.toml"):
+        (dist / present).unlink(missing_ok=True)
+    with (dist / name).open("wb") as handle:
+        handle.truncate(64 * 1024 * 1024)
+    result = push_cli(dist, registry, fleet_env)
+    _assert_refused(result, registry, "source_invalid", str(dist / name))
+    assert result.document["error"] == (
+        f"{dist / name} is larger than 1048576 bytes, more than install reads of a manifest: "
+        "pack again into an empty --out directory"
+    )
+
+
 @pytest.mark.parametrize(
     "case",
     [

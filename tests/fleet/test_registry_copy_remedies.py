@@ -78,19 +78,20 @@ def test_rollback_to_a_kept_registry_copy_without_file_hashes_names_its_referenc
                    env=env, in_process=True)  # fmt: skip
     assert refused.code == 1, refused.stderr
     assert refused.document["kind"] == "checksum_missing"
+    # The registry is on this machine, so reached over plain HTTP: the command says so.
     command = shlex.join(
-        ["nexo", "plugin", "install", pinned, "--allow-downgrade", "--dest", str(root)]
-    )
+        ["nexo", "plugin", "install", pinned, "--allow-downgrade", "--plain-http", "--dest",
+         str(root)]
+    )  # fmt: skip
     assert refused.document["error"] == (
         "the kept echo 1.0.0 cannot be checked before it comes back: its receipt has no file "
         "hashes (it was installed by another tool); install that version again instead "
         f"(`{command}`); nothing was changed"
     )
     assert _snapshot(root) == before
-    # The command installs that very version (the registry is loopback: --plain-http).
+    # The command, as printed, installs that very version.
     words = shlex.split(command)
-    done = nexo(*words[1:], "--plain-http", "--skip-signature-verify", "--yes", env=env,
-                in_process=True)  # fmt: skip
+    done = nexo(*words[1:], "--skip-signature-verify", "--yes", env=env, in_process=True)
     assert done.code == 0, done.stderr
     assert (root / "echo-1.0.0").is_dir()
     assert not (root / "echo-2.0.0").exists()
@@ -145,3 +146,32 @@ def test_an_incompatible_manifest_of_a_registry_copy_is_named_by_its_reference(
     assert where.startswith(f"echo 1.0.0 ({repository}@sha256:"), where
     assert RELEASE not in str(refused.value)
     assert not root.exists() or list(root.iterdir()) == []
+
+
+def test_the_reinstall_remedy_of_a_changed_registry_copy_works_as_printed(
+    tmp_path: Path, mirrored: tuple[str, dict[str, str]]
+) -> None:
+    """``verify`` of a registry install whose receipt has no file hashes says how to install
+    it again to record them: pasted as printed (the loopback registry's ``--plain-http`` and
+    the root included), the command installs the very version over itself."""
+    repository, env = mirrored
+    root = tmp_path / "root"
+    assert _install(f"{repository}:1.0.0", root, env).code == 0
+    receipt = root / "echo-1.0.0/.nexo-install.json"
+    document = json.loads(receipt.read_text())
+    del document["files"]
+    receipt.write_text(json.dumps(document))
+    before = _snapshot(root)
+    refused = nexo("plugin", "verify", "echo", "--dest", str(root), env=env, in_process=True)
+    assert refused.code == 1, refused.stderr
+    assert _snapshot(root) == before  # verify reads only
+    text = refused.stdout + refused.stderr
+    command = text.split("reinstall it with `", 1)[1].split("`", 1)[0]
+    words = shlex.split(command)
+    pinned = document["registry"]
+    assert words == [
+        "nexo", "plugin", "install", pinned, "--force", "--plain-http", "--dest", str(root)
+    ]  # fmt: skip
+    done = nexo(*words[1:], "--skip-signature-verify", "--yes", env=env, in_process=True)
+    assert done.code == 0, done.stderr
+    assert "files" in json.loads(receipt.read_text())

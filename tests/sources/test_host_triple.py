@@ -189,3 +189,23 @@ def test_a_target_with_whitespace_is_a_usage_error(
         with pytest.raises(NexoError) as flagged:
             host_candidates(value)
         assert (flagged.value.kind, flagged.value.exit_code) == ("usage", 2)
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("x86_64-unknown-linux-gnu", ("x86_64-unknown-linux-gnu", "x86_64-unknown-linux-musl")),
+        (
+            "armv7-unknown-linux-gnueabihf",
+            ("armv7-unknown-linux-gnueabihf", "armv7-unknown-linux-musleabihf"),
+        ),
+        ("arm-unknown-linux-gnueabi", ("arm-unknown-linux-gnueabi", "arm-unknown-linux-musleabi")),
+        ("armv7-unknown-linux-musleabihf", ("armv7-unknown-linux-musleabihf",)),
+    ],
+)
+def test_a_glibc_override_falls_back_to_musl_as_the_host_it_names_would(
+    host: Host, override: str, expected: tuple[str, ...]
+) -> None:
+    """``--target armv7-unknown-linux-gnueabihf`` asks what an armv7 glibc host detects."""
+    host("linux", "x86_64")
+    assert host_candidates(override) == expected

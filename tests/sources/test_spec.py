@@ -358,7 +358,15 @@ def test_verify_checksums() -> None:
         ("acme/hello@-v1", "the tag may not start with '-'"),
         ("acme/hello@.v1", "the tag may not start with '.'"),
         ("acme/hello@v1..2", "the tag may not contain '..'"),
-        ("acme/hello@v1/2", "the tag may only use letters, digits, '.', '_', '+' and '-'"),
+        (
+            "acme/hello@v1//2",
+            "the tag may only use letters, digits, '.', '_', '+' and '-', and '/' between them",
+        ),
+        (
+            "acme/hello@v1/",
+            "the tag may only use letters, digits, '.', '_', '+' and '-', and '/' between them",
+        ),
+        ("acme/hello@google/.v1", "no part of the tag may start with '.'"),
     ],
 )
 def test_a_refused_tag_is_told_what_is_wrong_with_it(text: str, why: str) -> None:
