@@ -403,9 +403,30 @@ def test_a_log_entry_naming_no_log_is_refused_saying_so(
     assert "names log ," not in document["error"]
 
 
+def _unknown_field(document: dict[str, Any]) -> None:
+    document["tlogs"][0]["surprise"] = True
+
+
+def _log_without_base_url_always_valid(document: dict[str, Any]) -> None:
+    """A log with no ``baseUrl`` and an empty ``validFor``: a hand-written reader took it for
+    "always valid"; sigstore-python's models refuse both."""
+    del document["tlogs"][0]["baseUrl"]
+    document["tlogs"][0]["publicKey"]["validFor"] = {}
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [_unknown_field, _log_without_base_url_always_valid],
+    ids=["unknown-field", "no-base-url"],
+)
 @pytest.mark.parametrize("kind", ["attestation", "bundle", "legacy"])
 def test_a_root_sigstore_python_refuses_is_unusable_whatever_the_bundle(
-    *, private_sigstore: PrivateSigstore, tmp_path: Path, artifact: Path, kind: str
+    *,
+    private_sigstore: PrivateSigstore,
+    tmp_path: Path,
+    artifact: Path,
+    kind: str,
+    edit: Any,
 ) -> None:
     content = artifact.read_bytes()
     if kind == "attestation":
@@ -415,10 +436,7 @@ def test_a_root_sigstore_python_refuses_is_unusable_whatever_the_bundle(
     else:
         bundle = private_sigstore.sign_legacy(content, identity=ACME_IDENTITY)[0]
 
-    def unknown_field(document: dict[str, Any]) -> None:
-        document["tlogs"][0]["surprise"] = True
-
-    root = _root_with(private_sigstore, tmp_path / "odd.json", unknown_field)
+    root = _root_with(private_sigstore, tmp_path / "odd.json", edit)
     suffix = ".bundle" if kind == "legacy" else ".sigstore.json"
     status = _verify(artifact, bundle, root, owner="acme", repo="nexo-plugin-echo", suffix=suffix)
     assert status == "policy_invalid"
