@@ -97,7 +97,7 @@ PLAIN = AuthorPolicy(owner="acme", identity_regexp=ACME_REGEXP)
     ],
     ids=["no-owner", "no-owner-republish", "owner-republish", "repo-republish", "other-repo"],
 )
-@pytest.mark.parametrize("kind", ["attestation", "bundle"])
+@pytest.mark.parametrize("kind", ["attestation", "bundle", "legacy"])
 def test_another_owners_repository_calling_the_owners_workflow_is_refused(
     *,
     private_sigstore: PrivateSigstore,
@@ -113,10 +113,17 @@ def test_another_owners_repository_calling_the_owners_workflow_is_refused(
         bundle = private_sigstore.attest(
             content, identity=SHARED_WORKFLOW, repository="evil/repo", build_config_uri=EVIL_CALLER
         )
-    else:
+    elif kind == "bundle":
         bundle = private_sigstore.sign(content, identity=SHARED_WORKFLOW, repository="evil/repo")
+    else:
+        bundle = private_sigstore.sign_legacy(
+            content, identity=SHARED_WORKFLOW, repository="evil/repo"
+        )[0]
+    suffix = ".bundle" if kind == "legacy" else ".sigstore.json"
     assert (
-        _verify(artifact, bundle, private_root, owner=owner, repo=repo, author=author)
+        _verify(
+            artifact, bundle, private_root, owner=owner, repo=repo, author=author, suffix=suffix
+        )
         == "signer_untrusted"
     )
     # The control: the same workflow run for acme's own repository is acme's release.
@@ -124,11 +131,15 @@ def test_another_owners_repository_calling_the_owners_workflow_is_refused(
         own = private_sigstore.attest(
             content, identity=SHARED_WORKFLOW, repository="acme/workflows"
         )
-    else:
+    elif kind == "bundle":
         own = private_sigstore.sign(content, identity=SHARED_WORKFLOW, repository="acme/workflows")
-    assert _verify(artifact, own, private_root, owner=owner, repo=repo, author=author) == (
-        "verified"
-    )
+    else:
+        own = private_sigstore.sign_legacy(
+            content, identity=SHARED_WORKFLOW, repository="acme/workflows"
+        )[0]
+    assert _verify(
+        artifact, own, private_root, owner=owner, repo=repo, author=author, suffix=suffix
+    ) == ("verified")
 
 
 def test_a_reusable_workflow_of_the_same_repository_is_accepted(
