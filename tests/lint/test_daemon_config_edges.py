@@ -142,6 +142,45 @@ def test_a_tagged_key_is_read_as_its_tag_says(tmp_path: Path) -> None:
     assert [item for item in found if item[1] == 3 and item[2] == "error"] == []
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("extensions.yaml", "extensions:\n  !x max_depth: 3\n  max_depth: 4\n", 3),
+        (
+            "extensions.yaml",
+            "extensions:\n  entries:\n    agent_creator:\n      !x allow_external_bind: true\n"
+            "      allow_external_bind: false\n",
+            5,
+        ),
+        ("extensions.yaml", "!x extensions: {}\nextensions: {}\n", 2),
+        ("agents.yaml", "agents:\n  - id: ana\n    !x id: bob\n" + MODEL, 3),
+        # `entries` is a `BTreeMap`: serde's map visitor keeps the last of the two ids.
+        (
+            "extensions.yaml",
+            "extensions:\n  entries:\n    !x agent_creator: {}\n    agent_creator: {}\n",
+            None,
+        ),
+    ],
+)
+def test_a_field_given_twice_as_two_values_is_refused_in_a_struct_only(
+    tmp_path: Path, name: str, text: str, expected: int | None
+) -> None:
+    """`!x max_depth` and `max_depth` are two keys of serde_yaml's `Value` (a tagged key is
+    another value, 0.9.34 src/de.rs `parse_tag`: no `DuplicateKeyError`), but one field once
+    the struct reads them: a field's name is read untagged (src/value/de.rs
+    `deserialize_identifier` -> `deserialize_string` -> `untag`), and serde's derived
+    `visit_map` refuses a field given twice (`duplicate field`)."""
+    _plain(tmp_path)
+    code, found = lint_yaml(tmp_path, name, text)
+    if expected is None:
+        assert (code, found) == (0, [])
+    else:
+        assert (code, [item for item in found if item[2] == "error"]) == (
+            1,
+            [("NX222", expected, "error")],
+        )
+
+
 # -- keys that are not strings, where the daemon keeps an opaque `Value` ----------------------
 # An agent's `extensions_config` is `BTreeMap<String, serde_yaml::Value>` (lordmacu/nexo-rs
 # eec3f33 crates/config/src/types/agents.rs:366): inside a microapp's settings any key goes.
