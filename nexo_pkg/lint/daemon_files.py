@@ -873,10 +873,20 @@ def _extensions_data(directory: Path) -> Any:
 def _read_extensions(read: YamlDocument) -> Any:
     """The data of ``extensions.yaml`` as the loader hands it to serde: the top-level
     ``schema_version`` removed, nulls read as the defaults serde_yaml gives them."""
-    data = read.data
-    if isinstance(data, Mapping):
-        data = {key: value for key, value in data.items() if key != "schema_version"}
+    data = _without_schema_version(read)
     return _serde_defaults(data, EXTENSIONS_FILE_SPEC, (), read, direct=False)
+
+
+def _without_schema_version(read: YamlDocument) -> Any:
+    """``read``'s data with its top-level ``schema_version`` removed as the loader removes
+    it (``crates/config/src/lib.rs`` ``deserialize_yaml_with_schema_version``:
+    ``map.remove(Value::String("schema_version"))``): a key written with a local tag
+    (``!x schema_version``) is a ``Value::Tagged``, which that removal does not find, so the
+    struct then reads it as an unknown field."""
+    data = read.data
+    if isinstance(data, Mapping) and ("schema_version",) not in read.tagged_keys:
+        data = {key: value for key, value in data.items() if key != "schema_version"}
+    return data
 
 
 def _read_agents(read: YamlDocument, *, drop_in: bool) -> Any:
@@ -887,7 +897,10 @@ def _read_agents(read: YamlDocument, *, drop_in: bool) -> Any:
     drop-in's is reported on its own)."""
     data = {} if read.data is None else read.data
     if isinstance(data, Mapping):
-        data = {key: value for key, value in data.items() if key != "schema_version"}
+        if drop_in:
+            data = {key: value for key, value in data.items() if key != "schema_version"}
+        else:
+            data = _without_schema_version(read)
         return _serde_defaults(data, AGENTS_FILE_SPEC, (), read, direct=drop_in)
     return data
 

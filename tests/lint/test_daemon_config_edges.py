@@ -181,6 +181,26 @@ def test_a_field_given_twice_as_two_values_is_refused_in_a_struct_only(
         )
 
 
+@pytest.mark.parametrize("name", ["extensions.yaml", "agents.yaml"])
+@pytest.mark.parametrize(
+    ("key", "refused"),
+    [("schema_version", False), ('"schema_version"', False), ("!!str schema_version", False),
+     ("!x schema_version", True), ("!<!x> schema_version", True)],
+)  # fmt: skip
+def test_a_schema_version_the_loader_does_not_remove_is_an_unknown_field(
+    tmp_path: Path, name: str, key: str, refused: bool
+) -> None:
+    """The loader removes the top-level key `Value::String("schema_version")` before the
+    struct reads the rest (crates/config/src/lib.rs `deserialize_yaml_with_schema_version`).
+    A key with a local tag is a `Value::Tagged` (serde_yaml 0.9.34 src/de.rs `parse_tag`),
+    which that removal does not find: the struct, `deny_unknown_fields`, reads it untagged as
+    an unknown field and refuses the file. `!!str` resolves to a plain string."""
+    _plain(tmp_path)
+    body = "extensions: {}\n" if name == "extensions.yaml" else "agents: []\n"
+    code, found = lint_yaml(tmp_path, name, f"{key}: 1\n{body}")
+    assert (code, found) == ((1, [("NX220", 1, "error")]) if refused else (0, []))
+
+
 # -- keys that are not strings, where the daemon keeps an opaque `Value` ----------------------
 # An agent's `extensions_config` is `BTreeMap<String, serde_yaml::Value>` (lordmacu/nexo-rs
 # eec3f33 crates/config/src/types/agents.rs:366): inside a microapp's settings any key goes.
