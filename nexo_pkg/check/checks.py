@@ -56,7 +56,6 @@ from nexo_pkg.check.scratch import collecting_leftovers, scratch_directory
 from nexo_pkg.check.target import (
     ResolvedPlugin,
     default_install_root,
-    known_parse,
     resolve_target,
 )
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
@@ -64,7 +63,6 @@ from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.version import Version
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.model import Sandbox
-from nexo_pkg.manifest.names import find_manifest
 from nexo_pkg.manifest.rust_text import rust_trim
 
 if TYPE_CHECKING:
@@ -297,6 +295,7 @@ def check_plugin(
             program=daemon_program(
                 model.plugin.entrypoint.command if model is not None else None, plugin.argv
             ),
+            manifest_file=plugin.manifest_file,
         )
         report.sandbox = plan.to_json()
         if refusal is not None:
@@ -343,10 +342,17 @@ def manifest_refusal(plugin: ResolvedPlugin, nexo_version: str | None) -> str | 
     manifest); ``None`` for a manifest that lints clean, and for a microapp (its host lints
     its manifest itself). The daemon's runtime settings (host networking, a required sandbox)
     are the sandbox plan's to judge, with the daemon's words."""
-    manifest = find_manifest(plugin.root).path
-    if plugin.model is None or manifest is None:
+    if plugin.model is None or plugin.manifest_file is None:
         return None
-    return lint_refusal(manifest, nexo_version, known_parse(plugin.known, manifest))
+    # The bytes the model was read from: a manifest changed since is not what is judged.
+    manifest, raw = plugin.manifest_file
+    known = plugin.known
+    parsed = (
+        known[2]
+        if known is not None and known[1] == raw and known[0].resolve() == manifest.resolve()
+        else None
+    )
+    return lint_refusal(manifest, nexo_version, parsed, raw=raw)
 
 
 def _report_sandbox(report: CheckReport, plan: SandboxPlan) -> bool:
@@ -688,6 +694,7 @@ class _Session(FrameLoop):
             if event.kind == "eof":
                 return False
             if event.kind == "oversize":
+                self.oversize(event.size)
                 continue
             self._parse(event.data, deadline)
             if self.stopped is not None:
@@ -790,12 +797,6 @@ class _Session(FrameLoop):
         """Judge one frame; the daemon takes a response as the reply whatever its id (a wrong
         one fails ``frames.id``), and any ``error`` member as an error, even ``null`` next to a
         ``result`` (a member that is not an object is described)."""
-        if len(line) > MAX_FRAME_BYTES:
-            self._frames.note(
-                "frames.size",
-                f"a frame of {len(line)} bytes exceeds the SDKs' "
-                f"{MAX_FRAME_BYTES}-byte frame limit (the daemon reads it all the same)",
-            )
         message = self._parse(line, pending.deadline)
         if message is None or self.stopped is not None:
             return None
@@ -831,6 +832,12 @@ class _Session(FrameLoop):
     def _parse(self, line: bytes, deadline: float) -> dict[str, Any] | None:
         """Judge one stdout line and answer it when it is the plugin's request; return it when
         it is a reply for the session."""
+        if len(line) > MAX_FRAME_BYTES:
+            self._frames.note(
+                "frames.size",
+                f"a frame of {len(line)} bytes exceeds the SDKs' "
+                f"{MAX_FRAME_BYTES}-byte frame limit (the daemon reads it all the same)",
+            )
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as error:

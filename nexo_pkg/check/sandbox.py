@@ -127,6 +127,7 @@ def plan_sandbox(
     platform: Platform,
     skip: bool = False,
     program: str | None = None,
+    manifest_file: tuple[Path, bytes] | None = None,
 ) -> SandboxPlan:
     """The daemon's ``SandboxRunner::wrap_command`` for this plugin and its manifest's
     ``sandbox`` section.
@@ -135,11 +136,12 @@ def plan_sandbox(
     command name, which the daemon hands to bwrap as written, to be found on the sandbox's
     ``PATH``); ``env`` supplies the two ``NEXO_PLUGIN_SANDBOX_*`` flags. With ``skip``
     (``--no-sandbox``) the command is not wrapped, and the plan says what that leaves out.
-    Never raises.
+    ``manifest_file``: the manifest the sandbox section was read from and its bytes as read
+    (where the plan's lines point; without it, the root's manifest is read). Never raises.
     """
     enabled = sandbox.enabled
     command = list(argv)
-    manifest = find_manifest(root).path
+    manifest = manifest_file[0] if manifest_file is not None else find_manifest(root).path
     manifest_name = manifest.name if manifest is not None else "nexo-plugin.toml"
     refusal = _refusal(sandbox, plugin_id, env, bwrap=bwrap, platform=platform, skip=skip)
     if refusal is not None:
@@ -169,7 +171,8 @@ def plan_sandbox(
         return SandboxPlan(command, note, manifest_name, note=note)
     if program is not None:
         command = [program, *command[1:]]
-    return _wrapped_plan(sandbox, plugin_id, command, manifest, state_dir, bwrap, manifest_name)
+    source = manifest_file[1] if manifest_file is not None else manifest
+    return _wrapped_plan(sandbox, plugin_id, command, source, state_dir, bwrap, manifest_name)
 
 
 def daemon_program(command: str | None, argv: Sequence[str]) -> str | None:
@@ -219,7 +222,7 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
     sandbox: Sandbox,
     plugin_id: str,
     command: list[str],
-    manifest: Path | None,
+    manifest: Path | bytes | None,
     state_dir: Path,
     bwrap: str,
     manifest_name: str,
@@ -387,14 +390,19 @@ def _own_home_secret_hit(real: str) -> str | None:
     return None
 
 
-def _entry_lines(manifest: Path | None) -> dict[tuple[str, int], int]:
-    """The 1-based line of every sandbox allowlist entry in ``manifest`` (best effort)."""
+def _entry_lines(manifest: Path | bytes | None) -> dict[tuple[str, int], int]:
+    """The 1-based line of every sandbox allowlist entry in ``manifest`` (its path, or its
+    bytes as already read; best effort)."""
     from nexo_pkg.core.toml_spans import scan_spans  # noqa: PLC0415 - only for a wrapped plan
 
     if manifest is None:
         return {}
     try:
-        text = manifest.read_text(encoding="utf-8")
+        text = (
+            manifest.decode("utf-8")
+            if isinstance(manifest, bytes)
+            else manifest.read_text(encoding="utf-8")
+        )
         spans, _duplicates = scan_spans(text)
     except (OSError, UnicodeDecodeError, ValueError):
         return {}

@@ -92,6 +92,9 @@ class ResolvedPlugin:
     #: The manifest as the caller already read and parsed it (:data:`KnownManifest`), used
     #: again where its bytes are still the file's.
     known: KnownManifest | None = None
+    #: The manifest file :attr:`model` was read from and the bytes it held then: what the
+    #: lint and the sandbox plan judge too, never the file read again (it may have changed).
+    manifest_file: tuple[Path, bytes] | None = None
 
     @property
     def declared_tools(self) -> list[str]:
@@ -239,8 +242,9 @@ def _manifest_bytes(manifest_path: Path) -> bytes:
     return read_regular_bytes(manifest_path, MAX_MANIFEST_BYTES, follow_links=True)
 
 
-def _read_document(manifest_path: Path) -> dict[str, Any]:
-    """The manifest at ``manifest_path`` read as the daemon reads it; raises
+def _read_document(manifest_path: Path) -> tuple[bytes, dict[str, Any]]:
+    """The bytes of the manifest at ``manifest_path`` and its document, read as the daemon
+    reads it; raises
     :class:`TargetError` when it cannot be read, ``ManifestRefusedError`` when it is no TOML."""
     try:
         raw = _manifest_bytes(manifest_path)
@@ -258,7 +262,7 @@ def _read_document(manifest_path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as error:
         raise TargetError(f"{manifest_path}: cannot read the manifest ({error})") from error
     try:
-        return read_manifest_text(text)
+        return raw, read_manifest_text(text)
     except ManifestTOMLError as error:
         raise ManifestRefusedError.linted(
             f"{manifest_path}: not valid TOML ({error}); run `nexo plugin lint` for details",
@@ -268,17 +272,22 @@ def _read_document(manifest_path: Path) -> dict[str, Any]:
         ) from error
 
 
-def load_manifest(manifest_path: Path, *, known: KnownManifest | None = None) -> PluginManifest:
-    """Parse the manifest and return its model (``known``: the manifest as the caller already
-    parsed it, used when it is the document of the bytes the file holds).
+def load_manifest(
+    manifest_path: Path, *, known: KnownManifest | None = None
+) -> tuple[PluginManifest, bytes]:
+    """Parse the manifest and return its model and the bytes it was read from (``known``: the
+    manifest as the caller already parsed it, used when it is the document of the bytes the
+    file holds).
 
     Raises :class:`TargetError` when the file is missing, unreadable, not TOML, has no valid
     ``plugin.id`` or a ``plugin.version`` the daemon does not parse (run ``nexo plugin lint``
     for the full diagnosis).
     """
     manifest = _known_document(known_parse(known, manifest_path))
-    if manifest is None:
-        manifest = _read_document(manifest_path)
+    if manifest is not None and known is not None:
+        raw = known[1]
+    else:
+        raw, manifest = _read_document(manifest_path)
 
     def refused(message: str) -> ManifestRefusedError:
         return ManifestRefusedError.linted(
@@ -297,7 +306,7 @@ def load_manifest(manifest_path: Path, *, known: KnownManifest | None = None) ->
         raise refused(error.message) from error
     if not is_valid_id(model.id):
         raise refused("missing or invalid `plugin.id`")
-    return model
+    return model, raw
 
 
 def _resolve_directory(
@@ -327,7 +336,8 @@ def _resolve_directory(
             )
         manifest_path = lookup.path
         notes = tuple(shadowed_message(lookup.path.name, other.name) for other in lookup.shadowed)
-    model = load_manifest(manifest_path, known=known)
+    model, raw = load_manifest(manifest_path, known=known)
+    read = (manifest_path, raw)
     plugin_id = model.id
     entrypoint = model.plugin.entrypoint
 
@@ -359,11 +369,20 @@ def _resolve_directory(
             argv, env, note = _python_entry_instead(root, launcher, env)
             argv += launcher_args
             return ResolvedPlugin(
-                root, model, plugin_id, argv, env, source=source, notes=(*notes, note)
+                root,
+                model,
+                plugin_id,
+                argv,
+                env,
+                source=source,
+                notes=(*notes, note),
+                manifest_file=read,
             )
         _require_executable(launcher, root)
         argv = [str(launcher), *launcher_args]
-        return ResolvedPlugin(root, model, plugin_id, argv, env, source=source, notes=notes)
+        return ResolvedPlugin(
+            root, model, plugin_id, argv, env, source=source, notes=notes, manifest_file=read
+        )
     if command is None:
         raise TargetError(
             f"{root}: nothing to run: no bin/{plugin_id} and no [plugin.entrypoint] command "
@@ -372,7 +391,16 @@ def _resolve_directory(
     if not command.strip():
         raise TargetError(f"{root}: `plugin.entrypoint.command` must be a non-empty string")
     program = _resolve_command(command, root, env)
-    return ResolvedPlugin(root, model, plugin_id, [program, *args], env, source=source, notes=notes)
+    return ResolvedPlugin(
+        root,
+        model,
+        plugin_id,
+        [program, *args],
+        env,
+        source=source,
+        notes=notes,
+        manifest_file=read,
+    )
 
 
 #: The Python entries a ``#!`` launcher runs, with the directory it puts on ``PYTHONPATH``:

@@ -40,6 +40,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import (
     NotRegularFileError,
     open_lock_file,
+    open_regular,
     sha256_file,
     write_file_atomically,
 )
@@ -282,11 +283,15 @@ class BlobCache:
         with self._locked(exclusive=False):
             final = self.store / expected
             if digest is not None and (final.is_symlink() or final.exists()):
-                if _hashes_to(final, expected):
+                held = self._hold_stored(final, expected)
+                if held is not None:
                     self._count(hit=True)
                     with contextlib.suppress(OSError):
                         os.utime(final)
-                    yield final
+                    try:
+                        yield held
+                    finally:
+                        shutil.rmtree(held.parent, ignore_errors=True)
                     return
                 # Not the blob (damaged, a link, a directory planted there): fetched again.
                 with contextlib.suppress(FileNotFoundError):
@@ -297,6 +302,7 @@ class BlobCache:
                 descriptor, temp, lock_fd = self._new_temp(expected or "unknown")
             except OSError as exc:
                 raise _io(f"write into the blob cache {self.temp}", exc) from exc
+            holding: Path | None = None
             try:
                 with os.fdopen(descriptor, "w+b") as handle:
                     sink = BlobSink(handle, progress)
@@ -317,6 +323,15 @@ class BlobCache:
                         details={"expected": expected, "actual": hasher.hexdigest()},
                     )
                 temp.chmod(0o444)
+                # The bytes used are the ones hashed as they were written: a name of this
+                # command's own for them, whatever later happens to the store's name.
+                holding = self._holding_dir(expected)
+                try:
+                    os.link(temp, holding / expected)
+                except OSError:
+                    # A file system without hard links: held by a copy, below.
+                    shutil.rmtree(holding, ignore_errors=True)
+                    holding = None
                 if _put_in_place(temp, final):
                     self.added.append(final)
                     if syncer is not None:
@@ -324,14 +339,96 @@ class BlobCache:
                             syncer.submit(_sync_blob, final)
                         except RuntimeError:  # the syncs were waited for meanwhile: here
                             _sync_blob(final)
-            except OSError as exc:
-                raise _io(f"write blob {expected} into {self.store}", exc) from exc
+            except BaseException as exc:
+                if holding is not None:
+                    shutil.rmtree(holding, ignore_errors=True)
+                if isinstance(exc, OSError):
+                    raise _io(f"write blob {expected} into {self.store}", exc) from exc
+                raise
             finally:
                 with contextlib.suppress(FileNotFoundError):
                     _unlink(temp)
                 if lock_fd >= 0:
                     os.close(lock_fd)
-            yield final
+            if holding is None:
+                # Copied from one descriptor while hashed again (see _hold_stored).
+                held = self._hold_stored(final, expected)
+                if held is None:
+                    raise NexoError(
+                        f"blob sha256:{expected} changed in {self.store} before it was used",
+                        kind="checksum_mismatch",
+                        details={"expected": expected},
+                    )
+                holding = held.parent
+            try:
+                yield holding / expected
+            finally:
+                shutil.rmtree(holding, ignore_errors=True)
+
+    def _holding_dir(self, expected: str) -> Path:
+        """A new private directory in the temp dir to hold the name of a blob in use (a
+        directory: never taken for a killed writer's temp file; ``prune`` removes those a
+        killed command left). Raises ``OSError``."""
+        return Path(tempfile.mkdtemp(prefix=f"{expected[:16]}.", suffix=".held", dir=self.temp))
+
+    def _hold_stored(self, final: Path, expected: str) -> Path | None:
+        """The stored blob ``final`` checked and held: a path of this command's own naming
+        exactly the bytes that hashed to ``expected`` (``None`` when they do not, or it is not
+        a regular file). The bytes are hashed from one descriptor; the path is a hard link
+        found to name that same file, which only its owner could rewrite (a blob is
+        read-only), or else a copy made from that descriptor while it is hashed. The store's
+        name is never opened again: a blob swapped there since is not what is used."""
+        try:
+            with open_regular(final) as handle:
+                info = os.fstat(handle.fileno())
+                digest = hashlib.sha256()
+                for chunk in iter(lambda: handle.read(CHUNK), b""):
+                    digest.update(chunk)
+                if digest.hexdigest() != expected:
+                    return None
+                try:
+                    holding = self._holding_dir(expected)
+                except OSError as exc:
+                    raise _io(f"write into the blob cache {self.temp}", exc) from exc
+                held = holding / expected
+                try:
+                    if self._linked(final, held, info):
+                        return held
+                    with contextlib.suppress(FileNotFoundError):
+                        held.unlink()
+                    handle.seek(0)
+                    digest = hashlib.sha256()
+                    with held.open("xb") as copy:
+                        for chunk in iter(lambda: handle.read(CHUNK), b""):
+                            digest.update(chunk)
+                            copy.write(chunk)
+                    if digest.hexdigest() != expected:
+                        shutil.rmtree(holding, ignore_errors=True)
+                        return None
+                    held.chmod(0o444)
+                    return held
+                except OSError as exc:
+                    shutil.rmtree(holding, ignore_errors=True)
+                    raise _io(f"write into the blob cache {self.temp}", exc) from exc
+        except NotRegularFileError:
+            return None
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise _io(f"read blob {expected} in {self.store}", exc) from exc
+
+    @staticmethod
+    def _linked(final: Path, held: Path, info: os.stat_result) -> bool:
+        """Whether ``held`` could be made a hard link of ``final`` naming the file ``info``
+        describes, a file nobody but its owner, this user, can rewrite."""
+        if posix.POSIX and (info.st_uid != posix.effective_uid() or info.st_mode & 0o222):
+            return False
+        try:
+            os.link(final, held, follow_symlinks=False)
+            linked = held.lstat()
+        except (OSError, NotImplementedError):
+            return False
+        return (linked.st_dev, linked.st_ino) == (info.st_dev, info.st_ino)
 
     def sync_later(self) -> None:
         """From now on, a blob this instance downloads is synced to disk once it is in the
@@ -496,8 +593,9 @@ class BlobCache:
                     continue
             for leftover in self.temp.iterdir():
                 with contextlib.suppress(OSError):
-                    freed += leftover.stat().st_size
-                    _unlink(leftover)
+                    # The names a killed command held its blobs by are directories.
+                    freed += leftover.lstat().st_size
+                    _remove_entry(leftover)
                     removed += 1
             for blob in self.store.iterdir():
                 try:

@@ -50,8 +50,11 @@ def test_threads_download_their_blobs_side_by_side(tmp_path: Path) -> None:
         assert failures == []
         assert {name: path.read_bytes() for name, path in held.items()} == payloads
         assert context.cache.misses == 2
-    # Let go when the command ends: the blobs stay in the store.
-    assert all(path.is_file() for path in held.values())
+    # Let go when the command ends: the blobs stay in the store (and the names they were
+    # held by are gone).
+    store = tmp_path / "home" / "cache" / "blobs" / "sha256"
+    assert all((store / path.name).is_file() for path in held.values())
+    assert not any(path.exists() for path in held.values())
 
 
 def test_a_manager_that_fails_on_entry_is_not_held(tmp_path: Path) -> None:

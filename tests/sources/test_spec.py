@@ -183,7 +183,7 @@ def test_detection_answers_what_the_platform_module_answers(
         # The daemon's installer strips `-gnu` from any target for its musl fallback.
         ("x86_64-pc-windows-gnu", ("x86_64-pc-windows-gnu", "x86_64-pc-windows-musl")),
         ("x-gnu", ("x-gnu", "x-musl")),
-        # 32-bit ARM's glibc ABIs fall back to their musl twins, as such a host detects them.
+        # 32-bit ARM's glibc ABI has its musl twin, as a detected armv7 glibc host asks.
         (
             "armv7-unknown-linux-gnueabihf",
             ("armv7-unknown-linux-gnueabihf", "armv7-unknown-linux-musleabihf"),

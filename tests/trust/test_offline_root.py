@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import threading
+import tracemalloc
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote
@@ -183,3 +186,61 @@ def test_verbose_names_the_root_used(tmp_path: Path) -> None:
                   "trailofbits/rfc8785.py", "--verbose", env=cli_env(tmp_path))  # fmt: skip
     assert result.code == 0, result.stderr
     assert "trusted root: the public-good root shipped in sigstore-python" in result.stderr
+
+
+@pytest.mark.parametrize("planted", ["root_history/2.root.json", "timestamp.json", "snapshot.json"])
+def test_a_fifo_in_the_tuf_metadata_is_never_waited_on(
+    tmp_path: Path,
+    private_sigstore: PrivateSigstore,
+    monkeypatch: pytest.MonkeyPatch,
+    planted: str,
+) -> None:
+    """A FIFO where sigstore-python's updater keeps a metadata file: the cache does not
+    verify (the shipped root is used), and the read never blocks on it."""
+    cached = json.dumps(private_sigstore.trusted_root()).encode()
+    _tuf_repository(tmp_path, monkeypatch, cached, rotate_by="owners")
+    metadata, _ = _cache_dirs(tmp_path)
+    fifo = metadata / planted
+    fifo.unlink()
+    os.mkfifo(fifo)
+    found: list[rootkeys.RootSource] = []
+    reader = threading.Thread(target=lambda: found.append(rootkeys.public_good_root()))
+    reader.start()
+    reader.join(20)
+    if reader.is_alive():  # let the blocked open go, then fail
+        descriptor = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(descriptor)
+        reader.join(20)
+        pytest.fail(f"reading the TUF metadata blocked on a FIFO at {planted}")
+    assert len(found) == 1
+    assert "shipped in sigstore-python" in found[0].description
+
+
+@pytest.mark.parametrize(
+    ("planted", "cap"),
+    [("root_history/2.root.json", 512_000), ("timestamp.json", 16_384),
+     ("snapshot.json", 2_000_000), ("targets.json", 5_000_000)],
+)  # fmt: skip
+def test_a_huge_tuf_metadata_file_is_not_read_whole(
+    tmp_path: Path,
+    private_sigstore: PrivateSigstore,
+    monkeypatch: pytest.MonkeyPatch,
+    planted: str,
+    cap: int,
+) -> None:
+    """A metadata file past python-tuf's own limit for it (a 300 MB sparse one): the cache
+    does not verify, and no more than about the limit is read."""
+    cached = json.dumps(private_sigstore.trusted_root()).encode()
+    _tuf_repository(tmp_path, monkeypatch, cached, rotate_by="owners")
+    metadata, _ = _cache_dirs(tmp_path)
+    huge = metadata / planted
+    with huge.open("r+b") as handle:  # the real document, then zeros to 300 MB
+        handle.truncate(300 * 1024 * 1024)
+    tracemalloc.start()
+    try:
+        source = rootkeys.public_good_root()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "shipped in sigstore-python" in source.description
+    assert peak < cap + 64 * 1024 * 1024, peak

@@ -34,6 +34,7 @@ from cryptography.x509 import (
 from cryptography.x509.certificate_transparency import LogEntryType
 
 from nexo_pkg.core.errors import ConfigError, exception_line
+from nexo_pkg.core.files import read_capped_bytes
 from nexo_pkg.trust.base import proto_field, read_trusted_root
 
 _logger = logging.getLogger(__name__)
@@ -228,6 +229,23 @@ def _tuf_dirs() -> tuple[Path, Path]:
     )
 
 
+# The most bytes each TUF metadata file is read to (python-tuf's ``UpdaterConfig`` defaults,
+# which bound what sigstore-python's updater ever stores), and the most root rotations
+# followed (its ``max_root_rotations``). A file over its cap, or not a regular file (a FIFO,
+# a device), makes the cache not verify: it is never read whole, never waited on.
+_MAX_ROOT_BYTES = 512_000
+_MAX_TIMESTAMP_BYTES = 16_384
+_MAX_SNAPSHOT_BYTES = 2_000_000
+_MAX_TARGETS_BYTES = 5_000_000
+_MAX_ROOT_ROTATIONS = 256
+
+
+def _metadata_bytes(path: Path, limit: int) -> bytes:
+    """The bytes of the TUF metadata file ``path``: a regular file (a link to one followed) of
+    at most ``limit`` bytes; ``OSError``/``ValueError`` otherwise."""
+    return read_capped_bytes(path, limit)
+
+
 def _cached_root_verified(metadata_dir: Path, cached: bytes) -> str | None:
     """Why the cached ``trusted_root.json`` does not verify against the local TUF metadata
     (``None`` when it does): the newest root reached from the shipped one through the local
@@ -240,26 +258,32 @@ def _cached_root_verified(metadata_dir: Path, cached: bytes) -> str | None:
     try:
         # The chain of roots from the one sigstore-python ships, each signed by its
         # predecessor's keys and its own (the TUF updater keeps every version it accepted).
-        root = Metadata.from_bytes((_embedded_dir() / "root.json").read_bytes())
+        root = Metadata.from_bytes(_metadata_bytes(_embedded_dir() / "root.json", _MAX_ROOT_BYTES))
         history = metadata_dir / "root_history"
-        while (history / f"{root.signed.version + 1}.root.json").is_file():
-            following = Metadata.from_bytes(
-                (history / f"{root.signed.version + 1}.root.json").read_bytes()
-            )
+        for _ in range(_MAX_ROOT_ROTATIONS):
+            try:
+                following_raw = _metadata_bytes(
+                    history / f"{root.signed.version + 1}.root.json", _MAX_ROOT_BYTES
+                )
+            except FileNotFoundError:
+                break
+            following = Metadata.from_bytes(following_raw)
             root.verify_delegate("root", following)
             following.verify_delegate("root", following)
             if following.signed.version != root.signed.version + 1:
                 return "the local TUF root history skips a version"
             root = following
-        timestamp: Any = Metadata.from_bytes((metadata_dir / "timestamp.json").read_bytes())
+        timestamp: Any = Metadata.from_bytes(
+            _metadata_bytes(metadata_dir / "timestamp.json", _MAX_TIMESTAMP_BYTES)
+        )
         root.verify_delegate("timestamp", timestamp)
-        snapshot_raw = (metadata_dir / "snapshot.json").read_bytes()
+        snapshot_raw = _metadata_bytes(metadata_dir / "snapshot.json", _MAX_SNAPSHOT_BYTES)
         timestamp.signed.snapshot_meta.verify_length_and_hashes(snapshot_raw)
         snapshot: Any = Metadata.from_bytes(snapshot_raw)
         root.verify_delegate("snapshot", snapshot)
         if snapshot.signed.version != timestamp.signed.snapshot_meta.version:
             return "the local snapshot is not the one the timestamp names"
-        targets_raw = (metadata_dir / "targets.json").read_bytes()
+        targets_raw = _metadata_bytes(metadata_dir / "targets.json", _MAX_TARGETS_BYTES)
         targets_meta = snapshot.signed.meta["targets.json"]
         targets_meta.verify_length_and_hashes(targets_raw)
         targets: Any = Metadata.from_bytes(targets_raw)
