@@ -694,6 +694,7 @@ class _Session(FrameLoop):
             if event.kind == "eof":
                 return False
             if event.kind == "oversize":
+                self.oversize(event.size)
                 continue
             self._parse(event.data, deadline)
             if self.stopped is not None:
@@ -796,12 +797,6 @@ class _Session(FrameLoop):
         """Judge one frame; the daemon takes a response as the reply whatever its id (a wrong
         one fails ``frames.id``), and any ``error`` member as an error, even ``null`` next to a
         ``result`` (a member that is not an object is described)."""
-        if len(line) > MAX_FRAME_BYTES:
-            self._frames.note(
-                "frames.size",
-                f"a frame of {len(line)} bytes exceeds the SDKs' "
-                f"{MAX_FRAME_BYTES}-byte frame limit (the daemon reads it all the same)",
-            )
         message = self._parse(line, pending.deadline)
         if message is None or self.stopped is not None:
             return None
@@ -837,6 +832,12 @@ class _Session(FrameLoop):
     def _parse(self, line: bytes, deadline: float) -> dict[str, Any] | None:
         """Judge one stdout line and answer it when it is the plugin's request; return it when
         it is a reply for the session."""
+        if len(line) > MAX_FRAME_BYTES:
+            self._frames.note(
+                "frames.size",
+                f"a frame of {len(line)} bytes exceeds the SDKs' "
+                f"{MAX_FRAME_BYTES}-byte frame limit (the daemon reads it all the same)",
+            )
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as error:

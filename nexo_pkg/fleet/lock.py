@@ -102,7 +102,9 @@ def lock_plugin(
             warnings.extend(message for message in outcome.warnings if message not in warnings)
         fetched_paths.append(fetched.path)
         verified = outcome.status == "verified"
-        tree, sbom = (cpu or CpuPool(1)).call(tarball_hashes, fetched.path, entry.plugin_id, limits)
+        tree, sbom = (cpu or CpuPool(1)).call(
+            tarball_hashes, fetched.path, entry.plugin_id, limits, version=entry.version
+        )
         targets[target] = replace(
             row,
             identity=outcome.identity if verified else None,

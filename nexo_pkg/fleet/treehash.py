@@ -73,10 +73,21 @@ def hash_tarball(tarball: Path, plugin_id: str, limits: ArchiveLimits) -> str:
     return tarball_hashes(tarball, plugin_id, limits)[0]
 
 
-def tarball_hashes(tarball: Path, plugin_id: str, limits: ArchiveLimits) -> tuple[str, str | None]:
+def tarball_hashes(
+    tarball: Path, plugin_id: str, limits: ArchiveLimits, *, version: str | None = None
+) -> tuple[str, str | None]:
     """The tree hash (:func:`hash_tarball`) and ``sha256:<hex>`` of the SBOM the tarball
-    carries (``None`` when it carries none), from one read of the archive."""
+    carries (``None`` when it carries none), from one read of the archive.
+
+    With ``version``, an SBOM that ``install`` would refuse (over the cap, not CycloneDX 1.6,
+    about another plugin) is ``archive_invalid`` naming it, as there: a lock never records
+    the digest of an inventory no host can install."""
     listing = walk_archive(tarball, limits, TreeSink())
+    if version is not None:
+        # lock only: sync's fast path imports this module and must not load the payload check.
+        from nexo_pkg.install.api import check_sbom  # noqa: PLC0415
+
+        check_sbom(listing, plugin_id, version)
     sbom = listing.files.get(SBOM_MEMBER)
     return _listing_tree(listing, plugin_id), None if sbom is None else f"sha256:{sbom.sha256}"
 

@@ -76,6 +76,7 @@ if TYPE_CHECKING:
         OutdatedEntry,
         outdated,
     )
+    from nexo_pkg.install.payload import check_sbom
     from nexo_pkg.install.pipeline import (
         InstallResult,
         ReleaseInfo,
@@ -158,6 +159,7 @@ _HOMES = homes(
         "manifest_check": "manifest_asset_problem misnamed_manifest",
         "options": "NO_CALLBACKS InstallCallbacks InstallOptions InstallStep LockedSigner",
         "outdated": "LatestVersion OutdatedEntry outdated",
+        "payload": "check_sbom",
         "pipeline": (
             "InstallResult ReleaseInfo UpgradeResult check_options command_context install "
             "install_artifact known_latest_releases prefetch_latest receipt_source release_info "
@@ -217,6 +219,7 @@ __all__ = [
     "build_listing",
     "check_compatible",
     "check_options",
+    "check_sbom",
     "command_context",
     "config_dir",
     "daemon_version",
@@ -295,6 +298,8 @@ def _load(module: str) -> ModuleType:
         from nexo_pkg.install import options as home  # noqa: PLC0415
     elif module == "outdated":
         from nexo_pkg.install import outdated as home  # noqa: PLC0415
+    elif module == "payload":
+        from nexo_pkg.install import payload as home  # noqa: PLC0415
     elif module == "pipeline":
         from nexo_pkg.install import pipeline as home  # noqa: PLC0415
     elif module == "reach":

@@ -9,7 +9,6 @@ an exception.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.toml_text import KeyPath, format_key_path, long_dotted_key, nested_value_offset
 from nexo_pkg.manifest import core_rules
 from nexo_pkg.manifest.names import MAX_MANIFEST_BYTES
-from nexo_pkg.manifest.read import TooLargeFloat, loads
+from nexo_pkg.manifest.read import I64_MAX, I64_MIN, TooLargeFloat, loads, out_of_range
 
 if TYPE_CHECKING:
     from nexo_pkg.core.toml_spans import SpanMap, SpanPart
@@ -153,9 +152,6 @@ def _syntax_diagnostic(text: str, error: ValueError) -> list[Diagnostic]:
     ]
 
 
-I64_MIN, I64_MAX = -(2**63), 2**63 - 1
-"""The daemon's TOML parser stores integers as ``i64``; anything outside is a parse error."""
-
 RECURSION_LIMIT = 80
 """The daemon's TOML parser (``toml`` 0.8.23 over ``toml_edit`` 0.22.27, its Cargo.lock)
 refuses the array or inline table that opens the 80th level, and a dotted key (in a
@@ -178,32 +174,6 @@ def _nests_at_least(value: object, levels: int) -> bool:
         elif isinstance(item, list):
             pending.extend((child, depth + 1) for child in item)
     return False
-
-
-def _integers_outside_i64(
-    value: object, path: KeyPath
-) -> Iterator[tuple[KeyPath, int | TooLargeFloat]]:
-    """Every integer in ``value`` that does not fit the daemon's ``i64``, and every float past
-    the ``f64`` range (:class:`TooLargeFloat`), with its key path.
-
-    Iterative, in document order: tables nest as deep as dotted keys and headers below the
-    parser's limit can make them (79 parts each), deeper than Python's recursion limit."""
-    pending: list[tuple[object, KeyPath]] = [(value, path)]
-    while pending:
-        item, where = pending.pop()
-        if isinstance(item, bool):
-            continue
-        if isinstance(item, TooLargeFloat):
-            yield where, item
-        elif isinstance(item, int):
-            if not I64_MIN <= item <= I64_MAX:
-                yield where, item
-        elif isinstance(item, dict):
-            pending.extend((child, (*where, key)) for key, child in reversed(item.items()))
-        elif isinstance(item, list):
-            pending.extend(
-                (child, (*where, index)) for index, child in reversed(list(enumerate(item)))
-            )
 
 
 def _too_deep(text: str, span: Span, what: str) -> ParsedManifest:
@@ -269,7 +239,7 @@ def parse_manifest(text: str) -> ParsedManifest:
     if deep is not None:
         return _past_limit(text, deep, None)
     parsed = ParsedManifest(text, data, [])
-    for path, value in _integers_outside_i64(data, ()):
+    for path, value in out_of_range(data):
         if isinstance(value, TooLargeFloat):
             parsed.syntax_errors.append(
                 core_rules.TOML_SYNTAX.diagnostic(

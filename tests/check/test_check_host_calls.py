@@ -134,3 +134,19 @@ def test_an_event_id_the_uuid_crate_refuses_is_not_forwarded(tmp_path: Path) -> 
         "the daemon drops 4: "
     ), detail
     assert "`plugin.inbound.chat`: `event.id` is not a UUID" in detail
+
+
+def test_a_frame_over_the_sdk_limit_while_events_play_is_said_as_during_a_request(
+    tmp_path: Path,
+) -> None:
+    """The events phase reads the plugin's frames through the same frame loop as a request's
+    reply: a 1.2 MB notification written on a broker.event warns ``frames.size`` as a 1.2 MB
+    reply does (``test_check_session.py``, ``big_reply``); the daemon reads it all the same."""
+    code, document = cli_check(channel_plugin(tmp_path / "p", "host_calls_big"), "--host-calls")
+    checks = by_name(document)
+    assert code == 0, document["checks"]
+    status, detail = checks["frames.size"]
+    assert status == "warn"
+    assert "exceeds the SDKs' 1048576-byte frame limit (the daemon reads it all the same)" in (
+        detail
+    )

@@ -16,7 +16,7 @@ import pytest
 from support.cli import nexo
 
 from check.check_microapps import companion, copy_microapp, scripted_microapp
-from check.check_plugins import assert_not_running, assert_reaped, recorded_pids
+from check.check_plugins import assert_not_running, assert_reaped, process_state, recorded_pids
 from nexo_pkg.check.microapp_wire import (
     ADMIN_CAPABILITY_NOT_GRANTED,
     ADMIN_INTERNAL,
@@ -155,6 +155,25 @@ def test_nothing_the_microapp_started_is_left_running(tmp_path: Path) -> None:
     microapp_pid, child_pid = recorded_pids(pid_file)
     assert_reaped(microapp_pid)
     assert_not_running(child_pid)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER")
+@pytest.mark.parametrize(("mode", "expected"), [("escape", 0), ("escape_hang", 1)])
+def test_a_grandchild_that_escapes_with_setsid_and_a_bare_exec_is_killed_and_reaped(
+    tmp_path: Path, mode: str, expected: int
+) -> None:
+    """Microapps as plugins: a grandchild that calls setsid(), is double-forked away and
+    execs with an empty environment is gone when check returns, after a pass and after a
+    timeout: killed and reaped (not even a zombie), whatever it did to hide."""
+    pid_file = tmp_path / "pids"
+    root = scripted_microapp(tmp_path / mode, mode)
+    code, document = nexo_check(
+        str(root), "--timeout-ms", "1500", cwd=tmp_path, env={"FIXTURE_PID_FILE": str(pid_file)}
+    )
+    assert code == expected, document["checks"]
+    microapp_pid, escaped_pid = recorded_pids(pid_file)
+    assert_reaped(microapp_pid)
+    assert process_state(escaped_pid) is None
 
 
 def test_an_exit_during_a_call_fails_the_call(tmp_path: Path) -> None:

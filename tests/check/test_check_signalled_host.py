@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,46 @@ def test_a_plugin_signalling_its_host_still_leaves_nothing_running(
     assert document["ok"] is False
     assert document["kind"] == "interrupted"
     assert process.stderr.decode().strip().splitlines()[-1] == document["error"]
+
+
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_ctrl_c_at_the_command_line_leaves_no_escaped_grandchild(tmp_path: Path, sent: int) -> None:
+    """Ctrl-C (or SIGTERM) to the real command while a plugin hangs, after its grandchild
+    called setsid(), was double-forked away and exec'd with an empty environment: the command
+    ends as interrupted, and nothing it started is left running."""
+    root = scripted_plugin(tmp_path / "escape", "setsid_exec_grandchild_silent")
+    pid_file = tmp_path / "pids"
+    env = {**os.environ, "FIXTURE_PID_FILE": str(pid_file)}
+    command = [sys.executable, "-m", "nexo_pkg", "plugin", "check", str(root), "--json"]
+    process = subprocess.Popen(
+        [*command, "--timeout-ms", "60000"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    pids: list[int] = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(pids) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            pids = recorded_pids(pid_file) if pid_file.exists() else []
+        assert len(pids) == 2, pids  # the plugin and its escaped grandchild
+        process.send_signal(sent)
+        stdout, stderr = process.communicate(timeout=30)
+        for pid in pids:
+            assert_not_running(pid)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for pid in pids:  # never leave one behind for the next test, whatever failed
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert process.returncode == 128 + sent, stderr
+    assert b"Traceback" not in stderr
+    document = json.loads(stdout)
+    assert (document["ok"], document["kind"]) == (False, "interrupted")
 
 
 # The signals whose default action ends (or stops) a process that nexo leaves at that default.

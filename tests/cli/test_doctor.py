@@ -313,6 +313,40 @@ def test_a_sandbox_path_reaching_the_host_is_not_spawned(root: Path, tmp_path: P
     assert not marker.exists()
 
 
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="the daemon wraps in bwrap only")
+def test_a_manifest_that_does_not_lint_is_not_spawned(root: Path, tmp_path: Path) -> None:
+    """A write path `${state_dir}/../../../..` (NX146: the daemon's textual check lets it
+    through and bwrap would bind the host's `/` writable) in an installed plugin's manifest,
+    edited there after install, which refuses it: doctor's handshake starts nothing and says
+    that the daemon would load and spawn it."""
+    marker = tmp_path / "started"
+    extra = '\n[plugin.sandbox]\nenabled = true\nfs_write_paths = ["${state_dir}"]\n'
+    manifest = manifest_text("reach", "1.0.0", extra=extra)
+    members = [
+        file(m.name, f"open({str(marker)!r}, 'w').close()\n")
+        if m.name == "lib/plugin/main.py"
+        else m
+        for m in plugin_members("reach", "1.0.0", manifest=manifest)
+    ]
+    tarball = write_plugin(root.parent / "dist", "reach", "1.0.0", data=targz(members))
+    assert plugin("install", str(tarball), "--dest", str(root), "--yes").code == 0
+    installed = root / "reach-1.0.0" / "nexo-plugin.toml"
+    text = installed.read_text(encoding="utf-8")
+    installed.write_text(
+        text.replace('"${state_dir}"', '"${state_dir}/../../../.."'), encoding="utf-8"
+    )
+    code, document = _doctor(root)
+    assert code == 1
+    findings = document["findings"]
+    assert isinstance(findings, list)
+    (finding,) = [f for f in findings if f["check"] == "check"]
+    assert finding["severity"] == "error"
+    assert "NX146" in finding["message"]
+    assert "not started" in finding["message"]
+    assert "THE DAEMON WOULD LOAD AND SPAWN IT" in finding["message"]
+    assert not marker.exists()
+
+
 def test_concurrent_handshakes_leave_no_process_behind(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -115,13 +115,16 @@ def test_blobs_are_synced_beside_their_extraction_and_before_the_run_ends(
 
     extracted = {path: thread for kind, path, thread in events if kind == "extract"}
     assert len(extracted) == len(PLUGINS)
-    assert all(Path(path).parent == store for path in extracted)
+    # Each tarball is extracted from a name the command holds it by (the bytes it hashed),
+    # in a private directory of the cache's temp dir, named by its sha256 as in the store.
+    held = home / "cache" / "blobs" / "tmp"
+    assert all(Path(path).parent.parent == held for path in extracted)
     synced = [(path, thread) for kind, path, thread in events if kind == "fsync"]
     # No download is synced on its way into the store (its temp file) ...
     assert not [path for path, _ in synced if "/cache/blobs/tmp/" in path]
     # ... each tarball is synced where it is, once, by a thread that is not its plugin's ...
     for tarball, plugin_thread in extracted.items():
-        threads = [thread for path, thread in synced if path == tarball]
+        threads = [thread for path, thread in synced if path == str(store / Path(tarball).name)]
         assert len(threads) == 1
         assert threads[0] != plugin_thread
     # ... and the store's directory after them all, before the command ended.

@@ -152,6 +152,8 @@ def test_an_unusable_proxy_setting_is_one_line_naming_it(
     as_json = nexo("plugin", command, *args, "--json", env=env, in_process=True)
     assert as_json.code == 2
     assert as_json.document["kind"] == "config"
+    assert as_json.document["error"] == line.removeprefix("error: ")
+    assert "s3cret" not in as_json.stdout + as_json.stderr
     assert not (tmp_path / "home" / "state").exists()
 
 

@@ -118,6 +118,12 @@ def _copy(tmp_path: Path) -> Path:
             ".transport -> .client",
         ),
         (
+            "check/microapp_target.py",
+            "from nexo_pkg.check.target import resolve_target\n",
+            "check-acyclic",
+            ".target -> .microapp_target",
+        ),
+        (
             "sources/download.py",
             "from rich.progress import Progress\n",
             "no-console-below-cli",
@@ -159,6 +165,18 @@ def _copy(tmp_path: Path) -> Path:
             "faces",
             "nexo_pkg.sources.local (l.",
         ),
+        (
+            "cli/operate.py",
+            "from nexo_pkg.install.pipeline import install\n",
+            "faces",
+            "imports nexo_pkg.install.pipeline",
+        ),
+        (
+            "cli/fleet.py",
+            "from nexo_pkg.fleet.sync import sync_plan\n",
+            "faces",
+            "imports nexo_pkg.fleet.sync",
+        ),
     ],
     ids=[
         "core-imports-manifest",
@@ -171,6 +189,7 @@ def _copy(tmp_path: Path) -> Path:
         "sources-in-a-circle",
         "cli-in-a-circle",
         "net-in-a-circle",
+        "check-in-a-circle",
         "sources-draw-a-bar",
         "manifest-imports-httpx",
         "lint-verifies",
@@ -178,6 +197,8 @@ def _copy(tmp_path: Path) -> Path:
         "install-past-the-net-face",
         "cli-past-the-trust-face",
         "sources-past-the-net-face",
+        "cli-past-the-install-face",
+        "cli-past-the-fleet-face",
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(

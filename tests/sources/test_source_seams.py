@@ -59,13 +59,16 @@ def _publish_signed(server: GitHubServer, instance: PrivateSigstore, data: bytes
 
 
 def _copies(root: Path, digest: str) -> list[Path]:
-    """Every regular file under ``root`` whose bytes hash to ``digest``."""
-    found = []
-    for path in root.rglob("*"):
+    """Every regular file under ``root`` whose bytes hash to ``digest``, one name each: a
+    hard link the cache holds a blob by while it is in use is no second copy (its store
+    name is the one given)."""
+    found: dict[tuple[int, int], Path] = {}
+    for path in sorted(root.rglob("*"), key=lambda item: "/blobs/sha256/" not in str(item)):
         regular = path.is_file() and not path.is_symlink()
         if regular and hashlib.sha256(path.read_bytes()).hexdigest() == digest:
-            found.append(path)
-    return found
+            info = path.stat()
+            found.setdefault((info.st_dev, info.st_ino), path)
+    return sorted(found.values())
 
 
 # -- each source, on its own ---------------------------------------------------------------
@@ -102,7 +105,9 @@ def test_the_github_source_resolves_then_fetches_into_the_blob_cache(
         fetched = source.fetch(candidate)
         assert fetched.sha256 == sha256_hex(data)
         assert fetched.size == len(data)
-        assert fetched.path == _store(home) / sha256_hex(data)
+        # Stored under its sha256, and held by a name of the command's own (the bytes hashed).
+        assert (_store(home) / sha256_hex(data)).read_bytes() == data
+        assert fetched.path.name == sha256_hex(data)
         assert fetched.path.read_bytes() == data
         assert fetched.checksums == ("sidecar", "digest")
         assert set(fetched.material) == {f"{candidate.asset_name}.sigstore.json"}
@@ -171,7 +176,8 @@ def test_the_oci_source_resolves_the_host_target_and_fetches_its_layer(
         layers_before = registry.blob_gets()
         fetched = source.fetch(candidate)
         assert registry.blob_gets() > layers_before
-        assert fetched.path == _store(home) / digest
+        assert (_store(home) / digest).read_bytes() == tarball.read_bytes()
+        assert fetched.path.name == digest
         assert fetched.path.read_bytes() == tarball.read_bytes()
         assert fetched.checksums == ("digest",)
         assert set(fetched.material) == {tarball.name + ".sigstore.json"}
@@ -211,9 +217,10 @@ def test_the_local_source_stores_the_tarball_once_and_reads_it_from_the_cache(
         assert candidate.origin.source == {"type": "local-file", "path": str(tarball)}
         fetched = source.fetch(candidate)
         digest = sha256_hex(tarball.read_bytes())
-        assert fetched.path == _store(home) / digest
+        assert fetched.path.name == digest
+        assert fetched.path.read_bytes() == tarball.read_bytes()
         assert fetched.checksums == ("sidecar",)
-        assert _copies(home, digest) == [fetched.path]
+        assert _copies(home, digest) == [_store(home) / digest]
 
 
 @pytest.mark.parametrize(

@@ -183,7 +183,11 @@ def test_detection_answers_what_the_platform_module_answers(
         # The daemon's installer strips `-gnu` from any target for its musl fallback.
         ("x86_64-pc-windows-gnu", ("x86_64-pc-windows-gnu", "x86_64-pc-windows-musl")),
         ("x-gnu", ("x-gnu", "x-musl")),
-        ("armv7-unknown-linux-gnueabihf", ("armv7-unknown-linux-gnueabihf",)),
+        # 32-bit ARM's glibc ABI has its musl twin, as a detected armv7 glibc host asks.
+        (
+            "armv7-unknown-linux-gnueabihf",
+            ("armv7-unknown-linux-gnueabihf", "armv7-unknown-linux-musleabihf"),
+        ),
         ("x86_64-pc-windows-msvc", ("x86_64-pc-windows-msvc",)),
         ("x86_64-unknown-linux-musl", ("x86_64-unknown-linux-musl",)),
     ],

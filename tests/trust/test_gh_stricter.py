@@ -97,7 +97,7 @@ PLAIN = AuthorPolicy(owner="acme", identity_regexp=ACME_REGEXP)
     ],
     ids=["no-owner", "no-owner-republish", "owner-republish", "repo-republish", "other-repo"],
 )
-@pytest.mark.parametrize("kind", ["attestation", "bundle"])
+@pytest.mark.parametrize("kind", ["attestation", "bundle", "legacy"])
 def test_another_owners_repository_calling_the_owners_workflow_is_refused(
     *,
     private_sigstore: PrivateSigstore,
@@ -113,10 +113,17 @@ def test_another_owners_repository_calling_the_owners_workflow_is_refused(
         bundle = private_sigstore.attest(
             content, identity=SHARED_WORKFLOW, repository="evil/repo", build_config_uri=EVIL_CALLER
         )
-    else:
+    elif kind == "bundle":
         bundle = private_sigstore.sign(content, identity=SHARED_WORKFLOW, repository="evil/repo")
+    else:
+        bundle = private_sigstore.sign_legacy(
+            content, identity=SHARED_WORKFLOW, repository="evil/repo"
+        )[0]
+    suffix = ".bundle" if kind == "legacy" else ".sigstore.json"
     assert (
-        _verify(artifact, bundle, private_root, owner=owner, repo=repo, author=author)
+        _verify(
+            artifact, bundle, private_root, owner=owner, repo=repo, author=author, suffix=suffix
+        )
         == "signer_untrusted"
     )
     # The control: the same workflow run for acme's own repository is acme's release.
@@ -124,11 +131,15 @@ def test_another_owners_repository_calling_the_owners_workflow_is_refused(
         own = private_sigstore.attest(
             content, identity=SHARED_WORKFLOW, repository="acme/workflows"
         )
-    else:
+    elif kind == "bundle":
         own = private_sigstore.sign(content, identity=SHARED_WORKFLOW, repository="acme/workflows")
-    assert _verify(artifact, own, private_root, owner=owner, repo=repo, author=author) == (
-        "verified"
-    )
+    else:
+        own = private_sigstore.sign_legacy(
+            content, identity=SHARED_WORKFLOW, repository="acme/workflows"
+        )[0]
+    assert _verify(
+        artifact, own, private_root, owner=owner, repo=repo, author=author, suffix=suffix
+    ) == ("verified")
 
 
 def test_a_reusable_workflow_of_the_same_repository_is_accepted(
@@ -403,9 +414,30 @@ def test_a_log_entry_naming_no_log_is_refused_saying_so(
     assert "names log ," not in document["error"]
 
 
+def _unknown_field(document: dict[str, Any]) -> None:
+    document["tlogs"][0]["surprise"] = True
+
+
+def _log_without_base_url_always_valid(document: dict[str, Any]) -> None:
+    """A log with no ``baseUrl`` and an empty ``validFor``: a hand-written reader took it for
+    "always valid"; sigstore-python's models refuse both."""
+    del document["tlogs"][0]["baseUrl"]
+    document["tlogs"][0]["publicKey"]["validFor"] = {}
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [_unknown_field, _log_without_base_url_always_valid],
+    ids=["unknown-field", "no-base-url"],
+)
 @pytest.mark.parametrize("kind", ["attestation", "bundle", "legacy"])
 def test_a_root_sigstore_python_refuses_is_unusable_whatever_the_bundle(
-    *, private_sigstore: PrivateSigstore, tmp_path: Path, artifact: Path, kind: str
+    *,
+    private_sigstore: PrivateSigstore,
+    tmp_path: Path,
+    artifact: Path,
+    kind: str,
+    edit: Any,
 ) -> None:
     content = artifact.read_bytes()
     if kind == "attestation":
@@ -415,10 +447,7 @@ def test_a_root_sigstore_python_refuses_is_unusable_whatever_the_bundle(
     else:
         bundle = private_sigstore.sign_legacy(content, identity=ACME_IDENTITY)[0]
 
-    def unknown_field(document: dict[str, Any]) -> None:
-        document["tlogs"][0]["surprise"] = True
-
-    root = _root_with(private_sigstore, tmp_path / "odd.json", unknown_field)
+    root = _root_with(private_sigstore, tmp_path / "odd.json", edit)
     suffix = ".bundle" if kind == "legacy" else ".sigstore.json"
     status = _verify(artifact, bundle, root, owner="acme", repo="nexo-plugin-echo", suffix=suffix)
     assert status == "policy_invalid"

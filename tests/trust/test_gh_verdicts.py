@@ -54,6 +54,10 @@ TABLE = [
      CUSTOM_ISSUER, False),
     (CUSTOM, "--owner", "someone-else", None, CUSTOM_ISSUER, False),
     (GHES, "--owner", "sigstore", None, None, False),
+    # Its own owner and repository: gh finds no verifier for GitHub's instance offline, and
+    # sigstore-python cannot load a bundle without a log entry; both refuse.
+    (GHES, "--owner", "actions", None, None, False),
+    (GHES, "--repo", "actions/attest-demo", None, None, False),
     # gh compares the owner and repository case-insensitively, as GitHub names them.
     (CUSTOM, "--owner", "Too-Legit", None, CUSTOM_ISSUER, True),
     (CUSTOM, "--repo", "TOO-LEGIT/Attest", None, CUSTOM_ISSUER, True),
@@ -202,3 +206,46 @@ def test_a_file_of_attestations_is_read_as_gh_reads_it(
         assert nexo.code == 1
         assert document["kind"] == "signature_invalid"
         assert "is refused as a whole, as gh refuses it" in document["error"]
+
+
+@pytest.mark.parametrize(
+    ("fixture", "flags"),
+    [
+        (REUSABLE, ["--repo", "malancas/attest-demo", "--signer-workflow", SIGNER]),
+        (CUSTOM, ["--repo", "too-legit/attest", "--oidc-issuer", CUSTOM_ISSUER]),
+    ],
+    ids=["reusable", "custom-issuer"],
+)
+def test_an_artifact_with_one_byte_flipped_is_refused_as_gh_refuses_it(
+    tmp_path: Path, trusted_roots: Path, fixture: tuple[str, str], flags: list[str]
+) -> None:
+    """The flags that accept the published artifact refuse it with one byte changed: the
+    statement's subject digest no longer matches (``signature_invalid``, exit 1)."""
+    artifact = tmp_path / fixture[0]
+    content = bytearray((ATTESTATIONS / fixture[0]).read_bytes())
+    content[len(content) // 2] ^= 0x01
+    artifact.write_bytes(bytes(content))
+    bundle = str(ATTESTATIONS / fixture[1])
+    gh_flags = [flag.replace("--oidc-issuer", "--cert-oidc-issuer") for flag in flags]
+    env = _offline_env(tmp_path)
+    gh = subprocess.run(
+        [gh_binary(), "attestation", "verify", str(artifact), "--bundle", bundle,
+         "--custom-trusted-root", str(trusted_roots), *gh_flags],
+        capture_output=True, text=True, check=False, env=env, timeout=120,
+    )  # fmt: skip
+    assert gh.returncode != 0, gh.stdout
+    nexo = cli.nexo("plugin", "trust", "verify", str(artifact), "--bundle", bundle, *flags,
+                    "--json", env=env, in_process=True)  # fmt: skip
+    assert nexo.code == 1, nexo.stdout
+    assert json.loads(nexo.stdout)["kind"] == "signature_invalid"
+    # The control: the same flags accept the published artifact, for both tools.
+    published = str(ATTESTATIONS / fixture[0])
+    gh = subprocess.run(
+        [gh_binary(), "attestation", "verify", published, "--bundle", bundle,
+         "--custom-trusted-root", str(trusted_roots), *gh_flags],
+        capture_output=True, text=True, check=False, env=env, timeout=120,
+    )  # fmt: skip
+    assert gh.returncode == 0, gh.stderr
+    nexo = cli.nexo("plugin", "trust", "verify", published, "--bundle", bundle, *flags,
+                    "--json", env=env, in_process=True)  # fmt: skip
+    assert nexo.code == 0, nexo.stdout

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -152,3 +153,59 @@ def test_zizmor_would_catch_a_tag_pinned_action(tmp_path: Path) -> None:
     )  # fmt: skip
     findings = json.loads(done.stdout)
     assert any(finding["ident"] == "unpinned-uses" for finding in findings)
+
+
+def test_scaffold_workflow_attests_and_publishes_the_sbom_pack_wrote(
+    tmp_path: Path, offline_pip_env: dict[str, str]
+) -> None:
+    """The sign job finds exactly the SBOM ``nexo plugin pack`` wrote (signing has already
+    put its ``.sigstore.json``/``.sig``/``.cert`` beside every asset), hands it to
+    actions/attest-sbom, pinned by commit SHA, for the tarball as subject, after the build
+    provenance and with the permissions attesting needs; the publish job uploads it as a
+    release asset with the rest of dist/."""
+    from nexo_pkg.pack.build import PackOptions, pack
+
+    workflow_path = _scaffolded_workflow(tmp_path)
+    project = workflow_path.parents[2]
+    workspace = tmp_path / "workspace"
+    result = pack(PackOptions(project=project, out=workspace / "dist", source_date_epoch=1))
+    written = [asset.path for asset in result.assets]
+    [sbom] = [path for path in written if path.name.endswith(".cdx.json")]
+    for asset in written:
+        for suffix in (".sigstore.json", ".sig", ".cert"):
+            asset.with_name(asset.name + suffix).write_text("{}")
+    workflow = yaml.safe_load(workflow_path.read_text())
+    sign = workflow["jobs"]["sign"]
+    assert sign["permissions"] == {"id-token": "write", "attestations": "write"}
+    steps = sign["steps"]
+    found = _run_step(_step(steps, "Find the SBOM pack wrote"), workspace, {})
+    assert found.read_text().splitlines() == [f"path=dist/{sbom.name}"]
+
+    names = [step.get("name") for step in steps]
+    attest = _step(steps, "Attest the SBOM")
+    assert names.index("Attest build provenance") < names.index("Attest the SBOM")
+    action, _, pin = attest["uses"].partition("@")
+    assert action == "actions/attest-sbom"
+    assert re.fullmatch(r"[0-9a-f]{40}", pin), pin
+    assert attest["with"]["sbom-path"] == "${{ steps.sbom.outputs.path }}"
+    assert _step(steps, "Find the SBOM pack wrote")["id"] == "sbom"
+    subjects = sorted(workspace.glob(attest["with"]["subject-path"]))
+    assert subjects == [result.tarball.path]
+
+    # What the sign job hands on, the publish job uploads, SBOM included.
+    uploaded = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert uploaded["with"]["path"] == "dist/"
+    publish = _step(workflow["jobs"]["publish"]["steps"], "Upload to the release")
+    assert 'gh release upload "$GITHUB_REF_NAME" dist/*' in publish["run"]
+    assert sbom.name in {path.name for path in (workspace / "dist").glob("*")}
+
+
+def test_scaffold_readme_says_how_to_check_the_sbom_attestation(tmp_path: Path) -> None:
+    """actions/attest-sbom signs a CycloneDX SBOM under the predicate type
+    ``https://cyclonedx.org/bom``; ``gh attestation verify`` checks only SLSA provenance
+    unless told that type, so the README gives both commands."""
+    workflow = _scaffolded_workflow(tmp_path)
+    readme = (workflow.parents[2] / "README.md").read_text(encoding="utf-8")
+    command = "gh attestation verify demo-<version>-noarch.tar.gz --repo OWNER/nexo-plugin-demo"
+    assert f"{command}\n" in readme
+    assert f"{command} \\\n  --predicate-type https://cyclonedx.org/bom\n" in readme

@@ -122,6 +122,33 @@ def at_start() -> None:
     if MODE == "child":
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
         record(child.pid)
+    if MODE in ("escape", "escape_hang"):
+        escape()
+    if MODE == "escape_hang":
+        time.sleep(600)
+
+
+def escape() -> None:
+    """Fork a child that starts its own session, forks a grandchild and exits; the grandchild
+    becomes ``sleep`` with an empty environment: in no group, tree or environment of ours."""
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the forked child
+        os.close(read_end)
+        os.setsid()
+        grandchild = os.fork()
+        if grandchild == 0:
+            os.close(write_end)
+            for stream in (0, 1, 2):
+                os.dup2(os.open(os.devnull, os.O_RDWR), stream)
+            os.execve("/bin/sleep", ["sleep", "600"], {})  # noqa: S606 (a fixed program)
+        os.write(write_end, f"{grandchild}\n".encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        grandchild_pid = int(pipe.read().decode().strip())
+    os.waitpid(child, 0)
+    record(grandchild_pid)
 
 
 def main() -> None:
