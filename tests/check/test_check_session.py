@@ -186,6 +186,23 @@ def test_an_invoke_reply_with_a_result_and_a_null_error_fails_the_check(
     assert_nothing_left(pid_file)
 
 
+def test_a_non_utf8_line_after_the_handshake_loses_every_later_reply(
+    tmp_path: Path, pid_file: Path
+) -> None:
+    """tokio ``lines()`` (subprocess.rs:377-390) ends the reader at the line: the daemon's
+    tool calls to the plugin go unanswered from then on, so the check fails, not warns."""
+    root = scripted_plugin(tmp_path / "p", "bad_utf8_after_init", tools=("scripted_echo",))
+    code, document = cli_check(root, "--invoke", "scripted_echo", "--args", '{"text": "hi"}')
+    assert code == 1
+    assert document["ok"] is False
+    failures = checks_with(document, "fail")
+    assert set(failures) == {"frames.utf8", "invoke"}, document["checks"]
+    assert "reader stopped" in failures["invoke"]
+    assert "initialize" in checks_with(document, "pass")
+    assert "result" not in document["invoke"]
+    assert_nothing_left(pid_file)
+
+
 def test_hand_written_conforming_plugin_passes(tmp_path: Path, pid_file: Path) -> None:
     root = scripted_plugin(tmp_path / "p", "ok", tools=("scripted_echo",))
     report = run_check(
