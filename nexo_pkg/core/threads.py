@@ -12,11 +12,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from nexo_pkg.core.errors import UsageError
 
-__all__ = ["DEFAULT_JOBS", "MAX_JOBS", "checked_jobs", "run_bounded"]
+__all__ = ["DEFAULT_JOBS", "MAX_JOBS", "Aside", "checked_jobs", "run_bounded"]
 
 # Workers of one run when --jobs is not given: downloads wait on the network and extraction
 # on the disk (the kernel creating files), so more workers than cores keep both busy, and a
@@ -91,3 +91,34 @@ def run_bounded(
 class _NotStartedError(Exception):
     """An item skipped because an earlier one failed (never seen by callers: the failure
     before it in item order is raised first)."""
+
+
+class Aside(Generic[_Result]):
+    """``function()`` run in a thread of its own while the caller goes on with other work
+    (a request that waits on the network beside another): :meth:`result` waits for it and
+    gives its value, or raises what it raised. The thread is a daemon: a caller interrupted
+    (Ctrl-C, SIGTERM) does not wait for it; one that fails otherwise calls :meth:`wait` so
+    that nothing it started is still under way when the failure is handled."""
+
+    def __init__(self, function: Callable[[], _Result], *, name: str) -> None:
+        self._function = function
+        self._value: _Result | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._function()
+        except BaseException as exc:  # noqa: BLE001 - raised again by result()
+            self._error = exc
+
+    def wait(self) -> None:
+        """Wait for the function to end, whatever its outcome (kept for :meth:`result`)."""
+        self._thread.join()
+
+    def result(self) -> _Result:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]

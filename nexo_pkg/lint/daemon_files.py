@@ -873,10 +873,20 @@ def _extensions_data(directory: Path) -> Any:
 def _read_extensions(read: YamlDocument) -> Any:
     """The data of ``extensions.yaml`` as the loader hands it to serde: the top-level
     ``schema_version`` removed, nulls read as the defaults serde_yaml gives them."""
-    data = read.data
-    if isinstance(data, Mapping):
-        data = {key: value for key, value in data.items() if key != "schema_version"}
+    data = _without_schema_version(read)
     return _serde_defaults(data, EXTENSIONS_FILE_SPEC, (), read, direct=False)
+
+
+def _without_schema_version(read: YamlDocument) -> Any:
+    """``read``'s data with its top-level ``schema_version`` removed as the loader removes
+    it (``crates/config/src/lib.rs`` ``deserialize_yaml_with_schema_version``:
+    ``map.remove(Value::String("schema_version"))``): a key written with a local tag
+    (``!x schema_version``) is a ``Value::Tagged``, which that removal does not find, so the
+    struct then reads it as an unknown field."""
+    data = read.data
+    if isinstance(data, Mapping) and ("schema_version",) not in read.tagged_keys:
+        data = {key: value for key, value in data.items() if key != "schema_version"}
+    return data
 
 
 def _read_agents(read: YamlDocument, *, drop_in: bool) -> Any:
@@ -887,7 +897,10 @@ def _read_agents(read: YamlDocument, *, drop_in: bool) -> Any:
     drop-in's is reported on its own)."""
     data = {} if read.data is None else read.data
     if isinstance(data, Mapping):
-        data = {key: value for key, value in data.items() if key != "schema_version"}
+        if drop_in:
+            data = {key: value for key, value in data.items() if key != "schema_version"}
+        else:
+            data = _without_schema_version(read)
         return _serde_defaults(data, AGENTS_FILE_SPEC, (), read, direct=drop_in)
     return data
 
@@ -922,7 +935,9 @@ def lint_config_text(
             f"rename it to end in .yaml ({AGENTS_DROP_IN_DIR}/{stem}.yaml)",
         )
         return findings.found
-    problems = [problem for problem in document.problems if _refused(problem, drop_in=drop_in)]
+    problems = [
+        problem for problem in document.problems if _refused(problem, drop_in=drop_in, kind=kind)
+    ]
     overridden = [problem for problem in problems if _overridden(problem, drop_in=drop_in)]
     problems = [problem for problem in problems if problem not in overridden]
     as_written = "fix the YAML at this position"
@@ -930,7 +945,11 @@ def lint_config_text(
         if drop_in:
             # A drop-in is parsed only once substituted: `[${DIR}]` is a flow sequence there.
             read = _substituted(document, stand_ins=True)
-            fixed = [problem for problem in read.problems if _refused(problem, drop_in=drop_in)]
+            fixed = [
+                problem
+                for problem in read.problems
+                if _refused(problem, drop_in=drop_in, kind=kind)
+            ]
             if read is not document and not any(item.kind in _UNREADABLE for item in fixed):
                 document, problems = read, fixed
         elif next(find_placeholders(text), None) is not None:
@@ -974,7 +993,8 @@ def lint_config_text(
         read.problems = [
             problem
             for problem in read.problems
-            if _refused(problem, drop_in=drop_in) and not _overridden(problem, drop_in=drop_in)
+            if _refused(problem, drop_in=drop_in, kind=kind)
+            and not _overridden(problem, drop_in=drop_in)
         ]
         for problem in read.problems:
             findings.at(
@@ -1080,7 +1100,31 @@ def _overridden(problem: YamlProblem, *, drop_in: bool) -> bool:
     )
 
 
-def _refused(problem: YamlProblem, *, drop_in: bool) -> bool:
+def _struct_field(path: KeyPath, kind: ConfigKind) -> bool:
+    """Whether the key at ``path`` (of a file read through a ``Value``) names a field of a
+    struct: serde's derived ``visit_map`` refuses a field given twice (``duplicate_field``)
+    even when serde_yaml's ``Value`` held the two keys apart (``!x max_depth`` and
+    ``max_depth`` are two keys of a ``Mapping``, one field once untagged: serde_yaml 0.9.34
+    ``src/value/de.rs`` ``deserialize_identifier`` -> ``deserialize_string`` -> ``untag``),
+    where a map (``entries``) keeps the last. An agent is a struct (``AgentConfig``,
+    ``crates/config/src/types/agents.rs:29-30``) though modelled here as an open map."""
+    parent = path[:-1]
+    if kind == "agents" and len(parent) == 2 and parent[0] == "agents":
+        return isinstance(parent[1], int)
+    spec: Spec | None = EXTENSIONS_FILE_SPEC if kind == "extensions" else AGENTS_FILE_SPEC
+    for key in parent:
+        if isinstance(spec, Table):
+            spec = spec.fields.get(str(key))
+        elif isinstance(spec, ListOf) and isinstance(key, int):
+            spec = spec.item
+        elif isinstance(spec, MapOf):
+            spec = spec.value
+        else:
+            return False
+    return isinstance(spec, Table)
+
+
+def _refused(problem: YamlProblem, *, drop_in: bool, kind: ConfigKind) -> bool:
     """Whether the daemon refuses the file for ``problem``. A key that is not a string is
     refused only where a struct or a string-keyed map reads it: an agent's
     ``extensions_config.<id>`` is an opaque ``serde_yaml::Value`` (``crates/config/src/types/
@@ -1108,9 +1152,12 @@ def _refused(problem: YamlProblem, *, drop_in: bool) -> bool:
         # values: `1` and `0x1` are one key, `1` and `"1"` two. Elsewhere keys are read as
         # text, where `1` and `"1"` are one key; a key that is no string is refused there
         # already (`key-type`), except the ids of a drop-in's `extensions_config`, read as
-        # their text (`1` and `0x1` are two ids).
+        # their text (`1` and `0x1` are two ids). Through a `Value`, two keys the `Value`
+        # holds apart (`!x max_depth`, `max_depth`) are one field of a struct, given twice.
         value_keys = len(path) >= 5 and in_settings
-        return value_keys if problem.kind == "duplicate-value" else drop_in and not value_keys
+        if problem.kind == "duplicate-value":
+            return value_keys
+        return (drop_in and not value_keys) or (not drop_in and _struct_field(path, kind))
     if problem.kind != "key-type":
         return True
     if not in_settings:

@@ -106,6 +106,9 @@ class YamlDocument:
     """Paths of empty plain scalars (``key:`` with nothing after it, tagged or not), which
     serde_yaml reads as an empty sequence or mapping even outside a ``Value`` (``~`` it does
     not)."""
+    tagged_keys: set[KeyPath] = field(default_factory=set)
+    """Paths of keys written with a local tag (``!x schema_version``): a ``Value::Tagged``,
+    which no lookup by a string key finds (serde_yaml 0.9.34 ``src/de.rs`` ``parse_tag``)."""
 
     def locate(self, path: KeyPath, part: str = "value") -> Span:
         """The span of ``path``'s key or value, else of its closest ancestor, else line 1."""
@@ -916,6 +919,8 @@ class _Builder:
                 if key in result:
                     continue
             written.setdefault(identity, key)
+            if (_explicit_tag(key_node) or "").startswith("!"):
+                self.document.tagged_keys.add(child)
             self.document.keys[child] = _span(key_node, self.locator)
             if not self.follow(child, value_alias):
                 return result

@@ -575,7 +575,11 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         # Set by stop(): a pause ends at once, and no request goes out any more.
         self._stopped = threading.Event()
         self._sleep = sleep if sleep is not None else self._stopped.wait
-        self.deadline = Deadline(self.timeout).within(overall)
+        # The deadline of the request under way, each thread's own (threads of one command
+        # send requests side by side through one client): a thread that has begun none yet
+        # sees this first one.
+        self._first_deadline = Deadline(self.timeout).within(overall)
+        self._requests = threading.local()
         # The host of the request under way, for the slow-answer notice.
         self.host = ""
         # Every socket this client opened, so a deadline can cut whichever one is blocking.
@@ -612,6 +616,16 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         )
 
     # -- one request ----------------------------------------------------------------------
+
+    @property
+    def deadline(self) -> Deadline:
+        """The deadline of the request this thread has under way (:meth:`begin`)."""
+        deadline: Deadline = getattr(self._requests, "deadline", self._first_deadline)
+        return deadline
+
+    @deadline.setter
+    def deadline(self, deadline: Deadline) -> None:
+        self._requests.deadline = deadline
 
     def begin(self) -> Deadline:
         """Start a request: a fresh deadline of ``timeout`` seconds (sooner if ``overall``

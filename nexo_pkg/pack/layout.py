@@ -60,10 +60,11 @@ _NAME_MAX = 255
 # Interpreter-specific byte code never goes into a tarball.
 _SKIPPED_SUFFIXES = (".pyc", ".pyo")
 
-#: What a desktop's file manager leaves in the folders it shows (macOS Finder's ``.DS_Store``
-#: and the ``._NAME`` AppleDouble files of a copy to a non-Apple file system, Windows
-#: Explorer's ``Thumbs.db``): the author's machine's, never the plugin's.
-_DESKTOP_FILES = frozenset({".DS_Store", "Thumbs.db"})
+#: What a desktop's file manager leaves in the folders it shows (macOS Finder's ``.DS_Store``,
+#: ``Icon\r`` of a folder given a custom icon and the ``._NAME`` AppleDouble files of a copy
+#: to a non-Apple file system, Windows Explorer's ``Thumbs.db`` and ``desktop.ini`` of a
+#: customised folder): the author's machine's, never the plugin's.
+_DESKTOP_FILES = frozenset({".DS_Store", "Icon\r", "Thumbs.db", "desktop.ini"})
 
 
 def _desktop_file(name: str) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.threads import Aside
 from nexo_pkg.core.version import Version, parse_version
 from nexo_pkg.sources import oci
 from nexo_pkg.sources.artifact import (
@@ -370,8 +371,8 @@ class OciSource:
         what :meth:`resolve` read), so the manifest is not read again to fetch them: only
         with mirrors, where the first mirror that has the manifest serves the rest, and to
         tell why a registry has no such layer (the lock and the registry disagree:
-        ``checksum_mismatch``). The layer is fetched before the signature files, so that it
-        can be on its way to extraction sooner."""
+        ``checksum_mismatch``). The signature files are looked up while the layer downloads,
+        so that the layer can be on its way to extraction as soon as it is in."""
         digest = candidate.manifest_digest
         sha256 = candidate.sha256
         if digest is None or sha256 is None:
@@ -403,22 +404,31 @@ class OciSource:
                 reset=sink.reset,
             )
 
+        looked_up: Aside[dict[str, Path]] | None = None
+        if material:
+            # The signature files are looked up while the layer downloads: their round trips
+            # (the referrers, then each file) do not wait for the layer's last byte, and the
+            # layer goes to extraction as soon as both are in. Nothing is verified here.
+            # (The files' directory is made only when there are some: removing one costs.)
+            cache, directory = self.context.cache, self.context.temp_dir
+            looked_up = Aside(
+                lambda: oci.fetch_signatures(client, reference.repository, asset, cache, directory),
+                name="nexo-signatures",
+            )
         try:
             with self.context.download_slot():
                 blob = self.context.hold(self.context.cache.open_blob(sha256, fetch))
-        except NexoError as error:
-            if error.kind == "release_not_found":
+        except Exception as error:
+            if looked_up is not None:
+                looked_up.wait()  # the layer's failure is the answer: nothing left under way
+            if isinstance(error, NexoError) and error.kind == "release_not_found":
                 # No such layer: a manifest that names another one says why (and raises).
                 found = client.get_manifest(reference.repository, digest)
                 _pinned_asset(candidate, found.json(), reference)
             raise
         signatures: dict[str, Path | bytes] = {}
-        if material:
-            # The files' directory is made only when there are some (removing one costs).
-            cache, directory = self.context.cache, self.context.temp_dir
-            signatures.update(
-                oci.fetch_signatures(client, reference.repository, asset, cache, directory)
-            )
+        if looked_up is not None:
+            signatures.update(looked_up.result())
         # Loaded with the first blob fetched, not before the first request.
         from nexo_pkg.sources.checksum import verify_checksums  # noqa: PLC0415
 

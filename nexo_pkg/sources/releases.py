@@ -6,13 +6,13 @@ is fetched without reading the release first when the cache holds it.
 
 from __future__ import annotations
 
-import functools
+import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.threads import run_bounded
+from nexo_pkg.core.threads import Aside, run_bounded
 from nexo_pkg.core.version import Version, compare_versions, parse_version
 from nexo_pkg.sources.base import (
     MAX_OLDER_RELEASES,
@@ -587,38 +587,49 @@ class GitHubReleaseSource:
             listed = one_listed(asset.name, trust.listed_sha256(asset.name, checksums_files))
             if listed is not None:
                 sidecar, listed_in = listed
-        blob = self.context.hold(
-            cached_asset(
-                client,
-                asset,
-                self.context.cache,
-                sidecar=sidecar,
-                sidecar_name=listed_in,
-                digest=digest,
-                max_bytes=self.context.max_download,
-                progress=self.context.progress,
-            )
-        )
         sha256 = sidecar or digest or ""
-        checked = verify_checksums(
-            sha256, asset.name, sidecar=sidecar, digest=digest, sidecar_name=listed_in
-        )
         # Under mode ignore nothing is verified: no signature material is fetched and the
-        # attestations endpoint is not asked.
-        found = (
-            release_material(
-                client,
-                release,
-                asset_name=asset.name,
-                sha256=sha256,
-                repository=(self.spec.owner, self.spec.repo),
-                directory=self.context.temp_dir(),
-                attestations_as_file=False,
-                fetched=checksums_files,
+        # attestations endpoint is not asked. Otherwise the material is fetched while the
+        # tarball downloads (its sha256 is known before): its round trips do not wait for
+        # the tarball's last byte. Nothing is verified here. (A tarball with no checksum is
+        # refused once downloaded, as before, and nothing is looked up for it.)
+        looked_up: Aside[dict[str, Path | bytes]] | None = None
+        if material and sha256:
+            directory = self.context.temp_dir()
+            looked_up = Aside(
+                lambda: release_material(
+                    client,
+                    release,
+                    asset_name=asset.name,
+                    sha256=sha256,
+                    repository=(self.spec.owner, self.spec.repo),
+                    directory=directory,
+                    attestations_as_file=False,
+                    fetched=checksums_files,
+                ),
+                name="nexo-signatures",
             )
-            if material
-            else {}
-        )
+        try:
+            blob = self.context.hold(
+                cached_asset(
+                    client,
+                    asset,
+                    self.context.cache,
+                    sidecar=sidecar,
+                    sidecar_name=listed_in,
+                    digest=digest,
+                    max_bytes=self.context.max_download,
+                    progress=self.context.progress,
+                )
+            )
+            checked = verify_checksums(
+                sha256, asset.name, sidecar=sidecar, digest=digest, sidecar_name=listed_in
+            )
+        except Exception:
+            if looked_up is not None:
+                looked_up.wait()  # the tarball's failure is the answer: nothing left under way
+            raise
+        found = looked_up.result() if looked_up is not None else {}
         return fetched_artifact(candidate, blob, sha256, checked, found)
 
     def _fetch_pinned(self, candidate: ReleaseCandidate, *, material: bool) -> FetchedArtifact:
@@ -629,19 +640,31 @@ class GitHubReleaseSource:
             raise AssertionError("a candidate without a locator pins its sha256")
         client = self.context.github()
 
-        @functools.cache
-        def release() -> Release:
-            return client.get_release(self.spec.owner, self.spec.repo, self.spec.tag)
+        read: list[Release] = []
+        reading = threading.Lock()
 
-        found: dict[str, Path | bytes] = {}
+        def release() -> Release:
+            # Asked from two threads (the material's and the download's): read once.
+            with reading:
+                if not read:
+                    read.append(client.get_release(self.spec.owner, self.spec.repo, self.spec.tag))
+                return read[0]
+
+        # The material is fetched while the tarball downloads (see fetch); the release is
+        # read once, by whichever asks first.
+        looked_up: Aside[dict[str, Path | bytes]] | None = None
         if material:
-            found = release_material(
-                client,
-                release(),
-                asset_name=candidate.asset_name,
-                sha256=sha256,
-                repository=(self.spec.owner, self.spec.repo),
-                directory=self.context.temp_dir(),
+            directory = self.context.temp_dir()
+            looked_up = Aside(
+                lambda: release_material(
+                    client,
+                    release(),
+                    asset_name=candidate.asset_name,
+                    sha256=sha256,
+                    repository=(self.spec.owner, self.spec.repo),
+                    directory=directory,
+                ),
+                name="nexo-signatures",
             )
 
         def fetch(sink: BlobSink) -> None:
@@ -653,8 +676,14 @@ class GitHubReleaseSource:
                 )
             client.download(asset, sink, max_bytes=self.context.max_download)
 
-        with self.context.download_slot():
-            blob = self.context.hold(self.context.cache.open_blob(sha256, fetch))
+        try:
+            with self.context.download_slot():
+                blob = self.context.hold(self.context.cache.open_blob(sha256, fetch))
+        except Exception:
+            if looked_up is not None:
+                looked_up.wait()
+            raise
+        found = looked_up.result() if looked_up is not None else {}
         checked = verify_checksums(sha256, candidate.asset_name, sidecar=None, digest=sha256)
         return fetched_artifact(candidate, blob, sha256, checked, found)
 

@@ -195,8 +195,10 @@ def parse_tarball_name(file_name: str) -> tuple[str, str, str] | None:
     """Split ``<id>-<version>-<target>.tar.gz`` into its parts, or ``None``.
 
     Versions may contain ``-`` (pre-releases) and triples always do, so the split tries a
-    four-part triple, then a three-part one, then ``noarch``, keeping the first whose version
-    is valid semver.
+    four-part triple, then a three-part one, then a two-part one (``wasm32-wasip1``, or the
+    ``x-musl`` an ``x-gnu`` target falls back to: the daemon's installer looks a tarball up by
+    its whole name, whatever the triple's shape), then ``noarch``, keeping the first whose
+    version is valid semver.
     """
     if not file_name.endswith(TARBALL_SUFFIX):
         return None
@@ -206,7 +208,7 @@ def parse_tarball_name(file_name: str) -> tuple[str, str, str] | None:
         return None
     pieces = rest.split("-")
     splits = []
-    for target_parts in (4, 3, 1):
+    for target_parts in (4, 3, 2, 1):
         if len(pieces) <= target_parts:
             continue
         target = "-".join(pieces[-target_parts:])

@@ -289,6 +289,90 @@ def test_frames_the_host_drops_are_warnings(tmp_path: Path) -> None:
     assert "and 1 more" in text
 
 
+OTHER_TOOL = {"name": "scripted_other", "description": "d", "input_schema": {"type": "object"}}
+
+
+@pytest.mark.parametrize(
+    ("reply", "words"),
+    [
+        pytest.param(
+            {"result": {"tools": [OTHER_TOOL]}},
+            "tools/list names ['scripted_other'] but initialize advertised ['scripted_probe']",
+            id="another-list",
+        ),
+        pytest.param(
+            {"result": [OTHER_TOOL]},
+            "tools/list names ['scripted_other'] but initialize advertised ['scripted_probe']",
+            id="bare-list",
+        ),
+        pytest.param(
+            {"error": {"code": -32601, "message": "method not found"}},
+            "tools/list answered -32601",
+            id="error",
+        ),
+        pytest.param(
+            {"result": {"tools": ["scripted_probe"]}},
+            "cannot decode the tools/list result",
+            id="string-tools",
+        ),
+    ],
+)
+def test_a_tools_list_unlike_initialize_is_a_warning(
+    tmp_path: Path, reply: dict[str, Any], words: str
+) -> None:
+    """The contract page asks tools/list to equal initialize's tools; the runtime never calls
+    it (only `nexo ext doctor --runtime` does) and registers initialize's list, so any other
+    answer is a warning, not a failure; --strict fails it."""
+    root = scripted_microapp(tmp_path / "list", "tools_list", json.dumps(reply))
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 0, document
+    found = statuses(document)
+    assert found["tools.list"] == "warn", document
+    assert found["tools"] == "pass"
+    assert words in detail(document, "tools.list")
+    assert document["microapp"]["tools"] == [
+        {"name": "scripted_probe", "llm_name": "ext_scripted_scripted_probe"}
+    ]
+    code, document = nexo_check(str(root), "--strict", cwd=tmp_path)
+    assert code == 1
+    assert statuses(document)["tools.list"] == "warn"
+
+
+def test_a_tools_list_equal_to_initialize_passes(tmp_path: Path) -> None:
+    root = scripted_microapp(tmp_path / "same", "ok")
+    code, document = nexo_check(str(root), "--strict", cwd=tmp_path)
+    assert code == 0, document
+    assert statuses(document)["tools.list"] == "pass"
+
+
+def test_stderr_lines_without_the_contract_prefix_are_a_warning(tmp_path: Path) -> None:
+    """The contract page asks for `[INFO]`-style stderr prefixes; the host logs every stderr
+    line at WARN as `extension stderr` whatever it says (stdio.rs:930-944): a warning that says
+    so, and --strict fails it."""
+    root = scripted_microapp(
+        tmp_path / "plain", "stderr_lines", "[INFO] starting|ready to serve|second plain"
+    )
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 0, document
+    assert statuses(document)["stderr"] == "warn", document
+    text = detail(document, "stderr")
+    assert text.startswith("2 stderr line(s) without an [INFO]/[WARN]/[ERROR] prefix")
+    assert '"ready to serve"' in text
+    assert "logs every stderr line at WARN" in text
+    code, _ = nexo_check(str(root), "--strict", cwd=tmp_path)
+    assert code == 1
+
+
+def test_prefixed_stderr_lines_pass(tmp_path: Path) -> None:
+    root = scripted_microapp(
+        tmp_path / "prefixed", "stderr_lines", "[INFO] starting|[WARN] low disk"
+    )
+    code, document = nexo_check(str(root), "--strict", cwd=tmp_path)
+    assert code == 0, document
+    assert statuses(document)["stderr"] == "pass"
+    assert "prefix or not" in detail(document, "stderr")
+
+
 def test_the_environment_and_working_directory_are_the_hosts(tmp_path: Path) -> None:
     """build_command (stdio.rs:676-719): cwd is the microapp root, the environment is cleared
     and refilled without blocklisted names, and AGENT_VERSION, AGENT_EXTENSION_ID and an

@@ -352,3 +352,25 @@ def test_upgrade_all_does_not_look_up_a_held_plugin(home: Path, server: GitHubSe
     assert by_id["alpha"]["version"] == "1.1.0"
     assert by_id["bravo"]["version"] == "1.0.0"
     assert not [r.path for r in server.requests if "/acme/bravo/" in r.path]
+
+
+@pytest.mark.parametrize(
+    ("asked", "shipped"),
+    [
+        ("x86_64-pc-windows-gnu", "x86_64-pc-windows-musl"),
+        ("x-gnu", "x-musl"),
+    ],
+)
+def test_any_gnu_target_falls_back_to_its_musl_tarball(
+    home: Path, server: GitHubServer, asked: str, shipped: str
+) -> None:
+    """The reference installer's musl fallback takes `-gnu` off the end of any target and puts
+    `-musl` there, then finds the tarball by its whole name (ext-installer `resolve_release`:
+    `format!("{plugin_id}-{version_str}-{target}.tar.gz")`), whatever the triple's shape. The
+    receipt records the target asked for."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0", target=shipped))
+    result = nexo("plugin", "install", "acme/hello", "--target", asked, "--yes", "--json")
+    assert result.code == 0, result.stderr
+    assert (result.document["ok"], result.document["target"]) == (True, shipped)
+    receipt = json.loads((home / "state/plugins/hello-1.0.0/.nexo-install.json").read_text())
+    assert receipt["target"] == asked

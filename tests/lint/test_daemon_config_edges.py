@@ -142,6 +142,65 @@ def test_a_tagged_key_is_read_as_its_tag_says(tmp_path: Path) -> None:
     assert [item for item in found if item[1] == 3 and item[2] == "error"] == []
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("extensions.yaml", "extensions:\n  !x max_depth: 3\n  max_depth: 4\n", 3),
+        (
+            "extensions.yaml",
+            "extensions:\n  entries:\n    agent_creator:\n      !x allow_external_bind: true\n"
+            "      allow_external_bind: false\n",
+            5,
+        ),
+        ("extensions.yaml", "!x extensions: {}\nextensions: {}\n", 2),
+        ("agents.yaml", "agents:\n  - id: ana\n    !x id: bob\n" + MODEL, 3),
+        # `entries` is a `BTreeMap`: serde's map visitor keeps the last of the two ids.
+        (
+            "extensions.yaml",
+            "extensions:\n  entries:\n    !x agent_creator: {}\n    agent_creator: {}\n",
+            None,
+        ),
+    ],
+)
+def test_a_field_given_twice_as_two_values_is_refused_in_a_struct_only(
+    tmp_path: Path, name: str, text: str, expected: int | None
+) -> None:
+    """`!x max_depth` and `max_depth` are two keys of serde_yaml's `Value` (a tagged key is
+    another value, 0.9.34 src/de.rs `parse_tag`: no `DuplicateKeyError`), but one field once
+    the struct reads them: a field's name is read untagged (src/value/de.rs
+    `deserialize_identifier` -> `deserialize_string` -> `untag`), and serde's derived
+    `visit_map` refuses a field given twice (`duplicate field`)."""
+    _plain(tmp_path)
+    code, found = lint_yaml(tmp_path, name, text)
+    if expected is None:
+        assert (code, found) == (0, [])
+    else:
+        assert (code, [item for item in found if item[2] == "error"]) == (
+            1,
+            [("NX222", expected, "error")],
+        )
+
+
+@pytest.mark.parametrize("name", ["extensions.yaml", "agents.yaml"])
+@pytest.mark.parametrize(
+    ("key", "refused"),
+    [("schema_version", False), ('"schema_version"', False), ("!!str schema_version", False),
+     ("!x schema_version", True), ("!<!x> schema_version", True)],
+)  # fmt: skip
+def test_a_schema_version_the_loader_does_not_remove_is_an_unknown_field(
+    tmp_path: Path, name: str, key: str, refused: bool
+) -> None:
+    """The loader removes the top-level key `Value::String("schema_version")` before the
+    struct reads the rest (crates/config/src/lib.rs `deserialize_yaml_with_schema_version`).
+    A key with a local tag is a `Value::Tagged` (serde_yaml 0.9.34 src/de.rs `parse_tag`),
+    which that removal does not find: the struct, `deny_unknown_fields`, reads it untagged as
+    an unknown field and refuses the file. `!!str` resolves to a plain string."""
+    _plain(tmp_path)
+    body = "extensions: {}\n" if name == "extensions.yaml" else "agents: []\n"
+    code, found = lint_yaml(tmp_path, name, f"{key}: 1\n{body}")
+    assert (code, found) == ((1, [("NX220", 1, "error")]) if refused else (0, []))
+
+
 # -- keys that are not strings, where the daemon keeps an opaque `Value` ----------------------
 # An agent's `extensions_config` is `BTreeMap<String, serde_yaml::Value>` (lordmacu/nexo-rs
 # eec3f33 crates/config/src/types/agents.rs:366): inside a microapp's settings any key goes.

@@ -443,6 +443,46 @@ def test_daemon_config_finds_the_directory_as_the_daemon_does(tmp_path: Path, wh
     assert [d["code"] for d in entry["diagnostics"]] == ["NX220"]
 
 
+@pytest.mark.parametrize(
+    ("present", "args", "chosen"),
+    [
+        (("flag", "env", "cwd", "home"), ("--config", "flag"), "flag"),
+        (("env", "cwd", "home"), ("--daemon-config",), "env"),
+        (("cwd", "home"), ("--daemon-config",), "cwd"),
+        (("home",), ("--daemon-config",), "home"),
+    ],
+)
+def test_daemon_config_lints_only_the_directory_the_daemon_would_read(
+    tmp_path: Path, present: tuple[str, ...], args: tuple[str, ...], chosen: str
+) -> None:
+    """`--config DIR` > `NEXO_CONFIG_DIR` > `./config` when it exists > `$NEXO_HOME/config`
+    (SPEC §1): with several present, only the first one's extensions.yaml is linted."""
+    places = {
+        "flag": tmp_path / "flag",
+        "env": tmp_path / "env",
+        "cwd": tmp_path / "config",
+        "home": tmp_path / "home" / "config",
+    }
+    for name in present:
+        places[name].mkdir(parents=True)
+        (places[name] / "extensions.yaml").write_text(
+            f"extensions:\n  unknown_in_{name}: 1\n", encoding="utf-8"
+        )
+    env = {key: value for key, value in os.environ.items() if key != "NEXO_CONFIG_DIR"}
+    env["NEXO_HOME"] = str(tmp_path / "home")
+    if "env" in present:
+        env["NEXO_CONFIG_DIR"] = str(places["env"])
+    code, report = run_lint_json([], *args, cwd=tmp_path, env=env)
+    assert code == 1
+    linted = [item for item in report["files"] if item["parser"] == "extensions-config"]
+    assert [(tmp_path / item["path"]).resolve() for item in linted] == [
+        (places[chosen] / "extensions.yaml").resolve()
+    ]
+    [diagnostic] = linted[0]["diagnostics"]
+    assert diagnostic["code"] == "NX220"
+    assert f"unknown_in_{chosen}" in diagnostic["message"]
+
+
 def test_a_missing_config_dir_is_a_usage_error(tmp_path: Path) -> None:
     completed = nexo("plugin", "lint", "--config", "nope", cwd=tmp_path, in_process=True)
     assert completed.code == 2

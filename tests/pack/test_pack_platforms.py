@@ -116,6 +116,28 @@ def test_what_finder_and_explorer_leave_in_src_is_not_packed(tmp_path: Path) -> 
     assert (desktop / "dist" / name).read_bytes() == (clean / "dist" / name).read_bytes()
 
 
+def test_a_custom_folder_icon_and_explorers_desktop_ini_are_not_packed(tmp_path: Path) -> None:
+    """Finder keeps a folder's custom icon in ``Icon\\r`` (a name with a control character, which
+    installers refuse) and Explorer a customised folder's settings in ``desktop.ini``: pack
+    leaves both out, as the other desktop files, instead of refusing or shipping them."""
+    clean = write_project(tmp_path / "clean" / "demo", files={"src/pkg/util.py": "x = 1\n"})
+    _pack(clean, windows=False)
+    desktop = write_project(
+        tmp_path / "desktop" / "demo",
+        files={
+            "src/pkg/util.py": "x = 1\n",
+            "src/Icon\r": "",
+            "src/pkg/Icon\r": "",
+            "src/desktop.ini": "[.ShellClassInfo]\r\nIconResource=x.ico,0\r\n",
+        },
+    )
+    name = "demo-0.1.0-noarch.tar.gz"
+    for windows in (False, True):
+        _pack(desktop, windows=windows)
+        assert (desktop / "dist" / name).read_bytes() == (clean / "dist" / name).read_bytes()
+        (desktop / "dist" / name).unlink()
+
+
 def test_vendored_execute_bits_on_windows_are_the_wheels(tmp_path: Path) -> None:
     """pip gives a vendored file the execute bit its wheel entry has; Windows keeps none on
     disk, so the tarball packed there takes the bits pip marked and equals a Linux pack."""

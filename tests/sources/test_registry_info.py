@@ -3,6 +3,7 @@ one this host would install exactly as install does, against the real registry."
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from support.cli import nexo
@@ -43,6 +44,14 @@ def test_info_of_a_registry_version_lists_every_target(
         for target in ("noarch", LINUX, "aarch64-apple-darwin")
     )
     assert (document["host_target"], document["asset"]) == (LINUX, f"echo-1.2.3-{LINUX}.tar.gz")
+    # The plugin id, version, checksum and min_nexo_version, as for a GitHub release.
+    assert (document["id"], document["version"], document["min_nexo_version"]) == (
+        "echo",
+        "1.2.3",
+        ">=0.1.0",
+    )
+    tarball = (dist / f"echo-1.2.3-{LINUX}.tar.gz").read_bytes()
+    assert document["sha256"] == hashlib.sha256(tarball).hexdigest()
     assert (document["signature"]["status"], document["signature"]["identity"]) == (
         "verified",
         ACME_IDENTITY,
@@ -60,6 +69,10 @@ def test_info_of_a_registry_version_lists_every_target(
     assert text.code == 0, text.stderr
     [targets_line] = [line for line in text.stdout.splitlines() if line.startswith("Targets:")]
     assert all(target in targets_line for target in ("noarch", LINUX, "aarch64-apple-darwin"))
+    assert "Plugin:     echo 1.2.3\n" in text.stdout
+    assert f"sha256:     {document['sha256']}\n" in text.stdout
+    assert f"Signer:     {ACME_IDENTITY} (verified)\n" in text.stdout
+    assert "min_nexo:   >=0.1.0\n" in text.stdout
     assert not (Path(fleet_env["NEXO_HOME"]) / "state" / "plugins").exists()
 
 

@@ -332,6 +332,13 @@ def test_several_versions_in_tarball_names_are_never_told_apart_by_the_tag(tag: 
             ("p_x", "1.0.0-rc.1", "x86_64-unknown-linux-gnu"),
         ),
         ("p-0.2.0-aarch64-apple-darwin.tar.gz", ("p", "0.2.0", "aarch64-apple-darwin")),
+        # A two-part triple: Rust's `wasm32-wasip1`, or the `x-musl` an `x-gnu` target falls
+        # back to (the daemon's installer finds a tarball by its whole name).
+        ("p-1.0.0-rc.1-wasm32-wasip1.tar.gz", ("p", "1.0.0-rc.1", "wasm32-wasip1")),
+        ("p-1.0.0-x-musl.tar.gz", ("p", "1.0.0", "x-musl")),
+        # ...never where a longer triple or `noarch` reads the name with a CPU in front.
+        ("p-1.0.0-rc.1-noarch.tar.gz", ("p", "1.0.0-rc.1", "noarch")),
+        ("p-1.0.0-rc-x86_64-apple-darwin.tar.gz", ("p", "1.0.0-rc", "x86_64-apple-darwin")),
         ("Hello-1.0.0-noarch.tar.gz", None),
         ("hello-1.0-noarch.tar.gz", None),
         ("hello.tar.gz", None),

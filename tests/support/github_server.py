@@ -36,6 +36,7 @@ import hashlib
 import json
 import re
 import socket
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -102,6 +103,10 @@ class _LoopbackServer(LoopbackServer):
     def __init__(self, methods: Sequence[str] = ("GET",)) -> None:
         super().__init__(methods=methods)
         self._faults: list[Fault] = []
+        self._holds: list[tuple[str, str, float, threading.Event]] = []
+        # hold_until's verdicts: the held path -> "request" (released by the awaited
+        # request) or "timeout".
+        self.released_by: dict[str, str] = {}
 
     # -- fault switches -----------------------------------------------------------------
 
@@ -180,6 +185,25 @@ class _LoopbackServer(LoopbackServer):
             )
         )
 
+    def hold_until(self, path_contains: str, awaited: str, *, seconds: float = 10.0) -> None:
+        """Answer a request whose path contains ``path_contains`` only once a request whose
+        path contains ``awaited`` has arrived (or after ``seconds``); :attr:`released_by`
+        says which released it."""
+        with self._lock:
+            self._holds.append((path_contains, awaited, seconds, threading.Event()))
+
+    def _hold(self, path: str) -> None:
+        with self._lock:
+            holds = list(self._holds)
+        for _, awaited, _, seen in holds:
+            if awaited in path:
+                seen.set()
+        for held, _, seconds, seen in holds:
+            if held in path:
+                released = seen.wait(seconds)
+                with self._lock:
+                    self.released_by.setdefault(held, "request" if released else "timeout")
+
     def clear_faults(self) -> None:
         with self._lock:
             self._faults.clear()
@@ -204,6 +228,7 @@ class _LoopbackServer(LoopbackServer):
     def handle(self, handler: BaseHTTPRequestHandler) -> None:
         path = handler.path
         headers = {key.lower(): value for key, value in handler.headers.items()}
+        self._hold(path)
         faults = self._take_faults(path)
         for fault in faults:
             if fault.kind == "slow":

@@ -34,6 +34,10 @@ lacks or a test needs to provoke.
   ``GET``/``HEAD /v2/<repository>/manifests/<reference>`` without asking the registry, for a
   document the registry itself would refuse to store.
 
+* ``hold_blob``: a digest (``sha256:…``); a GET of that blob is answered only once a
+  signature lookup (a referrers listing or a ``sha256-<hex>`` fallback tag) has arrived, or
+  after ``hold_seconds``; ``released_by`` then says which (``"lookup"`` or ``"timeout"``).
+
 Everything else is forwarded as it is (the ``Host`` header too, so the registry's upload
 ``Location`` URLs point at the proxy). Every request is logged as ``(method, path, status)``,
 and its arrival as ``(method, path, monotonic seconds)`` in ``arrivals``.
@@ -79,12 +83,16 @@ class RegistryProxy:
     retry_after: str = "0"
     upstream_authorization: str = ""
     arrivals: list[tuple[str, str, float]] = field(default_factory=list)
+    hold_blob: str = ""
+    hold_seconds: float = 10.0
+    released_by: str = ""
 
     def __post_init__(self) -> None:
         self.server = LoopbackServer(fallback=self.handle)
         self.host = self.server.address
         self.url = self.server.url
         self._lock = threading.Lock()
+        self._looked_up = threading.Event()
 
     def start(self) -> RegistryProxy:
         self.server.start()
@@ -137,6 +145,12 @@ class RegistryProxy:
         parts = urlsplit(handler.path)
         with self._lock:
             self.arrivals.append((method, parts.path, time.monotonic()))
+        if method == "GET" and ("/referrers/" in parts.path or "/manifests/sha256-" in parts.path):
+            self._looked_up.set()
+        if self.hold_blob and method == "GET" and parts.path.endswith(f"/blobs/{self.hold_blob}"):
+            seen = self._looked_up.wait(self.hold_seconds)
+            with self._lock:
+                self.released_by = self.released_by or ("lookup" if seen else "timeout")
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in HOP_BY_HOP}
         authorization = headers.get("Authorization", "")
         if authorization:

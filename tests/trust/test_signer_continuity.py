@@ -104,6 +104,17 @@ def test_changed_signer_is_refused_under_warn(  # noqa: PLR0917 (fixtures and pa
     assert document["installed_signer"]["identity"].startswith(WORKFLOW)
     assert "Traceback" not in refused.stderr
     assert tree_snapshot(root) == before
+    # `upgrade --all` refuses it too: one error line naming the plugin and the kind.
+    every = nexo("plugin", "upgrade", "--all", "--yes", "--json", "--trusted-keys", str(policy),
+                 env=cli_env(tmp_path, api=github_server.url), in_process=True)  # fmt: skip
+    assert every.code == 1, every.stdout
+    (entry,) = json.loads(every.stdout)["plugins"]
+    assert (entry["id"], entry["ok"], entry["kind"]) == (PLUGIN, False, "signer_changed")
+    assert entry["installed_signer"]["identity"].startswith(WORKFLOW)
+    assert named in entry["error"]
+    assert f"error: {PLUGIN}: " in every.stderr
+    assert every.stderr.rstrip().endswith("[signer_changed]")
+    assert tree_snapshot(root) == before
 
     allowed = nexo("plugin", "upgrade", PLUGIN, "--allow-signer-change", "--yes", "--json",
                    "--trusted-keys", str(policy), env=cli_env(tmp_path, api=github_server.url),
@@ -167,16 +178,22 @@ def test_unsigned_installed_version_binds_nothing(
     assert json.loads(upgraded.stdout)["signature"]["status"] == "verified"
 
 
-def test_sync_that_locks_a_new_signer_is_refused_unless_allowed(
-    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore, policy: Path
+@CHANGED_SIGNERS
+def test_sync_that_locks_a_new_signer_is_refused_unless_allowed(  # noqa: PLR0917
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy: Path,
+    workflow: str | None,
+    named: str,
 ) -> None:
     """``sync`` without a lock resolves the wanted set itself: the version it brings in was
-    signed by another workflow than the installed one, so it is refused as an upgrade would
-    be (the plugin's outcome is ``signer_changed``, the installed tree stays), and
-    ``--allow-signer-change`` accepts it."""
+    signed by another workflow than the installed one, or not signed at all, so it is refused
+    as an upgrade would be (the plugin's outcome is ``signer_changed``, the installed tree
+    stays), and ``--allow-signer-change`` accepts it."""
     root = _installed_root(tmp_path, github_server, private_sigstore, policy)
     before = tree_snapshot(root)
-    _publish(github_server, private_sigstore, "1.1.0", OTHER_WORKFLOW)
+    _publish(github_server, private_sigstore, "1.1.0", workflow)
     fleet = tmp_path / "fleet"
     fleet.mkdir()
     (fleet / "nexo-plugins.toml").write_text(
@@ -193,7 +210,8 @@ def test_sync_that_locks_a_new_signer_is_refused_unless_allowed(
         "failed",
         "signer_changed",
     )
-    assert "sneaky.yml" in outcome["error"]
+    assert "release.yml" in outcome["error"]
+    assert named in outcome["error"]
     after = tree_snapshot(root)
     assert after.pop(".nexo-sync.lock")[0] == "file"  # sync's own (empty) lock file
     assert after == before

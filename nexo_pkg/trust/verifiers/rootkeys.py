@@ -318,7 +318,15 @@ def public_good_root() -> RootSource:
         return shipped
     reason = _cached_root_verified(metadata_dir, cached)
     if reason is not None:
-        _logger.warning("ignoring the cached public-good root %s: %s", cached_path, reason)
+        # A `warning:` line, once a run (every signed plugin of a sync asks for the root).
+        from nexo_pkg.core.output import say_once  # noqa: PLC0415
+        from nexo_pkg.core.terminal import printable  # noqa: PLC0415
+
+        say_once(
+            f"ignoring the cached public-good root {printable(str(cached_path))}: "
+            f"{printable(reason)}",
+            warning=True,
+        )
         return shipped
     return RootSource(
         cached,

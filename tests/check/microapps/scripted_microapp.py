@@ -126,6 +126,10 @@ def at_start() -> None:
         escape()
     if MODE == "escape_hang":
         time.sleep(600)
+    if MODE == "stderr_lines":
+        # EXTRA is the stderr text ("|" between lines), written before the first request.
+        sys.stderr.write("".join(line + "\n" for line in EXTRA.split("|")))
+        sys.stderr.flush()
 
 
 def escape() -> None:
@@ -196,6 +200,10 @@ def main() -> None:
                 # An admin request at start-up, its answer read by the loop below.
                 write({"jsonrpc": "2.0", "id": "app:boot", "method": EXTRA, "params": {}})
         elif method == "tools/list":
+            if MODE == "tools_list":
+                # EXTRA is the tools/list reply: a result, or {"error": ...}.
+                write({"jsonrpc": "2.0", "id": request_id, **json.loads(EXTRA)})
+                continue
             result(request_id, {"tools": TOOLS})
         elif MODE == "hook_replies" and method.startswith("hooks/"):
             # EXTRA maps each hook to its reply.
