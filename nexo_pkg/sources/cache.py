@@ -101,9 +101,25 @@ def _unlink(path: Path) -> None:
         path.unlink()
 
 
+def _remove_held(holding: Path) -> None:
+    """Remove a directory a blob was held in, and the blob's name in it (read-only: on
+    Windows its bit is cleared first); what cannot be removed is left for ``cache prune``."""
+    for entry in _entries(holding):
+        with contextlib.suppress(OSError):
+            _unlink(entry)
+    with contextlib.suppress(OSError):
+        holding.rmdir()
+
+
 def _remove_entry(path: Path) -> None:
-    """Unlink ``path``; a directory planted in the store is removed with what it holds."""
+    """Unlink ``path``; a directory planted in the store is removed with what it holds (one
+    a killed command held a blob in, its read-only name too)."""
     if path.is_dir() and not path.is_symlink():
+        if path.name.endswith(".held"):
+            _remove_held(path)
+            if path.exists():
+                raise OSError(f"cannot remove {path}")
+            return
         shutil.rmtree(path)
     else:
         _unlink(path)
@@ -291,7 +307,7 @@ class BlobCache:
                     try:
                         yield held
                     finally:
-                        shutil.rmtree(held.parent, ignore_errors=True)
+                        _remove_held(held.parent)
                     return
                 # Not the blob (damaged, a link, a directory planted there): fetched again.
                 with contextlib.suppress(FileNotFoundError):
@@ -327,10 +343,14 @@ class BlobCache:
                 # command's own for them, whatever later happens to the store's name.
                 holding = self._holding_dir(expected)
                 try:
+                    if not posix.POSIX:
+                        # Windows: a link shares the blob's read-only bit, which its removal
+                        # would have to clear: held by a copy, below.
+                        raise OSError("held by a copy")
                     os.link(temp, holding / expected)
                 except OSError:
                     # A file system without hard links: held by a copy, below.
-                    shutil.rmtree(holding, ignore_errors=True)
+                    _remove_held(holding)
                     holding = None
                 if _put_in_place(temp, final):
                     self.added.append(final)
@@ -341,7 +361,7 @@ class BlobCache:
                             _sync_blob(final)
             except BaseException as exc:
                 if holding is not None:
-                    shutil.rmtree(holding, ignore_errors=True)
+                    _remove_held(holding)
                 if isinstance(exc, OSError):
                     raise _io(f"write blob {expected} into {self.store}", exc) from exc
                 raise
@@ -363,7 +383,7 @@ class BlobCache:
             try:
                 yield holding / expected
             finally:
-                shutil.rmtree(holding, ignore_errors=True)
+                _remove_held(holding)
 
     def _holding_dir(self, expected: str) -> Path:
         """A new private directory in the temp dir to hold the name of a blob in use (a
@@ -403,12 +423,12 @@ class BlobCache:
                             digest.update(chunk)
                             copy.write(chunk)
                     if digest.hexdigest() != expected:
-                        shutil.rmtree(holding, ignore_errors=True)
+                        _remove_held(holding)
                         return None
                     held.chmod(0o444)
                     return held
                 except OSError as exc:
-                    shutil.rmtree(holding, ignore_errors=True)
+                    _remove_held(holding)
                     raise _io(f"write into the blob cache {self.temp}", exc) from exc
         except NotRegularFileError:
             return None
@@ -420,8 +440,11 @@ class BlobCache:
     @staticmethod
     def _linked(final: Path, held: Path, info: os.stat_result) -> bool:
         """Whether ``held`` could be made a hard link of ``final`` naming the file ``info``
-        describes, a file nobody but its owner, this user, can rewrite."""
-        if posix.POSIX and (info.st_uid != posix.effective_uid() or info.st_mode & 0o222):
+        describes, a file nobody but its owner, this user, can rewrite. Never on Windows: a
+        link there shares the blob's read-only bit, which removing it would have to clear."""
+        if not posix.POSIX:
+            return False
+        if info.st_uid != posix.effective_uid() or info.st_mode & 0o222:
             return False
         try:
             os.link(final, held, follow_symlinks=False)
