@@ -559,6 +559,22 @@ def test_bash_completes_option_values_and_installed_ids(tmp_path: Path) -> None:
     assert offered(f"nexo plugin upgrade --dest {tmp_path / 'missing'} ''") == []
 
 
+def test_bash_completes_the_commands_help_describes(tmp_path: Path) -> None:
+    """As ``gh help <Tab>`` and ``uv help <Tab>``: ``nexo help`` completes the command path,
+    one level at a time; past a command without subcommands (or a wrong name) nothing."""
+    env = base_env(tmp_path / "home")
+
+    def offered(words: str) -> list[str]:
+        return _bash_complete(words, tmp_path, env)
+
+    assert offered("nexo help ''") == ["help", "plugin"]
+    assert offered("nexo help plugin in") == ["install", "info"]
+    assert offered("nexo help plugin trust ''") == ["add", "list", "remove", "verify"]
+    assert offered("nexo help plugin cache p") == ["prune"]
+    assert offered("nexo help plugin lint ''") == []
+    assert offered("nexo help bogus ''") == []
+
+
 def test_completion_offers_whatever_choices_an_option_declares() -> None:
     """An option declaring its values (an Enum, Typer's Choice, or a ``[a|b]`` metavar)
     completes them: a new option needs no list of its own in the completion code."""
