@@ -209,8 +209,34 @@ def test_check_on_a_tar_gz_that_is_not_gzip_is_a_usage_error(tmp_path: Path) -> 
     assert tree(tmp_path) == before
 
 
+# Every command that reads the daemon's configuration directory, with what it needs besides.
+CONFIG_COMMANDS: dict[str, list[str]] = {
+    "install": ["plugin", "install", "{tarball}", "--yes"],
+    "list": ["plugin", "list"],
+    "trust-list": ["plugin", "trust", "list"],
+    "trust-add": ["plugin", "trust", "add", "acme/hello", "--yes"],
+    "trust-remove": ["plugin", "trust", "remove", "acme", "--yes"],
+    "trust-verify": ["plugin", "trust", "verify", "{tarball}"],
+    "remove": ["plugin", "remove", "hello", "--yes"],
+    "upgrade": ["plugin", "upgrade", "hello", "--yes"],
+    "outdated": ["plugin", "outdated"],
+    "doctor": ["plugin", "doctor"],
+    "rollback": ["plugin", "rollback", "hello", "--yes"],
+    "hold": ["plugin", "hold", "hello"],
+    "unhold": ["plugin", "unhold", "hello"],
+    "enable": ["plugin", "enable", "hello"],
+    "disable": ["plugin", "disable", "hello"],
+    "sbom": ["plugin", "sbom", "--all"],
+    "verify": ["plugin", "verify"],
+    "check": ["plugin", "check", "hello"],
+    "info": ["plugin", "info", "acme/hello"],
+    "lock": ["plugin", "lock"],
+    "sync": ["plugin", "sync", "--yes"],
+}
+
+
 @pytest.mark.parametrize("shape", ["missing", "file"])
-@pytest.mark.parametrize("command", ["install", "list", "trust-list"])
+@pytest.mark.parametrize("command", [*CONFIG_COMMANDS])
 def test_a_config_that_is_not_a_directory_is_an_error(
     tmp_path: Path, shape: str, command: str
 ) -> None:
@@ -221,11 +247,7 @@ def test_a_config_that_is_not_a_directory_is_an_error(
         config.write_text("not a directory\n", encoding="utf-8")
     # A ./config the fall back would have used.
     (tmp_path / "config").mkdir()
-    args = {
-        "install": ["plugin", "install", str(tarball), "--yes"],
-        "list": ["plugin", "list"],
-        "trust-list": ["plugin", "trust", "list"],
-    }[command]
+    args = [arg.format(tarball=tarball) for arg in CONFIG_COMMANDS[command]]
     before = tree(tmp_path)
     result = nexo(
         *args, "--config", str(config), "--json", cwd=tmp_path, env=base_env(tmp_path / "home")
