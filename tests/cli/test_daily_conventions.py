@@ -67,14 +67,32 @@ def tree(root: Path) -> list[str]:
 # -- 6: bad arguments are usage errors ------------------------------------------------------
 
 
-@pytest.mark.parametrize("command", ["install", "list", "verify", "check"])
+# Every command taking --dest (a plugin root), with what it needs besides.
+DEST_COMMANDS: dict[str, list[str]] = {
+    "install": ["{tarball}", "--yes"],
+    "list": [],
+    "verify": [],
+    "check": ["hello"],
+    "remove": ["hello", "--yes"],
+    "upgrade": ["hello", "--yes"],
+    "outdated": [],
+    "doctor": [],
+    "rollback": ["hello", "--yes"],
+    "hold": ["hello"],
+    "unhold": ["hello"],
+    "enable": ["hello"],
+    "disable": ["hello"],
+    "sbom": ["--all"],
+    "sync": ["--yes"],
+}
+
+
+@pytest.mark.parametrize("command", [*DEST_COMMANDS])
 def test_a_dest_that_is_a_file_is_a_usage_error(tmp_path: Path, command: str) -> None:
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     dest = tmp_path / "plugins"
     dest.write_text("a file\n", encoding="utf-8")
-    args = {"install": [str(tarball), "--yes"], "list": [], "verify": [], "check": ["hello"]}[
-        command
-    ]
+    args = [arg.format(tarball=tarball) for arg in DEST_COMMANDS[command]]
     before = tree(tmp_path)
     result = nexo(
         "plugin",
