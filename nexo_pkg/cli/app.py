@@ -27,7 +27,7 @@ from typer.core import TyperGroup
 from nexo_pkg import __version__
 from nexo_pkg.cli import asks_for_json
 from nexo_pkg.cli.common import fail, set_color, set_verbosity
-from nexo_pkg.cli.completion import attach_choice_completion
+from nexo_pkg.cli.completion import attach_choice_completion, command_names
 from nexo_pkg.cli.examples import HELP, ROOT, epilog
 from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError, UsageError
@@ -455,7 +455,10 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
     def help_command(
         ctx: typer.Context,
         command: list[str] = typer.Argument(  # noqa: B008 - Typer's declaration style
-            None, metavar="[COMMAND]...", help="The command to describe (e.g. plugin install)."
+            None,
+            metavar="[COMMAND]...",
+            help="The command to describe (e.g. plugin install).",
+            autocompletion=command_names,
         ),
     ) -> None:
         """Show the help of nexo or of one of its commands (nexo help plugin install)."""
