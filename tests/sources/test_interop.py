@@ -899,3 +899,38 @@ def test_mirror_between_registries_stops_at_a_referrer_chain_too_deep_for_a_plug
     assert document["kind"] == "registry_invalid"
     assert "deep" in document["error"]
     assert "Traceback" not in refused.stderr
+
+
+def test_a_skopeo_copy_mirrors_on_with_its_signatures(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """Reading is tolerant in ``mirror`` too: an index skopeo re-serialised without
+    ``artifactType``, and its tag-schema referrer indexes, are copied on byte for byte, and
+    the copy of the copy installs verified."""
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    copy_every_tag(registry, second_registry, "plugins/echo", "copied/echo")
+    assert "artifactType" not in get_json(second_registry, "copied/echo/manifests/1.2.3")
+    registry.stop()
+    third = start_registry(tmp_path / "third-registry")
+    try:
+        copied = mirror(fleet_env, second_registry.ref("copied/echo:1.2.3"), third.ref("m/echo"))
+        assert copied["tags"] == ["1.2.3"]
+        assert tags_of(third, "m/echo") == tags_of(second_registry, "copied/echo")
+        for tag in tags_of(second_registry, "copied/echo"):
+            assert raw_manifest(third, "m/echo", tag) == raw_manifest(
+                second_registry, "copied/echo", tag
+            )
+        second_registry.stop()
+        result = install_verified(fleet_env, third.ref("m/echo:1.2.3"), tmp_path / "p", policy)
+        assert (result["signature"]["status"], result["signature"]["identity"]) == (
+            "verified",
+            ACME_IDENTITY,
+        )
+    finally:
+        third.stop()
