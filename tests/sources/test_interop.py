@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import subprocess
 import tarfile
 import time
@@ -674,6 +675,50 @@ def test_a_mirror_that_serves_other_bytes_is_refused_and_nothing_is_installed(
     assert synced.code == 1
     assert synced.document["plugins"][0]["kind"] == "checksum_mismatch"
     assert not (dest / "echo-1.2.3").exists()
+
+
+def test_a_mirror_that_lacks_the_digest_or_is_down_is_passed_over(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """As containerd's hosts: the first mirror that has the manifest serves it; an empty
+    mirror falls through to the registry, a closed one to the next mirror."""
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    wanted = wanted_file(tmp_path / "fleet", registry.ref("plugins/echo"))
+    lock_file = wanted.parent / "nexo-plugins.lock"
+    common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
+    assert nexo("plugin", "lock", "-f", str(wanted), *common, env=fleet_env,
+                in_process=True).code == 0  # fmt: skip
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"127.0.0.1:{probe.getsockname()[1]}"
+
+    def sync_into(name: str, *mirrors: str) -> dict[str, Any]:
+        flags = [flag for mirror in mirrors
+                 for flag in ("--registry-mirror", f"{registry.host}={mirror}")]  # fmt: skip
+        synced = fleet_run(
+            "sync", "--lock", lock_file, "--dest", str(tmp_path / name), "--frozen",
+            *common, *flags, env={**fleet_env, "NEXO_HOME": str(tmp_path / f"home-{name}")},
+        )  # fmt: skip
+        assert synced.code == 0, synced.stderr
+        assert synced.document["plugins"][0]["identity"] == ACME_IDENTITY
+        return dict(synced.document["requests"]["registries"])
+
+    # The mirror holds nothing yet: it is asked for the manifest, the registry serves it.
+    empty = sync_into("empty-mirror", second_registry.host)
+    assert set(empty[second_registry.host]) == {"manifest_get"}
+    assert empty[registry.host]["blob_get"] == 2
+    copy_every_tag(registry, second_registry, "plugins/echo", "plugins/echo")
+    registry.stop()
+    served = sync_into("closed-mirror", closed, second_registry.host)
+    assert served[second_registry.host]["blob_get"] == 2
+    assert registry.host not in served
+    assert tree_snapshot(tmp_path / "closed-mirror") == tree_snapshot(tmp_path / "empty-mirror")
 
 
 @pytest.mark.parametrize(
