@@ -721,6 +721,40 @@ def test_a_mirror_that_lacks_the_digest_or_is_down_is_passed_over(
     assert tree_snapshot(tmp_path / "closed-mirror") == tree_snapshot(tmp_path / "empty-mirror")
 
 
+def test_a_mirror_that_serves_another_signer_s_signature_is_refused(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """The same manifests and tarballs, signed by another identity the policy also trusts:
+    a mirror is trusted for bytes only, so the signer the lock recorded decides."""
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    wanted = wanted_file(tmp_path / "fleet", registry.ref("plugins/echo"))
+    lock_file = wanted.parent / "nexo-plugins.lock"
+    common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
+    assert nexo("plugin", "lock", "-f", str(wanted), *common, env=fleet_env,
+                in_process=True).code == 0  # fmt: skip
+    rebuilt = ACME_IDENTITY.replace("v1.2.3", "v1.2.3-rebuilt")  # matches the policy too
+    push_dist(make_dist(identity=rebuilt), second_registry.ref("plugins/echo"),
+              Path(fleet_env["NEXO_HOME"]))  # fmt: skip
+    registry.stop()
+    dest = tmp_path / "root"
+    refused = fleet_run(
+        "sync", "--lock", lock_file, "--dest", str(dest), "--frozen", *common,
+        "--registry-mirror", f"{registry.host}={second_registry.host}",
+        env={**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")},
+    )  # fmt: skip
+    assert refused.code == 1
+    (plugin,) = refused.document["plugins"]
+    assert plugin["kind"] == "signer_untrusted"
+    assert rebuilt in plugin["error"]
+    assert not (dest / "echo-1.2.3").exists()
+
+
 @pytest.mark.parametrize(
     ("where", "value", "kind"),
     [
