@@ -286,7 +286,7 @@ def _resolve_one(inner: str, path: Path, cwd: Path) -> str:
         return _read_secret_file(inner, path, cwd)
     value = resolve_placeholder(inner)
     if value is None:
-        raise ConfigError(f"{path}: env var {inner.strip()} not set (referenced in {path.name})")
+        raise ConfigError(f"{path}: env var {rust_trim(inner)} not set (referenced in {path.name})")
     return value
 
 

@@ -203,6 +203,42 @@ def test_a_path_naming_an_unset_variable_is_skipped(tmp_path: Path, env: dict[st
     assert "NEXO_TEST_UNSET" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("placeholder", "roots"),
+    [
+        ("${\x1cNEXO_T_ROOT}", None),
+        ("${NEXO_T_ROOT\x1f}", None),
+        ("${\x1dNEXO_T_ROOT:-/fallback}", ["/fallback"]),
+        ("${\x1eNEXO_T_ROOT-/fallback}", ["/fallback"]),
+        ("${ NEXO_T_ROOT\u3000}", ["/set"]),
+        ("${\x85NEXO_T_ROOT:-/fallback}", ["/set"]),
+    ],
+    ids=["fs", "us-after", "gs-colon-default", "rs-default", "ideographic-space", "nel"],
+)
+def test_a_placeholder_name_is_trimmed_as_rust_trims(
+    tmp_path: Path, env: dict[str, str], placeholder: str, roots: list[str] | None
+) -> None:
+    """crates/config/src/env.rs at eec3f33: `resolve_one` looks the variable up as
+    `inner.trim()` (`name.trim()` after `split_default`), and Rust's `str::trim` takes only
+    Unicode White_Space: the information separators U+001C-U+001F stay part of the name, so
+    the daemon looks up a variable that is not set (failing the load, or taking the default),
+    where Python's `str.strip()` dropped them and read NEXO_T_ROOT."""
+    env = _config(
+        tmp_path,
+        {**env, "NEXO_T_ROOT": "/set"},
+        f'discovery:\n  search_paths: ["{placeholder}"]\n',
+    )
+    result = nexo("plugin", "list", "--json", env=env)
+    if roots is None:
+        assert result.code == 2, result.stdout
+        assert result.document["kind"] == "config"
+        assert "not set" in result.document["error"]
+        assert not (Path(env["NEXO_HOME"]) / "state").exists()
+        return
+    assert result.code == 0, result.stdout
+    assert result.document["roots"] == roots
+
+
 def test_every_search_path_is_seen_install_writes_to_the_first(
     tmp_path: Path, env: dict[str, str], server: GitHubServer
 ) -> None:
