@@ -19,7 +19,7 @@ from itertools import takewhile
 from pathlib import Path
 
 from nexo_pkg.core import posix
-from nexo_pkg.manifest.rust_text import rust_trim
+from nexo_pkg.manifest.rust_text import rust_env_value, rust_trim
 
 __all__ = [
     "CONFIG_DIR_ENV",
@@ -277,7 +277,8 @@ def resolve_placeholder(inner: str, environ: Mapping[str, str] | None = None) ->
     """The value of ``${inner}``, or ``None`` when its variable is unset and it has no default."""
     environ = os.environ if environ is None else environ
     name, default = placeholder_name(inner)
-    value = environ.get(name)
+    # `std::env::var`: a value that is not Unicode is an error, as an unset one.
+    value = rust_env_value(environ.get(name))
     if default is None:
         return value
     if ":-" in inner:

@@ -8,7 +8,7 @@ Every check that mirrors a daemon ``trim()`` goes through :func:`rust_trim` / :f
 
 from __future__ import annotations
 
-__all__ = ["is_blank", "rust_trim"]
+__all__ = ["is_blank", "rust_env_value", "rust_trim"]
 
 RUST_WHITESPACE = (
     "\t\n\v\f\r \x85\xa0\u1680"
@@ -26,3 +26,17 @@ def rust_trim(text: str) -> str:
 def is_blank(text: str) -> bool:
     """Whether ``text.trim().is_empty()`` holds in Rust (empty or only ``White_Space``)."""
     return not rust_trim(text)
+
+
+def rust_env_value(value: str | None) -> str | None:
+    """What Rust's ``std::env::var`` gives for an environment value ``value`` as Python holds it
+    (``None``: unset): ``None`` too for a value that is not Unicode (``VarError::NotUnicode``),
+    which Python keeps as lone surrogates (``surrogateescape`` bytes on POSIX, ill-formed
+    UTF-16 on Windows)."""
+    if value is None or value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
