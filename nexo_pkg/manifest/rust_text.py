@@ -8,7 +8,7 @@ Every check that mirrors a daemon ``trim()`` goes through :func:`rust_trim` / :f
 
 from __future__ import annotations
 
-__all__ = ["is_blank", "rust_env_value", "rust_trim"]
+__all__ = ["is_blank", "rust_env_value", "rust_split_whitespace", "rust_trim"]
 
 RUST_WHITESPACE = (
     "\t\n\v\f\r \x85\xa0\u1680"
@@ -16,6 +16,16 @@ RUST_WHITESPACE = (
     "\u2028\u2029\u202f\u205f\u3000"
 )
 """The characters of Unicode ``White_Space`` (what Rust's ``char::is_whitespace`` accepts)."""
+
+
+_TO_SPACE = str.maketrans(dict.fromkeys(RUST_WHITESPACE, " "))
+
+
+def rust_split_whitespace(text: str) -> list[str]:
+    """The words of ``text`` as Rust's ``str::split_whitespace`` gives them: split at runs of
+    ``White_Space`` only, so an information separator stays inside a word (Python's
+    ``str.split()`` splits at it, and gives no word at all for ``"\\x1c"``)."""
+    return [word for word in text.translate(_TO_SPACE).split(" ") if word]
 
 
 def rust_trim(text: str) -> str:
