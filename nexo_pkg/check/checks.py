@@ -589,7 +589,17 @@ class _Session(FrameLoop):
             return True
         record["error"] = error
         code = error.get("code")
-        if code in TOOL_ERRORS:
+        if answer.result is not None:
+            # JSON-RPC allows one of the two; the daemon's reader takes any `error` member
+            # (`"error": null` included) as the answer and drops the result (subprocess.rs:476),
+            # so the agent gets an error from every such call.
+            self.report.add(
+                "invoke",
+                "fail",
+                f"the reply carries a result and {_error_text(answer)}: the daemon takes any "
+                "`error` member as the answer and drops the result, so the tool call fails",
+            )
+        elif code in TOOL_ERRORS:
             problem = _tool_error_data_problem(code, error.get("data"))
             if problem is not None:
                 self.report.add("invoke", "fail", f"{_error_text(answer)}: {problem}")

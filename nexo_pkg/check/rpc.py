@@ -107,14 +107,24 @@ class FrameLoop:
                     "not be written)",
                 )
             return self.gone(self.process.exit_code_by(pending.deadline), sending=True)
+        dropped = 0  # the size of a line over the cap dropped unread while this request waited
         while True:
             event = self.process.await_stdout(pending.deadline)
             if event is None:
-                return NoReply("timeout", f"no reply within {round(timeout * 1000)} ms")
+                waited = f"no reply within {round(timeout * 1000)} ms"
+                if dropped:
+                    # It may have been the reply: the daemon reads lines of any length.
+                    waited += (
+                        f"; a stdout line of at least {dropped} bytes, over the check's memory "
+                        "cap, was dropped unread meanwhile (if it was the reply, the daemon "
+                        "reads it)"
+                    )
+                return NoReply("timeout", waited)
             if event.kind == "eof":
                 return self.gone(self.process.exit_code_by(pending.deadline), sending=False)
             if event.kind == "oversize":
                 self.oversize(event.size)
+                dropped = max(dropped, event.size)
                 continue
             reply = self.read_line(event.data, pending)
             if self.stopped is not None:

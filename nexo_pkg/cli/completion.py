@@ -81,3 +81,20 @@ def installed_ids(ctx: Any, incomplete: str) -> list[str]:
         return []
     ids = {item.plugin_id for item in found if item.plugin_id and not item.kept}
     return sorted(plugin_id for plugin_id in ids if plugin_id.startswith(incomplete))
+
+
+def command_names(ctx: Any, incomplete: str) -> list[str]:
+    """The commands ``nexo help`` can describe next, after the words already typed
+    (``nexo help plugin in`` offers ``info``, ``install``), as ``gh help`` and ``uv help``
+    complete; nothing past a command that has no subcommands."""
+    try:
+        current = ctx.find_root()
+        for name in (getattr(ctx, "params", {}) or {}).get("command") or ():
+            found = current.command.get_command(current, name)
+            if found is None:
+                return []
+            current = found.make_context(name, [], parent=current, resilient_parsing=True)
+        names = current.command.list_commands(current)
+    except Exception:  # noqa: BLE001 - completion must never break the shell
+        return []
+    return [name for name in names if name.startswith(incomplete)]

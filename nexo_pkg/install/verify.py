@@ -72,6 +72,9 @@ class VerifyReport:
     extra: tuple[str, ...] = ()
     mode_changed: tuple[str, ...] = ()
     problem: str | None = None
+    # A tree without a receipt that still names its plugin (a development link: the
+    # checkout's manifest), for the report's id and version.
+    named: tuple[str, str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -81,9 +84,11 @@ class VerifyReport:
 
     def to_json(self) -> dict[str, Any]:
         receipt = self.item.receipt
+        named = (receipt.id, receipt.version) if receipt else self.named
+        plugin_id, version = named or (None, None)
         return {
-            "id": receipt.id if receipt else None,
-            "version": receipt.version if receipt else None,
+            "id": plugin_id,
+            "version": version,
             "path": str(self.item.path),
             "ok": self.ok,
             "modified": list(self.modified),
@@ -143,6 +148,7 @@ def verify_installed(
                     item,
                     problem=f"is a development link (install --link) to {linked.target}: "
                     "nothing was installed there, so there is nothing to verify",
+                    named=(linked.plugin_id, linked.version),
                 )
         return VerifyReport(item, problem=item.problem or "no install receipt")
     if item.path.is_symlink() or not item.path.is_dir():

@@ -105,6 +105,16 @@ def _unlink(path: Path) -> None:
         path.unlink()
 
 
+def _remove_held(holding: Path) -> None:
+    """Remove a directory a blob was held in, and the blob's name in it (read-only: on
+    Windows its bit is cleared first); what cannot be removed is left for ``cache prune``."""
+    for entry in _entries(holding):
+        with contextlib.suppress(OSError):
+            _unlink(entry)
+    with contextlib.suppress(OSError):
+        holding.rmdir()
+
+
 def _remove_abandoned_holding(path: Path) -> None:
     """Delete the directory ``path`` that held a blob, when no command holds its lock (its
     command was killed); one in use, or on a file system without locks, stays."""
@@ -118,7 +128,7 @@ def _remove_abandoned_holding(path: Path) -> None:
         except OSError:
             return
         if os.path.samestat(os.lstat(path), os.fstat(descriptor)):
-            shutil.rmtree(path, ignore_errors=True)
+            _remove_held(path)
     except OSError:
         return
     finally:
@@ -126,8 +136,14 @@ def _remove_abandoned_holding(path: Path) -> None:
 
 
 def _remove_entry(path: Path) -> None:
-    """Unlink ``path``; a directory planted in the store is removed with what it holds."""
+    """Unlink ``path``; a directory planted in the store is removed with what it holds (one
+    a killed command held a blob in, its read-only name too)."""
     if path.is_dir() and not path.is_symlink():
+        if path.name.endswith(".held"):
+            _remove_held(path)
+            if path.exists():
+                raise OSError(f"cannot remove {path}")
+            return
         shutil.rmtree(path)
     else:
         _unlink(path)
@@ -354,6 +370,10 @@ class BlobCache:
                 # command's own for them, whatever later happens to the store's name.
                 holding = self._holding_dir(expected)
                 try:
+                    if not posix.POSIX:
+                        # Windows: a link shares the blob's read-only bit, which its removal
+                        # would have to clear: held by a copy, below.
+                        raise OSError("held by a copy")
                     os.link(temp, holding / expected)
                 except OSError:
                     # A file system without hard links: held by a copy, below.
@@ -425,7 +445,7 @@ class BlobCache:
 
     def _release(self, holding: Path) -> None:
         """Delete the directory holding a blob in use, then give up its lock."""
-        shutil.rmtree(holding, ignore_errors=True)
+        _remove_held(holding)
         with self._counting:
             descriptor = self._holding_locks.pop(holding, None)
         if descriptor is not None:
@@ -480,8 +500,11 @@ class BlobCache:
     @staticmethod
     def _linked(final: Path, held: Path, info: os.stat_result) -> bool:
         """Whether ``held`` could be made a hard link of ``final`` naming the file ``info``
-        describes, a file nobody but its owner, this user, can rewrite."""
-        if posix.POSIX and (info.st_uid != posix.effective_uid() or info.st_mode & 0o222):
+        describes, a file nobody but its owner, this user, can rewrite. Never on Windows: a
+        link there shares the blob's read-only bit, which removing it would have to clear."""
+        if not posix.POSIX:
+            return False
+        if info.st_uid != posix.effective_uid() or info.st_mode & 0o222:
             return False
         try:
             os.link(final, held, follow_symlinks=False)

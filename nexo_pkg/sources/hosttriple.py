@@ -82,8 +82,8 @@ _GNU_ABIS = ("-gnu", "-gnueabihf", "-gnueabi")
 
 
 def expand_triple(triple: str) -> tuple[str, ...]:
-    """A glibc triple can also run the musl build (static), so it falls back to it. As the
-    daemon's installer, any triple ending in ``-gnu`` falls back to the same with ``-musl``
+    """A glibc triple can also run the musl build (static), so it falls back to it (SPEC §5:
+    glibc, then musl). Any triple ending in ``-gnu`` falls back to the same with ``-musl``
     (``x86_64-pc-windows-gnu`` to ``x86_64-pc-windows-musl``, ``x-gnu`` to ``x-musl``); one
     ending in ``-gnueabihf``/``-gnueabi`` to ``-musleabihf``/``-musleabi``, as an armv7 glibc
     host detects it."""

@@ -142,3 +142,26 @@ def test_check_judges_a_broken_fixture_at_the_daemons_level(
         assert found[name] == status, document["checks"]
     if mode == "error_null":
         assert "any `error` member is an error" in details(document)["initialize"]
+
+
+def test_the_docs_table_has_a_row_for_every_scenario_of_the_kit() -> None:
+    """docs/check.md says, for each of the kit's scenarios, what `check` does and what the
+    daemon does: one row per scenario file, numbered as the kit numbers them."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "check.md").read_text(encoding="utf-8")
+    table = docs.split("### The SDKs' conformance kit, scenario by scenario", 1)[1]
+    table = table.split("\n## ", 1)[0]
+    rows = {
+        line.split("|")[1].strip().split(" ", 1)[0]: line
+        for line in table.splitlines()
+        if line.startswith("| ") and line[2:4].isdigit()
+    }
+    scenarios = sorted(shared_fixture(*KIT, "scenarios").glob("*.json"))
+    assert len(scenarios) == 19
+    assert sorted(rows) == [path.name.split("_", 1)[0] for path in scenarios]
+    for row in rows.values():
+        cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
+        assert len(cells) == 3, row
+        assert all(cells), row
+    sandbox = docs.split("\n## Sandbox\n", 1)[1].split("\n## ", 1)[0]
+    for needed in ("--die-with-parent", "--unshare-net", "macOS", "--no-sandbox"):
+        assert needed in sandbox, needed

@@ -249,14 +249,22 @@ def test_sandbox_required_with_the_sandbox_off_fails_with_the_daemons_reason(
     assert not pids.exists()
 
 
-def test_host_network_without_the_operators_permission_is_refused(tmp_path: Path) -> None:
+def test_host_network_without_the_operators_permission_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("FIXTURE_PID_FILE", str(pids))
     root = sandboxed_plugin(tmp_path / "boxed", "ok", network="host")
     code, document = cli_check(root)
     assert code == 1
-    assert check(document, "spawn")["detail"] == (
-        'not started: plugin `boxed`: sandbox.network = "host" requires '
-        "NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW=1"
+    assert document["ok"] is False
+    reason = (
+        'plugin `boxed`: sandbox.network = "host" requires NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW=1'
     )
+    assert check(document, "spawn")["detail"] == f"not started: {reason}"
+    assert check(document, "sandbox")["status"] == "fail"
+    assert document["sandbox"]["refusal"] == reason
+    assert not pids.exists()
 
 
 @needs_system_python

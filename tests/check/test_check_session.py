@@ -152,6 +152,9 @@ def test_invoke_of_unadvertised_tool_reports_tool_not_found(tmp_path: Path) -> N
         ("bad_retry", "fail", "retry_after_ms"),
         ("method_not_found", "warn", "not implemented"),
         ("odd_code", "warn", "not a tool.invoke error code"),
+        # subprocess.rs:476: any `error` member, null included, is the answer; the result
+        # is dropped and the agent gets an error from every call.
+        ("result_and_null_error", "fail", "drops the result"),
     ],
 )
 def test_invoke_answers_are_judged(
@@ -166,6 +169,38 @@ def test_invoke_answers_are_judged(
     assert report.ok is (expected_status != "fail")
     # The session goes on after any answer.
     assert status(report, "shutdown") == "pass"
+
+
+def test_an_invoke_reply_with_a_result_and_a_null_error_fails_the_check(
+    tmp_path: Path, pid_file: Path
+) -> None:
+    root = scripted_plugin(tmp_path / "p", "ok", tools=("scripted_echo",))
+    code, document = cli_check(
+        root, "--invoke", "scripted_echo", "--args", '{"answer": "result_and_null_error"}'
+    )
+    assert code == 1
+    assert document["ok"] is False
+    assert set(checks_with(document, "fail")) == {"invoke"}
+    assert "frames.jsonrpc" in checks_with(document, "warn")
+    assert document["invoke"]["error"]["message"].startswith("`error` is null")
+    assert_nothing_left(pid_file)
+
+
+def test_a_non_utf8_line_after_the_handshake_loses_every_later_reply(
+    tmp_path: Path, pid_file: Path
+) -> None:
+    """tokio ``lines()`` (subprocess.rs:377-390) ends the reader at the line: the daemon's
+    tool calls to the plugin go unanswered from then on, so the check fails, not warns."""
+    root = scripted_plugin(tmp_path / "p", "bad_utf8_after_init", tools=("scripted_echo",))
+    code, document = cli_check(root, "--invoke", "scripted_echo", "--args", '{"text": "hi"}')
+    assert code == 1
+    assert document["ok"] is False
+    failures = checks_with(document, "fail")
+    assert set(failures) == {"frames.utf8", "invoke"}, document["checks"]
+    assert "reader stopped" in failures["invoke"]
+    assert "initialize" in checks_with(document, "pass")
+    assert "result" not in document["invoke"]
+    assert_nothing_left(pid_file)
 
 
 def test_hand_written_conforming_plugin_passes(tmp_path: Path, pid_file: Path) -> None:

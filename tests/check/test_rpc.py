@@ -108,6 +108,31 @@ def test_a_line_over_the_cap_is_dropped_unread_and_the_reply_after_it_still_arri
     assert len(reader.lines) == 1
 
 
+def test_a_reply_over_the_cap_times_out_naming_the_line_dropped_meanwhile(
+    tmp_path: Path,
+) -> None:
+    """The daemon reads lines of any length; the check keeps a memory cap. A reply over it is
+    never judged, and the timeout says so instead of claiming the plugin never answered."""
+    code = (
+        "import json, sys, time\n"
+        "request = json.loads(sys.stdin.readline())\n"
+        "reply = {'jsonrpc': '2.0', 'id': request['id'], 'result': 'p' * 5000}\n"
+        "sys.stdout.write(json.dumps(reply) + '\\n')\n"
+        "sys.stdout.flush()\n"
+        "time.sleep(30)\n"
+    )
+    reader, reply = ask(tmp_path, code, timeout=1.0, max_frame_bytes=1024)
+    assert isinstance(reply, NoReply)
+    assert reply.reason == "timeout"
+    assert reply.detail.startswith("no reply within 1000 ms; a stdout line of at least ")
+    assert reply.detail.endswith(
+        "bytes, over the check's memory cap, was dropped unread meanwhile (if it was the "
+        "reply, the daemon reads it)"
+    )
+    assert len(reader.oversized) == 1
+    assert reader.lines == []
+
+
 def test_a_line_split_across_writes_is_read_as_one_line(tmp_path: Path) -> None:
     code = (
         "import os, sys, time\n"

@@ -67,14 +67,32 @@ def tree(root: Path) -> list[str]:
 # -- 6: bad arguments are usage errors ------------------------------------------------------
 
 
-@pytest.mark.parametrize("command", ["install", "list", "verify", "check"])
+# Every command taking --dest (a plugin root), with what it needs besides.
+DEST_COMMANDS: dict[str, list[str]] = {
+    "install": ["{tarball}", "--yes"],
+    "list": [],
+    "verify": [],
+    "check": ["hello"],
+    "remove": ["hello", "--yes"],
+    "upgrade": ["hello", "--yes"],
+    "outdated": [],
+    "doctor": [],
+    "rollback": ["hello", "--yes"],
+    "hold": ["hello"],
+    "unhold": ["hello"],
+    "enable": ["hello"],
+    "disable": ["hello"],
+    "sbom": ["--all"],
+    "sync": ["--yes"],
+}
+
+
+@pytest.mark.parametrize("command", [*DEST_COMMANDS])
 def test_a_dest_that_is_a_file_is_a_usage_error(tmp_path: Path, command: str) -> None:
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     dest = tmp_path / "plugins"
     dest.write_text("a file\n", encoding="utf-8")
-    args = {"install": [str(tarball), "--yes"], "list": [], "verify": [], "check": ["hello"]}[
-        command
-    ]
+    args = [arg.format(tarball=tarball) for arg in DEST_COMMANDS[command]]
     before = tree(tmp_path)
     result = nexo(
         "plugin",
@@ -209,8 +227,34 @@ def test_check_on_a_tar_gz_that_is_not_gzip_is_a_usage_error(tmp_path: Path) -> 
     assert tree(tmp_path) == before
 
 
+# Every command that reads the daemon's configuration directory, with what it needs besides.
+CONFIG_COMMANDS: dict[str, list[str]] = {
+    "install": ["plugin", "install", "{tarball}", "--yes"],
+    "list": ["plugin", "list"],
+    "trust-list": ["plugin", "trust", "list"],
+    "trust-add": ["plugin", "trust", "add", "acme/hello", "--yes"],
+    "trust-remove": ["plugin", "trust", "remove", "acme", "--yes"],
+    "trust-verify": ["plugin", "trust", "verify", "{tarball}"],
+    "remove": ["plugin", "remove", "hello", "--yes"],
+    "upgrade": ["plugin", "upgrade", "hello", "--yes"],
+    "outdated": ["plugin", "outdated"],
+    "doctor": ["plugin", "doctor"],
+    "rollback": ["plugin", "rollback", "hello", "--yes"],
+    "hold": ["plugin", "hold", "hello"],
+    "unhold": ["plugin", "unhold", "hello"],
+    "enable": ["plugin", "enable", "hello"],
+    "disable": ["plugin", "disable", "hello"],
+    "sbom": ["plugin", "sbom", "--all"],
+    "verify": ["plugin", "verify"],
+    "check": ["plugin", "check", "hello"],
+    "info": ["plugin", "info", "acme/hello"],
+    "lock": ["plugin", "lock"],
+    "sync": ["plugin", "sync", "--yes"],
+}
+
+
 @pytest.mark.parametrize("shape", ["missing", "file"])
-@pytest.mark.parametrize("command", ["install", "list", "trust-list"])
+@pytest.mark.parametrize("command", [*CONFIG_COMMANDS])
 def test_a_config_that_is_not_a_directory_is_an_error(
     tmp_path: Path, shape: str, command: str
 ) -> None:
@@ -221,11 +265,7 @@ def test_a_config_that_is_not_a_directory_is_an_error(
         config.write_text("not a directory\n", encoding="utf-8")
     # A ./config the fall back would have used.
     (tmp_path / "config").mkdir()
-    args = {
-        "install": ["plugin", "install", str(tarball), "--yes"],
-        "list": ["plugin", "list"],
-        "trust-list": ["plugin", "trust", "list"],
-    }[command]
+    args = [arg.format(tarball=tarball) for arg in CONFIG_COMMANDS[command]]
     before = tree(tmp_path)
     result = nexo(
         *args, "--config", str(config), "--json", cwd=tmp_path, env=base_env(tmp_path / "home")
@@ -557,6 +597,22 @@ def test_bash_completes_option_values_and_installed_ids(tmp_path: Path) -> None:
     assert offered(f"nexo plugin remove --dest {other} ''") == ["echo"]
     # A root that does not exist offers nothing (and breaks nothing).
     assert offered(f"nexo plugin upgrade --dest {tmp_path / 'missing'} ''") == []
+
+
+def test_bash_completes_the_commands_help_describes(tmp_path: Path) -> None:
+    """As ``gh help <Tab>`` and ``uv help <Tab>``: ``nexo help`` completes the command path,
+    one level at a time; past a command without subcommands (or a wrong name) nothing."""
+    env = base_env(tmp_path / "home")
+
+    def offered(words: str) -> list[str]:
+        return _bash_complete(words, tmp_path, env)
+
+    assert offered("nexo help ''") == ["help", "plugin"]
+    assert offered("nexo help plugin in") == ["install", "info"]
+    assert offered("nexo help plugin trust ''") == ["add", "list", "remove", "verify"]
+    assert offered("nexo help plugin cache p") == ["prune"]
+    assert offered("nexo help plugin lint ''") == []
+    assert offered("nexo help bogus ''") == []
 
 
 def test_completion_offers_whatever_choices_an_option_declares() -> None:

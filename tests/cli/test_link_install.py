@@ -59,6 +59,8 @@ def test_link_list_verify_remove(env: Path) -> None:
     (report,) = json.loads(result.stdout)["plugins"]
     assert report["ok"] is False
     assert report["path"] == str(link)
+    # Named as list names it: the checkout's manifest says what the link is.
+    assert (report["id"], report["version"]) == ("hello", "0.2.0")
     # Refused as what it is: a development link, with nothing installed to vouch for.
     assert report["problem"] == (
         f"is a development link (install --link) to {checkout}: nothing was installed "

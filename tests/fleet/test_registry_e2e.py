@@ -336,11 +336,17 @@ def test_lock_sync_is_idempotent_and_prune_removes_what_the_lock_drops(
     assert (document["ok"], document["kind"]) == (False, "lock_stale")
     assert document["stale"] == ["weather is locked but no longer wanted"]
     assert "weather" in document["error"]
+    locked_bytes = lock_file.read_bytes()
+    requests_before = registry.all_requests()
     frozen = fleet_run(
         "sync", "--lock", lock_file, "--dest", str(dest), "--frozen", *common, env=env
     )
     assert frozen.code == 1
     assert frozen.document["kind"] == "lock_stale"
+    # Refused before anything: the lock, the root and the registry are left as they were.
+    assert lock_file.read_bytes() == locked_bytes
+    assert tree_snapshot(dest) == snapshot
+    assert registry.all_requests() == requests_before
     pruned = fleet_run(
         "sync", "--lock", lock_file, "--dest", str(dest), "--prune", *common, env=env
     )

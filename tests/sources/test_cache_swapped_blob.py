@@ -117,3 +117,37 @@ def test_a_cache_on_a_file_system_without_hard_links_holds_a_copy(
         assert blob.read_bytes() == ORIGINAL
     assert list(cache.temp.iterdir()) == []
     assert (cache.store / DIGEST).read_bytes() == SWAPPED  # the store's own name, as left
+
+
+@pytest.mark.parametrize("cached", [True, False], ids=["hit", "miss"])
+def test_on_windows_a_held_blob_is_a_copy_removed_with_its_read_only_bit(
+    tmp_path: Path, cached: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows refuses to unlink a read-only file. A blob is held there by a copy (a hard
+    link would share the stored blob's read-only bit), and the copy is removed once the
+    command is done with it, its bit cleared first: nothing is left in the cache's temp dir
+    and the stored blob stays read-only."""
+    import os
+    import stat
+
+    from nexo_pkg.core import posix
+
+    real_unlink = os.unlink
+
+    def windows_unlink(path: object, *, dir_fd: int | None = None) -> None:
+        mode = os.stat(path, dir_fd=dir_fd, follow_symlinks=False).st_mode  # type: ignore[arg-type]
+        if not mode & stat.S_IWUSR:
+            raise PermissionError(13, "Access is denied", str(path))
+        real_unlink(path, dir_fd=dir_fd)  # type: ignore[arg-type]
+
+    cache = BlobCache(tmp_path / "home")
+    if cached:
+        with cache.open_blob(DIGEST, _fetching(ORIGINAL)[1]):
+            pass
+    monkeypatch.setattr(posix, "POSIX", False)
+    monkeypatch.setattr(os, "unlink", windows_unlink)
+    with cache.open_blob(DIGEST, _fetching(ORIGINAL)[1]) as blob:
+        assert blob.read_bytes() == ORIGINAL
+        assert blob.stat().st_ino != (cache.store / DIGEST).stat().st_ino
+    assert list(cache.temp.iterdir()) == []
+    assert not (cache.store / DIGEST).stat().st_mode & 0o222

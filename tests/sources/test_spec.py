@@ -180,7 +180,7 @@ def test_detection_answers_what_the_platform_module_answers(
 @pytest.mark.parametrize(
     ("target", "candidates"),
     [
-        # The daemon's installer strips `-gnu` from any target for its musl fallback.
+        # Any `-gnu` target falls back to its `-musl` twin (SPEC §5: glibc, then musl).
         ("x86_64-pc-windows-gnu", ("x86_64-pc-windows-gnu", "x86_64-pc-windows-musl")),
         ("x-gnu", ("x-gnu", "x-musl")),
         # 32-bit ARM's glibc ABI has its musl twin, as a detected armv7 glibc host asks.
