@@ -20,7 +20,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import typer
-from typer._click.exceptions import NoArgsIsHelpError
+from typer._click.exceptions import NoArgsIsHelpError, NoSuchOption
 from typer._click.exceptions import UsageError as TyperUsageError
 from typer.core import TyperGroup
 
@@ -515,6 +515,8 @@ def run(arguments: list[str]) -> int:
     except typer.TyperException as error:
         # click's usage errors (exit 2) and file errors: one line, as every other failure,
         # naming the help to read instead of click's usage block.
+        if isinstance(error, NoSuchOption):
+            _suggest_options(error)
         if json_output:
             emit_json(UsageError(error.format_message()).to_json())
         sys.stderr.write(f"error: {_usage_line(error, _command_path(command, arguments))}\n")
@@ -525,6 +527,26 @@ def run(arguments: list[str]) -> int:
     except NexoError as error:
         return report_error(error, json_output=json_output)
     return outcome if isinstance(outcome, int) else 0
+
+
+def _suggest_options(error: NoSuchOption) -> None:
+    """The options an unknown long option was likely meant as, judged by their names without
+    the dashes every long option shares (click's own guess counts them, and offers
+    ``--quiet`` for ``--dest``): none when nothing is close, as ruff and gh say nothing."""
+    import difflib  # noqa: PLC0415 - a mistyped option only
+
+    context = error.ctx
+    if context is None or not error.option_name.startswith("--"):
+        return
+    names = {
+        option.removeprefix("--"): option
+        for parameter in context.command.get_params(context)
+        for option in (*parameter.opts, *parameter.secondary_opts)
+        if option.startswith("--")
+    }
+    wanted = error.option_name.removeprefix("--").split("=", 1)[0]
+    close = difflib.get_close_matches(wanted, list(names), n=3, cutoff=0.6)
+    error.possibilities = [names[name] for name in close]
 
 
 def _usage_line(error: typer.TyperException, command_path: str) -> str:

@@ -42,7 +42,7 @@ from nexo_pkg.manifest.daemon_config import (
     nexo_home_from_env,
     resolve_placeholder,
 )
-from nexo_pkg.manifest.rust_text import rust_trim
+from nexo_pkg.manifest.rust_text import rust_env_value, rust_trim
 
 __all__ = [
     "CONFIG_DIR_ENV",
@@ -148,8 +148,9 @@ def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonCon
     for item in listed:
         expanded, unset = _expand_variables(item)
         if unset is not None:
+            what = "unset" if os.environ.get(unset) is None else "non-UTF-8"
             warnings.append(
-                f"{path}: search path {item!r} names the unset variable ${unset}; the daemon "
+                f"{path}: search path {item!r} names the {what} variable ${unset}; the daemon "
                 "skips it, and so does nexo-pkg"
             )
             continue
@@ -286,7 +287,13 @@ def _resolve_one(inner: str, path: Path, cwd: Path) -> str:
         return _read_secret_file(inner, path, cwd)
     value = resolve_placeholder(inner)
     if value is None:
-        raise ConfigError(f"{path}: env var {inner.strip()} not set (referenced in {path.name})")
+        name = rust_trim(inner)
+        if os.environ.get(name) is not None:
+            raise ConfigError(
+                f"{path}: env var {name} is not valid UTF-8, which the daemon's loader takes as "
+                f"not set (referenced in {path.name})"
+            )
+        raise ConfigError(f"{path}: env var {name} not set (referenced in {path.name})")
     return value
 
 
@@ -328,7 +335,8 @@ def _expand_variables(text: str) -> tuple[str, str | None]:
         name = match.group(1)
         if not name:
             return "$"
-        found = os.environ.get(name)
+        # `std::env::var`: a value that is not Unicode skips the path, as an unset one.
+        found = rust_env_value(os.environ.get(name))
         if found is None:
             unset.append(name)
             return ""

@@ -608,9 +608,9 @@ def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
             findings.at(
                 "NX223",
                 span,
-                f"`${{{inner.strip()}}}` is not set here and has no default; the daemon refuses "
+                f"`${{{name}}}` is not set here and has no default; the daemon refuses "
                 "to start if it is unset in its environment",
-                f"set it where the daemon runs, or give a default: `${{{inner.strip()}:-...}}`",
+                f"set it where the daemon runs, or give a default: `${{{name}:-...}}`",
             )
 
 

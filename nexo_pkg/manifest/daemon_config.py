@@ -19,6 +19,7 @@ from itertools import takewhile
 from pathlib import Path
 
 from nexo_pkg.core import posix
+from nexo_pkg.manifest.rust_text import rust_env_value, rust_trim
 
 __all__ = [
     "CONFIG_DIR_ENV",
@@ -258,21 +259,26 @@ def _scan_placeholders(text: str) -> Iterator[tuple[int, int, str]]:
 
 
 def placeholder_name(inner: str) -> tuple[str, str | None]:
-    """The variable name of placeholder ``inner`` and its default (``None``: no default)."""
+    """The variable name of placeholder ``inner`` and its default (``None``: no default).
+
+    The name is trimmed as Rust's ``str::trim`` trims (``split_default`` and ``resolve_one``
+    in the daemon's ``crates/config/src/env.rs``): the information separators U+001C-U+001F
+    stay part of it, where Python's ``str.strip()`` would drop them."""
     if ":-" in inner:
         name, default = inner.split(":-", 1)
-        return name.strip(), default
+        return rust_trim(name), default
     name, dash, default = inner.partition("-")
     if dash and name:
-        return name.strip(), default
-    return inner.strip(), None
+        return rust_trim(name), default
+    return rust_trim(inner), None
 
 
 def resolve_placeholder(inner: str, environ: Mapping[str, str] | None = None) -> str | None:
     """The value of ``${inner}``, or ``None`` when its variable is unset and it has no default."""
     environ = os.environ if environ is None else environ
     name, default = placeholder_name(inner)
-    value = environ.get(name)
+    # `std::env::var`: a value that is not Unicode is an error, as an unset one.
+    value = rust_env_value(environ.get(name))
     if default is None:
         return value
     if ":-" in inner:

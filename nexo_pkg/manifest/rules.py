@@ -47,7 +47,7 @@ from nexo_pkg.manifest.rules_context import (
     strings,
     tables,
 )
-from nexo_pkg.manifest.rust_text import is_blank, rust_trim
+from nexo_pkg.manifest.rust_text import is_blank, rust_split_whitespace, rust_trim
 from nexo_pkg.manifest.serde_json import json_problem
 
 if TYPE_CHECKING:
@@ -230,7 +230,7 @@ def _command_problem(command: str) -> tuple[str, str] | None:
     if "/" not in command and "\\" not in command:
         if command in (".", ".."):
             return "names a directory, not a program", 'write e.g. `command = "./bin/plugin"`'
-        program, *arguments = command.split()
+        program, *arguments = rust_split_whitespace(command)
         if arguments:
             # The daemon spawns `command` as one program name (no shell splits it): a
             # program called "python3 main.py" is looked up on PATH and not found.

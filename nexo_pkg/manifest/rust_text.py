@@ -8,7 +8,7 @@ Every check that mirrors a daemon ``trim()`` goes through :func:`rust_trim` / :f
 
 from __future__ import annotations
 
-__all__ = ["is_blank", "rust_trim"]
+__all__ = ["is_blank", "rust_env_value", "rust_split_whitespace", "rust_trim"]
 
 RUST_WHITESPACE = (
     "\t\n\v\f\r \x85\xa0\u1680"
@@ -16,6 +16,16 @@ RUST_WHITESPACE = (
     "\u2028\u2029\u202f\u205f\u3000"
 )
 """The characters of Unicode ``White_Space`` (what Rust's ``char::is_whitespace`` accepts)."""
+
+
+_TO_SPACE = str.maketrans(dict.fromkeys(RUST_WHITESPACE, " "))
+
+
+def rust_split_whitespace(text: str) -> list[str]:
+    """The words of ``text`` as Rust's ``str::split_whitespace`` gives them: split at runs of
+    ``White_Space`` only, so an information separator stays inside a word (Python's
+    ``str.split()`` splits at it, and gives no word at all for ``"\\x1c"``)."""
+    return [word for word in text.translate(_TO_SPACE).split(" ") if word]
 
 
 def rust_trim(text: str) -> str:
@@ -26,3 +36,17 @@ def rust_trim(text: str) -> str:
 def is_blank(text: str) -> bool:
     """Whether ``text.trim().is_empty()`` holds in Rust (empty or only ``White_Space``)."""
     return not rust_trim(text)
+
+
+def rust_env_value(value: str | None) -> str | None:
+    """What Rust's ``std::env::var`` gives for an environment value ``value`` as Python holds it
+    (``None``: unset): ``None`` too for a value that is not Unicode (``VarError::NotUnicode``),
+    which Python keeps as lone surrogates (``surrogateescape`` bytes on POSIX, ill-formed
+    UTF-16 on Windows)."""
+    if value is None or value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value

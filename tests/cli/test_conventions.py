@@ -836,3 +836,29 @@ def test_a_command_built_alone_is_the_command_built_with_its_module() -> None:
         assert alone is not None, name
         assert alone.name == name
         assert shape(alone) == shape(module_commands(spec.module)[name]), name
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        # Nothing close: no guess (click's, counting the dashes, offered --quiet and --yes).
+        (["plugin", "lock", "--dest", "x"], "error: No such option: --dest. Run"),
+        (["plugin", "info", "--dest", "x", "acme/x"], "error: No such option: --dest. Run"),
+        # A slip of the keyboard: the one option meant, and only it.
+        (
+            ["plugin", "install", "--dets", "x"],
+            "No such option: --dets (Possible options: --dest).",
+        ),
+        (["plugin", "lint", "--formt=json", "."], "(Possible options: --format)."),
+        (["plugin", "sync", "--hlep"], "(Possible options: --help)."),
+    ],
+)
+def test_an_unknown_option_suggests_only_options_close_to_its_name(
+    args: list[str], line: str, tmp_path: Path
+) -> None:
+    """As gh and ruff: the guess compares the names, not the dashes every long option has."""
+    result = nexo(*args, env=base_env(NEXO_HOME=str(tmp_path / "home")))
+    assert result.code == 2
+    (said,) = result.stderr.splitlines()
+    assert line in said
+    assert not (tmp_path / "home").exists()

@@ -8,6 +8,7 @@ The reference is lordmacu/nexo-rs: ``crates/ext-installer/src/lib.rs`` (052ee4a2
 from __future__ import annotations
 
 import json
+import os
 import re
 from functools import partial
 from pathlib import Path
@@ -201,6 +202,83 @@ def test_a_path_naming_an_unset_variable_is_skipped(tmp_path: Path, env: dict[st
     assert result.code == 0
     assert result.document["roots"] == [str(tmp_path / "set" / "b")]
     assert "NEXO_TEST_UNSET" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("placeholder", "roots"),
+    [
+        ("${\x1cNEXO_T_ROOT}", None),
+        ("${NEXO_T_ROOT\x1f}", None),
+        ("${\x1dNEXO_T_ROOT:-/fallback}", ["/fallback"]),
+        ("${\x1eNEXO_T_ROOT-/fallback}", ["/fallback"]),
+        ("${ NEXO_T_ROOT\u3000}", ["/set"]),
+        ("${\x85NEXO_T_ROOT:-/fallback}", ["/set"]),
+    ],
+    ids=["fs", "us-after", "gs-colon-default", "rs-default", "ideographic-space", "nel"],
+)
+def test_a_placeholder_name_is_trimmed_as_rust_trims(
+    tmp_path: Path, env: dict[str, str], placeholder: str, roots: list[str] | None
+) -> None:
+    """crates/config/src/env.rs at eec3f33: `resolve_one` looks the variable up as
+    `inner.trim()` (`name.trim()` after `split_default`), and Rust's `str::trim` takes only
+    Unicode White_Space: the information separators U+001C-U+001F stay part of the name, so
+    the daemon looks up a variable that is not set (failing the load, or taking the default),
+    where Python's `str.strip()` dropped them and read NEXO_T_ROOT."""
+    env = _config(
+        tmp_path,
+        {**env, "NEXO_T_ROOT": "/set"},
+        f'discovery:\n  search_paths: ["{placeholder}"]\n',
+    )
+    result = nexo("plugin", "list", "--json", env=env)
+    if roots is None:
+        assert result.code == 2, result.stdout
+        assert result.document["kind"] == "config"
+        assert "not set" in result.document["error"]
+        assert not (Path(env["NEXO_HOME"]) / "state").exists()
+        return
+    assert result.code == 0, result.stdout
+    assert result.document["roots"] == roots
+
+
+NOT_UTF8 = "/srv/plugins-\udce9"  # the byte 0xE9 as Python keeps a non-UTF-8 value (POSIX)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="environment values are bytes on POSIX only")
+@pytest.mark.parametrize(
+    ("search_paths", "roots"),
+    [
+        ('["${NEXO_T_ROOT:-/fallback}"]', ["/fallback"]),
+        ('["${NEXO_T_ROOT-/fallback}", "/b"]', ["/fallback", "/b"]),
+        ('["$NEXO_T_ROOT/x", "/b"]', ["/b"]),
+        ('["${NEXO_T_ROOT}", "/b"]', None),
+    ],
+    ids=["colon-default", "default", "dollar-variable", "no-default"],
+)
+def test_a_variable_that_is_not_utf8_is_not_set_to_the_daemon(
+    tmp_path: Path, env: dict[str, str], search_paths: str, roots: list[str] | None
+) -> None:
+    """The daemon reads variables with `std::env::var`, which fails for a value that is not
+    Unicode (`VarError::NotUnicode`) as for an unset one: crates/config/src/env.rs
+    `resolve_one` at eec3f33 then takes a `${VAR:-d}`/`${VAR-d}` default or fails the load,
+    and nexo_plugin_registry/config.rs `expand` (:44-69) skips a `$VAR` search path. Python
+    keeps such a value (as lone surrogates) and used it as the path."""
+    env = _config(
+        tmp_path,
+        {**env, "NEXO_T_ROOT": NOT_UTF8},
+        f"discovery:\n  search_paths: {search_paths}\n",
+    )
+    result = nexo("plugin", "list", "--json", env=env)
+    if roots is None:
+        assert result.code == 2, result.stdout
+        assert result.document["kind"] == "config"
+        assert "NEXO_T_ROOT is not valid UTF-8" in result.document["error"]
+        assert not (Path(env["NEXO_HOME"]) / "state").exists()
+        return
+    assert result.code == 0, result.stdout
+    assert result.document["roots"] == roots
+    assert result.document["dest"] == roots[0]
+    if "$NEXO_T_ROOT/x" in search_paths:
+        assert "names the non-UTF-8 variable $NEXO_T_ROOT" in result.stderr
 
 
 def test_every_search_path_is_seen_install_writes_to_the_first(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+import stat
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +127,41 @@ def verify_lock(env: dict[str, str], lock_file: Path, root: Path) -> tuple[int, 
     return done.code, done.document
 
 
+def documented_tree_hash(root: Path) -> str:
+    """The ``n1:`` hash as docs/fleet.md defines it, written from that text alone: a line per
+    entry below ``root`` (the receipt left out), ``d <mode> <path>`` for a directory,
+    ``f <mode> <sha256 hex> <path>`` for a regular file, ``x 0000 - <path>`` for anything
+    else, sorted by the path's UTF-8 bytes; ``n1:`` + the sha256 hex of the lines."""
+    lines: dict[bytes, str] = {}
+    for path in root.rglob("*"):
+        relative = path.relative_to(root).as_posix()
+        if relative == ".nexo-install.json":
+            continue
+        info = path.lstat()
+        mode = f"{stat.S_IMODE(info.st_mode):04o}"
+        if stat.S_ISDIR(info.st_mode):
+            line = f"d {mode} {relative}\n"
+        elif stat.S_ISREG(info.st_mode):
+            line = f"f {mode} {hashlib.sha256(path.read_bytes()).hexdigest()} {relative}\n"
+        else:
+            line = f"x 0000 - {relative}\n"
+        lines[relative.encode()] = line
+    text = "".join(lines[key] for key in sorted(lines))
+    return "n1:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_the_lock_records_the_documented_tree_hash_of_the_synced_root(
+    fleet_env: dict[str, str], synced_root: tuple[Path, Path]
+) -> None:
+    """Anyone can check a root against the lock from the documented definition alone."""
+    lock_file, root = synced_root
+    locked = tomllib.loads(lock_file.read_text())["plugins"]["echo"]["targets"][LINUX]["tree"]
+    tree = root / "echo-1.2.3"
+    assert locked == documented_tree_hash(tree)
+    (tree / "lib" / "link").symlink_to("plugin")
+    assert documented_tree_hash(tree) == hash_directory(tree) != locked
+
+
 def test_the_lock_records_the_tree_hash_of_the_synced_root(
     fleet_env: dict[str, str], synced_root: tuple[Path, Path]
 ) -> None:
@@ -137,10 +175,23 @@ def test_the_lock_records_the_tree_hash_of_the_synced_root(
     assert (plugin["ok"], plugin["target"], plugin["actual_tree"]) == (True, LINUX, plugin["tree"])
 
 
-@pytest.mark.parametrize("change", ["file", "mode", "extra"])
+# change -> (the report's list that names it, the path it names)
+CHANGES = {
+    "file": ("modified", "lib/plugin/main.py"),
+    "mode": ("mode_changed", "lib/plugin/main.py"),
+    "extra": ("extra", "lib/plugin/extra.py"),
+    "extra-directory": ("extra", "lib/empty"),
+    "extra-link": ("extra", "lib/link"),
+    "directory-mode": ("mode_changed", "lib"),
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
 def test_verify_lock_detects_a_changed_file_mode_or_extra_file(
     fleet_env: dict[str, str], synced_root: tuple[Path, Path], change: str
 ) -> None:
+    """The tree hash has a line for every entry, directories and links included: an empty
+    directory or a link added, or a directory's mode changed, is another tree."""
     lock_file, root = synced_root
     tree = root / "echo-1.2.3"
     main = tree / "lib" / "plugin" / "main.py"
@@ -148,16 +199,22 @@ def test_verify_lock_detects_a_changed_file_mode_or_extra_file(
         main.write_text("print('changed')\n")
     elif change == "mode":
         main.chmod(0o755)
-    else:
+    elif change == "extra":
         (tree / "lib" / "plugin" / "extra.py").write_text("")
+    elif change == "extra-directory":
+        (tree / "lib" / "empty").mkdir()
+    elif change == "extra-link":
+        (tree / "lib" / "link").symlink_to("plugin")
+    else:
+        (tree / "lib").chmod(0o700)
     before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}
     code, report = verify_lock(fleet_env, lock_file, root)
+    (tree / "lib").chmod(0o755)
     assert code == 1
     (plugin,) = report["plugins"]
     assert plugin["ok"] is False
     assert plugin["actual_tree"] != plugin["tree"]
-    listed = {"file": "modified", "mode": "mode_changed", "extra": "extra"}[change]
-    name = "lib/plugin/extra.py" if change == "extra" else "lib/plugin/main.py"
+    listed, name = CHANGES[change]
     assert name in plugin[listed]
     # Checking changes nothing.
     assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before

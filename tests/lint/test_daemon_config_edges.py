@@ -330,6 +330,24 @@ def test_a_placeholder_in_a_flow_sequence_must_be_yaml_as_written(tmp_path: Path
     assert (code, sorted(found)) == (0, [("NX229", 3, "warning"), ("NX230", 3, "warning")])
 
 
+def test_a_placeholder_name_keeps_the_separators_rust_does_not_trim(tmp_path: Path) -> None:
+    """crates/config/src/env.rs at eec3f33 (`resolve_one`): the daemon looks up
+    `inner.trim()`, and Rust's `str::trim` keeps U+001C-U+001F, so `${<U+001C>NEXO_T_ID}`
+    names a variable that is unset even where NEXO_T_ID is set: NX223. An agents.d drop-in,
+    parsed only after substitution (extensions.yaml is also parsed as written, where YAML
+    refuses the raw separator)."""
+    import os
+
+    _plain(tmp_path)
+    env = {**os.environ, "NEXO_T_ID": "agent_creator"}
+    text = "agents:\n  - id: ana\n    extensions_config: {${\x1cNEXO_T_ID}: {}}\n" + MODEL
+    code, found = lint_yaml(tmp_path, "agents.d/10-ana.yaml", text, env=env)
+    assert (code, sorted(found)) == (0, [("NX223", 3, "warning"), ("NX230", 3, "warning")])
+    text = "agents:\n  - id: ana\n    extensions_config: {${ NEXO_T_ID\u3000}: {}}\n" + MODEL
+    code, found = lint_yaml(tmp_path, "agents.d/10-ana.yaml", text, env=env)
+    assert (code, sorted(found)) == (0, [("NX230", 3, "warning")])
+
+
 def test_an_unset_placeholder_in_a_drop_ins_flow_mapping_is_only_unset(tmp_path: Path) -> None:
     import os
 

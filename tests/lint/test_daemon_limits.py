@@ -76,6 +76,31 @@ def test_information_separators_are_not_blank(tmp_path: Path, key: str, separato
 
 
 @pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("\\u001C", ["NX191"]),
+        ("\\u001F\\u001C", ["NX191"]),
+        ("weather\\u001Dserver", ["NX191"]),
+        ("weather\\u3000server", ["NX108"]),
+    ],
+    ids=["fs", "us-fs", "gs-inside", "ideographic-space-inside"],
+)
+def test_a_command_of_information_separators_is_one_program_name(
+    tmp_path: Path, command: str, expected: list[str]
+) -> None:
+    """subprocess.rs:174 at eec3f33 refuses only `command.trim().is_empty()` and then spawns
+    `command` as one program name. Rust's `trim` keeps U+001C-U+001F, so a command made of them
+    is a (strange) program name: not NX107, not a command line to split (lint's split at
+    Python's whitespace gave no word at all for it, and stopped with an internal error).
+    White_Space inside the name still reads as a command line (NX108)."""
+    text = BASE + f'\n[plugin.entrypoint]\ncommand = "{command}"\n'
+    code, found = lint(tmp_path, text)
+    assert sorted(codes(found)) == expected
+    assert errors(found) == []
+    assert code == 0
+
+
+@pytest.mark.parametrize(
     ("blank", "code"),
     [("\\u0085", "NX102"), ("\\u00A0\\u3000", "NX102"), ("\\u2028 \\t", "NX102")],
 )

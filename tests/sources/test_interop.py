@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import subprocess
 import tarfile
 import time
@@ -676,6 +677,84 @@ def test_a_mirror_that_serves_other_bytes_is_refused_and_nothing_is_installed(
     assert not (dest / "echo-1.2.3").exists()
 
 
+def test_a_mirror_that_lacks_the_digest_or_is_down_is_passed_over(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """As containerd's hosts: the first mirror that has the manifest serves it; an empty
+    mirror falls through to the registry, a closed one to the next mirror."""
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    wanted = wanted_file(tmp_path / "fleet", registry.ref("plugins/echo"))
+    lock_file = wanted.parent / "nexo-plugins.lock"
+    common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
+    assert nexo("plugin", "lock", "-f", str(wanted), *common, env=fleet_env,
+                in_process=True).code == 0  # fmt: skip
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"127.0.0.1:{probe.getsockname()[1]}"
+
+    def sync_into(name: str, *mirrors: str) -> dict[str, Any]:
+        flags = [flag for mirror in mirrors
+                 for flag in ("--registry-mirror", f"{registry.host}={mirror}")]  # fmt: skip
+        synced = fleet_run(
+            "sync", "--lock", lock_file, "--dest", str(tmp_path / name), "--frozen",
+            *common, *flags, env={**fleet_env, "NEXO_HOME": str(tmp_path / f"home-{name}")},
+        )  # fmt: skip
+        assert synced.code == 0, synced.stderr
+        assert synced.document["plugins"][0]["identity"] == ACME_IDENTITY
+        return dict(synced.document["requests"]["registries"])
+
+    # The mirror holds nothing yet: it is asked for the manifest, the registry serves it.
+    empty = sync_into("empty-mirror", second_registry.host)
+    assert set(empty[second_registry.host]) == {"manifest_get"}
+    assert empty[registry.host]["blob_get"] == 2
+    copy_every_tag(registry, second_registry, "plugins/echo", "plugins/echo")
+    registry.stop()
+    served = sync_into("closed-mirror", closed, second_registry.host)
+    assert served[second_registry.host]["blob_get"] == 2
+    assert registry.host not in served
+    assert tree_snapshot(tmp_path / "closed-mirror") == tree_snapshot(tmp_path / "empty-mirror")
+
+
+def test_a_mirror_that_serves_another_signer_s_signature_is_refused(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """The same manifests and tarballs, signed by another identity the policy also trusts:
+    a mirror is trusted for bytes only, so the signer the lock recorded decides."""
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    wanted = wanted_file(tmp_path / "fleet", registry.ref("plugins/echo"))
+    lock_file = wanted.parent / "nexo-plugins.lock"
+    common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
+    assert nexo("plugin", "lock", "-f", str(wanted), *common, env=fleet_env,
+                in_process=True).code == 0  # fmt: skip
+    rebuilt = ACME_IDENTITY.replace("v1.2.3", "v1.2.3-rebuilt")  # matches the policy too
+    push_dist(make_dist(identity=rebuilt), second_registry.ref("plugins/echo"),
+              Path(fleet_env["NEXO_HOME"]))  # fmt: skip
+    registry.stop()
+    dest = tmp_path / "root"
+    refused = fleet_run(
+        "sync", "--lock", lock_file, "--dest", str(dest), "--frozen", *common,
+        "--registry-mirror", f"{registry.host}={second_registry.host}",
+        env={**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")},
+    )  # fmt: skip
+    assert refused.code == 1
+    (plugin,) = refused.document["plugins"]
+    assert plugin["kind"] == "signer_untrusted"
+    assert rebuilt in plugin["error"]
+    assert not (dest / "echo-1.2.3").exists()
+
+
 @pytest.mark.parametrize(
     ("where", "value", "kind"),
     [
@@ -899,3 +978,38 @@ def test_mirror_between_registries_stops_at_a_referrer_chain_too_deep_for_a_plug
     assert document["kind"] == "registry_invalid"
     assert "deep" in document["error"]
     assert "Traceback" not in refused.stderr
+
+
+def test_a_skopeo_copy_mirrors_on_with_its_signatures(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """Reading is tolerant in ``mirror`` too: an index skopeo re-serialised without
+    ``artifactType``, and its tag-schema referrer indexes, are copied on byte for byte, and
+    the copy of the copy installs verified."""
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    copy_every_tag(registry, second_registry, "plugins/echo", "copied/echo")
+    assert "artifactType" not in get_json(second_registry, "copied/echo/manifests/1.2.3")
+    registry.stop()
+    third = start_registry(tmp_path / "third-registry")
+    try:
+        copied = mirror(fleet_env, second_registry.ref("copied/echo:1.2.3"), third.ref("m/echo"))
+        assert copied["tags"] == ["1.2.3"]
+        assert tags_of(third, "m/echo") == tags_of(second_registry, "copied/echo")
+        for tag in tags_of(second_registry, "copied/echo"):
+            assert raw_manifest(third, "m/echo", tag) == raw_manifest(
+                second_registry, "copied/echo", tag
+            )
+        second_registry.stop()
+        result = install_verified(fleet_env, third.ref("m/echo:1.2.3"), tmp_path / "p", policy)
+        assert (result["signature"]["status"], result["signature"]["identity"]) == (
+            "verified",
+            ACME_IDENTITY,
+        )
+    finally:
+        third.stop()

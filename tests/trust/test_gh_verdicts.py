@@ -150,7 +150,7 @@ def test_trust_verify_gives_the_verdict_of_gh(
         nexo_flags += ["--oidc-issuer", issuer]
     gh = subprocess.run(
         [gh_binary(), "attestation", "verify", artifact, "--bundle", bundle,
-         "--custom-trusted-root", str(trusted_roots), *gh_flags],
+         "--custom-trusted-root", str(trusted_roots), *gh_flags, "--format", "json"],
         capture_output=True, text=True, check=False, env=env, timeout=120,
     )  # fmt: skip
     nexo = cli.nexo("plugin", "trust", "verify", artifact, "--bundle", bundle, *nexo_flags,
@@ -159,12 +159,14 @@ def test_trust_verify_gives_the_verdict_of_gh(
     assert (gh.returncode == 0) == expected, gh.stderr
     assert (nexo.code == 0) == expected, nexo.stdout
     if expected:
-        # The identity is the certificate's signer (the SAN), as gh reports it.
-        assert document["identity"].startswith("https://github.com/")
-        assert document["claims"]["source_repository"] in {
-            "malancas/attest-demo",
-            "too-legit/attest",
-        }
+        # The identity is the certificate's signer (the SAN) as gh reports it, with the
+        # issuer, the source repository and the calling workflow beside it.
+        certificate = json.loads(gh.stdout)[0]["verificationResult"]["signature"]["certificate"]
+        assert document["identity"] == certificate["subjectAlternativeName"]
+        assert document["issuer"] == certificate["issuer"]
+        claims = document["claims"]
+        assert claims["source_repository"] == certificate["githubWorkflowRepository"]
+        assert claims["build_config_uri"] == certificate["buildConfigURI"]
     else:
         assert nexo.code == 1
         assert document["kind"] in {"signer_untrusted", "signature_invalid"}
