@@ -236,10 +236,15 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
             return _basic(self.credentials.username, self.credentials.password)
         return {}
 
-    def _answer_challenge(self, response: httpx.Response, scope: str, *, renewed: bool) -> None:
+    def _answer_challenge(
+        self, response: httpx.Response, scope: str, *, renewed: bool, sent_basic: bool = False
+    ) -> None:
         """Get what the 401's challenge asks for. A bearer token already held for ``scope`` is
         fetched anew once per request (tokens expire, often after a minute, while a run goes
-        on); ``renewed`` says this request already did, so a second refusal is final."""
+        on); ``renewed`` says this request already did, so a second refusal is final. The user
+        name and password are refused only by an answer to a request that carried them
+        (``sent_basic``): requests side by side may have gone out before another one learnt
+        that the registry asks for them."""
         challenge = ", ".join(response.headers.get_list("www-authenticate"))
         challenges = parse_challenges(challenge)
         # A registry offering both is answered with a token, as docker's client prefers.
@@ -254,7 +259,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                     "config (docker login, REGISTRY_AUTH_FILE or --registry-config)",
                     kind="registry_auth",
                 )
-            if self._basic:
+            if sent_basic:
                 raise NexoError(
                     f"{self.host} refused the user name and password configured for it (user "
                     f"{self.credentials.username!r}); {_CHECK_CREDENTIALS}",
@@ -424,13 +429,14 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
         with self._net.request_scope():
             while True:
                 self.requests[kind] += 1
+                credentials = self._auth_header(scope)
                 try:
                     response = self._net.send(
                         method,
                         url,
                         f"cannot reach registry {self.host}",
                         headers=sent,
-                        credentials=self._auth_header(scope),
+                        credentials=credentials,
                         credentials_origin=self.base,
                         content=content,
                     )
@@ -448,7 +454,12 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                         raise NexoError(
                             f"{self.host} keeps asking for authentication", kind="registry_auth"
                         )
-                    self._answer_challenge(response, scope, renewed=challenges > 1)
+                    self._answer_challenge(
+                        response,
+                        scope,
+                        renewed=challenges > 1,
+                        sent_basic=credentials.get("Authorization", "").startswith("Basic "),
+                    )
                     continue
                 delay = None
                 if response.status_code in RETRY_STATUSES and attempt < retries:
