@@ -571,11 +571,34 @@ def syntax_error(text: str, error: ValueError) -> TomlSyntax:
     match = _ERROR_POSITION.search(raw)
     if match is None:
         return TomlSyntax(raw, _end_of_document(text))
+    message = raw[: match.start()]
     if match.group(1):
-        span = point_span(text, int(match.group(1)), int(match.group(2)))
+        line, column = int(match.group(1)), int(match.group(2))
+        span = point_span(text, line, column)
+        if message == _BAD_ESCAPE:
+            span = _escape_span(text, span.start.line, column) or span
     else:
         span = _end_of_document(text)
-    return TomlSyntax(raw[: match.start()], span)
+    return TomlSyntax(message, span)
+
+
+_BAD_ESCAPE = "Unescaped '\\' in a string"
+
+
+def _escape_span(text: str, line: int, column: int) -> Span | None:
+    """The span of a refused escape: ``tomllib`` reports the column just past it (past ``\\q``,
+    past the blanks after a line-ending backslash, or the next line's start after a backslash
+    that ends a one-line string's line); the fault starts at its backslash."""
+    lines = text.split("\n")
+    if column == 1 and line > 1:
+        line -= 1
+        column = len(lines[line - 1].rstrip("\r")) + 1
+    content = lines[line - 1].rstrip("\r")
+    backslash = content.rfind("\\", 0, column - 1)
+    if backslash < 0:
+        return None
+    end = min(max(column, backslash + 2), len(content) + 1)
+    return Span(Position(line, backslash + 1), Position(line, end))
 
 
 def _long_integer(text: str, error: ValueError) -> TomlSyntax:
