@@ -575,20 +575,25 @@ def syntax_error(text: str, error: ValueError) -> TomlSyntax:
     if match.group(1):
         line, column = int(match.group(1)), int(match.group(2))
         span = point_span(text, line, column)
-        if message == _BAD_ESCAPE:
-            span = _escape_span(text, span.start.line, column) or span
+        if message in _ESCAPE_FAULTS:
+            span = _escape_span(text, span.start.line, column, message) or span
     else:
         span = _end_of_document(text)
     return TomlSyntax(message, span)
 
 
-_BAD_ESCAPE = "Unescaped '\\' in a string"
+_BAD_HEX = "Invalid hex value"
+# tomllib's refusals of an escape in a string. It reports the column just past the escape
+# (past ``\\q``, past ``\\uD800``, past the blanks after a backslash that does not end the
+# line, or the next line's start after a backslash ending a one-line string's line), or for
+# bad hex digits the column after ``\\u``: the fault starts at the backslash.
+_ESCAPE_FAULTS = frozenset(
+    {"Unescaped '\\' in a string", "Escaped character is not a Unicode scalar value", _BAD_HEX}
+)
 
 
-def _escape_span(text: str, line: int, column: int) -> Span | None:
-    """The span of a refused escape: ``tomllib`` reports the column just past it (past ``\\q``,
-    past the blanks after a line-ending backslash, or the next line's start after a backslash
-    that ends a one-line string's line); the fault starts at its backslash."""
+def _escape_span(text: str, line: int, column: int, message: str) -> Span | None:
+    """The span of the escape ``tomllib`` refused with ``message`` at ``line``/``column``."""
     lines = text.split("\n")
     if column == 1 and line > 1:
         line -= 1
@@ -597,8 +602,12 @@ def _escape_span(text: str, line: int, column: int) -> Span | None:
     backslash = content.rfind("\\", 0, column - 1)
     if backslash < 0:
         return None
-    end = min(max(column, backslash + 2), len(content) + 1)
-    return Span(Position(line, backslash + 1), Position(line, end))
+    start = backslash + 1  # 1-based
+    end = max(column, start + 2)  # the backslash and the character after it, at least
+    if message == _BAD_HEX:
+        end = start + (6 if content[backslash + 1 : backslash + 2] == "u" else 10)
+    end = min(end, len(content) + 1)
+    return Span(Position(line, start), Position(line, end))
 
 
 def _long_integer(text: str, error: ValueError) -> TomlSyntax:
