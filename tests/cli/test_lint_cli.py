@@ -190,6 +190,42 @@ def test_stdin_round_trips_with_file_output(tmp_path: Path) -> None:
     assert json.loads(unnamed.stdout)["files"][0]["path"] == "<stdin>"
 
 
+POLICY_WITH_FAULTS = (
+    'schema_version = "1.0"\ndefault = "sometimes"\n[[authors]]\nowner = "🙂"\nbogus = 1\n'
+)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
+@pytest.mark.parametrize("document", ["nexo-plugin.toml", "trusted_keys.toml"])
+def test_stdin_named_like_a_file_reports_it_byte_for_byte_in_every_format(
+    tmp_path: Path, fmt: str, document: str
+) -> None:
+    """`lint --stdin --stdin-filename F` round-trips with `lint F`: the same report (the path,
+    the columns after non-ASCII text, the annotations' file property, SARIF's artifact URI),
+    the same stderr and the same exit code, whatever the format and whichever document."""
+    plugin = tmp_path / "plugins" / "wëather"
+    plugin.mkdir(parents=True)
+    if document == "nexo-plugin.toml":
+        text = INVALID.read_text("utf-8").replace("[plugin]", "[plugin]\n# Wëather 🌦", 1)
+    else:
+        text = POLICY_WITH_FAULTS
+    (plugin / document).write_text(text, encoding="utf-8", newline="")
+    named = f"plugins/wëather/{document}"
+    from_file = nexo("plugin", "lint", "--format", fmt, named, cwd=tmp_path)
+    assert from_file.code == 1
+    assert f"wëather/{document}" in from_file.stdout or "w%C3%ABather" in from_file.stdout
+    for spelling in (("--stdin",), ("-",)):
+        from_stdin = nexo(
+            "plugin", "lint", "--format", fmt, *spelling, "--stdin-filename", named,
+            cwd=tmp_path, stdin=text.encode("utf-8"),
+        )  # fmt: skip
+        assert (from_stdin.code, from_stdin.stdout, from_stdin.stderr) == (
+            from_file.code,
+            from_file.stdout,
+            from_file.stderr,
+        )
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -11,6 +11,7 @@ are recorded, not run: this virtualenv already has nexo-pkg installed.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ from typing import Any
 
 import pytest
 import yaml
+from support.shared_fixtures import require_shared_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
@@ -398,3 +400,51 @@ def test_documented_pre_commit_config_is_valid(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert yaml.safe_load(config)["repos"][0]["hooks"] == [{"id": "nexo-plugin-lint"}]
+
+
+@pytest.mark.parametrize("shape", ["chain", "certificate"])
+def test_detached_signature_and_certificate_come_from_the_bundle(
+    tmp_path: Path, shape: str
+) -> None:
+    """The step after signing writes `<asset>.sig` and `<asset>.cert` from each bundle: the
+    signature verifies the asset under the certificate's key, and the certificate is the
+    bundle's leaf. Run on a real public-good bundle, in the v0.2 shape (`x509CertificateChain`)
+    and the v0.3 shape sigstore 4 writes (`certificate`)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    wheel_name = "rfc8785-0.1.2-py3-none-any.whl"
+    wheel = require_shared_fixture("sigstore", wheel_name)
+    bundle = json.loads(
+        require_shared_fixture("sigstore", f"{wheel_name}.sigstore.json").read_text("utf-8")
+    )
+    material = bundle["verificationMaterial"]
+    leaf = material["x509CertificateChain"]["certificates"][0]
+    if shape == "certificate":
+        del material["x509CertificateChain"]
+        material["certificate"] = leaf
+    workspace = _project(tmp_path, GOOD)
+    asset = workspace / "plugin" / "dist" / wheel_name
+    asset.parent.mkdir()
+    asset.write_bytes(wheel.read_bytes())
+    bundle_path = asset.parent / f"{wheel_name}.sigstore.json"
+    bundle_path.write_text(json.dumps(bundle), encoding="utf-8")
+
+    runner = LocalRunner(workspace, tmp_path / "temp", {"path": "plugin", "pack": "true"})
+    runner.run.outputs["sign"] = {"bundles": f"plugin/dist/{wheel_name}.sigstore.json\n"}
+    runner.steps = [step for step in runner.steps if step.get("id") == "detached"]
+    runner.inputs["sign"] = "true"
+    run = runner.execute()
+    assert run.outcomes == {"detached": "success"}, run.logs
+    assert run.action_outputs["signatures"].splitlines() == [
+        f"plugin/dist/{wheel_name}.sig",
+        f"plugin/dist/{wheel_name}.cert",
+    ]
+    certificate = x509.load_pem_x509_certificate((asset.parent / f"{wheel_name}.cert").read_bytes())
+    assert certificate.public_bytes(Encoding.DER) == base64.b64decode(leaf["rawBytes"])
+    signature = base64.b64decode((asset.parent / f"{wheel_name}.sig").read_text("ascii"))
+    key = certificate.public_key()
+    assert isinstance(key, ec.EllipticCurvePublicKey)
+    key.verify(signature, wheel.read_bytes(), ec.ECDSA(hashes.SHA256()))

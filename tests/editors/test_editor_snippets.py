@@ -63,6 +63,40 @@ def test_zed_and_vscode_snippets_attach_toml_and_yaml() -> None:
     assert "agents.d/*.yaml" in client
 
 
+def test_vscode_schema_associations_pick_each_file_its_shipped_schema() -> None:
+    """The Even Better TOML settings: each pattern (a regular expression over the document URI)
+    matches the files of its kind wherever they are and nothing else, and names the published
+    address of the schema nexo-pkg ships for that kind."""
+    [settings] = [
+        json.loads(block)
+        for block in _blocks("json")
+        if "evenBetterToml.schema.associations" in block
+    ]
+    associations: dict[str, str] = settings["evenBetterToml.schema.associations"]
+    shipped = {
+        json.loads(path.read_text("utf-8"))["$id"]: path.name
+        for path in (ROOT / "nexo_pkg" / "schemas").glob("*.schema.json")
+    }
+    expected = {"manifest": "nexo-plugin.schema.json", "policy": "trusted-keys.schema.json"}
+    uris = [
+        "file:///home/me/weather/nexo-plugin.toml",
+        "file:///home/me/weather/plugin.toml",
+        "file:///c%3A/Users/me/weather/plugin.toml",
+        "file:///etc/nexo/trusted_keys.toml",
+        "file:///home/me/weather/Cargo.toml",
+        "file:///home/me/weather/pyproject.toml",
+        "file:///home/me/weather/myplugin.toml",
+        "file:///home/me/weather/nexo-plugin.toml.bak",
+    ]
+    for uri in uris:
+        chosen = [schema for pattern, schema in associations.items() if re.search(pattern, uri)]
+        kind = document_kind(uri)
+        if kind in expected:
+            assert [shipped.get(schema) for schema in chosen] == [expected[kind]], uri
+        else:
+            assert chosen == [], uri
+
+
 def _revs() -> list[tuple[str, str]]:
     """Every ``rev:`` a page or the hook file shows a user."""
     pages = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]

@@ -445,6 +445,38 @@ def test_hover_shows_the_schema_description(shared_server: SharedServer, tmp_pat
     shared_server.run(scenario)
 
 
+def test_hover_shows_the_type_and_default_of_the_key(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    # The hover names the key's type and, where the schema has one, its default, before the
+    # description: `network` is a string defaulting to "deny", `enabled` a boolean defaulting
+    # to false, `id` a string with no default (so none is shown).
+    text = GOOD.replace('name = "Demo"', 'name = "D🙂mo"')
+    lines = text.split("\n")
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "nexo-plugin.toml", text)
+
+        async def first_line(line: str, character: int) -> str:
+            hovered = await session.hover(uri, lines.index(line), character)
+            assert hovered is not None
+            assert isinstance(hovered.contents, types.MarkupContent)
+            return hovered.contents.value.split("\n\n")[0]
+
+        assert await first_line('network = "deny"', 2) == (
+            '**`plugin.sandbox.network`** · `string` · default `"deny"`'
+        )
+        assert await first_line('network = "deny"', len('network = "de')) == (
+            '**`plugin.sandbox.network`** · `string` · default `"deny"`'
+        )
+        assert await first_line("enabled = true", 1) == (
+            "**`plugin.sandbox.enabled`** · `boolean` · default `false`"
+        )
+        assert await first_line('id = "demo"', 0) == "**`plugin.id`** · `string`"
+
+    shared_server.run(scenario)
+
+
 def test_completion_of_keys_tables_and_enum_values(
     shared_server: SharedServer, tmp_path: Path
 ) -> None:
