@@ -571,11 +571,43 @@ def syntax_error(text: str, error: ValueError) -> TomlSyntax:
     match = _ERROR_POSITION.search(raw)
     if match is None:
         return TomlSyntax(raw, _end_of_document(text))
+    message = raw[: match.start()]
     if match.group(1):
-        span = point_span(text, int(match.group(1)), int(match.group(2)))
+        line, column = int(match.group(1)), int(match.group(2))
+        span = point_span(text, line, column)
+        if message in _ESCAPE_FAULTS:
+            span = _escape_span(text, span.start.line, column, message) or span
     else:
         span = _end_of_document(text)
-    return TomlSyntax(raw[: match.start()], span)
+    return TomlSyntax(message, span)
+
+
+_BAD_HEX = "Invalid hex value"
+# tomllib's refusals of an escape in a string. It reports the column just past the escape
+# (past ``\\q``, past ``\\uD800``, past the blanks after a backslash that does not end the
+# line, or the next line's start after a backslash ending a one-line string's line), or for
+# bad hex digits the column after ``\\u``: the fault starts at the backslash.
+_ESCAPE_FAULTS = frozenset(
+    {"Unescaped '\\' in a string", "Escaped character is not a Unicode scalar value", _BAD_HEX}
+)
+
+
+def _escape_span(text: str, line: int, column: int, message: str) -> Span | None:
+    """The span of the escape ``tomllib`` refused with ``message`` at ``line``/``column``."""
+    lines = text.split("\n")
+    if column == 1 and line > 1:
+        line -= 1
+        column = len(lines[line - 1].rstrip("\r")) + 1
+    content = lines[line - 1].rstrip("\r")
+    backslash = content.rfind("\\", 0, column - 1)
+    if backslash < 0:
+        return None
+    start = backslash + 1  # 1-based
+    end = max(column, start + 2)  # the backslash and the character after it, at least
+    if message == _BAD_HEX:
+        end = start + (6 if content[backslash + 1 : backslash + 2] == "u" else 10)
+    end = min(end, len(content) + 1)
+    return Span(Position(line, start), Position(line, end))
 
 
 def _long_integer(text: str, error: ValueError) -> TomlSyntax:

@@ -334,3 +334,53 @@ def test_a_settings_key_built_of_aliases_is_read_as_serde_yaml_reads_it(tmp_path
             [refused] = entry["diagnostics"]
             assert "repetition limit exceeded" in refused["message"]
             assert refused["range"]["start"] == {"line": 4, "column": 15}
+
+
+MANIFEST_HEAD = (
+    '[plugin]\nid = "wx"\nversion = "0.1.0"\nname = "Wx"\ndescription = "d"\n'
+    'min_nexo_version = ">=0.1.0"\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "start", "end"),
+    [
+        # tomllib reports the column past `\q`; the fault is the escape, from its backslash.
+        ('args = ["ok", "C:\\qbad"]\n', 18, 20),
+        # past the blanks that follow a backslash which does not end the line
+        ('description2 = """a\\   b"""\n', 20, 24),
+        # a one-line string whose line ends in a backslash: tomllib names the next line
+        ('cmd = "ok\\\n"\n', 10, 11),
+        ('cmd = "ok\\\r\n"\r\n', 10, 11),
+        # tomllib reports bad hex digits after `\u`, and a surrogate past its escape
+        ('cmd = "\\uZZZZ"\n', 8, 14),
+        ('cmd = "\\uD800"\n', 8, 14),
+        ('cmd = "\\U0011FFFF"\n', 8, 18),
+    ],
+    ids=[
+        "escape",
+        "blanks-after-backslash",
+        "backslash-at-line-end",
+        "crlf",
+        "hex",
+        "surrogate",
+        "beyond-unicode",
+    ],
+)
+def test_a_refused_escape_is_reported_at_its_backslash(
+    tmp_path: Path, line: str, start: int, end: int
+) -> None:
+    path = tmp_path / "nexo-plugin.toml"
+    path.write_bytes((MANIFEST_HEAD + line).encode("utf-8"))
+    code, [finding] = _lint(path)
+    assert code == 1
+    assert finding["code"] == "NX001"
+    assert finding["range"] == {
+        "start": {"line": 7, "column": start},
+        "end": {"line": 7, "column": end},
+    }
+    assert finding["message"].startswith("TOML syntax error: ")
+    assert (
+        f"nexo-plugin.toml:7:{start}: NX001 "
+        in nexo("plugin", "lint", path.name, cwd=tmp_path).stdout
+    )
