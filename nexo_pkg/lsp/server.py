@@ -945,7 +945,8 @@ class CappedReader:
 
     A ``Content-Length`` above :data:`MAX_MESSAGE_BYTES` is answered with a JSON-RPC error
     (``-32600``, no id: the body was never read) and reads as end of input, so the server
-    stops cleanly instead of allocating what the header asks for.
+    stops cleanly instead of allocating what the header asks for; so is one with more digits
+    than the limit has (leading zeros aside), before any of them is converted to a number.
 
     The ``Content-Length`` header is handed to pygls in the one spelling it reads
     (``Content-Length: N``), whatever the case and spacing the client used. One whose value
@@ -969,8 +970,22 @@ class CappedReader:
         if found is None:
             return line
         value = found.group(1)
-        if value.isdigit() and int(value) > 0:
-            return b"Content-Length: %s\r\n" % value
+        # Leading zeros dropped, so that the digits counted are the number's (and Python's
+        # int() never meets its 4300-digit limit on either side of pygls).
+        digits = value.lstrip(b"0") if value.isdigit() else value
+        if value.isdigit() and len(digits) > len(str(self.limit)):
+            logger.error(
+                "refusing a message whose length has %d digits (limit %d bytes)",
+                len(digits),
+                self.limit,
+            )
+            self._refuse(
+                -32600,
+                f"a message length of {len(digits)} digits exceeds the {self.limit}-byte limit",
+            )
+            return b""
+        if digits and value.isdigit():
+            return b"Content-Length: %s\r\n" % digits
         if value.isdigit():
             # An empty body is no JSON text; pygls would skip it without a word.
             logger.error("a message of 0 bytes is refused")

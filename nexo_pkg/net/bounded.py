@@ -214,7 +214,8 @@ class _Alarms:
                     continue
                 wait = heap[0][0] - time.monotonic()
                 if wait > 0:
-                    self._ready.wait(wait)
+                    # (A finite --timeout may be longer than a lock can wait: wake and look.)
+                    self._ready.wait(min(wait, threading.TIMEOUT_MAX))
                     continue
                 alarm = heapq.heappop(heap)[2]
                 alarm.done = True

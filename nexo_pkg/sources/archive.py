@@ -762,7 +762,8 @@ class _Namespace:
         ascii_name = name.isascii()
         key = name.lower() if ascii_name else _key(name)  # (see _key)
         parent = name.rpartition("/")[0]
-        if not parent and key.startswith(RESERVED_PREFIX):
+        # (The prefix holds no "/": a name below a root directory so named starts with it too.)
+        if key.startswith(RESERVED_PREFIX):
             raise unsafe(f"{raw!r} is a name the installer keeps for itself", member=raw)
         # (Folding keeps every "/"; lowering ASCII changes letters only.)
         if not ascii_name and name.count("/") != key.count("/"):  # pragma: no cover

@@ -52,3 +52,37 @@ def test_printable_escapes_every_control_character() -> None:
         assert shown == f"a\\u{code:04x}b"
     assert printable("héllo ✓ 🎉") == "héllo ✓ 🎉"
     assert printable(ATTACK_TEXT).isprintable()
+
+
+def test_every_manifest_string_on_the_screen_is_escaped(tmp_path: Path) -> None:
+    """The entrypoint's command and args, env keys and values, the description and the
+    sandbox paths each reach the confirmation screen escaped: C0, C1 and DEL alike."""
+    bad = "\\u001b[8m\\u009b2J\\u007f"
+    extra = (
+        f'\n[plugin.entrypoint]\ncommand = "python3{bad}"\nargs = ["-m{bad}", "main"]\n'
+        f'env = {{ "KEY{bad}" = "value{bad}" }}\n\n'
+        f'[plugin.sandbox]\nenabled = true\nfs_read_paths = ["/r{bad}"]\n'
+        f'fs_write_paths = ["/w{bad}"]\n'
+    )
+    text = manifest_text("hello", "1.0.0", extra=extra).replace(
+        'name = "Hello plugin"', f'name = "Hello{bad}"'
+    )
+    tarball = write_plugin(
+        tmp_path / "dist", "hello", "1.0.0",
+        data=targz(plugin_members("hello", "1.0.0", manifest=text)),
+    )  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXO_", "FORCE_COLOR"))}
+    env.update(NEXO_HOME=str(tmp_path / "home"), NO_COLOR="1")
+    result = nexo("plugin", "install", str(tarball), "--dry-run", env=env)
+    assert result.code == 0, result.stderr
+    screen = result.stderr + result.stdout
+    assert not [ch for ch in screen if ch != "\n" and not ch.isprintable()], screen
+    shown = bad  # the screen spells each control character as its TOML escape
+    for line in (
+        f"Entrypoint:   python3{shown} -m{shown} main",
+        f"Environment:  KEY{shown}=value{shown}",
+        f"  reads:      /r{shown}",
+        f"  writes:     /w{shown}",
+    ):
+        assert line in screen.splitlines(), line
+    assert not (tmp_path / "home" / "state").exists()

@@ -311,3 +311,18 @@ def test_an_api_host_that_does_not_resolve_is_one_quick_line(setup: Setup) -> No
     assert "resolve" in result.document["error"]
     # Not retried: three pauses of this backoff would take at least 3.5 s.
     assert elapsed < 3
+
+
+@pytest.mark.parametrize("seconds", ["9223372036", "9223372037", "1e20", "1e300"])
+@pytest.mark.parametrize("where", ["flag", "env"])
+def test_a_deadline_past_what_the_clock_can_wait_installs_without_a_traceback(
+    setup: Setup, seconds: str, where: str
+) -> None:
+    """A finite timeout is taken however large: beyond what a thread can wait for
+    (``threading.TIMEOUT_MAX``, about 292 years) the watchdog waits in steps it can."""
+    extra = ("--timeout", seconds) if where == "flag" else ()
+    env = setup.env(**({"NEXO_HTTP_TIMEOUT": seconds} if where == "env" else {}))
+    result = nexo(*setup.args(*extra), env=env)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert "Exception in thread" not in result.stderr, result.stderr
+    setup.assert_installed(result)

@@ -705,3 +705,35 @@ def test_a_notification_with_nothing_to_do_is_dropped_without_a_warning(
     _, stderr = server.communicate(timeout=30)
     assert server.returncode == 0
     assert [line for line in stderr.decode().splitlines() if "WARNING" in line] == []
+
+
+@pytest.mark.parametrize("digits", [9, 5000, 100_000])
+def test_a_content_length_of_many_digits_is_refused_and_the_server_stops(
+    server: subprocess.Popen[bytes], digits: int
+) -> None:
+    """A length past Python's 4300-digit conversion limit is over the cap like any other:
+    answered ``-32600`` before its digits are converted, then a clean stop."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(b"Content-Length: " + b"9" * digits + b"\r\n\r\n{")
+    server.stdin.flush()
+    answer = response_to(server.stdout, None)
+    assert answer["error"]["code"] == -32600
+    assert "limit" in answer["error"]["message"]
+    _, err = server.communicate(timeout=30)
+    assert server.returncode == 1
+    assert b"Traceback" not in err
+    assert b"unexpected" not in err
+
+
+def test_leading_zeros_of_a_content_length_are_no_digits_of_it(
+    server: subprocess.Popen[bytes],
+) -> None:
+    body = json.dumps(_hover(21)).encode()
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(b"Content-Length: " + b"0" * 5000 + b"%d\r\n\r\n" % len(body) + body)
+    server.stdin.flush()
+    assert "result" in response_to(server.stdout, 21)
+    _stderr_lines(server)
+    assert server.returncode == 0

@@ -242,6 +242,33 @@ def test_members_named_like_the_installers_own_files_are_refused(
     assert "installer keeps for itself" in error.message
 
 
+@pytest.mark.parametrize("dry_run", [False, True], ids=["install", "dry-run"])
+@pytest.mark.parametrize(
+    "name", [f"{RECEIPT_NAME}/x", f"{RECEIPT_NAME.upper()}/sub/x", f"{RECEIPT_NAME}.tmp/x"]
+)
+def test_a_root_directory_named_like_the_installers_own_files_is_refused(
+    name: str, dry_run: bool, tmp_path: Path
+) -> None:
+    """A directory only implied by a member below it (``.nexo-install.json/x``) takes the
+    receipt's place as surely as a file of that name: refused as the archive's fault, by the
+    dry run too, and nothing is written."""
+    forged = file(name, '{"id": "hello", "files": {}}\n')
+    tarball = write_plugin(tmp_path / "dist", ID, VERSION, data=targz(_flat_plugin(forged)))
+    home, dest = tmp_path / "home", tmp_path / "dest"
+    flags = ["--dry-run"] if dry_run else ["--yes"]
+    result = nexo(
+        "plugin", "install", tarball, "--dest", dest, *flags, "--json",
+        env=clean_env(NEXO_HOME=str(home)),
+    )  # fmt: skip
+    assert result.exit_code == 1, result.stdout
+    assert result.document["kind"] == "archive_unsafe"
+    assert "installer keeps for itself" in result.document["error"]
+    assert not dest.exists()
+    assert not (home / "cache" / "blobs" / "tmp").exists() or not any(
+        (home / "cache" / "blobs" / "tmp").iterdir()
+    )
+
+
 def test_the_reserved_name_below_the_root_is_an_ordinary_file(
     tmp_path: Path, install_env: InstallEnv
 ) -> None:

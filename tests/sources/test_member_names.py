@@ -61,6 +61,10 @@ def _refusal(members: list[tuple[str, bool]]) -> tuple[str, str] | None:
             [("a/x", False), ("a/y", False), (".nexo-install.json", False)],
             "unsafe archive: '.nexo-install.json' is a name the installer keeps for itself",
         ),
+        (
+            [("a/x", False), (".Nexo-Install.json/x", False)],
+            "unsafe archive: '.Nexo-Install.json/x' is a name the installer keeps for itself",
+        ),
     ],
 )
 def test_names_after_a_parent_was_checked(
