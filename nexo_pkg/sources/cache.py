@@ -50,6 +50,10 @@ if TYPE_CHECKING:
 
 CHUNK = 1024 * 1024
 _HEX = re.compile(r"^[0-9a-f]{64}$")
+# The directories that hold blobs in use (see BlobCache._holding_dir).
+HELD_SUFFIX = ".held"
+_HOLDING_ATTEMPTS = 100
+_DIRECTORY_FLAGS = os.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXEC
 DEFAULT_MAX_AGE = 30 * 24 * 3600
 
 
@@ -109,6 +113,26 @@ def _remove_held(holding: Path) -> None:
             _unlink(entry)
     with contextlib.suppress(OSError):
         holding.rmdir()
+
+
+def _remove_abandoned_holding(path: Path) -> None:
+    """Delete the directory ``path`` that held a blob, when no command holds its lock (its
+    command was killed); one in use, or on a file system without locks, stays."""
+    try:
+        descriptor = os.open(path, _DIRECTORY_FLAGS | posix.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        try:
+            posix.lock_exclusive(descriptor, wait=False)
+        except OSError:
+            return
+        if os.path.samestat(os.lstat(path), os.fstat(descriptor)):
+            _remove_held(path)
+    except OSError:
+        return
+    finally:
+        os.close(descriptor)
 
 
 def _remove_entry(path: Path) -> None:
@@ -228,6 +252,8 @@ class BlobCache:
         # API answers to keep for conditional requests (:class:`AnswerCache`), written by
         # :meth:`keep` when the command ends well, by path.
         self.answers: dict[Path, bytes] = {}
+        # The locked descriptors of the directories holding blobs in use (POSIX), by path.
+        self._holding_locks: dict[Path, int] = {}
 
     @contextlib.contextmanager
     def _locked(
@@ -304,10 +330,11 @@ class BlobCache:
                     self._count(hit=True)
                     with contextlib.suppress(OSError):
                         os.utime(final)
+                        self._remove_stale_temps()
                     try:
                         yield held
                     finally:
-                        _remove_held(held.parent)
+                        self._release(held.parent)
                     return
                 # Not the blob (damaged, a link, a directory planted there): fetched again.
                 with contextlib.suppress(FileNotFoundError):
@@ -350,7 +377,7 @@ class BlobCache:
                     os.link(temp, holding / expected)
                 except OSError:
                     # A file system without hard links: held by a copy, below.
-                    _remove_held(holding)
+                    self._release(holding)
                     holding = None
                 if _put_in_place(temp, final):
                     self.added.append(final)
@@ -361,7 +388,7 @@ class BlobCache:
                             _sync_blob(final)
             except BaseException as exc:
                 if holding is not None:
-                    _remove_held(holding)
+                    self._release(holding)
                 if isinstance(exc, OSError):
                     raise _io(f"write blob {expected} into {self.store}", exc) from exc
                 raise
@@ -383,13 +410,46 @@ class BlobCache:
             try:
                 yield holding / expected
             finally:
-                _remove_held(holding)
+                self._release(holding)
 
     def _holding_dir(self, expected: str) -> Path:
         """A new private directory in the temp dir to hold the name of a blob in use (a
-        directory: never taken for a killed writer's temp file; ``prune`` removes those a
-        killed command left). Raises ``OSError``."""
-        return Path(tempfile.mkdtemp(prefix=f"{expected[:16]}.", suffix=".held", dir=self.temp))
+        directory: never taken for a killed writer's temp file). On POSIX it stays locked
+        (``flock``) by this command until :meth:`_release`, so the next download's sweep
+        removes one a killed command left and never one in use; ``prune`` removes them too.
+        Raises ``OSError``."""
+        for _attempt in range(_HOLDING_ATTEMPTS):
+            holding = Path(
+                tempfile.mkdtemp(prefix=f"{expected[:16]}.", suffix=HELD_SUFFIX, dir=self.temp)
+            )
+            if not posix.POSIX:
+                return holding
+            try:
+                descriptor = os.open(holding, _DIRECTORY_FLAGS)
+            except FileNotFoundError:
+                continue  # swept before it was locked: made again
+            try:
+                posix.lock_exclusive(descriptor, wait=False)
+                if not os.path.samestat(os.lstat(holding), os.fstat(descriptor)):
+                    raise FileNotFoundError(holding)
+            except (BlockingIOError, FileNotFoundError):
+                os.close(descriptor)  # being swept, or swept: made again
+                continue
+            except OSError:
+                os.close(descriptor)  # no locks on this file system: held as before
+                return holding
+            with self._counting:
+                self._holding_locks[holding] = descriptor
+            return holding
+        raise OSError(f"cannot make a directory in {self.temp} that stays")
+
+    def _release(self, holding: Path) -> None:
+        """Delete the directory holding a blob in use, then give up its lock."""
+        _remove_held(holding)
+        with self._counting:
+            descriptor = self._holding_locks.pop(holding, None)
+        if descriptor is not None:
+            os.close(descriptor)
 
     def _hold_stored(self, final: Path, expected: str) -> Path | None:
         """The stored blob ``final`` checked and held: a path of this command's own naming
@@ -423,12 +483,12 @@ class BlobCache:
                             digest.update(chunk)
                             copy.write(chunk)
                     if digest.hexdigest() != expected:
-                        _remove_held(holding)
+                        self._release(holding)
                         return None
                     held.chmod(0o444)
                     return held
                 except OSError as exc:
-                    _remove_held(holding)
+                    self._release(holding)
                     raise _io(f"write into the blob cache {self.temp}", exc) from exc
         except NotRegularFileError:
             return None
@@ -502,9 +562,10 @@ class BlobCache:
 
     def _remove_stale_temps(self) -> None:
         """Delete the temp files of writers that were killed: every live one is locked by
-        its writer until it is renamed into place or deleted. Anything else found there (a
-        link, a FIFO, a device: never a temp file) is removed without being followed or
-        opened; a directory is left to ``cache prune``."""
+        its writer until it is renamed into place or deleted; likewise the directories that
+        held blobs for commands that were killed (see :meth:`_holding_dir`). Anything else
+        found there (a link, a FIFO, a device: never a temp file) is removed without being
+        followed or opened; another directory is left to ``cache prune``."""
         for path in self.temp.iterdir():
             if not posix.POSIX:
                 # Windows refuses to delete a temp file its writer still has open.
@@ -519,6 +580,8 @@ class BlobCache:
                 if not stat.S_ISDIR(kind):
                     with contextlib.suppress(OSError):
                         path.unlink()
+                elif path.name.endswith(HELD_SUFFIX):
+                    _remove_abandoned_holding(path)
                 continue
             try:
                 # Never blocks (a FIFO swapped in since) nor follows a link.

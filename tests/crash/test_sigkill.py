@@ -10,12 +10,16 @@ the root is also walked the way the daemon walks it: no plugin id is ever discov
 
 from __future__ import annotations
 
+import json
 import random
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from faults.server import FaultyGitHubServer
+from support.daemon_walk import assert_one_per_id, discovered_versions
+from support.tarballs import plugin_members
 
 from .scenario import (
     PLUGIN,
@@ -23,6 +27,7 @@ from .scenario import (
     Root,
     assert_complete,
     cache_leftovers,
+    installed_versions,
     kill_after,
     leftovers,
     publish,
@@ -144,6 +149,57 @@ def _crash_force(server: FaultyGitHubServer, tmp_path: Path, points: int) -> Non
         assert cache_leftovers(root) == [], (delay, cache_leftovers(root))
 
 
+def _reference_install(root: Root, version: str) -> Path:
+    """``PLUGIN`` ``version`` as the reference installer leaves it: its tree, and a receipt of
+    its ten string fields following ``latest`` (no file hashes)."""
+    directory = root.dest / f"{PLUGIN}-{version}"
+    for member in plugin_members(PLUGIN, version):
+        path = directory / member.name
+        if member.kind == tarfile.DIRTYPE:
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(member.data)
+            path.chmod(member.mode)
+    receipt = {
+        "schema_version": "1.0", "id": PLUGIN, "version": version, "owner": "acme",
+        "repo": PLUGIN, "tag": "latest", "target": "noarch", "sha256": "ab" * 32,
+        "installed_at": "2026-05-07T18:20:42.123456789+00:00", "source": "github-releases",
+    }  # fmt: skip
+    (directory / ".nexo-install.json").write_text(json.dumps(receipt, indent=2))
+    return directory
+
+
+def _crash_upgrade_of_a_reference_install(
+    server: FaultyGitHubServer, tmp_path: Path, points: int
+) -> None:
+    """A SIGKILL while upgrading what the reference installer installed: the daemon meets the
+    old or the new version, never both and never neither; the next upgrade finishes."""
+    _published(server)
+    calibrate = _root(server, tmp_path, "calibrate")
+    _reference_install(calibrate, "1.0.0")
+    span = calibrate.timed_run("upgrade", PLUGIN, "--yes")
+    for index, delay in enumerate(_delays(5, span * 1.1, points)):
+        root = _root(server, tmp_path, f"point-{index}")
+        _reference_install(root, "1.0.0")
+        killed = kill_after(root.spawn("upgrade", PLUGIN, "--yes"), delay)
+        # `verify` has no hashes to check the reference's tree by: the walk and `list` judge.
+        assert_one_per_id(root.dest)
+        versions = installed_versions(root)
+        assert versions in (["1.0.0"], ["2.0.0"]), (delay, versions)
+        assert discovered_versions(root.dest) == {PLUGIN: versions[-1]}
+        if not killed:
+            assert versions == ["2.0.0"]
+        again = root.run("upgrade", PLUGIN, "--yes")
+        assert again.exit_code == 0, (delay, again.stdout)
+        assert discovered_versions(root.dest) == {PLUGIN: "2.0.0"}
+        present = root.run("install", f"acme/{PLUGIN}", "--yes")
+        assert present.exit_code == 0, present.stdout
+        assert installed_versions(root) == ["2.0.0"]
+        assert leftovers(root) == [], (delay, leftovers(root))
+        assert cache_leftovers(root) == [], (delay, cache_leftovers(root))
+
+
 def test_sigkill_install(server: FaultyGitHubServer, tmp_path: Path) -> None:
     _crash_install(server, tmp_path, FAST_POINTS)
 
@@ -162,6 +218,17 @@ def test_sigkill_remove(server: FaultyGitHubServer, tmp_path: Path) -> None:
 
 def test_sigkill_force(server: FaultyGitHubServer, tmp_path: Path) -> None:
     _crash_force(server, tmp_path, FAST_POINTS)
+
+
+def test_sigkill_upgrade_of_a_reference_install(server: FaultyGitHubServer, tmp_path: Path) -> None:
+    _crash_upgrade_of_a_reference_install(server, tmp_path, FAST_POINTS)
+
+
+@pytest.mark.slow
+def test_sigkill_upgrade_of_a_reference_install_50_points(
+    server: FaultyGitHubServer, tmp_path: Path
+) -> None:
+    _crash_upgrade_of_a_reference_install(server, tmp_path, SLOW_POINTS)
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import CliResult, clean_env, nexo
+from support.stderr import without_notes
 from support.tarballs import write_plugin
 
 # A read or open of a FIFO would block forever: a run that meets one is a subprocess, whose
@@ -244,6 +245,38 @@ def test_a_link_planted_as_a_lock_file_creates_nothing_outside(
     # The error names the planted file, not the root that holds it.
     assert f"the lock file {root / lock_name}:" in result.document["error"], result.document
     assert not target.exists()
+    assert sorted(p.name for p in root.iterdir()) == [lock_name]
+
+
+@pytest.mark.parametrize("planted", ["fifo", "directory"])
+@pytest.mark.parametrize("lock_name", [".nexo-install.lock", ".nexo-sync.lock"])
+def test_a_fifo_or_directory_planted_as_a_lock_file_is_refused_at_once(
+    tmp_path: Path, lock_name: str, planted: str
+) -> None:
+    """Opened for writing without ``O_NONBLOCK``, a FIFO would wait for a reader forever; a
+    directory is no file to lock. Each is one ``io`` line naming it, in text and ``--json``,
+    and the root holds nothing new."""
+    root = tmp_path / "root"
+    root.mkdir()
+    if planted == "fifo":
+        os.mkfifo(root / lock_name)
+    else:
+        (root / lock_name).mkdir()
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    args: tuple[str, ...]
+    if lock_name == ".nexo-install.lock":
+        args = ("plugin", "install", str(tarball), "--dest", str(root), "--yes")
+    else:
+        lock = tmp_path / "nexo-plugins.lock"
+        lock.write_text("lock_version = 1\n")
+        args = ("plugin", "sync", "--lock", str(lock), "--frozen", "--dest", str(root))
+    config = ("--config", str(tmp_path / "no-config"))
+    text = nexo(*args, *config, env=_env(tmp_path), cwd=tmp_path, timeout=TIMEOUT)
+    as_json = nexo(*args, *config, "--json", env=_env(tmp_path), cwd=tmp_path, timeout=TIMEOUT)
+    assert (text.exit_code, as_json.exit_code) == (1, 1), text.stderr
+    assert as_json.document["kind"] == "io", as_json.document
+    assert f"the lock file {root / lock_name}:" in as_json.document["error"]
+    assert without_notes(text.stderr) == f"error: {as_json.document['error']}\n"
     assert sorted(p.name for p in root.iterdir()) == [lock_name]
 
 

@@ -131,3 +131,49 @@ def test_the_admin_rpcs_a_plugin_asks_for_are_on_the_screen_and_in_json(
     assert line.count("(required)") == len(asked["required"])
     assert line.count("(optional)") == len(asked["optional"])
     assert not install_env.dest.exists() or not any(install_env.dest.iterdir())
+
+
+GOOGLE = (
+    "daemon-parity",
+    "real-manifests",
+    "nexo-rs-plugin-google__nexo-plugin.toml__373c267e.toml",
+)
+
+
+def test_the_installing_shell_s_daemon_settings_neither_refuse_nor_grant(
+    install_env: InstallEnv,
+) -> None:
+    """The daemon's runtime settings in the shell that installs are not the daemon's: with
+    ``NEXO_PLUGIN_SANDBOX_REQUIRE=1`` there, the real google plugin (an entrypoint and no
+    sandbox) still installs, and with the host-network setting there, the browser plugin's
+    screen and ``--json`` still name it as the operator's to allow."""
+    _browser_release(install_env)
+    manifest = require_shared_fixture(*GOOGLE).read_text(encoding="utf-8")
+    data = targz(plugin_members("google", "0.3.0", manifest=manifest))
+    name = asset_name("google", "0.3.0", "x86_64-unknown-linux-musl")
+    install_env.server.publish(
+        "lordmacu",
+        "nexo-rs-plugin-google",
+        "v0.3.1",
+        {
+            name: data,
+            name + ".sha256": sidecar_line(data, name).encode(),
+            "nexo-plugin.toml": manifest.encode(),
+        },
+    )
+    env = clean_env(
+        NEXO_HOME=str(install_env.home),
+        NEXO_GITHUB_API_BASE=install_env.server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NEXO_INSTALL_TARGET="x86_64-unknown-linux-gnu",
+        NEXO_PLUGIN_SANDBOX_REQUIRE="1",
+        NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW="1",
+    )
+    google = nexo("plugin", "install", "lordmacu/nexo-rs-plugin-google", "--yes", "--json",
+                  env=env, in_process=True)  # fmt: skip
+    assert google.exit_code == 0, google.stdout
+    assert (google.document["id"], google.document["version"]) == ("google", "0.3.0")
+    browser = nexo("plugin", "install", "lordmacu/nexo-plugin-browser", "--yes", "--json",
+                   env=env, in_process=True)  # fmt: skip
+    assert browser.exit_code == 0, browser.stdout
+    assert browser.document["manifest"]["operator_must_allow"] == [SETTING]

@@ -202,6 +202,42 @@ def test_invalid_policy_is_exit_2_with_its_line(
     assert not _plugins(tmp_path).exists() or not any(_plugins(tmp_path).iterdir())
 
 
+# The reference installer (Rust `regex`) and cosign (Go, RE2) read these classes; Python's `re`
+# made `\p{L}` an invalid policy and `[[:alnum:]]` a class that never matches.
+RE2_CLASSES = {
+    "posix": r"https://github\.com/acme/[[:alnum:]_.-]+/\.github/workflows/release\.yml@refs/tags/v.*",
+    "unicode": r"https://github\.com/\p{L}+/nexo-plugin-\p{L}+/\.github/workflows/release\.yml@.*",
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(RE2_CLASSES))
+def test_a_policy_in_the_re2_dialect_verifies_and_a_look_ahead_is_policy_invalid(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy_file: Path,
+    dialect: str,
+) -> None:
+    _publish(github_server, private_sigstore)
+    policy_file.write_text(POLICY.replace(ACME_REGEXP, RE2_CLASSES[dialect]), encoding="utf-8")
+    result = _install(tmp_path, github_server, "--trusted-keys", str(policy_file),
+                      "--require-signature")  # fmt: skip
+    assert result.code == 0, result.stdout
+    assert result.document["signature"]["status"] == "verified"
+    assert result.document["signature"]["identity"] == ACME_IDENTITY
+
+    # A look-ahead, which the reference's `regex` rejects, makes the policy invalid: exit 2,
+    # nothing installed (nor replaced).
+    plugins = _plugins(tmp_path)
+    before = tree_snapshot(plugins)
+    look_ahead = RE2_CLASSES[dialect].replace("https", "(?=https)https", 1)
+    policy_file.write_text(POLICY.replace(ACME_REGEXP, look_ahead), encoding="utf-8")
+    refused = _install(tmp_path, github_server, "--trusted-keys", str(policy_file), "--force")
+    assert (refused.code, refused.document["kind"]) == (2, "policy_invalid"), refused.stdout
+    assert f"{policy_file}:" in refused.document["error"]
+    assert tree_snapshot(plugins) == before
+
+
 def test_local_tarball_with_a_sigstore_sibling_installs_verified(
     tmp_path: Path,
     github_server: GitHubServer,

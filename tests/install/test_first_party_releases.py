@@ -1,0 +1,211 @@
+"""The real first-party plugins, released as their repositories release them, installed from
+the command line through the loopback GitHub, and a root shared with the reference installer.
+
+Each release carries the plugin's real manifest (``daemon-parity/real-manifests``, the head of
+its repository) as the release asset and in musl-only tarballs, under one of the real tag
+shapes: a tag ahead of the manifest (``v0.3.1`` shipping ``google-0.3.0-*``), a release-plz
+package prefix (``nexo-plugin-google-v0.2.0``) or a doubled ``vv``. The version comes from the
+manifest, never from the tag; every receipt parses under the reference installer's struct.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from support.cli import CliResult, nexo, stand_in_env
+from support.daemon_walk import discovered_versions
+from support.receipts import reference_receipt_struct
+from support.shared_fixtures import require_shared_fixture, skip_unless_present
+from support.tarballs import (
+    asset_name,
+    directory,
+    file,
+    launcher_text,
+    sidecar_line,
+    targz,
+    tree_snapshot,
+)
+
+from nexo_pkg.install.receipts import RECEIPT_NAME
+
+from .conftest import InstallEnv
+
+pytestmark = skip_unless_present("daemon-parity", "real-manifests")
+
+GNU = "x86_64-unknown-linux-gnu"
+MUSL_ONLY = ("x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl")
+
+# (repository, manifest file at its head, tag shape)
+FIRST_PARTY = [
+    ("nexo-rs-plugin-google", "nexo-rs-plugin-google__nexo-plugin.toml__373c267e.toml", "ahead"),
+    ("nexo-rs-plugin-admin", "nexo-rs-plugin-admin__plugin.toml__b5f2f698.toml", "ahead"),
+    ("nexo-plugin-email", "nexo-plugin-email__nexo-plugin.toml__089a142c.toml", "release-plz"),
+    ("nexo-plugin-whatsapp", "nexo-plugin-whatsapp__nexo-plugin.toml__30e0ab09.toml", "vv"),
+    ("nexo-plugin-telegram", "nexo-plugin-telegram__nexo-plugin.toml__b3f444c0.toml", "ahead"),
+    ("nexo-plugin-browser", "nexo-plugin-browser__nexo-plugin.toml__idx0e0f3215.toml", "vv"),
+    ("nexo-rs-poller-gmail", "nexo-rs-poller-gmail__nexo-plugin.toml__9b6d319b.toml", "vv"),
+]
+GOOGLE = FIRST_PARTY[0]
+
+
+def _manifest(file_name: str) -> str:
+    return require_shared_fixture("daemon-parity", "real-manifests", file_name).read_text(
+        encoding="utf-8"
+    )
+
+
+def _identity(text: str) -> tuple[str, str]:
+    plugin = tomllib.loads(text)["plugin"]
+    return plugin["id"], plugin["version"]
+
+
+def _with_version(text: str, version: str) -> str:
+    """The manifest with another ``[plugin] version`` (its own spacing kept)."""
+    changed, count = re.subn(r'(?m)^(version\s*=\s*)"[^"]*"', rf'\g<1>"{version}"', text, count=1)
+    assert count == 1
+    return changed
+
+
+def _tag(shape: str, plugin_id: str, version: str) -> str:
+    major, minor, patch = version.split(".")
+    return {
+        "ahead": f"v{major}.{minor}.{int(patch) + 1}",
+        "release-plz": f"nexo-plugin-{plugin_id}-v{version}",
+        "vv": f"vv{version}",
+    }[shape]
+
+
+def _publish(env: InstallEnv, repo: str, text: str, shape: str, manifest_name: str) -> str:
+    """Publish a musl-only release of ``text`` under the tag ``shape`` names; the tag."""
+    plugin_id, version = _identity(text)
+    members = [
+        file(manifest_name, text),
+        directory("bin"),
+        file(f"bin/{plugin_id}", launcher_text(), mode=0o755),
+    ]
+    data = targz(members)
+    assets: dict[str, bytes] = {manifest_name: text.encode()}
+    for target in MUSL_ONLY:
+        name = asset_name(plugin_id, version, target)
+        assets[name] = data
+        assets[name + ".sha256"] = sidecar_line(data, name).encode()
+    tag = _tag(shape, plugin_id, version)
+    env.server.publish("lordmacu", repo, tag, assets)
+    return tag
+
+
+def _manifest_name(file_name: str) -> str:
+    return "plugin.toml" if "__plugin.toml__" in file_name else "nexo-plugin.toml"
+
+
+def _run(env: InstallEnv, *args: str) -> CliResult:
+    """``nexo plugin ARGS --dest DEST`` against the loopback GitHub on a glibc host."""
+    environment = stand_in_env(env.home, env.server.url, NEXO_INSTALL_TARGET=GNU)
+    return nexo("plugin", *args, "--dest", env.dest, env=environment, in_process=True)
+
+
+@pytest.mark.parametrize(
+    ("repo", "file_name", "shape"), FIRST_PARTY, ids=[entry[0] for entry in FIRST_PARTY]
+)
+def test_a_first_party_release_installs_at_its_manifest_version(
+    install_env: InstallEnv, repo: str, file_name: str, shape: str
+) -> None:
+    text = _manifest(file_name)
+    plugin_id, version = _identity(text)
+    tag = _publish(install_env, repo, text, shape, _manifest_name(file_name))
+    installed = _run(install_env, "install", f"lordmacu/{repo}", "--yes", "--json")
+    assert installed.code == 0, installed.stdout
+    document = installed.document
+    assert (document["id"], document["version"]) == (plugin_id, version)
+    # A musl-only matrix serves the glibc host.
+    assert document["target"] == MUSL_ONLY[0]
+    path = install_env.dest / f"{plugin_id}-{version}"
+    assert document["path"] == str(path)
+    receipt = reference_receipt_struct(json.loads((path / RECEIPT_NAME).read_text()))
+    assert (receipt["version"], receipt["tag"]) == (version, "latest")
+    assert json.loads((path / RECEIPT_NAME).read_text())["resolved_tag"] == tag
+    assert discovered_versions(install_env.dest) == {plugin_id: version}
+    # The tag itself names the same release.
+    again = _run(install_env, "install", f"lordmacu/{repo}@{tag}", "--yes", "--json")
+    assert (again.code, again.document["was_already_present"]) == (0, True)
+    # Nothing newer: the latest release (its tag ahead of its version) is no upgrade.
+    current = _run(install_env, "upgrade", plugin_id, "--yes", "--json")
+    assert (current.code, current.document["upgraded"]) == (0, False)
+    assert _run(install_env, "verify", plugin_id).code == 0
+    assert _run(install_env, "remove", plugin_id, "--yes").code == 0
+    assert discovered_versions(install_env.dest) == {}
+
+
+def _reference_install(dest: Path, text: str, repo: str) -> Path:
+    """A plugin directory as the reference installer leaves it after `install lordmacu/REPO`
+    (the musl tarball on this host; `tag` kept as "latest"; no file hashes)."""
+    plugin_id, version = _identity(text)
+    directory_ = dest / f"{plugin_id}-{version}"
+    (directory_ / "bin").mkdir(parents=True)
+    (directory_ / "nexo-plugin.toml").write_text(text, encoding="utf-8")
+    launcher = directory_ / "bin" / plugin_id
+    launcher.write_text(launcher_text(), encoding="utf-8")
+    launcher.chmod(0o755)
+    receipt = {
+        "schema_version": "1.0",
+        "id": plugin_id,
+        "version": version,
+        "owner": "lordmacu",
+        "repo": repo,
+        "tag": "latest",
+        "target": MUSL_ONLY[0],
+        "sha256": "cd" * 32,
+        "installed_at": "2026-05-07T18:20:42.123456789+00:00",
+        "source": "github-releases",
+    }
+    (directory_ / RECEIPT_NAME).write_text(json.dumps(receipt, indent=2), encoding="utf-8")
+    return directory_
+
+
+def test_a_root_shared_with_the_reference_installer_follows_the_real_tag_shapes(
+    install_env: InstallEnv,
+) -> None:
+    """The reference installed google 0.3.0 from its latest release (tag v0.3.1); nexo-pkg
+    installed email (a release-plz tag) beside it. Its `upgrade` of the reference's install is
+    a no-op while the latest release still carries 0.3.0, and a move to 0.4.0 (tag v0.4.1)
+    once it does not; the receipt keeps following `latest`, so the reference's own `upgrade`
+    does too; one manifest per id is discoverable at every step."""
+    repo, file_name, _shape = GOOGLE
+    google = _manifest(file_name)
+    _publish(install_env, repo, google, "ahead", "nexo-plugin.toml")
+    theirs = _reference_install(install_env.dest, google, repo)
+    email_repo, email_file, email_shape = FIRST_PARTY[2]
+    _publish(install_env, email_repo, _manifest(email_file), email_shape, "nexo-plugin.toml")
+    assert _run(install_env, "install", f"lordmacu/{email_repo}", "--yes").code == 0
+    both = {"google": "0.3.0", "email": _identity(_manifest(email_file))[1]}
+    assert discovered_versions(install_env.dest) == both
+
+    listing = _run(install_env, "list", "--json")
+    assert listing.code == 0
+    rows = {(p["id"], p["version"], p["tag"], p["path"]) for p in listing.document["plugins"]}
+    assert ("google", "0.3.0", "latest", str(theirs)) in rows
+    assert {row[0] for row in rows} == {"google", "email"}
+
+    before = tree_snapshot(install_env.dest)
+    for args in (("upgrade", "google"), ("upgrade", "--all")):
+        unchanged = _run(install_env, *args, "--yes", "--json")
+        assert unchanged.code == 0, unchanged.stdout
+        assert tree_snapshot(install_env.dest) == before
+    assert _run(install_env, "outdated", "--json").document["outdated"] is False
+
+    _publish(install_env, repo, _with_version(google, "0.4.0"), "ahead", "nexo-plugin.toml")
+    moved = _run(install_env, "upgrade", "--all", "--yes", "--json")
+    assert moved.code == 0, moved.stdout
+    assert not theirs.exists()
+    assert discovered_versions(install_env.dest) == {**both, "google": "0.4.0"}
+    receipt = json.loads((install_env.dest / "google-0.4.0" / RECEIPT_NAME).read_text())
+    assert reference_receipt_struct(receipt)["tag"] == "latest"
+    assert (receipt["version"], receipt["resolved_tag"]) == ("0.4.0", "v0.4.1")
+
+    for plugin_id in ("google", "email"):
+        assert _run(install_env, "remove", plugin_id, "--yes").code == 0
+    assert discovered_versions(install_env.dest) == {}
