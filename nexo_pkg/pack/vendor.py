@@ -478,10 +478,16 @@ def _run_pip(  # noqa: PLR0917 - one pip run, all of it
     command = pip_command(requirements, target, log, report, vendor_for, pure_only=pure)
     if constraints is not None:
         command += ["--constraint", str(constraints)]
+    # pip's own temporary directories (its --target staging, unpacked wheels) go beside
+    # ``target``, into the pack's scratch directory: a pack stopped by a signal kills pip,
+    # which then cannot remove them, and the scratch directory is removed as the stop unwinds.
+    scratch = target.parent / f".{target.name}-pip-tmp"
     try:
+        scratch.mkdir(exist_ok=True)
         completed = subprocess.run(
             command,
             cwd=cwd,
+            env={**os.environ, "TMPDIR": str(scratch)},
             capture_output=True,
             text=True,
             check=False,
