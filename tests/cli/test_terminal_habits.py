@@ -4,55 +4,15 @@ and stderr."""
 
 from __future__ import annotations
 
-import os
-import pty
 import re
-import select
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support.cli import clean_env, nexo, stand_in_env
+from support.cli import clean_env, nexo, on_terminal, stand_in_env
 from support.github_server import GitHubServer, github_server
 from support.tarballs import release_assets, write_plugin
 
 __all__ = ["github_server"]
-
-
-def _on_terminal(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, str]:
-    """``python -m nexo_pkg ARGS`` with a pseudo-terminal as stdout and stderr (stdin
-    closed); its exit code and everything it wrote."""
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "nexo_pkg", *args],
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=terminal,
-        stderr=terminal,
-        start_new_session=True,
-    )
-    os.close(terminal)
-    chunks = []
-    try:
-        while True:
-            ready, _, _ = select.select([controller], [], [], 60)
-            if not ready:
-                break
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:  # the terminal closed with the process
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        code = process.wait(timeout=60)
-    finally:
-        os.close(controller)
-        if process.poll() is None:
-            process.kill()
-    return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
 
 
 def _installed(tmp_path: Path) -> tuple[dict[str, str], str]:
@@ -69,7 +29,7 @@ def _installed(tmp_path: Path) -> tuple[dict[str, str], str]:
 
 def test_list_has_a_header_on_a_terminal_only(tmp_path: Path) -> None:
     env, root = _installed(tmp_path)
-    code, shown = _on_terminal("plugin", "list", "--dest", root, env=env, cwd=tmp_path)
+    code, shown = on_terminal("plugin", "list", "--dest", root, env=env, cwd=tmp_path)
     assert code == 0, shown
     lines = [line for line in shown.splitlines() if line.strip()]
     assert lines[0].split() == ["ID", "VERSION", "ORIGIN", "SIGNATURE", "STATE", "PATH"]
@@ -80,14 +40,14 @@ def test_list_has_a_header_on_a_terminal_only(tmp_path: Path) -> None:
 
 def test_doctor_shows_progress_per_plugin_on_a_terminal(tmp_path: Path) -> None:
     env, root = _installed(tmp_path)
-    _, shown = _on_terminal("plugin", "doctor", "--dest", root, env=env, cwd=tmp_path)
+    _, shown = on_terminal("plugin", "doctor", "--dest", root, env=env, cwd=tmp_path)
     # Numbered as the plugins are taken up (several at a time: in either order), as sync's.
     lines = sorted(line for line in shown.splitlines() if " checking " in line)
     assert [line.split()[0] for line in lines] == ["[1/2]", "[2/2]"]
     assert sorted(line.split()[-1] for line in lines) == ["hello-1.0.0", "world-1.0.0"]
     piped = nexo("plugin", "doctor", "--dest", root, env=env, cwd=tmp_path)
     assert "checking" not in piped.stderr
-    quiet = _on_terminal("plugin", "doctor", "-q", "--dest", root, env=env, cwd=tmp_path)[1]
+    quiet = on_terminal("plugin", "doctor", "-q", "--dest", root, env=env, cwd=tmp_path)[1]
     assert "checking" not in quiet
 
 
@@ -102,7 +62,7 @@ def test_install_draws_a_download_bar_on_a_terminal_only(
     env = stand_in_env(tmp_path / "home", github_server.url)
     env.pop("NEXO_CONFIG_DIR", None)
     args = ("plugin", "install", "acme/nexo-plugin-hello@v1.0.0", "--yes", "--dest")
-    code, shown = _on_terminal(*args, str(tmp_path / "tty"), env=env, cwd=tmp_path)
+    code, shown = on_terminal(*args, str(tmp_path / "tty"), env=env, cwd=tmp_path)
     assert code == 0, shown
     bar, _, rest = shown.rpartition("\x1b[2K")  # the bar's line is erased, the plan follows
     assert "hello-1.0.0-noarch.tar.gz ━" in bar
@@ -137,19 +97,19 @@ def test_no_colour_setting_paints_the_download_bar_or_a_report(
     for name in ("NO_COLOR", "NEXO_CONFIG_DIR", "FORCE_COLOR", "CLICOLOR_FORCE"):
         env.pop(name, None)
     args = ("plugin", "install", "acme/hello@v1.0.0", "--yes", "--dest", str(tmp_path / "p"))
-    code, shown = _on_terminal(*args, env=env, cwd=tmp_path)
+    code, shown = on_terminal(*args, env=env, cwd=tmp_path)
     assert code == 0, shown
     assert _COLOUR.search(shown), "a terminal gets colour by default"  # the control
     env.update(env_extra)
     args = ("plugin", "install", "acme/hello@v1.0.0", "--yes", "--dest", str(tmp_path / "q"))
-    code, shown = _on_terminal(*args, *setting, env=env, cwd=tmp_path)
+    code, shown = on_terminal(*args, *setting, env=env, cwd=tmp_path)
     assert code == 0, shown
     assert "hello-1.0.0-noarch.tar.gz" in shown
     assert not _COLOUR.search(shown), repr(shown)
     project = tmp_path / "bad"
     project.mkdir()
     (project / "nexo-plugin.toml").write_text('[plugin]\nid = "Bad"\n')
-    code, shown = _on_terminal("plugin", "lint", str(project), *setting, env=env, cwd=tmp_path)
+    code, shown = on_terminal("plugin", "lint", str(project), *setting, env=env, cwd=tmp_path)
     assert code == 1, shown
     assert "NX010" in shown
     assert not _COLOUR.search(shown), repr(shown)

@@ -4,52 +4,15 @@ pseudo-terminal as stdout and stderr and a real ``docker-registry`` to sync from
 
 from __future__ import annotations
 
-import os
-import pty
 import re
-import select
-import subprocess
-import sys
 from pathlib import Path
 
-from support.cli import nexo
+from support.cli import nexo, on_terminal
 from support.registry import Registry
 
 from .conftest import MakeDist, fleet_run, push_dist
 
 _PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] (\S+) (\S+)$", re.MULTILINE)
-
-
-def _on_terminal(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, str]:
-    """``python -m nexo_pkg ARGS`` with a pseudo-terminal as stdout and stderr (stdin
-    closed); its exit code and everything it wrote."""
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "nexo_pkg", *args],
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=terminal,
-        stderr=terminal,
-        start_new_session=True,
-    )
-    os.close(terminal)
-    chunks = []
-    try:
-        while select.select([controller], [], [], 60)[0]:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:  # the terminal closed with the process
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        code = process.wait(timeout=60)
-    finally:
-        os.close(controller)
-        if process.poll() is None:
-            process.kill()
-    return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
 
 
 def test_sync_numbers_each_plugin_of_the_set_on_a_terminal_only(
@@ -73,7 +36,7 @@ def test_sync_numbers_each_plugin_of_the_set_on_a_terminal_only(
     lock = str(tmp_path / "nexo-plugins.lock")
 
     def sync(root: str, *extra: str) -> tuple[int, str]:
-        return _on_terminal(
+        return on_terminal(
             "plugin", "sync", "--lock", lock, "--dest", str(tmp_path / root), *trust, *extra,
             env=fleet_env, cwd=tmp_path,
         )  # fmt: skip

@@ -275,3 +275,42 @@ def fast_path_output(
         code = stop.code
     captured = capsys.readouterr()
     return code, captured.out, captured.err
+
+
+def on_terminal(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, str]:
+    """``python -m nexo_pkg ARGS`` with a pseudo-terminal as stdout and stderr (stdin
+    closed); its exit code and everything it wrote. (POSIX only: pty and select are loaded
+    here, not where every test loads this module.)"""
+    import pty
+    import select
+
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nexo_pkg", *args],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=terminal,
+        start_new_session=True,
+    )
+    os.close(terminal)
+    chunks = []
+    try:
+        while True:
+            ready, _, _ = select.select([controller], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the terminal closed with the process
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = process.wait(timeout=60)
+    finally:
+        os.close(controller)
+        if process.poll() is None:
+            process.kill()
+    return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
