@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,7 @@ def _publish(
     tamper: bool = False,
     sign_other: bool = False,
     legacy: bool = False,
+    integrated_late: bool = False,
 ) -> None:
     assets = release_assets(PLUGIN, VERSION)
     if identity is not None and legacy:
@@ -47,7 +49,9 @@ def _publish(
         assets[ASSET + ".pem"] = pem
     elif identity is not None:
         signed = b"another asset" if sign_other else assets[ASSET]
-        bundle = instance.sign(signed, identity=identity)
+        # The log integrates the entry after the ten-minute certificate has expired.
+        late = instance.created + timedelta(minutes=30) if integrated_late else None
+        bundle = instance.sign(signed, identity=identity, integrated_time=late)
         assets[ASSET + ".sigstore.json"] = json.dumps(bundle).encode()
     if tamper:
         # Same checksum sidecar as the tampered bytes, so only the signature can notice.
@@ -133,6 +137,10 @@ def test_unsigned_under_warn_installs_as_unsigned(
         ("untrusted", (), "signer_untrusted"),
         ("tampered", (), "signature_invalid"),
         ("other_asset", (), "signature_invalid"),
+        ("untrusted_owner", ("--require-signature",), "signer_untrusted"),
+        ("expired_at_integration", (), "signature_invalid"),
+        ("legacy_tampered", (), "signature_invalid"),
+        ("legacy_untrusted_owner", ("--require-signature",), "signer_untrusted"),
     ],
 )
 def test_refusals_leave_the_plugin_root_unchanged(  # noqa: PLR0917 - pytest fixtures
@@ -149,9 +157,13 @@ def test_refusals_leave_the_plugin_root_unchanged(  # noqa: PLR0917 - pytest fix
         identity = None
     elif case == "untrusted":
         identity = "https://github.com/acme/nexo-plugin-echo/.github/workflows/ci.yml@refs/heads/x"
+    elif case.endswith("untrusted_owner"):
+        # Built and signed in another owner's repository: no entry of the policy vouches for it.
+        identity = "https://github.com/evil/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.2.3"
     _publish(
         github_server, private_sigstore, identity=identity,
-        tamper=case == "tampered", sign_other=case == "other_asset",
+        tamper=case.endswith("tampered"), sign_other=case == "other_asset",
+        legacy=case.startswith("legacy"), integrated_late=case == "expired_at_integration",
     )  # fmt: skip
     plugins = _plugins(tmp_path)
     plugins.mkdir(parents=True)
