@@ -104,6 +104,24 @@ def test_trusted_signer_installs_verified(
     assert len(receipt["signature"]["bundle_sha256"]) == 64
 
 
+def test_the_confirmation_screen_shows_the_verified_signer(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy_file: Path,
+) -> None:
+    _publish(github_server, private_sigstore)
+    env = cli_env(tmp_path, api=github_server.url)
+    result = nexo("plugin", "install", f"{OWNER}/{REPO}@{TAG}", "--yes", "--trusted-keys",
+                  str(policy_file), env=env, in_process=True)  # fmt: skip
+    assert result.code == 0, result.stderr
+    lines = result.stderr.splitlines()  # the screen is a note, on stderr
+    assert (
+        f"Signer:       {ACME_IDENTITY} (issuer https://token.actions.githubusercontent.com)"
+    ) in lines
+    assert f"Built in:     {OWNER}/{REPO}" in lines
+
+
 def test_legacy_cosign_bundle_installs_verified(
     tmp_path: Path,
     github_server: GitHubServer,
