@@ -42,15 +42,17 @@ def _publish(
     integrated_late: bool = False,
 ) -> None:
     assets = release_assets(PLUGIN, VERSION)
+    # The log integrates the entry after the ten-minute certificate has expired.
+    late = instance.created + timedelta(minutes=30) if integrated_late else None
     if identity is not None and legacy:
-        document, signature, pem = instance.sign_legacy(assets[ASSET], identity=identity)
+        document, signature, pem = instance.sign_legacy(
+            assets[ASSET], identity=identity, integrated_time=late
+        )
         assets[ASSET + ".bundle"] = json.dumps(document).encode()
         assets[ASSET + ".sig"] = signature
         assets[ASSET + ".pem"] = pem
     elif identity is not None:
         signed = b"another asset" if sign_other else assets[ASSET]
-        # The log integrates the entry after the ten-minute certificate has expired.
-        late = instance.created + timedelta(minutes=30) if integrated_late else None
         bundle = instance.sign(signed, identity=identity, integrated_time=late)
         assets[ASSET + ".sigstore.json"] = json.dumps(bundle).encode()
     if tamper:
@@ -159,6 +161,7 @@ def test_unsigned_under_warn_installs_as_unsigned(
         ("expired_at_integration", (), "signature_invalid"),
         ("legacy_tampered", (), "signature_invalid"),
         ("legacy_untrusted_owner", ("--require-signature",), "signer_untrusted"),
+        ("legacy_expired_at_integration", (), "signature_invalid"),
     ],
 )
 def test_refusals_leave_the_plugin_root_unchanged(  # noqa: PLR0917 - pytest fixtures
@@ -181,7 +184,7 @@ def test_refusals_leave_the_plugin_root_unchanged(  # noqa: PLR0917 - pytest fix
     _publish(
         github_server, private_sigstore, identity=identity,
         tamper=case.endswith("tampered"), sign_other=case == "other_asset",
-        legacy=case.startswith("legacy"), integrated_late=case == "expired_at_integration",
+        legacy=case.startswith("legacy"), integrated_late=case.endswith("expired_at_integration"),
     )  # fmt: skip
     plugins = _plugins(tmp_path)
     plugins.mkdir(parents=True)
@@ -192,6 +195,10 @@ def test_refusals_leave_the_plugin_root_unchanged(  # noqa: PLR0917 - pytest fix
     document = json.loads(result.stdout)
     assert document["ok"] is False
     assert document["kind"] == kind
+    # The verifier's reason in words: no Python form of a certificate.
+    assert "<Certificate" not in document["error"], document["error"]
+    if case.endswith("expired_at_integration"):
+        assert "not valid at validation time" in document["error"], document["error"]
     assert tree_snapshot(plugins) == before
 
 
