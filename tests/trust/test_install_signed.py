@@ -346,3 +346,49 @@ def test_mode_precedence_flags_then_the_owners_entry_then_the_default(  # noqa: 
         assert result.code == 1, result.stderr
         assert document["kind"] == expected
         assert not plugins.exists() or tree_snapshot(plugins) == {}
+
+
+@pytest.mark.parametrize(
+    ("default", "flags", "code", "outcome"),
+    [
+        ("require", (), 1, "signer_untrusted"),
+        ("warn", ("--require-signature",), 1, "signer_untrusted"),
+        ("warn", (), 0, "unsigned"),
+    ],
+)
+def test_a_release_of_an_owner_without_an_entry(  # noqa: PLR0917 - pytest fixtures
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy_file: Path,
+    default: str,
+    flags: tuple[str, ...],
+    code: int,
+    outcome: str,
+) -> None:
+    """SPEC §6: a valid signature of an owner the policy has no entry for is `signer_untrusted`
+    under require; under warn it installs as `unsigned`, with a warning naming the signer."""
+    policy_file.write_text(POLICY.replace('"warn"', f'"{default}"'), encoding="utf-8")
+    identity = (
+        "https://github.com/other/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.2.3"
+    )
+    assets = release_assets(PLUGIN, VERSION)
+    bundle = private_sigstore.sign(assets[ASSET], identity=identity)
+    assets[ASSET + ".sigstore.json"] = json.dumps(bundle).encode()
+    github_server.publish("other", REPO, TAG, assets)
+    plugins = _plugins(tmp_path)
+    result = nexo("plugin", "install", f"other/{REPO}@{TAG}", "--yes", "--json", "--trusted-keys",
+                  str(policy_file), *flags, env=cli_env(tmp_path, api=github_server.url),
+                  in_process=True)  # fmt: skip
+    assert result.code == code, result.stdout
+    document = json.loads(result.stdout)
+    if code:
+        assert document["kind"] == outcome
+        assert "no [[authors]] entry for owner 'other'" in document["error"]
+        assert not plugins.exists() or tree_snapshot(plugins) == {}
+        return
+    assert document["signature"]["status"] == outcome
+    (warning,) = [w for w in document["warnings"] if "UNVERIFIED" in w]
+    assert identity in warning
+    receipt = json.loads((plugins / f"{PLUGIN}-{VERSION}" / ".nexo-install.json").read_text())
+    assert receipt["signature"]["status"] == "unsigned"
