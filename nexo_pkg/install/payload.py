@@ -16,7 +16,7 @@ from nexo_pkg.manifest.microapp import (
     is_extension_shape,
 )
 from nexo_pkg.manifest.model import manifest_from_text
-from nexo_pkg.manifest.names import MANIFEST_NAMES
+from nexo_pkg.manifest.names import MANIFEST_NAMES, choose_manifest, shadowed_message
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.read import ManifestTOMLError, read_manifest
 from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER, SbomError, plainly_valid, quick_check
@@ -73,6 +73,12 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
     summary = summarise_manifest(model)
     if manifest_name == MICROAPP_MANIFEST_NAME:
         return _with_companion_admin(summary, listing, model.id)
+    # Both names at the root: the daemon reads the first and ignores the other, as lint's
+    # NX006 and check say; the operator hears which one before saying yes.
+    shadowed = choose_manifest([name for name in MANIFEST_NAMES if name in listing.files]).shadowed
+    if shadowed:
+        messages = tuple(shadowed_message(manifest_name, name) for name in shadowed)
+        summary = dataclasses.replace(summary, shadowed_manifests=messages)
     return summary
 
 

@@ -42,6 +42,9 @@ class ManifestSummary:
     #: An extension-shaped ``plugin.toml``: the daemon's extension host loads it, not its
     #: plugin discovery.
     microapp: bool = False
+    #: One sentence per manifest of the archive root that the one read shadows (the daemon
+    #: loads ``nexo-plugin.toml`` first): edits to it would silently have no effect.
+    shadowed_manifests: tuple[str, ...] = ()
 
     @property
     def operator_must_allow(self) -> tuple[str, ...]:
@@ -53,7 +56,10 @@ class ManifestSummary:
 
     @property
     def operator_warnings(self) -> tuple[str, ...]:
-        unmet = tuple(requirement.message for requirement in self.host_requirements)
+        unmet = (
+            *self.shadowed_manifests,
+            *(requirement.message for requirement in self.host_requirements),
+        )
         if not self.operator_must_allow:
             return unmet
         return (

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import nexo
 from typer.testing import CliRunner
 
 from check.check_plugins import (
@@ -169,6 +170,35 @@ def test_invoke_answers_are_judged(
     assert report.ok is (expected_status != "fail")
     # The session goes on after any answer.
     assert status(report, "shutdown") == "pass"
+
+
+@pytest.mark.parametrize(
+    ("answer", "line", "sent"),
+    [
+        (
+            "execution_failed",
+            'typed error ToolExecutionFailed: -33403 canned data={"details": "disk full"}',
+            {"code": -33403, "message": "canned", "data": {"details": "disk full"}},
+        ),
+        ("denied", "typed error ToolDenied: -33405 canned", {"code": -33405, "message": "canned"}),
+    ],
+)
+def test_the_console_script_shows_each_typed_invoke_error_with_its_data(
+    tmp_path: Path, answer: str, line: str, sent: dict[str, object]
+) -> None:
+    """Issue 6 item 3: the typed error (-33401..-33405) is shown with its ``data``, in the
+    text report and in ``--json``'s ``invoke``; a typed error is an answer, not a failure."""
+    root = scripted_plugin(tmp_path / "p", "ok", tools=("scripted_echo",))
+    options = ("--invoke", "scripted_echo", "--args", json.dumps({"answer": answer}))
+    text = nexo("plugin", "check", root, *options, cwd=tmp_path)
+    assert text.code == 0, text.stdout + text.stderr
+    shown = [row.split(None, 2) for row in text.stdout.splitlines()]
+    assert ["PASS", "invoke", line] in shown, text.stdout
+    document = nexo("plugin", "check", root, *options, "--json", cwd=tmp_path)
+    assert document.code == 0, document.stderr
+    report = json.loads(document.stdout)
+    assert report["ok"] is True
+    assert report["invoke"] == {"tool": "scripted_echo", "args": {"answer": answer}, "error": sent}
 
 
 def test_an_invoke_reply_with_a_result_and_a_null_error_fails_the_check(

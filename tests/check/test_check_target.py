@@ -198,6 +198,43 @@ def test_relative_command_runs_with_manifest_args_and_env(tmp_path: Path) -> Non
     assert report.ok, report.checks
 
 
+def test_a_bare_command_is_looked_up_on_the_manifests_own_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bare command name is found on the manifest's ``env.PATH`` when it sets one (as the
+    daemon's Rust ``Command`` searches the PATH it was given), not on the caller's PATH."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    program = tools / "envdemo-plugin"
+    program.write_text(
+        f"#!/bin/sh\nexec {toml_string(sys.executable)} {toml_string(str(SCRIPTED))} ok\n",
+        encoding="utf-8",
+    )
+    program.chmod(0o755)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "envdemo-plugin").symlink_to(program)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(elsewhere), os.environ["PATH"]]))
+    root = tmp_path / "p"
+    manifest = MANIFEST_HEAD.replace('"demo"', '"envdemo"', 1)
+    manifest += '[plugin.entrypoint]\ncommand = "envdemo-plugin"\n'
+    write = (root / "nexo-plugin.toml").write_text
+    root.mkdir()
+    own_path = os.pathsep.join([str(tools), "/usr/bin", "/bin"])
+    write(manifest + f"env = {{ PATH = {toml_string(own_path)} }}\n", encoding="utf-8")
+    with resolve_target(root) as plugin:
+        assert plugin.argv == [str(program)]
+    report = run_check(root, timeout_ms=10_000)
+    assert report.ok, report.checks
+    # Without the manifest's PATH, the caller's PATH is searched.
+    write(manifest, encoding="utf-8")
+    with resolve_target(root) as plugin:
+        assert plugin.argv == [str(elsewhere / "envdemo-plugin")]
+    # A manifest PATH without the program: not found, although the caller's PATH has it.
+    write(manifest + 'env = { PATH = "/usr/bin:/bin" }\n', encoding="utf-8")
+    assert "not found on PATH" in resolve_error(root).message
+
+
 def test_manifest_file_as_target_uses_its_directory(tmp_path: Path) -> None:
     root = scripted_plugin(tmp_path / "p", "ok")
     with resolve_target(root / "nexo-plugin.toml") as plugin:

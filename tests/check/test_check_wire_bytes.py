@@ -55,3 +55,32 @@ def test_check_writes_the_daemons_initialize_and_shutdown_bytes(tmp_path: Path) 
     invoke = next(frame for frame in frames if frame.get("method") == "tool.invoke")
     assert invoke["params"]["args"] == {"a": {"b": 2, "z": 1}, "text": "hi"}
     assert document["ok"] is True
+
+
+def test_invoke_sends_one_tool_invoke_with_the_contracts_four_params(tmp_path: Path) -> None:
+    """``--invoke TOOL --args JSON`` is one ``tool.invoke`` whose params are exactly
+    ``plugin_id`` (the manifest's id), ``tool_name``, ``args`` and a string ``agent_id``
+    (contract §5.t), keys sorted as serde_json writes them."""
+    root = scripted_plugin(tmp_path / "wire", "ok", tools=("scripted_echo",))
+    log = tmp_path / "stdin.log"
+    env = {**os.environ, "FIXTURE_STDIN_LOG": str(log)}
+    code, document = cli_check(
+        root, "--invoke", "scripted_echo", "--args", '{"text": "hi"}', env=env
+    )
+    assert code == 0, document["checks"]
+    lines = log.read_bytes().splitlines()
+    invokes = [line for line in lines if json.loads(line).get("method") == "tool.invoke"]
+    assert len(invokes) == 1, lines
+    frame = json.loads(invokes[0])
+    assert list(frame) == ["id", "jsonrpc", "method", "params"]
+    assert isinstance(frame["id"], int)
+    assert frame["id"] not in (1, 2)  # initialize's and shutdown's ids
+    params = frame["params"]
+    assert list(params) == ["agent_id", "args", "plugin_id", "tool_name"]
+    assert params["plugin_id"] == "scripted"
+    assert params["tool_name"] == "scripted_echo"
+    assert params["args"] == {"text": "hi"}
+    assert isinstance(params["agent_id"], str)
+    assert params["agent_id"]
+    assert document["invoke"]["tool"] == "scripted_echo"
+    assert "result" in document["invoke"]

@@ -59,6 +59,9 @@ def test_zed_and_vscode_snippets_attach_toml_and_yaml() -> None:
     assert {name for name, value in zed["languages"].items() if "nexo" in value[
         "language_servers"]} == {"TOML", "YAML"}  # fmt: skip
     [client] = [block for block in _blocks("ts") if "documentSelector" in block]
+    # Both manifest names (plugin.toml is the daemon's canonical one), and the trust policy.
+    assert "**/{plugin,nexo-plugin}.toml" in client
+    assert "**/trusted_keys.toml" in client
     assert "{extensions,agents}.yaml" in client
     assert "agents.d/*.yaml" in client
 

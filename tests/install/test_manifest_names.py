@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support.cli import clean_env, nexo
 from support.tarballs import Member, file, manifest_text, plugin_members, targz, write_plugin
 
 from nexo_pkg.install.pipeline import install
+from nexo_pkg.manifest.names import shadowed_message
 
 from .conftest import InstallEnv, assert_refused
 
@@ -45,3 +47,43 @@ def test_a_tarball_without_either_name_is_refused_naming_both(
     tarball = write_plugin(tmp_path, "hello", "1.0.0", data=targz(members))
     error = assert_refused(install_env, str(tarball), "manifest_invalid")
     assert "nexo-plugin.toml or plugin.toml at the archive root is missing" in error.message
+
+
+def test_with_both_names_install_warns_naming_the_shadowed_file(tmp_path: Path) -> None:
+    """Issue 11, item 1: both names at the archive root get the daemon's precedence and a
+    warning naming the shadowed file, on the screen and in ``--json``, as lint (NX006) and
+    check do; the tree is installed whole, both files included."""
+    members = [
+        *plugin_members("hello", "1.0.0"),
+        file("plugin.toml", manifest_text("hello", "9.9.9")),
+    ]
+    tarball = write_plugin(tmp_path, "hello", "1.0.0", data=targz(members))
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    args: list[str | Path] = ["plugin", "install", tarball, "--yes"]
+    shadowed = "plugin.toml is shadowed by nexo-plugin.toml"
+    text = nexo(*args, "--dest", tmp_path / "text", env=env)
+    assert text.exit_code == 0, text.stderr
+    assert any(
+        line.startswith("warning: ") and shadowed in line for line in text.stderr.splitlines()
+    ), text.stderr
+    done = nexo(*args, "--dest", tmp_path / "json", "--json", env=env)
+    assert done.exit_code == 0, done.stderr
+    assert done.document["version"] == "1.0.0"  # nexo-plugin.toml's, read first
+    assert [w for w in done.document["warnings"] if shadowed in w] == [
+        shadowed_message("nexo-plugin.toml", "plugin.toml")
+    ]
+    installed = Path(done.document["path"])
+    assert (installed / "plugin.toml").is_file()
+    assert (installed / "nexo-plugin.toml").is_file()
+
+
+def test_one_manifest_name_draws_no_shadow_warning(tmp_path: Path) -> None:
+    for name in ("nexo-plugin.toml", "plugin.toml"):
+        members = renamed(plugin_members("hello", "1.0.0"), name)
+        tarball = write_plugin(tmp_path / name, "hello", "1.0.0", data=targz(members))
+        done = nexo(
+            "plugin", "install", tarball, "--yes", "--json", "--dest", tmp_path / name / "root",
+            env=clean_env(NEXO_HOME=str(tmp_path / "home")),
+        )  # fmt: skip
+        assert done.exit_code == 0, done.stderr
+        assert not any("shadowed" in warning for warning in done.document["warnings"])

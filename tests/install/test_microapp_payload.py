@@ -46,6 +46,8 @@ def test_a_microapp_installs_with_both_manifests(install_env: InstallEnv, tmp_pa
     document = result.to_json()
     assert document["id"] == "greeter"
     assert document["manifest"]["entrypoint"]["command"] == "./bin/greeter"
+    # The companion is the extension manifest's partner, not a manifest it shadows.
+    assert not any("shadowed" in warning for warning in document["warnings"])
 
 
 def test_the_extension_manifest_is_linted_not_the_companion(
