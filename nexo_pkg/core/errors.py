@@ -81,7 +81,9 @@ class ConfigError(NexoError):
 def exception_line(exc: BaseException) -> str:
     """What ``exc`` (raised by a library) says, on one line: a pydantic validation error
     (sigstore-python's models), even wrapped, as its fields and their problems, without its
-    multi-line layout and links; anything else with its lines joined by ``; ``."""
+    multi-line layout and links; anything else with its lines joined by ``; ``, without the
+    Python form of a certificate that cryptography's X.509 verifier appends
+    (``(encountered processing <Certificate(…)>)``)."""
     seen: BaseException | None = exc
     while seen is not None:
         errors = getattr(seen, "errors", None)
@@ -96,7 +98,15 @@ def exception_line(exc: BaseException) -> str:
             if problems:
                 return "; ".join(problems)
         seen = seen.__cause__ or seen.__context__
-    lines = (line.strip() for line in str(exc).splitlines())
+    lines = (_without_certificate_repr(line.strip()) for line in str(exc).splitlines())
     return "; ".join(
         line for line in lines if line and not line.startswith("For further information visit")
     )
+
+
+_CERTIFICATE_REPR = " (encountered processing <"
+
+
+def _without_certificate_repr(line: str) -> str:
+    head, found, tail = line.partition(_CERTIFICATE_REPR)
+    return head if found and tail.endswith(">)") else line
