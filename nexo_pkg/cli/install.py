@@ -752,7 +752,8 @@ def upgrade_command(
         if (plugin_id is None) == (not upgrade_all):
             raise UsageError("name one installed plugin ID, or pass --all (not both)")
         named, at_tag = plugin_id, tag
-        if plugin_id is not None and "@" in plugin_id:
+        # A URL (`https://USER:TOKEN@host/…`) is no ID@TAG: it is refused whole, as not an id.
+        if plugin_id is not None and "@" in plugin_id and "://" not in plugin_id:
             named, _, at_tag = plugin_id.partition("@")
             if not named or not at_tag or (tag is not None and tag != at_tag):
                 raise UsageError(f"{plugin_id!r}: write ID@TAG, or ID with --tag TAG")

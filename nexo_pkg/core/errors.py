@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nexo_pkg.core.credentials import without_credentials
 from nexo_pkg.core.kinds import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ErrorKind, exit_code_of
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "ConfigError", "NexoError", "UsageError"]
@@ -46,7 +47,7 @@ class NexoError(Exception):
         details: dict[str, Any] | None = None,
         multiline: bool | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(without_credentials(message))
         self.message = message
         if multiline is not None:
             self.multiline = multiline
@@ -58,10 +59,23 @@ class NexoError(Exception):
             self.exit_code = listed
         self.details: dict[str, Any] = dict(details or {})
 
+    @property
+    def message(self) -> str:
+        """The user-facing message: a URL's user and password in it are masked, however it
+        was written or added to (:func:`~nexo_pkg.core.credentials.without_credentials`)."""
+        return self._message
+
+    @message.setter
+    def message(self, value: str) -> None:
+        self._message = without_credentials(value)
+
     def to_json(self) -> dict[str, Any]:
-        """The ``{"ok": false, "kind", "error", ...}`` failure document."""
+        """The ``{"ok": false, "kind", "error", ...}`` failure document (credentials in a
+        detail's text masked as in the message)."""
         document: dict[str, Any] = {"ok": False, "kind": self.kind, "error": self.message}
-        return document | {key: value for key, value in self.details.items() if key not in document}
+        for key, value in self.details.items():
+            document.setdefault(key, _masked(value))
+        return document
 
 
 class UsageError(NexoError):
@@ -102,6 +116,17 @@ def exception_line(exc: BaseException) -> str:
     return "; ".join(
         line for line in lines if line and not line.startswith("For further information visit")
     )
+
+
+def _masked(value: Any) -> Any:
+    """``value`` (a detail of a failure document) with credentials in its texts masked."""
+    if isinstance(value, str):
+        return without_credentials(value)
+    if isinstance(value, dict):
+        return {key: _masked(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_masked(item) for item in value]
+    return value
 
 
 _CERTIFICATE_REPR = " (encountered processing <"

@@ -753,6 +753,10 @@ def _install_tree(
         replaceable = options.force or _is_empty_dir(final)
         if occupied and not replaceable:
             listing = inspect_archive(fetched.path, options.limits)
+            # The payload is judged before the root (SPEC §5, step 7 before 9): the same
+            # archive already in place is still `incompatible` for this daemon, as its
+            # dry run and a first install say, never "already installed".
+            _check_archive_compatible(listing, fetched, options)
             plan = _plan(source_display, fetched, outcome, listing, final, reach=options.reach)
             _confirmed(plan, callbacks)
             if _already_present(plan, final, options):
