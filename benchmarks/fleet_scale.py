@@ -24,6 +24,15 @@ directory; Python-like text, every tenth file random bytes: about 6 MiB, a third
 incompressible per file but no large file), the shape an independent run used and the one
 where per-file costs, not bytes, decide.
 
+``--bounds`` adds two rows to each sync row, to tell what bounds the ratio on this machine:
+
+* **baseline, 2 at a time**: the same pipeline in two shell processes side by side (the
+  plugins dealt alternately), then one ``sync -f``: what the pipeline's own tools reach with
+  both cores;
+* **sync, preloaded**: ``sync --frozen`` with the default ``--jobs``, forked from this process
+  once it has imported every module a cold ``sync`` of the same lock imports (listed by one
+  such run before the row): the run without the interpreter's start and the imports.
+
 ``--latency-ms 0,5,20`` repeats the largest fleet's ``lock`` rows and a ``sync`` row
 (baseline included; ``--latency-sync-count`` plugins) through a proxy that delays every byte
 by that one-way latency in each direction (``fleet_proxy.py``, in its own process), as a
@@ -31,8 +40,8 @@ registry across a network would; 0 is the registry on loopback, without the prox
 
 Run: ``.venv/bin/python benchmarks/fleet_scale.py [--counts 1,5,20,50] [--runs 3]
 [--workload realistic|uniform] [--latency-ms 0,5,20] [--latency-sync-count 20]
-[--skip-scale] [--skip-lock] [--before OLD_CHECKOUT]``; the uniform workload as measured in
-docs/benchmarks.md: ``--workload uniform --counts 8 --runs 5 --skip-lock``.
+[--skip-scale] [--skip-lock] [--bounds] [--before OLD_CHECKOUT]``; the uniform workload as
+measured in docs/benchmarks.md: ``--workload uniform --counts 8 --runs 5 --skip-lock``.
 """
 
 from __future__ import annotations
@@ -40,13 +49,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import importlib
 import itertools
+import json
 import os
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,17 +184,103 @@ def build_fleet(
     return Fleet(registry, ids, blobs, work)
 
 
-def _baseline_script(fleet: Fleet, count: int, dest: Path, host: str | None = None) -> str:
-    lines = ["set -e", f"mkdir -p {dest}", f"cd {fleet.work / 'scratch'}"]
-    for plugin_id in fleet.ids[:count]:
-        lines += [
+def _baseline_script(
+    fleet: Fleet, count: int, dest: Path, host: str | None = None, *, streams: int = 1
+) -> str:
+    """The pipeline over the first ``count`` plugins, then one ``sync -f``; with ``streams``
+    above 1, that many shell processes side by side, each with every ``streams``-th plugin."""
+
+    def steps(plugin_id: str) -> list[str]:
+        return [
             f"curl -sSfo {plugin_id}.tar.gz {fleet.blob_url(plugin_id, host)}",
             f"echo '{fleet.blobs[plugin_id]}  {plugin_id}.tar.gz' | sha256sum -c --quiet",
             f"mkdir {dest / plugin_id}",
             f"tar -xzf {plugin_id}.tar.gz -C {dest / plugin_id}",
         ]
+
+    lines = ["set -e", f"mkdir -p {dest}", f"cd {fleet.work / 'scratch'}"]
+    ids = fleet.ids[:count]
+    if streams == 1:
+        for plugin_id in ids:
+            lines += steps(plugin_id)
+    else:
+        for first in range(streams):
+            stream = [line for plugin_id in ids[first::streams] for line in steps(plugin_id)]
+            lines += ["(", "set -e", *stream, ") &", 'streams="$streams $!"']
+        # `wait PID` returns that stream's status: a failed stream fails the script.
+        lines.append("for stream in $streams; do wait $stream; done")
     lines.append(f"sync -f {dest}")
     return "\n".join(lines)
+
+
+# Run by one cold `sync` before a --bounds row: writes the names of the modules it imported.
+_MODULES_PROBE = """
+import json, os, sys
+out = os.environ.pop("NEXO_BENCH_MODULES")
+exit_now = os._exit
+def dump():
+    with open(out, "w") as handle:
+        json.dump(sorted(sys.modules), handle)
+def exit_after_dump(code):
+    dump()
+    exit_now(code)
+os._exit = exit_after_dump
+sys.argv = ["nexo", *sys.argv[1:]]
+from nexo_pkg.cli.main import main
+try:
+    main()
+finally:
+    dump()
+"""
+
+
+def _preload(args: list[str], env: dict[str, str], cwd: Path) -> int:
+    """Import into this process every module a cold ``nexo plugin ARGS`` imports (run once,
+    in ``env``, to list them); returns how many were imported."""
+    listing = cwd / "modules.json"
+    subprocess.run(
+        [sys.executable, "-c", _MODULES_PROBE, "plugin", *args],
+        env={**env, "NEXO_BENCH_MODULES": str(listing)}, cwd=cwd, check=True,
+        capture_output=True,
+    )  # fmt: skip
+    imported = 0
+    for name in json.loads(listing.read_text()):
+        if name == "__main__" or name in sys.modules:
+            continue
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+            imported += 1
+    return imported
+
+
+def _forked_nexo(args: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Wall seconds of ``nexo plugin ARGS`` run in a child forked from this process (whatever
+    it imported, the child has), with ``env`` and ``cwd``, its output discarded."""
+    started = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 1
+        try:
+            os.environ.clear()
+            os.environ.update(env)
+            os.chdir(cwd)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            sys.argv = ["nexo", "plugin", *args]
+            from nexo_pkg.cli.main import main
+
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    elapsed = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"nexo plugin {' '.join(args)} (forked) exited with {status}")
+    return elapsed
 
 
 @dataclass(frozen=True)
@@ -194,6 +292,20 @@ class Scale:
     before: Stats | None = None  # default jobs, the --before checkout's code
     cpu: dict[str, Stats] = field(default_factory=dict)  # user + system of each variant's tree
     load: float = 0.0  # 1-minute load average at the end
+    two_at_a_time: Stats | None = None  # --bounds: the pipeline in two streams side by side
+    preloaded: Stats | None = None  # --bounds: default jobs forked from a process with the imports
+
+    def bounds_line(self) -> str | None:
+        """The --bounds rows against the baseline of the same pairs, if measured."""
+        if self.two_at_a_time is None or self.preloaded is None:
+            return None
+        two = paired_ratios(self.two_at_a_time, self.baseline)
+        loaded = paired_ratios(self.preloaded, self.baseline)
+        return (
+            f"bounds of {self.count}: baseline 2 at a time {self.two_at_a_time.describe('s', 1, 2)}"
+            f" ({two.describe('x', 1, 2)}); sync preloaded ({JOBS} jobs) "
+            f"{self.preloaded.describe('s', 1, 2)} ({loaded.describe('x', 1, 2)})"
+        )
 
     def cpu_line(self) -> str:
         """The CPU time (user + system, the run's process tree) of each variant."""
@@ -210,6 +322,7 @@ def measure_sync(
     host: str | None = None,
     before: Path | None = None,
     keep_trees: bool = True,
+    bounds: bool = False,
 ) -> Scale:
     project = fleet.project(count, host)
     lock = project / "nexo-plugins.lock"
@@ -259,18 +372,37 @@ def measure_sync(
         script = _baseline_script(fleet, count, root / "dest", host)
         return timed("baseline", ["bash", "-c", script])
 
+    def sync_args(root: Path, jobs: str) -> list[str]:
+        return [
+            "sync", "--lock", str(lock), "--dest", str(root / "dest"), "--frozen",
+            "--plain-http", "--jobs", jobs,
+        ]  # fmt: skip
+
     def nexo(name: str, jobs: str, code: Path | None = None) -> Callable[[], float]:
         def run() -> float:
             root = fresh()
             return timed(
                 name,
-                _nexo("sync", "--lock", str(lock), "--dest", str(root / "dest"), "--frozen",
-                      "--plain-http", "--jobs", jobs),
+                [sys.executable, "-m", "nexo_pkg", "plugin", *sync_args(root, jobs)],
                 env=_env(root / "home", code),
                 cwd=fleet.work,  # not this checkout: -m imports from the cwd first
             )  # fmt: skip
 
         return run
+
+    def two_at_a_time() -> float:
+        root = fresh()
+        script = _baseline_script(fleet, count, root / "dest", host, streams=2)
+        return timed("baseline, 2 at a time", ["bash", "-c", script])
+
+    def preloaded() -> float:
+        root = fresh()
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        elapsed = _forked_nexo(sync_args(root, JOBS), _env(root / "home"), fleet.work)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        spent = after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime
+        cpu.setdefault("preloaded", []).append(spent)
+        return elapsed
 
     variants = {
         "baseline": baseline,
@@ -279,12 +411,18 @@ def measure_sync(
     }
     if before is not None:
         variants["before"] = nexo("before", JOBS, before)
+    if bounds:
+        root = fresh()
+        _preload(sync_args(root, JOBS), _env(root / "home"), fleet.work)
+        variants["baseline, 2 at a time"] = two_at_a_time
+        variants["preloaded"] = preloaded
     timings = interleave(variants, runs, warmup=warmup)
     # CPU of the timed runs only (the warm-up ones come first in each list).
     cpu_stats = {name: Stats.of(values[warmup:]) for name, values in cpu.items()}
     return Scale(
         count, timings["baseline"], timings["jobs 1"], timings["default"], timings.get("before"),
         cpu=cpu_stats, load=os.getloadavg()[0],
+        two_at_a_time=timings.get("baseline, 2 at a time"), preloaded=timings.get("preloaded"),
     )  # fmt: skip
 
 
@@ -412,6 +550,12 @@ def main() -> None:
     )
     parser.add_argument("--skip-lock", action="store_true", help="no lock rows")
     parser.add_argument(
+        "--bounds",
+        action="store_true",
+        help="with each sync row, the pipeline two at a time and a sync forked from a process "
+        "that has the imports already (what bounds the ratio on this machine)",
+    )
+    parser.add_argument(
         "--remove-trees",
         action="store_true",
         help="remove each run's tree before the next run (as before), instead of setting it "
@@ -454,12 +598,15 @@ def main() -> None:
                     scales.append(
                         measure_sync(
                             fleet, count, args.runs, warmup=int(index == 0), before=args.before,
-                            keep_trees=not args.remove_trees,
+                            keep_trees=not args.remove_trees, bounds=args.bounds,
                         )
                     )  # fmt: skip
                     print(f"load average {os.getloadavg()[0]:.2f} after {count} plugins")
                     print("\n".join(scale_table(scales[-1:])[2:]), flush=True)
                     print(scales[-1].cpu_line(), flush=True)
+                    bounds_line = scales[-1].bounds_line()
+                    if bounds_line is not None:
+                        print(bounds_line, flush=True)
                 print("\n".join(scale_table(scales)))
             if not args.skip_lock and not latencies:
                 print(measure_lock(fleet, largest, args.runs, before=args.before).line())
