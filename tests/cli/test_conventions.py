@@ -328,10 +328,12 @@ def test_a_shared_option_used_wrongly_is_the_same_usage_error_on_every_command(
         result = nexo("plugin", *command, "--json", *wrong, env=env, cwd=tmp_path)
         assert result.code == 2, result.stderr
         [line] = result.stderr.splitlines()
-        assert line.endswith(f"Run 'nexo plugin {command[0]} -h' for help."), line
+        assert line.endswith(f"Run 'nexo plugin {command[0]} -h' for help. [usage]"), line
         document = json.loads(result.stdout)
         assert document["kind"] == "usage"
-        assert line == f"error: {document['error']}. Run 'nexo plugin {command[0]} -h' for help."
+        assert line == (
+            f"error: {document['error']}. Run 'nexo plugin {command[0]} -h' for help. [usage]"
+        )
         seen.add(document["error"])
     assert len(seen) == 1, seen
     assert not (tmp_path / "home").exists()
@@ -518,7 +520,7 @@ def test_ctrl_c_during_download_is_one_line_and_130(root: Root) -> None:
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 130
-    assert err.strip().splitlines()[-1] == "interrupted"
+    assert err.strip().splitlines()[-1] == "error: interrupted [interrupted]"
     assert "Traceback" not in err
     assert out == ""
     assert leftovers(root) == []
@@ -649,7 +651,7 @@ def test_lsp_stops_on_the_first_ctrl_c(sent: signal.Signals | None, code: int, l
     process.send_signal(sent)
     _, err = process.communicate(timeout=20)
     assert process.returncode == code
-    assert err.decode().strip().splitlines()[-1] == line
+    assert err.decode().strip().splitlines()[-1] == f"error: {line} [interrupted]"
     assert b"Fatal Python error" not in err
 
 
@@ -687,7 +689,7 @@ def test_lint_interrupted_reading_stdin_prints_its_json_document(spelling: list[
             process.communicate()
     assert process.returncode == 130
     assert json.loads(out) == {"ok": False, "kind": "interrupted", "error": "interrupted"}
-    assert err.decode().strip().splitlines() == ["interrupted"]
+    assert err.decode().strip().splitlines() == ["error: interrupted [interrupted]"]
 
 
 @pytest.mark.parametrize(
@@ -742,7 +744,7 @@ def test_a_process_sent_sigio_on_linux_unwinds_with_its_number() -> None:
     process.send_signal(signal.SIGIO)
     _, err = process.communicate(timeout=20)
     assert process.returncode == 128 + signal.SIGIO
-    assert err.decode().strip().splitlines()[-1] == "stopped by SIGIO"
+    assert err.decode().strip().splitlines()[-1] == "error: stopped by SIGIO [interrupted]"
 
 
 def test_command_table_names_every_registered_command() -> None:

@@ -198,7 +198,7 @@ def test_a_release_that_cannot_be_fetched_is_told_in_words(
         document = result.document
         assert document["ok"] is False
         assert document["kind"] == "network"
-        assert line == f"error: {document['error']}"
+        assert line == f"error: {document['error']} [network]"
     assert not dest.exists() or not any(dest.iterdir())
 
 
