@@ -256,14 +256,16 @@ def test_quiet_and_verbose_contradict() -> None:
     assert "--quiet and --verbose" in result.stderr
 
 
-def test_verbose_names_the_kind_of_an_error(tmp_path: Path) -> None:
+def test_the_error_line_names_its_kind_and_verbose_adds_details(tmp_path: Path) -> None:
     plain = nexo("plugin", "install", "no/such@@tag", "--dest", str(tmp_path), env=base_env())
     verbose = nexo(
         "plugin", "install", "no/such@@tag", "--dest", str(tmp_path), "--verbose", env=base_env()
     )
-    assert without_notes(plain.stderr).count("\n") == 1
-    assert "[source_invalid]" not in plain.stderr
-    assert "[source_invalid]" in verbose.stderr
+    [line] = without_notes(plain.stderr).splitlines()
+    assert line.startswith("error: "), line
+    assert line.endswith(" [source_invalid]"), line
+    assert line in verbose.stderr.splitlines()
+    assert "  source: no/such@@tag" in verbose.stderr.splitlines(), verbose.stderr
 
 
 @pytest.mark.parametrize(
@@ -408,7 +410,7 @@ def test_a_usage_error_is_one_line_naming_the_help_to_read(
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ")
     assert says in lines[0]
-    assert lines[0].endswith(f"Run '{help_of} -h' for help.")
+    assert lines[0].endswith(f"Run '{help_of} -h' for help. [usage]")
     assert not (tmp_path / "home").exists()
 
 

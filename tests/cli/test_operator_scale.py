@@ -80,7 +80,7 @@ def _requests_per_plugin(server: GitHubServer) -> dict[str, int]:
 def test_upgrade_all_says_a_spent_rate_limit_once(
     home: Path, server: GitHubServer, answer: str, jobs: tuple[str, ...]
 ) -> None:
-    """``upgrade --all`` behind a spent rate limit: one ``error: rate_limited`` line, with
+    """``upgrade --all`` behind a spent rate limit: one ``error: … [rate_limited]`` line, with
     the reset time when GitHub gave one, for all the plugins (not one failure each), at most
     one request per plugin, exit 1, nothing installed or removed; with ``--json`` one
     document whose every entry is ``rate_limited``, the same whatever the jobs."""
@@ -92,8 +92,8 @@ def test_upgrade_all_says_a_spent_rate_limit_once(
     errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
     assert len(errors) == 1, result.stderr
     (line,) = errors
-    assert line.startswith("error: rate_limited: GitHub API rate limit exceeded")
-    assert line.endswith("(4 plugin(s) not upgraded)")
+    assert line.startswith("error: GitHub API rate limit exceeded")
+    assert line.endswith(" (4 plugin(s) not upgraded) [rate_limited]"), line
     if "reset" in answer and "no-reset" not in answer:
         assert RESET_AT in line
     assert max(_requests_per_plugin(server).values()) <= 1

@@ -190,7 +190,7 @@ def test_every_unwinding_signal_waits_for_the_document(tmp_path: Path, signum: i
     assert TRACEBACK not in err, err
     assert json.loads(out)["summary"]["errors"] >= 60, out[:200]
     assert code == 128 + signum, err
-    assert err.strip().splitlines()[-1] == Interrupted(signum).line, err
+    assert err.strip().splitlines()[-1] == Interrupted(signum).error_line, err
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe size and wchan: Linux")
@@ -215,7 +215,7 @@ def test_a_second_signal_while_the_document_waits_ends_it_with_the_first_ones_co
     assert 0 < len(out) < len(whole)
     assert whole.startswith(out)
     assert code == 128 + first, err
-    assert err.strip().splitlines() == [Interrupted(first).line], err
+    assert err.strip().splitlines() == [Interrupted(first).error_line], err
 
 
 # A finished command about to print its result (`sync`): two signals back to back.
