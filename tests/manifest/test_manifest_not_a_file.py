@@ -78,5 +78,5 @@ def test_an_empty_project_is_still_told_to_run_new(tmp_path: Path) -> None:
     assert text.exit_code == 2
     assert text.stderr.splitlines() == [
         f"error: no plugin.toml or nexo-plugin.toml in {project}; run `nexo plugin new` or "
-        "pass the project directory"
+        "pass the project directory [manifest_missing]"
     ]
