@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TextIO, TypeVar
 
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.output import OUTPUT, emit_json, report_error, say
+from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
     from nexo_pkg.install.api import DaemonReach
@@ -136,6 +137,16 @@ def result_line(message: str) -> None:
 def fail(error: NexoError, *, json_output: bool = False) -> NoReturn:
     """Render ``error`` (:func:`~nexo_pkg.core.output.report_error`) and exit with its code."""
     raise SystemExit(report_error(error, json_output=json_output))
+
+
+def say_each_failure(error: NexoError) -> None:
+    """The ``error: ID: MESSAGE [KIND]`` line of each plugin a run's failure lists under
+    ``failures`` (a ``lock`` of several plugins that could not be locked), before the error's
+    own line; with ``--json`` too, as a sync says each plugin's failure."""
+    failures = error.details.get("failures")
+    for failure in failures if isinstance(failures, list) else ():
+        line = f"error: {failure['error']} [{failure['kind']}]"
+        sys.stderr.write(printable(line) + "\n")
 
 
 def guarded(action: Callable[[], T], *, json_output: bool = False) -> T:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nexo_pkg.cli.common import answer, fail, guarded, result_line
+from nexo_pkg.cli.common import answer, fail, guarded, result_line, say_each_failure
 from nexo_pkg.cli.options import (
     AcceptedYesOption,
     AllowSignerChangeOption,
@@ -30,7 +30,7 @@ from nexo_pkg.cli.options import (
     named_path,
 )
 from nexo_pkg.cli.syncing import SyncRequest, fleet_callbacks, fleet_options, note, run_sync
-from nexo_pkg.core.errors import UsageError
+from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.output import emit_json, warn
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.fleet import api as fleet_api
@@ -139,28 +139,31 @@ def lock_command(
             note(f"{plugin_id}: {change}")
         note(f"Wrote {path}." if result.written else f"{path} is up to date.")
 
-    locked = answer(
-        lambda: fleet_api.lock(
-            wanted,
-            path,
-            fleet_options(
-                config=config,
-                trusted_keys=trusted_keys,
-                require_signature=require_signature,
-                skip_signature_verify=skip_signature_verify,
-                github_api_url=github_api_url,
-                registry_config=registry_config,
-                plain_http=plain_http,
-                timeout=timeout,
-                jobs=jobs,
-                nexo_version=nexo_version,
-            ),
-            callbacks=fleet_callbacks(json_output),
-            upgrade=upgrade_ids,
-        ),
-        json_output=json_output,
-        show=show,
-    )
+    def locking() -> LockResult:
+        try:
+            return fleet_api.lock(
+                wanted,
+                path,
+                fleet_options(
+                    config=config,
+                    trusted_keys=trusted_keys,
+                    require_signature=require_signature,
+                    skip_signature_verify=skip_signature_verify,
+                    github_api_url=github_api_url,
+                    registry_config=registry_config,
+                    plain_http=plain_http,
+                    timeout=timeout,
+                    jobs=jobs,
+                    nexo_version=nexo_version,
+                ),
+                callbacks=fleet_callbacks(json_output),
+                upgrade=upgrade_ids,
+            )
+        except NexoError as error:
+            say_each_failure(error)  # several plugins not locked: one line each
+            raise
+
+    locked = answer(locking, json_output=json_output, show=show)
     for message in locked.warnings:
         warn(printable(message))  # as install warns: with --quiet and --json too
 

@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nexo_pkg.cli import defer_signals
-from nexo_pkg.cli.common import answer, daemon_reach, plain_options, policy_path, result_line
+from nexo_pkg.cli.common import (
+    answer,
+    daemon_reach,
+    plain_options,
+    policy_path,
+    result_line,
+    say_each_failure,
+)
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.leaving import silence_left_readers
 from nexo_pkg.core.output import say, say_once
@@ -189,6 +196,7 @@ def run_sync(request: SyncRequest) -> int:
         except NexoError as error:
             codes.append(error.exit_code)
             defer_signals()  # the failure is printed whole, then a signal is answered
+            say_each_failure(error)  # several plugins not relocked: one line each
             raise
         codes.append(0 if result.ok else 1)
         defer_signals()  # the outcome is printed whole, then a signal is answered

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nexo_pkg.core.credentials import without_credentials
 from nexo_pkg.core.kinds import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ErrorKind, exit_code_of
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "ConfigError", "NexoError", "UsageError"]
@@ -43,7 +44,7 @@ class NexoError(Exception):
         details: dict[str, Any] | None = None,
         multiline: bool | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(without_credentials(message))
         self.message = message
         if multiline is not None:
             self.multiline = multiline
@@ -55,10 +56,23 @@ class NexoError(Exception):
             self.exit_code = listed
         self.details: dict[str, Any] = dict(details or {})
 
+    @property
+    def message(self) -> str:
+        """The user-facing message: a URL's user and password in it are masked, however it
+        was written or added to (:func:`~nexo_pkg.core.credentials.without_credentials`)."""
+        return self._message
+
+    @message.setter
+    def message(self, value: str) -> None:
+        self._message = without_credentials(value)
+
     def to_json(self) -> dict[str, Any]:
-        """The ``{"ok": false, "kind", "error", ...}`` failure document."""
+        """The ``{"ok": false, "kind", "error", ...}`` failure document (credentials in a
+        detail's text masked as in the message)."""
         document: dict[str, Any] = {"ok": False, "kind": self.kind, "error": self.message}
-        return document | {key: value for key, value in self.details.items() if key not in document}
+        for key, value in self.details.items():
+            document.setdefault(key, _masked(value))
+        return document
 
 
 class UsageError(NexoError):
@@ -78,7 +92,9 @@ class ConfigError(NexoError):
 def exception_line(exc: BaseException) -> str:
     """What ``exc`` (raised by a library) says, on one line: a pydantic validation error
     (sigstore-python's models), even wrapped, as its fields and their problems, without its
-    multi-line layout and links; anything else with its lines joined by ``; ``."""
+    multi-line layout and links; anything else with its lines joined by ``; ``, without the
+    Python form of a certificate that cryptography's X.509 verifier appends
+    (``(encountered processing <Certificate(…)>)``)."""
     seen: BaseException | None = exc
     while seen is not None:
         errors = getattr(seen, "errors", None)
@@ -93,7 +109,26 @@ def exception_line(exc: BaseException) -> str:
             if problems:
                 return "; ".join(problems)
         seen = seen.__cause__ or seen.__context__
-    lines = (line.strip() for line in str(exc).splitlines())
+    lines = (_without_certificate_repr(line.strip()) for line in str(exc).splitlines())
     return "; ".join(
         line for line in lines if line and not line.startswith("For further information visit")
     )
+
+
+def _masked(value: Any) -> Any:
+    """``value`` (a detail of a failure document) with credentials in its texts masked."""
+    if isinstance(value, str):
+        return without_credentials(value)
+    if isinstance(value, dict):
+        return {key: _masked(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_masked(item) for item in value]
+    return value
+
+
+_CERTIFICATE_REPR = " (encountered processing <"
+
+
+def _without_certificate_repr(line: str) -> str:
+    head, found, tail = line.partition(_CERTIFICATE_REPR)
+    return head if found and tail.endswith(">)") else line

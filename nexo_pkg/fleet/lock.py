@@ -132,8 +132,9 @@ def lock(
     callbacks: InstallCallbacks = NO_CALLBACKS,
 ) -> LockResult:
     """Bring ``lock_path`` in line with ``wanted_path``; ``upgrade`` re-resolves those ids
-    (an empty set: all). Writes the file only when its text changes. Raises the first
-    :class:`NexoError` of a plugin (nothing is written then)."""
+    (an empty set: all). Writes the file only when its text changes. Every plugin is tried:
+    one that cannot be locked raises its :class:`NexoError`, several raise one error naming
+    each (:func:`_not_locked`); nothing is written then."""
     wanted = read_wanted(wanted_path)
     previous = read_lock(lock_path) if lock_path.exists() else Lock()
     if upgrade:
@@ -154,23 +155,34 @@ def lock(
 
     said: dict[str, list[str]] = {item.plugin_id: [] for item in wanted}
 
-    def resolve(item: WantedPlugin) -> LockedPlugin:
+    def resolve(item: WantedPlugin) -> LockedPlugin | NexoError:
+        # A plugin's failure is kept, not raised, so that every other plugin is still tried
+        # and each one that cannot be locked is named (an interrupt still stops the run).
         try:
             return lock_plugin(active, item, cpu, said[item.plugin_id])
         except NexoError as error:
             error.details.setdefault("plugin", item.plugin_id)
             error.message = f"{item.plugin_id}: {error.message}"
-            raise
+            return error
 
     context = Session(options, callbacks) if session is None else contextlib.nullcontext(session)
     with context as active:
         # The plugins to resolve are resolved side by side (--jobs); the lock is assembled
-        # in the wanted set's order, and the first failure in that order is raised.
+        # in the wanted set's order. Any failure leaves the lock file as it was.
         unresolved = [item for item in wanted if kept(item) is None]
         jobs = min(checked_jobs(options.jobs), len(unresolved))
         with CpuPool(jobs) as cpu:
             results = run_bounded(resolve, unresolved, jobs=jobs, on_interrupt=active.stop_requests)
-    resolved = {item.plugin_id: locked for item, locked in zip(unresolved, results, strict=True)}
+    failed = [outcome for outcome in results if isinstance(outcome, NexoError)]
+    if len(failed) == 1:
+        raise failed[0]
+    if failed:
+        raise _not_locked(lock_path, failed)
+    resolved = {
+        item.plugin_id: locked
+        for item, locked in zip(unresolved, results, strict=True)
+        if isinstance(locked, LockedPlugin)
+    }
     for item in wanted:
         current = previous.plugins.get(item.plugin_id)
         locked = resolved.get(item.plugin_id) or current
@@ -194,3 +206,23 @@ def lock(
     result.written = write_if_changed(lock_path, render_lock(fresh))
     result.lock = fresh
     return result
+
+
+def _not_locked(lock_path: Path, failed: list[NexoError]) -> NexoError:
+    """The failure of a lock run in which several plugins could not be locked: the kind and
+    exit code of the first in the wanted set's order, and under ``failures`` each plugin with
+    its kind and message (the command line prints one ``error: ID: MESSAGE [KIND]`` line
+    each)."""
+    first = failed[0]
+    names = ", ".join(str(error.details["plugin"]) for error in failed)
+    return NexoError(
+        f"{len(failed)} plugins could not be locked ({names}); {lock_path.name} was left as it was",
+        kind=first.kind,
+        exit_code=first.exit_code,
+        details={
+            "failures": [
+                {"plugin": error.details["plugin"], "kind": error.kind, "error": error.message}
+                for error in failed
+            ]
+        },
+    )

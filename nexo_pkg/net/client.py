@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from nexo_pkg import __version__
+from nexo_pkg.core.credentials import bare_url
 from nexo_pkg.core.errors import ConfigError, NexoError, UsageError
 from nexo_pkg.core.terminal import printable, shown
 from nexo_pkg.net.bounded import (
@@ -302,7 +303,7 @@ def checked_url(
     raise NexoError(
         f"{label}: {plain} would expose the download to anyone on the path",
         kind="network",
-        details={"refused_url": _bare_url(url)},
+        details={"refused_url": bare_url(url)},
     )
 
 
@@ -404,27 +405,16 @@ def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
     return transports
 
 
-def _bare_url(url: str) -> str:
-    """``url`` without what may carry a credential: a user and password before the host
-    (masked), the query string and the fragment (a presigned download URL's signature or token
-    is in its query)."""
-    scheme, separator, rest = url.split("#", 1)[0].split("?", 1)[0].partition("://")
-    authority, slash, path = rest.partition("/")
-    if "@" in authority:
-        authority = "***@" + authority.rpartition("@")[2]
-    return f"{scheme}{separator}{authority}{slash}{path}"
-
-
 def shown_url(url: str) -> str:
     """``url`` quoted for a message (as :func:`~nexo_pkg.core.terminal.shown`), without its
     user, password, query string and fragment: every message that names a URL uses this."""
-    return shown(_bare_url(url))
+    return shown(bare_url(url))
 
 
 def _without_credentials(url: str) -> str:
     """``url`` as it may be shown: a user and password before the host are masked, no query
     string or fragment."""
-    return printable(_bare_url(url))
+    return printable(bare_url(url))
 
 
 def _proxy_variables(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:

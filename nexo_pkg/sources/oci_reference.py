@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from nexo_pkg.core.credentials import without_credentials
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError
 
 SCHEME = "oci://"
@@ -101,9 +102,7 @@ def _user_info(text: str) -> str | None:
 def masked(text: str) -> str:
     """``text`` as it may be shown: credentials written into an ``oci://`` reference's host
     part become ``***`` (never printed, never in a ``--json`` document)."""
-    if _user_info(text) is None:
-        return text
-    return SCHEME + "***@" + text[len(SCHEME) :].partition("@")[2]
+    return without_credentials(text) if _user_info(text) is not None else text
 
 
 def _invalid(text: str, why: str) -> NexoError:

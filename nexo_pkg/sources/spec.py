@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.core.credentials import bare_url
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError
 
 # GitHub allows these characters in user, organisation and repository names.
@@ -71,9 +72,10 @@ Source = GitHubSource | LocalSource
 
 def _invalid(text: str, why: str, *, hint: str | None = None, label: str = "source") -> NexoError:
     """``source_invalid``: a usage error (exit 2), as a malformed argument is. A URL is shown
-    without its credentials (:func:`_shown_url`)."""
+    without its credentials (:func:`~nexo_pkg.core.credentials.bare_url`: no user,
+    password, query string or fragment)."""
     advice = hint or "expected owner/repo[@tag] or a path to a .tar.gz"
-    shown = _shown_url(text) if "://" in text else text
+    shown = bare_url(text) if "://" in text else text
     return NexoError(
         f"invalid {label} {shown!r}: {why}; {advice}",
         kind="source_invalid",
@@ -90,18 +92,6 @@ def _url_hint(text: str) -> str:
     if match["tag"]:
         suggestion += f"@{match['tag']}"
     return f"write the repository as owner/repo[@tag]: nexo plugin install {suggestion}"
-
-
-def _shown_url(text: str) -> str:
-    """A URL given as SOURCE as it may be echoed: a user and password before the host (a token
-    pasted with a git remote, ``https://x-access-token:TOKEN@github.com/…``) become ``***``,
-    and the query string and fragment (where a download link carries its token) are left out,
-    as every message that names a URL does."""
-    scheme, separator, rest = text.split("#", 1)[0].split("?", 1)[0].partition("://")
-    authority, slash, path = rest.partition("/")
-    if separator and "@" in authority:
-        authority = "***@" + authority.rpartition("@")[2]
-    return f"{scheme}{separator}{authority}{slash}{path}"
 
 
 def _looks_local(text: str) -> bool:

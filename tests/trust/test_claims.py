@@ -400,7 +400,10 @@ def test_repos() -> None:
     assert rejection_reason(author(repos=("echo",)), signer(), ECHO) is None
     assert rejection_reason(author(repos=("ECHO", "x")), signer(), ECHO) is None
     assert rejection_reason(author(repos=("other",)), signer(), ECHO) == (
-        "repository acme/echo is not one of acme/['other']"
+        "repository acme/echo is not one of acme/other"
+    )
+    assert rejection_reason(author(repos=("a", "b")), signer(), ECHO) == (
+        "repository acme/echo is not one of acme/a, acme/b"
     )
 
 
@@ -540,7 +543,7 @@ def test_untrusted_signer_errors_say_why() -> None:
     two = TrustRequest(authors=(author(identity="https://a"), author(repos=("b",))), owner="acme")
     assert untrusted_signer_error(found, two, "x").message.endswith(
         "identity " + WORKFLOW + " does not match identity 'https://a'; "
-        "repository acme/echo is not one of acme/['b']"
+        "repository acme/echo is not one of acme/b"
     )
     bound = untrusted_signer_error(found, TrustRequest(authors=(author(),), tag="v2"), "x")
     assert bound.details["bound"] is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -38,16 +39,21 @@ def _publish(
     tamper: bool = False,
     sign_other: bool = False,
     legacy: bool = False,
+    integrated_late: bool = False,
 ) -> None:
     assets = release_assets(PLUGIN, VERSION)
+    # The log integrates the entry after the ten-minute certificate has expired.
+    late = instance.created + timedelta(minutes=30) if integrated_late else None
     if identity is not None and legacy:
-        document, signature, pem = instance.sign_legacy(assets[ASSET], identity=identity)
+        document, signature, pem = instance.sign_legacy(
+            assets[ASSET], identity=identity, integrated_time=late
+        )
         assets[ASSET + ".bundle"] = json.dumps(document).encode()
         assets[ASSET + ".sig"] = signature
         assets[ASSET + ".pem"] = pem
     elif identity is not None:
         signed = b"another asset" if sign_other else assets[ASSET]
-        bundle = instance.sign(signed, identity=identity)
+        bundle = instance.sign(signed, identity=identity, integrated_time=late)
         assets[ASSET + ".sigstore.json"] = json.dumps(bundle).encode()
     if tamper:
         # Same checksum sidecar as the tampered bytes, so only the signature can notice.
@@ -100,6 +106,24 @@ def test_trusted_signer_installs_verified(
     assert len(receipt["signature"]["bundle_sha256"]) == 64
 
 
+def test_the_confirmation_screen_shows_the_verified_signer(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy_file: Path,
+) -> None:
+    _publish(github_server, private_sigstore)
+    env = cli_env(tmp_path, api=github_server.url)
+    result = nexo("plugin", "install", f"{OWNER}/{REPO}@{TAG}", "--yes", "--trusted-keys",
+                  str(policy_file), env=env, in_process=True)  # fmt: skip
+    assert result.code == 0, result.stderr
+    lines = result.stderr.splitlines()  # the screen is a note, on stderr
+    assert (
+        f"Signer:       {ACME_IDENTITY} (issuer https://token.actions.githubusercontent.com)"
+    ) in lines
+    assert f"Built in:     {OWNER}/{REPO}" in lines
+
+
 def test_legacy_cosign_bundle_installs_verified(
     tmp_path: Path,
     github_server: GitHubServer,
@@ -133,6 +157,11 @@ def test_unsigned_under_warn_installs_as_unsigned(
         ("untrusted", (), "signer_untrusted"),
         ("tampered", (), "signature_invalid"),
         ("other_asset", (), "signature_invalid"),
+        ("untrusted_owner", ("--require-signature",), "signer_untrusted"),
+        ("expired_at_integration", (), "signature_invalid"),
+        ("legacy_tampered", (), "signature_invalid"),
+        ("legacy_untrusted_owner", ("--require-signature",), "signer_untrusted"),
+        ("legacy_expired_at_integration", (), "signature_invalid"),
     ],
 )
 def test_refusals_leave_the_plugin_root_unchanged(  # noqa: PLR0917 - pytest fixtures
@@ -149,9 +178,13 @@ def test_refusals_leave_the_plugin_root_unchanged(  # noqa: PLR0917 - pytest fix
         identity = None
     elif case == "untrusted":
         identity = "https://github.com/acme/nexo-plugin-echo/.github/workflows/ci.yml@refs/heads/x"
+    elif case.endswith("untrusted_owner"):
+        # Built and signed in another owner's repository: no entry of the policy vouches for it.
+        identity = "https://github.com/evil/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.2.3"
     _publish(
         github_server, private_sigstore, identity=identity,
-        tamper=case == "tampered", sign_other=case == "other_asset",
+        tamper=case.endswith("tampered"), sign_other=case == "other_asset",
+        legacy=case.startswith("legacy"), integrated_late=case.endswith("expired_at_integration"),
     )  # fmt: skip
     plugins = _plugins(tmp_path)
     plugins.mkdir(parents=True)
@@ -162,6 +195,10 @@ def test_refusals_leave_the_plugin_root_unchanged(  # noqa: PLR0917 - pytest fix
     document = json.loads(result.stdout)
     assert document["ok"] is False
     assert document["kind"] == kind
+    # The verifier's reason in words: no Python form of a certificate.
+    assert "<Certificate" not in document["error"], document["error"]
+    if case.endswith("expired_at_integration"):
+        assert "not valid at validation time" in document["error"], document["error"]
     assert tree_snapshot(plugins) == before
 
 
@@ -309,3 +346,49 @@ def test_mode_precedence_flags_then_the_owners_entry_then_the_default(  # noqa: 
         assert result.code == 1, result.stderr
         assert document["kind"] == expected
         assert not plugins.exists() or tree_snapshot(plugins) == {}
+
+
+@pytest.mark.parametrize(
+    ("default", "flags", "code", "outcome"),
+    [
+        ("require", (), 1, "signer_untrusted"),
+        ("warn", ("--require-signature",), 1, "signer_untrusted"),
+        ("warn", (), 0, "unsigned"),
+    ],
+)
+def test_a_release_of_an_owner_without_an_entry(  # noqa: PLR0917 - pytest fixtures
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy_file: Path,
+    default: str,
+    flags: tuple[str, ...],
+    code: int,
+    outcome: str,
+) -> None:
+    """SPEC §6: a valid signature of an owner the policy has no entry for is `signer_untrusted`
+    under require; under warn it installs as `unsigned`, with a warning naming the signer."""
+    policy_file.write_text(POLICY.replace('"warn"', f'"{default}"'), encoding="utf-8")
+    identity = (
+        "https://github.com/other/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.2.3"
+    )
+    assets = release_assets(PLUGIN, VERSION)
+    bundle = private_sigstore.sign(assets[ASSET], identity=identity)
+    assets[ASSET + ".sigstore.json"] = json.dumps(bundle).encode()
+    github_server.publish("other", REPO, TAG, assets)
+    plugins = _plugins(tmp_path)
+    result = nexo("plugin", "install", f"other/{REPO}@{TAG}", "--yes", "--json", "--trusted-keys",
+                  str(policy_file), *flags, env=cli_env(tmp_path, api=github_server.url),
+                  in_process=True)  # fmt: skip
+    assert result.code == code, result.stdout
+    document = json.loads(result.stdout)
+    if code:
+        assert document["kind"] == outcome
+        assert "no [[authors]] entry for owner 'other'" in document["error"]
+        assert not plugins.exists() or tree_snapshot(plugins) == {}
+        return
+    assert document["signature"]["status"] == outcome
+    (warning,) = [w for w in document["warnings"] if "UNVERIFIED" in w]
+    assert identity in warning
+    receipt = json.loads((plugins / f"{PLUGIN}-{VERSION}" / ".nexo-install.json").read_text())
+    assert receipt["signature"]["status"] == "unsigned"

@@ -361,7 +361,8 @@ def rejection_reason(
     if author.repos is not None:
         repository = str(signer.repository)
         if repository.partition("/")[2].casefold() not in {n.casefold() for n in author.repos}:
-            return f"repository {repository} is not one of {author.owner}/{list(author.repos)}"
+            named = ", ".join(f"{author.owner}/{name}" for name in author.repos)
+            return f"repository {repository} is not one of {named}"
     if author.signer_workflow is not None and not same_workflow(
         signer.signer_workflow, author.signer_workflow
     ):

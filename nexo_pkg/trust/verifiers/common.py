@@ -87,12 +87,12 @@ def verify_trusted(
         try:
             unchecked = verify(UnsafeIdentityCheckedSeparately())
         except Exception as exc:  # any failure inside the verifier fails closed
-            raise SignatureInvalidError(f"{name}: {failure}: {exc}") from exc
+            raise SignatureInvalidError(f"{name}: {failure}: {exception_line(exc)}") from exc
         if check is not None:
             check(unchecked)
         raise untrusted_signer_error(signer, request, name, predicate_type=predicate_type) from None
     except Exception as exc:  # any failure inside the verifier fails closed
-        raise SignatureInvalidError(f"{name}: {failure}: {exc}") from exc
+        raise SignatureInvalidError(f"{name}: {failure}: {exception_line(exc)}") from exc
     if check is not None:
         check(result)
     if policy.accepted is None:  # defensive: the verifier returned without our policy

@@ -51,6 +51,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID
 from cryptography.x509.verification import Criticality, ExtensionPolicy, PolicyBuilder, Store
 from cryptography.x509.verification import VerificationError as X509VerificationError
 
+from nexo_pkg.core.errors import exception_line
 from nexo_pkg.core.files import sha256_file
 from nexo_pkg.trust.base import (
     SignatureInvalidError,
@@ -141,7 +142,9 @@ def _verify_chain(root: RootKeys, certificate: Certificate, at: datetime) -> lis
     try:
         return list(verifier.verify(certificate, []).chain[1:])
     except (X509VerificationError, UnsupportedGeneralNameType) as exc:
-        raise _LegacyError(f"the certificate does not chain to a trusted root: {exc}") from exc
+        raise _LegacyError(
+            f"the certificate does not chain to a trusted root: {exception_line(exc)}"
+        ) from exc
 
 
 def _check_usage(certificate: Certificate) -> None:
