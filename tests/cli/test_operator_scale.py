@@ -387,7 +387,7 @@ def test_outdated_says_a_spent_rate_limit_in_one_line_in_text_and_json(
     home: Path, server: GitHubServer, answer: str
 ) -> None:
     """``outdated`` behind a spent rate limit, as an operator sees it: stderr holds one
-    ``error: rate_limited`` line with the reset time and the count of plugins left unchecked,
+    ``error: … [rate_limited]`` line with the reset time and the count of plugins left unchecked,
     never an error line per plugin, with text and ``--json`` alike and whatever the jobs; the
     table marks each plugin as not checked, the same whatever the jobs; one request per
     plugin at most."""
@@ -401,9 +401,9 @@ def test_outdated_says_a_spent_rate_limit_in_one_line_in_text_and_json(
             assert result.code == 1
             assert max(_requests_per_plugin(server).values()) <= 1
             (line,) = result.stderr.splitlines()
-            assert line.startswith("error: rate_limited: GitHub API rate limit exceeded")
+            assert line.startswith("error: GitHub API rate limit exceeded")
             assert f"it resets at {RESET_AT}" in line
-            assert line.endswith(f" ({len(IDS)} plugin(s) not checked)")
+            assert line.endswith(f" ({len(IDS)} plugin(s) not checked) [rate_limited]")
             said[output, jobs] = (result.stdout, result.stderr)
     assert said[(), "1"] == said[(), "8"]
     assert said[("--json",), "1"] == said[("--json",), "8"]
