@@ -100,7 +100,14 @@ class Interrupted(BaseException):
 
     @property
     def line(self) -> str:
+        """What stopped the command (``interrupted``): the ``error`` of its ``--json`` document."""
         return SIGNAL_WORDS.get(self.signum, f"stopped by signal {self.signum}")
+
+    @property
+    def error_line(self) -> str:
+        """The one line the command ends with on stderr: ``error: interrupted [interrupted]``,
+        its kind the ``--json`` document's."""
+        return f"error: {self.line} [interrupted]"
 
 
 def defer_signals() -> None:
@@ -168,5 +175,5 @@ def leave_now(signum: int, frame: object) -> None:
 
     stop = Interrupted(signum)
     with contextlib.suppress(OSError):  # no stderr to say it on: the exit code says it
-        os.write(2, f"\n{stop.line}\n".encode())
+        os.write(2, f"\n{stop.error_line}\n".encode())
     os._exit(stop.exit_code)

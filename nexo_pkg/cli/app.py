@@ -517,9 +517,11 @@ def run(arguments: list[str]) -> int:
         # naming the help to read instead of click's usage block.
         if isinstance(error, NoSuchOption):
             _suggest_options(error)
+        usage = UsageError(error.format_message())
         if json_output:
-            emit_json(UsageError(error.format_message()).to_json())
-        sys.stderr.write(f"error: {_usage_line(error, _command_path(command, arguments))}\n")
+            emit_json(usage.to_json())
+        line = _usage_line(error, _command_path(command, arguments))
+        sys.stderr.write(f"error: {line} [{usage.kind}]\n")
         return error.exit_code
     except typer.Abort:
         cancelled = NexoError("cancelled; nothing was changed", kind="cancelled")

@@ -123,7 +123,8 @@ def lock_command(
             for reason in result.stale:
                 sys.stderr.write(printable(f"stale: {reason}") + "\n")
             again = fleet_api.lock_command(wanted, path)
-            sys.stderr.write(printable(f"error: {path} is stale; run `{again}`") + "\n")
+            line = f"error: {path} is stale; run `{again}` [lock_stale]"
+            sys.stderr.write(printable(line) + "\n")
             raise typer.Exit(1)
         if not json_output:
             note(f"{path} is up to date.")

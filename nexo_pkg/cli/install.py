@@ -661,7 +661,7 @@ def install_command(
         )
         sys.stderr.write(
             f"error: {plugin} failed the handshake checks; it is installed at "
-            f"{printable(result.path)} (remove it with `{printable(remove)}`)\n"
+            f"{printable(result.path)} (remove it with `{printable(remove)}`) [check_failed]\n"
         )
         raise typer.Exit(1)
 
@@ -844,8 +844,8 @@ def upgrade_command(
     stopped = [error for error in failed if error.kind == "rate_limited"]
     if stopped:
         sys.stderr.write(
-            f"error: rate_limited: {printable(stopped[0].message)} "
-            f"({len(stopped)} plugin(s) not upgraded)\n"
+            f"error: {printable(stopped[0].message)} "
+            f"({len(stopped)} plugin(s) not upgraded) [rate_limited]\n"
         )
     if json_output:
         emit_json({"ok": not failed, "plugins": documents, "skipped": skipped})

@@ -24,7 +24,7 @@ def _stop_now(signum: int, frame: FrameType | None) -> None:
     """
     del frame
     stop = Interrupted(signum)
-    os.write(sys.stderr.fileno(), f"\n{stop.line}\n".encode())
+    os.write(sys.stderr.fileno(), f"\n{stop.error_line}\n".encode())
     os._exit(stop.exit_code)
 
 

@@ -241,7 +241,7 @@ def _main() -> None:
 
             document = {"ok": False, "kind": "interrupted", "error": stop.line}
             sys.stdout.write(json.dumps(document) + "\n")
-        sys.stderr.write(f"\n{stop.line}\n")
+        sys.stderr.write(f"\n{stop.error_line}\n")
         raise SystemExit(stop.exit_code) from None
     except BrokenPipeError:
         # `nexo plugin list | head -1`: the reader left; that is not an error of ours.
@@ -256,7 +256,7 @@ def _main() -> None:
     if DEFERRED:
         # A signal came while the finished command printed its result, which is whole.
         late = Interrupted(DEFERRED[0])
-        sys.stderr.write(f"\n{late.line}\n")
+        sys.stderr.write(f"\n{late.error_line}\n")
         code = late.exit_code
     if sys.argv[1:3] == ["plugin", "sync"]:
         # A sync has loaded the installer and the network: its process ends without freeing

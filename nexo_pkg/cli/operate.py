@@ -178,7 +178,8 @@ def _say_rate_limit(entries: list[OutdatedEntry]) -> None:
     ]
     if limited:
         sys.stderr.write(
-            f"error: rate_limited: {printable(limited[0])} ({len(limited)} plugin(s) not checked)\n"
+            f"error: {printable(limited[0])} ({len(limited)} plugin(s) not checked) "
+            "[rate_limited]\n"
         )
 
 

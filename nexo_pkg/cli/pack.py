@@ -169,7 +169,7 @@ def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
         failure = "the packed plugin failed the handshake checks"
         passed = check_after(Path(tarball.path), document, failure, json_output=json_output)
         if not passed:
-            say_error(failure)
+            say_error(failure, "check_failed")
     if json_output:
         emit_json(document)
     if not passed:

@@ -195,10 +195,6 @@ def run_sync(request: SyncRequest) -> int:
             result = run()
         except NexoError as error:
             codes.append(error.exit_code)
-            if "plugin" in error.details:
-                # One plugin's failure that stopped the run (relocking it): its line ends
-                # with the kind, as every plugin's failure line of a sync does.
-                error.names_kind = True
             defer_signals()  # the failure is printed whole, then a signal is answered
             say_each_failure(error)  # several plugins not relocked: one line each
             raise

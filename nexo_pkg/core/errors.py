@@ -34,9 +34,6 @@ class NexoError(Exception):
     #: The message is several lines written by nexo-pkg (a list, one item a line): each line
     #: is escaped on its own instead of the line feeds being shown as ``\u000a``.
     multiline: bool = False
-    #: The ``error:`` line ends with ``[KIND]`` even without ``--verbose``, as the lines of a
-    #: run that reports each plugin's failure do (``error: ID: MESSAGE [KIND]``).
-    names_kind: bool = False
 
     def __init__(
         self,

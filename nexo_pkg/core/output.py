@@ -55,10 +55,10 @@ def warn(message: str) -> None:
     sys.stderr.write(text + "\n")
 
 
-def say_error(message: str) -> None:
-    """An ``error: …`` line of a failure that is not raised (a failed ``--check``): stderr,
-    shown even with ``--quiet`` (``message`` comes escaped)."""
-    sys.stderr.write(f"error: {message}\n")
+def say_error(message: str, kind: str) -> None:
+    """The ``error: MESSAGE [KIND]`` line of a failure that is not raised (a failed
+    ``--check``): stderr, shown even with ``--quiet`` (``message`` comes escaped)."""
+    sys.stderr.write(f"error: {message} [{kind}]\n")
 
 
 def say_once(message: str, *, warning: bool = False) -> None:
@@ -125,8 +125,8 @@ def _drop_unwritten_stdout() -> None:
 
 
 def error_line(error: NexoError) -> str:
-    """The one line a failure prints: ``error: MESSAGE``; ``--verbose`` (or an error that
-    :attr:`~nexo_pkg.core.errors.NexoError.names_kind`) adds the kind.
+    """The one line a failure prints: ``error: MESSAGE [KIND]``, its kind the ``kind`` of the
+    ``--json`` document.
 
     A :attr:`~nexo_pkg.core.errors.NexoError.multiline` message keeps its own line feeds (its
     parts from outside were escaped when it was written); every line is still escaped."""
@@ -134,10 +134,7 @@ def error_line(error: NexoError) -> str:
         shown = "\n".join(printable(line) for line in error.message.split("\n"))
     else:
         shown = printable(error.message)
-    line = f"error: {shown}"
-    if OUTPUT.verbose or error.names_kind:
-        line += f" [{error.kind}]"
-    return line
+    return f"error: {shown} [{error.kind}]"
 
 
 def report_error(error: NexoError, *, json_output: bool = False) -> int:

@@ -78,7 +78,7 @@ def test_a_malformed_sparse_map_is_refused_naming_the_member(case: str, tmp_path
 
     text = nexo("plugin", "install", str(tarball), "--dest", str(dest), "--yes", env=env)
     assert text.exit_code == 1, (text.stdout, text.stderr)
-    assert text.stderr.splitlines() == [f"error: {message}"]
+    assert text.stderr.splitlines() == [f"error: {message} [archive_invalid]"]
     as_json = nexo(
         "plugin", "install", str(tarball), "--dest", str(dest), "--yes", "--json", env=env
     )

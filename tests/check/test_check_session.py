@@ -569,7 +569,7 @@ def test_a_hang_up_mid_check_kills_the_plugin_and_its_children(
     else:
         assert process.returncode == 129, err
         assert document == {"ok": False, "kind": "interrupted", "error": "hung up"}
-        assert err.decode().strip().splitlines()[-1] == "hung up"
+        assert err.decode().strip().splitlines()[-1] == "error: hung up [interrupted]"
     assert_nothing_left(pid_file)
 
 

@@ -56,7 +56,9 @@ def test_a_plugin_signalling_its_host_still_leaves_nothing_running(
     document = json.loads(process.stdout)
     assert document["ok"] is False
     assert document["kind"] == "interrupted"
-    assert process.stderr.decode().strip().splitlines()[-1] == document["error"]
+    assert process.stderr.decode().strip().splitlines()[-1] == (
+        f"error: {document['error']} [{document['kind']}]"
+    )
 
 
 @pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])

@@ -188,7 +188,8 @@ def test_nothing_runnable_is_exit_2_with_one_line(tmp_path: Path, json_flag: boo
     result = plugin_check(str(tmp_path), *(["--json"] if json_flag else []))
     assert result.code == 2
     assert result.stderr.strip().splitlines() == [
-        f"error: {tmp_path}: no plugin.toml or nexo-plugin.toml found; is this a plugin directory?"
+        f"error: {tmp_path}: no plugin.toml or nexo-plugin.toml found; is this a plugin directory? "
+        "[target_invalid]"
     ]
     if json_flag:
         document = json.loads(result.stdout)

@@ -256,14 +256,16 @@ def test_quiet_and_verbose_contradict() -> None:
     assert "--quiet and --verbose" in result.stderr
 
 
-def test_verbose_names_the_kind_of_an_error(tmp_path: Path) -> None:
+def test_the_error_line_names_its_kind_and_verbose_adds_details(tmp_path: Path) -> None:
     plain = nexo("plugin", "install", "no/such@@tag", "--dest", str(tmp_path), env=base_env())
     verbose = nexo(
         "plugin", "install", "no/such@@tag", "--dest", str(tmp_path), "--verbose", env=base_env()
     )
-    assert without_notes(plain.stderr).count("\n") == 1
-    assert "[source_invalid]" not in plain.stderr
-    assert "[source_invalid]" in verbose.stderr
+    [line] = without_notes(plain.stderr).splitlines()
+    assert line.startswith("error: "), line
+    assert line.endswith(" [source_invalid]"), line
+    assert line in verbose.stderr.splitlines()
+    assert "  source: no/such@@tag" in verbose.stderr.splitlines(), verbose.stderr
 
 
 @pytest.mark.parametrize(
@@ -328,10 +330,12 @@ def test_a_shared_option_used_wrongly_is_the_same_usage_error_on_every_command(
         result = nexo("plugin", *command, "--json", *wrong, env=env, cwd=tmp_path)
         assert result.code == 2, result.stderr
         [line] = result.stderr.splitlines()
-        assert line.endswith(f"Run 'nexo plugin {command[0]} -h' for help."), line
+        assert line.endswith(f"Run 'nexo plugin {command[0]} -h' for help. [usage]"), line
         document = json.loads(result.stdout)
         assert document["kind"] == "usage"
-        assert line == f"error: {document['error']}. Run 'nexo plugin {command[0]} -h' for help."
+        assert line == (
+            f"error: {document['error']}. Run 'nexo plugin {command[0]} -h' for help. [usage]"
+        )
         seen.add(document["error"])
     assert len(seen) == 1, seen
     assert not (tmp_path / "home").exists()
@@ -406,7 +410,7 @@ def test_a_usage_error_is_one_line_naming_the_help_to_read(
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ")
     assert says in lines[0]
-    assert lines[0].endswith(f"Run '{help_of} -h' for help.")
+    assert lines[0].endswith(f"Run '{help_of} -h' for help. [usage]")
     assert not (tmp_path / "home").exists()
 
 
@@ -518,7 +522,7 @@ def test_ctrl_c_during_download_is_one_line_and_130(root: Root) -> None:
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 130
-    assert err.strip().splitlines()[-1] == "interrupted"
+    assert err.strip().splitlines()[-1] == "error: interrupted [interrupted]"
     assert "Traceback" not in err
     assert out == ""
     assert leftovers(root) == []
@@ -649,7 +653,7 @@ def test_lsp_stops_on_the_first_ctrl_c(sent: signal.Signals | None, code: int, l
     process.send_signal(sent)
     _, err = process.communicate(timeout=20)
     assert process.returncode == code
-    assert err.decode().strip().splitlines()[-1] == line
+    assert err.decode().strip().splitlines()[-1] == f"error: {line} [interrupted]"
     assert b"Fatal Python error" not in err
 
 
@@ -687,7 +691,7 @@ def test_lint_interrupted_reading_stdin_prints_its_json_document(spelling: list[
             process.communicate()
     assert process.returncode == 130
     assert json.loads(out) == {"ok": False, "kind": "interrupted", "error": "interrupted"}
-    assert err.decode().strip().splitlines() == ["interrupted"]
+    assert err.decode().strip().splitlines() == ["error: interrupted [interrupted]"]
 
 
 @pytest.mark.parametrize(
@@ -742,7 +746,7 @@ def test_a_process_sent_sigio_on_linux_unwinds_with_its_number() -> None:
     process.send_signal(signal.SIGIO)
     _, err = process.communicate(timeout=20)
     assert process.returncode == 128 + signal.SIGIO
-    assert err.decode().strip().splitlines()[-1] == "stopped by SIGIO"
+    assert err.decode().strip().splitlines()[-1] == "error: stopped by SIGIO [interrupted]"
 
 
 def test_command_table_names_every_registered_command() -> None:

@@ -531,7 +531,7 @@ def test_an_option_missing_its_value_names_the_help_to_read(
     # parser's own errors (a value missing, a flag given one) carry no command of their own.
     result = nexo(*args, cwd=tmp_path, env=base_env(tmp_path / "home"))
     assert result.code == 2
-    assert result.stderr.splitlines() == [line]
+    assert result.stderr.splitlines() == [f"{line} [usage]"]
     assert result.stdout == ""
 
 

@@ -54,7 +54,9 @@ def test_a_signal_while_the_process_winds_down_ends_it_with_one_line(
     assert TRACEBACK not in completed.stderr, completed.stderr
     assert "Exception ignored" not in completed.stderr, completed.stderr
     assert completed.returncode == 130, (completed.returncode, completed.stderr)
-    assert completed.stderr.strip().splitlines()[-1] == "interrupted", completed.stderr
+    assert completed.stderr.strip().splitlines()[-1] == "error: interrupted [interrupted]", (
+        completed.stderr
+    )
     if "--json" in args:
         document = json.loads(completed.stdout)  # one document: a second would not parse
         assert document.get("kind") != "interrupted", completed.stdout

@@ -106,7 +106,8 @@ def test_a_spent_token_limit_says_whose_limit_and_when(
     errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
     assert len(errors) == 1, result.stderr
     (line,) = errors
-    assert line.startswith("error: rate_limited: GitHub API rate limit exceeded (")
+    assert line.startswith("error: GitHub API rate limit exceeded (")
+    assert line.endswith(" [rate_limited]")
     assert f"the limit of the token from {variable} is spent; it resets at {RESET_AT}" in line
     assert "Set " not in line
     assert "higher limit" not in line

@@ -833,11 +833,11 @@ def test_a_spent_rate_limit_is_one_line(home: Path, server: GitHubServer) -> Non
     assert len(server.requests) == 1
     lines = [line for line in err.splitlines() if "rate limit" in line]
     assert lines == [
-        "error: rate_limited: GitHub API rate limit exceeded (latest release of acme/alpha); "
+        "error: GitHub API rate limit exceeded (latest release of acme/alpha); "
         "it resets at 2030-03-17T17:46:40Z. Set NEXO_GITHUB_TOKEN, GH_ENTERPRISE_TOKEN, "
         "GITHUB_ENTERPRISE_TOKEN, GITHUB_TOKEN or GH_TOKEN "
         "(or log in with `gh auth login`) to a token for a higher limit (4 plugin(s) not "
-        "checked)"
+        "checked) [rate_limited]"
     ]
     assert out.count("could not check") == 4
     server.requests.clear()

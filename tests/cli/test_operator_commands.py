@@ -172,7 +172,7 @@ def test_outdated_of_a_mistyped_id_names_the_closest_installed_ones(tmp_path: Pa
     assert result.document["suggestions"] == ["weather"]
     said = nexo("plugin", "outdated", "weather", "wether", "--dest", root, env=env, in_process=True)
     assert said.code == 1
-    assert said.error_line.endswith("Did you mean 'weather'?"), said.stderr
+    assert said.error_line.endswith("Did you mean 'weather'? [not_installed]"), said.stderr
     assert said.stdout == ""
     bad = nexo("plugin", "outdated", "Bad Id", "--dest", root, "--json", env=env, in_process=True)
     assert (bad.code, bad.document["kind"]) == (2, "usage"), bad.stdout
@@ -302,7 +302,9 @@ def test_check_of_a_mistyped_installed_id_names_the_closest_ones(tmp_path: Path)
         (root / name / ".nexo-install.json").write_text(text)
     said = nexo("plugin", "check", "wether", "--dest", root, env=env, cwd=tmp_path)
     assert said.code == 2
-    assert said.error_line.endswith("(use --dest to look elsewhere). Did you mean 'weather'?")
+    assert said.error_line.endswith(
+        "(use --dest to look elsewhere). Did you mean 'weather'? [target_invalid]"
+    )
     far = nexo("plugin", "check", "zzz", "--dest", root, env=env, cwd=tmp_path)
     assert far.code == 2
-    assert far.error_line.endswith("(use --dest to look elsewhere)")
+    assert far.error_line.endswith("(use --dest to look elsewhere) [target_invalid]")

@@ -80,7 +80,7 @@ def _requests_per_plugin(server: GitHubServer) -> dict[str, int]:
 def test_upgrade_all_says_a_spent_rate_limit_once(
     home: Path, server: GitHubServer, answer: str, jobs: tuple[str, ...]
 ) -> None:
-    """``upgrade --all`` behind a spent rate limit: one ``error: rate_limited`` line, with
+    """``upgrade --all`` behind a spent rate limit: one ``error: … [rate_limited]`` line, with
     the reset time when GitHub gave one, for all the plugins (not one failure each), at most
     one request per plugin, exit 1, nothing installed or removed; with ``--json`` one
     document whose every entry is ``rate_limited``, the same whatever the jobs."""
@@ -92,8 +92,8 @@ def test_upgrade_all_says_a_spent_rate_limit_once(
     errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
     assert len(errors) == 1, result.stderr
     (line,) = errors
-    assert line.startswith("error: rate_limited: GitHub API rate limit exceeded")
-    assert line.endswith("(4 plugin(s) not upgraded)")
+    assert line.startswith("error: GitHub API rate limit exceeded")
+    assert line.endswith(" (4 plugin(s) not upgraded) [rate_limited]"), line
     if "reset" in answer and "no-reset" not in answer:
         assert RESET_AT in line
     assert max(_requests_per_plugin(server).values()) <= 1
@@ -220,11 +220,12 @@ def test_quiet_keeps_the_errors_of_outdated(home: Path, server: GitHubServer) ->
     assert result.code == 1
     lines = result.stderr.splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("error: rate_limited: ")
+    assert lines[0].endswith(" plugin(s) not checked) [rate_limited]")
     assert RESET_AT in lines[0]
     result = nexo("plugin", "upgrade", "--all", "--yes", "-q", in_process=True)
     assert result.code == 1
-    assert [line[:20] for line in result.stderr.splitlines()] == ["error: rate_limited:"]
+    [line] = result.stderr.splitlines()
+    assert line.endswith(" plugin(s) not upgraded) [rate_limited]"), line
 
 
 JOBS_COMMANDS = {
@@ -279,8 +280,8 @@ def test_jobs_that_is_no_count_of_jobs_is_one_usage_line(
     text = nexo(*arguments, "--jobs", jobs, in_process=True)
     assert text.code == 2
     assert text.stdout == ""
-    assert text.stderr.splitlines() == [f"error: --jobs takes 1 to 64, not {jobs!r}"] or (
-        text.stderr.splitlines() == [f"error: --jobs takes 1 to 64, not {jobs}"]
+    assert text.stderr.splitlines() == [f"error: --jobs takes 1 to 64, not {jobs!r} [usage]"] or (
+        text.stderr.splitlines() == [f"error: --jobs takes 1 to 64, not {jobs} [usage]"]
     )
     document = nexo(*arguments, f"--jobs={jobs}", "--json", in_process=True).document
     assert document["kind"] == "usage"
@@ -331,13 +332,13 @@ def test_quiet_keeps_the_answer_of_lock_check(
     assert quiet.code == 1
     assert quiet.stderr.splitlines() == [
         "stale: alpha is wanted but not locked",
-        "error: nexo-plugins.lock is stale; run `nexo plugin lock`",
+        "error: nexo-plugins.lock is stale; run `nexo plugin lock` [lock_stale]",
     ]
     said = nexo("plugin", "lock", "--check", in_process=True)
     assert said.code == 1
     assert said.stderr.splitlines() == [
         "stale: alpha is wanted but not locked",
-        "error: nexo-plugins.lock is stale; run `nexo plugin lock`",
+        "error: nexo-plugins.lock is stale; run `nexo plugin lock` [lock_stale]",
     ]
 
 
@@ -386,7 +387,7 @@ def test_outdated_says_a_spent_rate_limit_in_one_line_in_text_and_json(
     home: Path, server: GitHubServer, answer: str
 ) -> None:
     """``outdated`` behind a spent rate limit, as an operator sees it: stderr holds one
-    ``error: rate_limited`` line with the reset time and the count of plugins left unchecked,
+    ``error: … [rate_limited]`` line with the reset time and the count of plugins left unchecked,
     never an error line per plugin, with text and ``--json`` alike and whatever the jobs; the
     table marks each plugin as not checked, the same whatever the jobs; one request per
     plugin at most."""
@@ -400,9 +401,9 @@ def test_outdated_says_a_spent_rate_limit_in_one_line_in_text_and_json(
             assert result.code == 1
             assert max(_requests_per_plugin(server).values()) <= 1
             (line,) = result.stderr.splitlines()
-            assert line.startswith("error: rate_limited: GitHub API rate limit exceeded")
+            assert line.startswith("error: GitHub API rate limit exceeded")
             assert f"it resets at {RESET_AT}" in line
-            assert line.endswith(f" ({len(IDS)} plugin(s) not checked)")
+            assert line.endswith(f" ({len(IDS)} plugin(s) not checked) [rate_limited]")
             said[output, jobs] = (result.stdout, result.stderr)
     assert said[(), "1"] == said[(), "8"]
     assert said[("--json",), "1"] == said[("--json",), "8"]

@@ -207,7 +207,7 @@ def test_an_empty_target_is_a_usage_error_as_every_empty_option(
         "--target is empty; name noarch or a target triple such as x86_64-unknown-linux-gnu, "
         "or leave --target out for the default"
     )
-    assert completed.stderr == f"error: {document['error']}\n"
+    assert completed.stderr == f"error: {document['error']} [{document['kind']}]\n"
     assert tree_snapshot(tmp_path) == before
 
 

@@ -128,10 +128,10 @@ def test_an_output_directory_through_a_link_loop_is_refused_in_one_line(
     assert "RuntimeError" not in result.stderr
     assert result.stderr.splitlines()[-1] == (
         f"error: output directory {tmp_path / out} is a symbolic link that loops; remove it, "
-        "or name another with --out"
+        "or name another with --out [usage]"
         if out == "loop"
         else f"error: cannot create output directory {tmp_path / out}: Too many levels of "
-        "symbolic links"
+        "symbolic links [io]"
     )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["demo", "loop", "made"]
     assert [path.name for path in (tmp_path / "made").iterdir()] == ["loop"]

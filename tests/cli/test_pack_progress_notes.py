@@ -85,7 +85,7 @@ def test_the_vendoring_note_comes_as_pip_starts_and_ctrl_c_leaves_nothing(
     stderr = said + err.decode("utf-8", "replace")
     assert process.returncode == 130, stderr
     assert TRACEBACK not in stderr
-    assert stderr.strip().splitlines()[-1] == "interrupted", stderr
+    assert stderr.strip().splitlines()[-1] == "error: interrupted [interrupted]", stderr
     assert out == b""
     after = sorted(p.relative_to(project.path) for p in project.path.rglob("*"))
     assert after == before

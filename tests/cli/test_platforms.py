@@ -123,7 +123,9 @@ def test_plugin_root_commands_refuse_at_once_on_windows(tmp_path: Path, args: li
     assert "runs on Linux and macOS only" in lines[0]
     # The sentence names what does run there: every command the README's platform table
     # says runs on Windows (a group for all its subcommands), and none it refuses.
-    named = set(re.split(r", | and ", lines[0].split("; on Windows use ", 1)[1]))
+    assert lines[0].endswith(" [usage]"), lines[0]
+    sentence = lines[0].removesuffix(" [usage]")
+    named = set(re.split(r", | and ", sentence.split("; on Windows use ", 1)[1]))
     runs, refused = _readme_windows_rows()
     assert {name.split()[0] for name in runs} == named
     assert not named & {name.split()[0] for name in refused}

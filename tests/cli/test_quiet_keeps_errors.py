@@ -130,7 +130,7 @@ CASES: dict[str, tuple[list[str], int, str, bool, str | None]] = {
     "pack-check": (
         ["pack", "demo", "--out", "packed", "--check"],
         1,
-        r"^error: the packed plugin failed the handshake checks$",
+        r"^error: the packed plugin failed the handshake checks \[check_failed\]$",
         True,
         "check_failed",
     ),

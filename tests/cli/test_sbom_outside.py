@@ -193,7 +193,7 @@ def test_a_carried_sbom_the_schema_refuses_is_one_short_line_naming_it(
         "error: the archive's sbom.cdx.json is not the plugin's SBOM: it does not validate "
         "against CycloneDX 1.6: "
     )
-    assert refused.error_line.endswith("has non-unique elements")
+    assert refused.error_line.endswith("has non-unique elements [archive_invalid]")
     assert len(refused.error_line) < 500
     assert not (root / "hello-1.0.0").exists()
 
@@ -210,7 +210,7 @@ def test_a_carried_sbom_the_schema_refuses_is_one_short_line_naming_it(
     assert done.stdout == ""
     line = done.error_line
     assert f"{carried}: it does not validate against CycloneDX" in line
-    assert line.endswith("has non-unique elements")
+    assert line.endswith("has non-unique elements [sbom_invalid]")
     assert len(line) < 500
     assert done.stderr.count("\n") == 1
 

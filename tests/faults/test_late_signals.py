@@ -91,7 +91,7 @@ def test_a_signal_after_the_document_adds_no_second_one(tmp_path: Path, command:
         assert document.get("kind") != "interrupted", out
         codes.add(code)
         if code == 130:  # stopped on its way out: said so once on stderr
-            assert err.strip().splitlines()[-1] == "interrupted", err
+            assert err.strip().splitlines()[-1] == "error: interrupted [interrupted]", err
     # 0/1/2: finished first; 130: the handler; -2: the signal came once the interpreter had
     # given SIGINT back to the system's default (its last moments).
     assert codes <= {0, 1, 2, 130, -signal.SIGINT}, codes
@@ -146,7 +146,7 @@ def _whole_and_interrupted(code: int, out: bytes, err: str) -> dict[str, Any]:
     assert isinstance(document, dict)
     assert document.get("kind") != "interrupted", out[:200]
     assert code == 130, err
-    assert err.strip().splitlines()[-1] == "interrupted", err
+    assert err.strip().splitlines()[-1] == "error: interrupted [interrupted]", err
     return document
 
 
@@ -190,7 +190,7 @@ def test_every_unwinding_signal_waits_for_the_document(tmp_path: Path, signum: i
     assert TRACEBACK not in err, err
     assert json.loads(out)["summary"]["errors"] >= 60, out[:200]
     assert code == 128 + signum, err
-    assert err.strip().splitlines()[-1] == Interrupted(signum).line, err
+    assert err.strip().splitlines()[-1] == Interrupted(signum).error_line, err
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe size and wchan: Linux")
@@ -215,7 +215,7 @@ def test_a_second_signal_while_the_document_waits_ends_it_with_the_first_ones_co
     assert 0 < len(out) < len(whole)
     assert whole.startswith(out)
     assert code == 128 + first, err
-    assert err.strip().splitlines() == [Interrupted(first).line], err
+    assert err.strip().splitlines() == [Interrupted(first).error_line], err
 
 
 # A finished command about to print its result (`sync`): two signals back to back.
@@ -238,7 +238,7 @@ def test_a_second_signal_after_a_deferred_one_leaves_with_the_first_ones_code() 
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert TRACEBACK not in completed.stderr, completed.stderr
-    assert completed.stderr.strip() == "terminated"
+    assert completed.stderr.strip() == "error: terminated [interrupted]"
     assert completed.returncode == 143
 
 

@@ -276,7 +276,7 @@ def test_a_fifo_or_directory_planted_as_a_lock_file_is_refused_at_once(
     assert (text.exit_code, as_json.exit_code) == (1, 1), text.stderr
     assert as_json.document["kind"] == "io", as_json.document
     assert f"the lock file {root / lock_name}:" in as_json.document["error"]
-    assert without_notes(text.stderr) == f"error: {as_json.document['error']}\n"
+    assert without_notes(text.stderr) == f"error: {as_json.document['error']} [io]\n"
     assert sorted(p.name for p in root.iterdir()) == [lock_name]
 
 

@@ -87,8 +87,9 @@ def test_a_fleet_file_that_is_a_directory_is_said_in_words(
     ]
     result = nexo("plugin", *args, env=fleet_env, in_process=True)
     assert result.code == 2, result.stderr
-    assert (
-        result.error_line == f"error: {tmp_path / 'given'}: cannot read it (is not a regular file)"
+    kind = "lock_invalid" if option == "--lock" else "wanted_invalid"
+    assert result.error_line == (
+        f"error: {tmp_path / 'given'}: cannot read it (is not a regular file) [{kind}]"
     )
     assert not (tmp_path / "root").exists()
 

@@ -125,7 +125,7 @@ def test_a_signal_stops_a_sync_waiting_on_a_registry_that_does_not_answer(
     expected = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
     code, word = expected[signal.Signals(signum)]
     assert process.returncode == code, err
-    assert err.strip().splitlines()[-1] == word
+    assert err.strip().splitlines()[-1] == f"error: {word} [interrupted]"
     assert "Traceback" not in err
     assert out.strip() == f'{{"ok": false, "kind": "interrupted", "error": "{word}"}}'
     assert group_left == []

@@ -193,7 +193,9 @@ def test_a_lock_that_cannot_be_followed_fails_with_its_kind(
     code, out, err = _run(capsys, path, lock, root)
     assert code == exit_code
     assert out == ""
-    assert [line for line in err.splitlines() if line] == [f"error: {document['error']}"]
+    assert [line for line in err.splitlines() if line] == [
+        f"error: {document['error']} [{document['kind']}]"
+    ]
     assert tree_snapshot(root) == before
 
 

@@ -138,7 +138,9 @@ def test_a_signal_while_a_finished_sync_exits_ends_it_without_a_traceback(
             os.close(descriptor)
     assert process.returncode == (130 if signum == signal.SIGINT else 143), err
     assert err.strip().splitlines()[-1] == (
-        "interrupted" if signum == signal.SIGINT else "terminated"
+        "error: interrupted [interrupted]"
+        if signum == signal.SIGINT
+        else "error: terminated [interrupted]"
     )
     assert not any(word in err for word in _NOISE), err
     assert out.count("alpha") == 1  # the plan was printed whole before
@@ -205,4 +207,4 @@ def test_a_signal_while_the_result_is_written_leaves_one_whole_document(
     assert document["dry_run"] is True
     assert len(document["plan"]) == len(plugins)
     assert process.returncode == 130, err
-    assert err.decode().strip().splitlines()[-1] == "interrupted"
+    assert err.decode().strip().splitlines()[-1] == "error: interrupted [interrupted]"

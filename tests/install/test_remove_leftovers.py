@@ -89,7 +89,7 @@ def test_remove_that_leaves_files_says_so(
         assert str(left) in line
         assert line.endswith(
             f"{left} left (the next install, remove, rollback or sync on the root, or an "
-            "upgrade that installs a version, deletes it once it can)"
+            "upgrade that installs a version, deletes it once it can) [io]"
         )
     listed = nexo("plugin", "list", "--dest", dest, "--json", env=env, in_process=True)
     assert json.loads(listed.stdout)["plugins"] == []

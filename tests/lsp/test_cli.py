@@ -164,7 +164,7 @@ def test_a_running_server_ends_at_once_on_each_unwound_signal(name: str) -> None
         stderr = server.stderr.read().decode()
     assert code == 128 + number, stderr
     assert "Traceback" not in stderr
-    assert stderr.strip().splitlines()[-1:] == [Interrupted(number).line]
+    assert stderr.strip().splitlines()[-1:] == [Interrupted(number).error_line]
 
 
 def test_a_file_uri_with_a_nul_is_linted_as_a_buffer_that_names_no_file() -> None:

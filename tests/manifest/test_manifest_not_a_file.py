@@ -61,7 +61,7 @@ def test_pack_and_check_name_what_stands_where_the_manifest_goes(
     for command, kind in (("pack", "manifest_missing"), ("check", "target_invalid")):
         text = nexo("plugin", command, project, env=env, cwd=tmp_path, timeout=30)
         assert text.exit_code == 2, (command, text.stdout, text.stderr)
-        assert text.stderr.splitlines() == [f"error: {problem}"], command
+        assert text.stderr.splitlines() == [f"error: {problem} [{kind}]"], command
         as_json = nexo("plugin", command, project, "--json", env=env, cwd=tmp_path, timeout=30)
         assert as_json.exit_code == 2, (command, as_json.stderr)
         document = as_json.document
@@ -78,5 +78,5 @@ def test_an_empty_project_is_still_told_to_run_new(tmp_path: Path) -> None:
     assert text.exit_code == 2
     assert text.stderr.splitlines() == [
         f"error: no plugin.toml or nexo-plugin.toml in {project}; run `nexo plugin new` or "
-        "pass the project directory"
+        "pass the project directory [manifest_missing]"
     ]

@@ -198,7 +198,7 @@ def test_a_release_that_cannot_be_fetched_is_told_in_words(
         document = result.document
         assert document["ok"] is False
         assert document["kind"] == "network"
-        assert line == f"error: {document['error']}"
+        assert line == f"error: {document['error']} [network]"
     assert not dest.exists() or not any(dest.iterdir())
 
 
@@ -328,7 +328,9 @@ def test_too_many_redirects_names_the_last_url_without_its_query(
     line = _assert_one_line_in_words(
         result, running.host, "latest release of acme/hello", "more than 5 redirects"
     )
-    assert line.endswith(f"(the last to 'http://{running.host}/download/hello.tar.gz')"), line
+    assert line.endswith(
+        f"(the last to 'http://{running.host}/download/hello.tar.gz') [network]"
+    ), line
     _assert_no_credential(result.stderr + result.stdout)
     if as_json:
         assert result.document["kind"] == "network"

@@ -152,7 +152,7 @@ def test_an_unusable_proxy_setting_is_one_line_naming_it(
     as_json = nexo("plugin", command, *args, "--json", env=env, in_process=True)
     assert as_json.code == 2
     assert as_json.document["kind"] == "config"
-    assert as_json.document["error"] == line.removeprefix("error: ")
+    assert f"error: {as_json.document['error']} [config]" == line
     assert "s3cret" not in as_json.stdout + as_json.stderr
     assert not (tmp_path / "home" / "state").exists()
 
@@ -235,4 +235,4 @@ def test_a_proxy_that_refuses_the_connection_is_named_not_only_the_host_asked(
     assert "secret" not in error, error
     assert "Errno" not in error, error
     lines = without_notes(result.stderr).splitlines()
-    assert lines == [f"error: {error}"], result.stderr
+    assert lines == [f"error: {error} [network]"], result.stderr

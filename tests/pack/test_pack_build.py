@@ -850,7 +850,9 @@ def test_a_requirements_txt_that_is_no_file_is_refused_not_packed_without_depend
     assert document["ok"] is False
     assert document["kind"] == "io"
     assert f"requirements.txt is {what}" in document["error"]
-    assert completed.stderr.strip().splitlines() == [f"error: {document['error']}"]
+    assert completed.stderr.strip().splitlines() == [
+        f"error: {document['error']} [{document['kind']}]"
+    ]
     assert not (project / "dist").exists()  # nothing written
 
 
@@ -890,7 +892,9 @@ def test_the_flag_refuses_what_the_variable_refuses(
         assert document["error"].startswith(f"{name} must be an integer ")
         assert "from 0 to 253402300799" in document["error"]
         assert document["error"].endswith(f"got {value!r}")
-        assert completed.stderr.strip().splitlines() == [f"error: {document['error']}"]
+        assert completed.stderr.strip().splitlines() == [
+            f"error: {document['error']} [{document['kind']}]"
+        ]
     assert not (project / "dist").exists()
 
 

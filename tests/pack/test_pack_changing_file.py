@@ -75,6 +75,9 @@ def test_a_file_that_changes_size_while_packed_stops_the_pack(tmp_path: Path, ho
     assert (document["ok"], document["kind"]) == (False, "io")
     assert "changed size while it was packed" in document["error"]
     assert str(victim) in document["error"]
-    assert completed.stderr.strip().splitlines()[-1] == f"error: {document['error']}"
+    assert (
+        completed.stderr.strip().splitlines()[-1]
+        == f"error: {document['error']} [{document['kind']}]"
+    )
     assert "Traceback" not in completed.stderr
     assert not out.exists()  # no partial tarball, no sidecar

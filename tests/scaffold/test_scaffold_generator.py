@@ -562,7 +562,7 @@ def test_force_over_a_link_where_a_generated_directory_goes_is_refused(
     assert completed.code == 2, completed.stderr
     assert completed.stderr.splitlines()[-1] == (
         f"error: {Path('out', link)} is a symbolic link where a generated directory goes; "
-        "--force replaces generated files only: move it away"
+        "--force replaces generated files only: move it away [destination_exists]"
     )
     assert sorted(str(path.relative_to(dest)) for path in dest.rglob("*")) == before
     assert (dest / link).readlink() == target
@@ -591,7 +591,7 @@ def test_a_destination_through_a_link_loop_is_refused(
     link = tmp_path / dest.removesuffix("/demo")
     assert completed.stderr.splitlines()[-1] == (
         f"error: {dest} leads through {link}, a symbolic link that loops; remove it or "
-        "choose another --dest"
+        "choose another --dest [destination_exists]"
     )
     assert sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*")) == [
         "in", "in/loop", "loop",
@@ -626,7 +626,8 @@ def test_a_file_where_a_parent_directory_goes_is_named(
     completed = nexo("plugin", "new", "demo", "--dest", Path("notes.txt", *below), cwd=tmp_path)
     assert completed.code == 1, completed.stderr
     assert completed.stderr.splitlines()[-1] == (
-        f"error: cannot create {Path('notes.txt', *below)}: {blocker} is a file, not a directory"
+        f"error: cannot create {Path('notes.txt', *below)}: {blocker} is a file, not a directory "
+        "[io]"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
     assert blocker.read_text() == "mine\n"

@@ -273,7 +273,7 @@ def test_a_wrong_password_is_one_line_naming_the_user_and_what_to_do(
     assert "'fleet'" in message
     assert "docker login" in message
     assert "not-the-password" not in result.stderr + result.stdout
-    assert without_notes(result.stderr) == f"error: {message}\n"
+    assert without_notes(result.stderr) == f"error: {message} [registry_auth]\n"
     assert _installed(dest) == []
 
 
@@ -351,7 +351,10 @@ def test_credentials_that_are_not_text_are_one_registry_config_line(
         assert result.document["kind"] == "registry_config", result.document
         assert says in result.document["error"]
         assert auth_registry.host in result.document["error"]
-        assert without_notes(result.stderr) == f"error: {result.document['error']}\n"
+        assert (
+            without_notes(result.stderr)
+            == f"error: {result.document['error']} [{result.document['kind']}]\n"
+        )
         assert _installed(dest) == []
 
 
@@ -421,7 +424,10 @@ def test_a_credential_helper_answering_bytes_that_are_not_utf8_is_one_registry_c
         assert result.code == 2, (command, result.stderr)
         assert result.document["kind"] == "registry_config", result.document
         assert "docker-credential-nexo-test" in result.document["error"]
-        assert without_notes(result.stderr) == f"error: {result.document['error']}\n"
+        assert (
+            without_notes(result.stderr)
+            == f"error: {result.document['error']} [{result.document['kind']}]\n"
+        )
         assert _installed(dest) == []
 
 
@@ -460,7 +466,10 @@ def test_a_credential_helper_answering_more_than_a_mebibyte_is_refused(
     assert result.code == 2, result.stderr
     assert result.document["kind"] == "registry_config", result.document
     assert "docker-credential-nexo-test answered more than 1 MiB" in result.document["error"]
-    assert without_notes(result.stderr) == f"error: {result.document['error']}\n"
+    assert (
+        without_notes(result.stderr)
+        == f"error: {result.document['error']} [{result.document['kind']}]\n"
+    )
     assert _installed(dest) == []
 
 

@@ -68,7 +68,10 @@ def _refused(runs: list[CliResult], kind: str, home: Path, dest: Path) -> None:
         assert result.code == 1, result.stderr
         assert "Traceback" not in result.stderr, result.stderr[-2000:]
     assert as_json.document["kind"] == kind, as_json.document
-    assert without_notes(text.stderr) == f"error: {as_json.document['error']}\n", text.stderr
+    assert (
+        without_notes(text.stderr)
+        == f"error: {as_json.document['error']} [{as_json.document['kind']}]\n"
+    ), text.stderr
     assert text.stdout == ""
     assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
     store = home / "cache" / "blobs" / "sha256"
@@ -172,7 +175,10 @@ def test_an_oversized_challenge_is_one_line(
         assert result.code == 1, result.stderr
         assert "Traceback" not in result.stderr, result.stderr[-2000:]
     assert as_json.document["kind"] in {"registry_auth", "network"}, as_json.document
-    assert without_notes(text.stderr) == f"error: {as_json.document['error']}\n", text.stderr
+    assert (
+        without_notes(text.stderr)
+        == f"error: {as_json.document['error']} [{as_json.document['kind']}]\n"
+    ), text.stderr
     assert len(text.stderr) < 2_000
 
     assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]

@@ -102,7 +102,9 @@ def assert_interrupted_before_any_output(
         }
     else:
         assert completed.stdout == ""
-    assert completed.stderr.strip().splitlines() == ["interrupted"], completed.stderr
+    assert completed.stderr.strip().splitlines() == ["error: interrupted [interrupted]"], (
+        completed.stderr
+    )
     assert completed.returncode == 130
 
 

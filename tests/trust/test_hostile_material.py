@@ -136,7 +136,7 @@ def test_a_bundle_sigstore_python_refuses_is_said_in_one_line(tmp_path: Path) ->
         f"{tarball.name}.sigstore.json is not a valid Sigstore bundle: "
         "verificationMaterial: Field required"
     )
-    assert stderr.splitlines() == [f"error: {document['error']}"]
+    assert stderr.splitlines() == [f"error: {document['error']} [{document['kind']}]"]
 
 
 def test_a_trusted_root_sigstore_python_refuses_is_said_in_one_line(tmp_path: Path) -> None:
@@ -157,7 +157,7 @@ def test_a_trusted_root_sigstore_python_refuses_is_said_in_one_line(tmp_path: Pa
     assert str(document["error"]).startswith(
         f"trusted_root {root} is not a usable Sigstore trusted root: tlogs.0."
     )
-    assert stderr.splitlines() == [f"error: {document['error']}"]
+    assert stderr.splitlines() == [f"error: {document['error']} [{document['kind']}]"]
 
 
 def test_a_trusted_root_of_the_wrong_shape_is_said_when_the_policy_is_read(
@@ -179,7 +179,7 @@ def test_a_trusted_root_of_the_wrong_shape_is_said_when_the_policy_is_read(
         f"Sigstore trusted root ({root}): `tlogs` is not an array; `ctlogs` is missing; "
         "`certificateAuthorities` is missing"
     )
-    assert stderr.splitlines() == [f"error: {document['error']}"]
+    assert stderr.splitlines() == [f"error: {document['error']} [{document['kind']}]"]
 
 
 def _unreadable_issuer(pem_or_der: bytes) -> bytes:

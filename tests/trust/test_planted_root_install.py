@@ -48,8 +48,8 @@ def test_a_root_planted_in_the_users_cache_installs_nothing(
                   str(policy), "--yes", *(["--verbose"] if verbose else []), env=env,
                   cwd=tmp_path)  # fmt: skip
     assert result.code == 1, result.stderr
-    # The error line names its kind with --verbose (docs/cli.md).
-    assert ("[signature_invalid]" in result.stderr) is verbose
+    # The error line names its kind (docs/cli.md).
+    assert "[signature_invalid]" in result.stderr
     assert "error: " in result.stderr
     shipped = "trusted root: the public-good root shipped in sigstore-python"
     assert (shipped in result.stderr) is verbose

@@ -1179,7 +1179,7 @@ def test_a_garbage_trusted_root_is_reported_where_the_policy_is_read(
     text = nexo("plugin", "trust", "list", "--trusted-keys", str(policy), env=cli_env(tmp_path))
     assert text.code == 2
     assert [line for line in text.stderr.splitlines() if line.startswith("error:")] == [
-        f"error: {document['error']}"
+        f"error: {document['error']} [{document['kind']}]"
     ]
     assert "Traceback" not in text.stderr + listed.stderr + lint.stderr
     assert policy.read_bytes() == before
@@ -1249,7 +1249,10 @@ def test_a_hostile_trusted_root_is_refused_in_one_line_without_reading_it_whole(
     assert problem in document["error"]
     text = nexo("plugin", "trust", "list", "--trusted-keys", str(policy),
                 env=cli_env(tmp_path), timeout=30)  # fmt: skip
-    assert (text.code, text.stderr.splitlines()) == (2, [f"error: {document['error']}"])
+    assert (text.code, text.stderr.splitlines()) == (
+        2,
+        [f"error: {document['error']} [{document['kind']}]"],
+    )
     lint = nexo("plugin", "lint", str(policy), "--format", "json", cwd=tmp_path, timeout=30)
     [diagnostic] = json.loads(lint.stdout)["files"][0]["diagnostics"]
     assert (diagnostic["code"], problem in diagnostic["message"]) == ("NXT008", True)
