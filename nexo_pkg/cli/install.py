@@ -313,13 +313,11 @@ def _upgrade_one(
     hold = install_api.read_hold(options.dest, plugin_id)
     if hold is not None and tag is None:
         # Held (a rollback, or `hold`): nothing is looked up until a version is named.
-        from nexo_pkg.sources.api import follows  # noqa: PLC0415
-
         version = current.receipt.version
         return install_api.UpgradeResult(
             plugin_id, version, version, current.path, None, False, held=hold.version,
             # A file is not upgraded from: `upgrade ID@TAG` is no way out of its hold.
-            held_local=not follows(current.receipt.source),
+            held_local=not current.receipt.upgradable,
         )  # fmt: skip
     result = install_api.upgrade(
         plugin_id,
@@ -485,14 +483,12 @@ def _upgradable_ids(root: Path, skipped: list[dict[str, Any]]) -> dict[str, Mapp
     """Ids of every installed plugin that has a release to upgrade from, in name order,
     each with where its receipt says it came from; a plugin installed from a local file is
     said to be skipped, and added to ``skipped`` (for ``--json``)."""
-    from nexo_pkg.sources.api import follows  # noqa: PLC0415
-
     ids: dict[str, Mapping[str, Any]] = {}
     for item in install_api.scan_installed(root):
         receipt = item.receipt
         if receipt is None or receipt.id in ids:
             continue
-        if not follows(receipt.source):
+        if not receipt.upgradable:
             if item.kept or any(entry["id"] == receipt.id for entry in skipped):
                 continue
             say(f"skipped {printable(receipt.id)}: installed from a local file")

@@ -804,14 +804,12 @@ def unhold_command(
             _holding(roots, plugin_id)  # not installed anywhere: say so
         version = released.version if released is not None else None
         if released is not None:
-            from nexo_pkg.sources.api import follows  # noqa: PLC0415
-
             receipts = [
                 item.receipt
                 for item in install_api.installed_versions(released_in[0], plugin_id)
                 if item.receipt is not None
             ]
-            local.append(bool(receipts) and not follows(receipts[0].source))  # as upgrade
+            local.append(bool(receipts) and not receipts[0].upgradable)  # as upgrade
         return {"ok": True, "id": plugin_id, "version": version, "changed": bool(released)}
 
     def show(document: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ from nexo_pkg.core.version import VersionError, compare_versions
 from nexo_pkg.install.compat import DaemonVersion, excluding_requirement
 from nexo_pkg.install.receipts import Installed, Receipt, installed_versions, scan_installed
 from nexo_pkg.install.root import is_removal_leftover
-from nexo_pkg.sources.api import origin_label, tag_pins
+from nexo_pkg.sources.api import origin_label
 
 Status = Literal[
     "outdated", "current", "ahead", "pinned", "held", "incompatible", "local", "failed"
@@ -120,7 +120,7 @@ def _entry(item: Installed, lookup: LatestLookup, daemon: DaemonVersion | None) 
     if latest is None:
         return entry("local")
     status = _compare(latest.version, receipt.version)
-    if status == "outdated" and tag_pins(receipt.source) and receipt.pinned_tag is not None:
+    if status == "outdated" and receipt.upgrade_pin is not None:
         # Installed from an explicit tag: `upgrade` stays on it (as the reference does).
         status = "pinned"
     if status == "outdated" and daemon is not None:

@@ -71,7 +71,6 @@ from nexo_pkg.sources.api import (
     SourceContext,
     SourceRequest,
     extract_archive,
-    follows,
     host_candidates,
     inspect_archive,
     open_source,
@@ -79,7 +78,7 @@ from nexo_pkg.sources.api import (
     prefetch_newest,
     reopen,
     requested_target,
-    tag_pins,
+    upgrades_from,
 )
 from nexo_pkg.trust import api as trust
 
@@ -603,12 +602,12 @@ def _is_empty_dir(path: Path) -> bool:
         return False
 
 
-def _receipt_target(source_type: str, installed: str, options: InstallOptions) -> str:
+def _receipt_target(origin: Origin, installed: str, options: InstallOptions) -> str:
     """The target a receipt records: for a release or registry install, the one *asked for*
     (``--target``, ``NEXO_INSTALL_TARGET`` or this host's), as the daemon's installer records
     it, not ``noarch`` or the musl fallback actually installed, so a later ``upgrade`` resolves
     the host's own build again; for a local tarball, the target its name gives."""
-    if not follows(source_type):
+    if not upgrades_from(origin.source):
         return installed
     return requested_target(options.target)
 
@@ -786,7 +785,7 @@ def _install_tree(
                 repo=origin.repo,
                 tag=origin.requested_tag or origin.tag,
                 resolved_tag=origin.tag if origin.requested_tag else None,
-                target=_receipt_target(origin.type, plan.target, options),
+                target=_receipt_target(origin, plan.target, options),
                 sha256=plan.sha256,
                 installed_at=origin.published or utc_now(),
                 source=origin.type,
@@ -919,9 +918,8 @@ def upgrade(
     # A registry receipt's tag is the release it was mirrored from, not a pin; a registry
     # upgrade takes this host's targets, as it always has, where a release's follows the
     # receipt's.
-    followed = tag_pins(receipt.source)
-    pinned = receipt.pinned_tag if followed else None
-    if options.target is None and receipt.target and followed:
+    pinned = receipt.upgrade_pin
+    if options.target is None and receipt.target and receipt.binds_upgrade:
         options = replace(options, target=receipt.target)
     origin = receipt.origin()
     # A source may say the installed version is still its newest from less than the whole

@@ -121,6 +121,30 @@ class Receipt:
             return None
         return self.tag
 
+    @property
+    def upgradable(self) -> bool:
+        """Whether the install has a source ``upgrade`` asks again (a local file has none),
+        as the route of ``sources`` answers for its origin."""
+        from nexo_pkg.sources.api import upgrades_from  # noqa: PLC0415 (list upgrades nothing)
+
+        return upgrades_from(self.origin())
+
+    @property
+    def binds_upgrade(self) -> bool:
+        """Whether the tag and target the receipt recorded bind its ``upgrade`` (a release's
+        do; a registry's tag is the release it was mirrored from), as the route of
+        ``sources`` answers for its origin."""
+        from nexo_pkg.sources.api import pins_upgrade  # noqa: PLC0415 (list upgrades nothing)
+
+        return pins_upgrade(self.origin())
+
+    @property
+    def upgrade_pin(self) -> str | None:
+        """The explicit tag ``upgrade`` stays on (:attr:`pinned_tag`, when the recorded tag
+        binds the upgrade: :attr:`binds_upgrade`), ``None`` when it follows its source."""
+        pinned = self.pinned_tag
+        return pinned if pinned is not None and self.binds_upgrade else None
+
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
             "schema_version": RECEIPT_SCHEMA_VERSION,

@@ -42,13 +42,13 @@ def _source(item: Installed) -> tuple[str, bool] | None:
     receipt = item.receipt
     if receipt is None:
         return None
-    from nexo_pkg.sources.api import follows, origin_place, tag_pins  # noqa: PLC0415 (a refusal)
+    from nexo_pkg.sources.api import origin_place  # noqa: PLC0415 (a refusal)
 
     origin = receipt.origin()
-    place = origin_place(origin) if follows(receipt.source) else None
+    place = origin_place(origin) if receipt.upgradable else None
     if place is None:
         return None  # a tarball, or an origin that names no place to ask
-    if tag_pins(receipt.source) and origin["tag"] in {None, "", LATEST_TAG}:
+    if receipt.binds_upgrade and origin["tag"] in {None, "", LATEST_TAG}:
         return place, True  # the latest release, as it was installed
     return origin_place(origin, exact=True) or place, False
 

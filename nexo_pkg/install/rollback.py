@@ -95,7 +95,7 @@ def rollback_target(
         and (item.receipt.version, item.receipt.sha256) not in installed
     ]
     if not eligible:
-        local = all(not _follows(item.receipt.source) for item in kept if item.receipt)
+        local = all(not item.receipt.upgradable for item in kept if item.receipt)
         returning = (
             f"installing its tarball (`{plugin_command('install', 'PATH', root=dest)}`)"
             if local
@@ -221,13 +221,5 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
     kept_path = next((path for path in moved if path.parent.parent.name == KEPT_AREA), None)
     return RollbackResult(
         plugin_id, from_version, target.receipt.version, final, kept_path, hold=held,
-        local=not _follows(target.receipt.source),
+        local=not target.receipt.upgradable,
     )  # fmt: skip
-
-
-def _follows(source_type: str) -> bool:
-    """Whether an install from ``source_type`` has a source to upgrade from (a local file
-    has none)."""
-    from nexo_pkg.sources.api import follows  # noqa: PLC0415 (list reads no rollback)
-
-    return follows(source_type)

@@ -108,18 +108,18 @@ if TYPE_CHECKING:
         check_remote,
         copies_as_is,
         first_per_service,
-        follows,
         locked_origin,
         open_source,
         origin_label,
         origin_place,
+        pins_upgrade,
         prefetch_newest,
         reach_flags,
         reads_registry_config,
         reinstall_words,
         reopen,
-        tag_pins,
         tagged_release,
+        upgrades_from,
     )
     from nexo_pkg.sources.select import (
         MANIFEST_ASSETS,
@@ -158,11 +158,11 @@ _HOMES = homes(
         "registry": "INDEX_MEDIA_TYPE MANIFEST_MEDIA_TYPE Manifest RegistryClient fallback_tag",
         "releases": "read_release_signer release_material release_sha256 release_tarballs",
         "route": (
-            "KINDS Kind Prefetched check_remote copies_as_is first_per_service follows "
+            "KINDS Kind Prefetched check_remote copies_as_is first_per_service "
             "locked_origin "
-            "open_source origin_label origin_place prefetch_newest reach_flags "
+            "open_source origin_label origin_place pins_upgrade prefetch_newest reach_flags "
             "reads_registry_config reinstall_words "
-            "reopen tag_pins tagged_release"
+            "reopen tagged_release upgrades_from"
         ),
         "select": "MANIFEST_ASSETS PLUGIN_ID identity_from_manifest parse_tarball_name",
         "spec": "parse_owner_repo parse_source timestamp_or_none",
@@ -213,7 +213,6 @@ __all__ = [
     "extraction_workers",
     "fallback_tag",
     "first_per_service",
-    "follows",
     "host_candidates",
     "identity_from_manifest",
     "inspect_archive",
@@ -227,6 +226,7 @@ __all__ = [
     "parse_sidecar",
     "parse_source",
     "parse_tarball_name",
+    "pins_upgrade",
     "plugin_of",
     "prefetch_newest",
     "push_version",
@@ -244,10 +244,10 @@ __all__ = [
     "safe_extract",
     "source_date",
     "tag_contradicts",
-    "tag_pins",
     "tagged_release",
     "tarball_date",
     "timestamp_or_none",
+    "upgrades_from",
     "walk_archive",
 ]
 

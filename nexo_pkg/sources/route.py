@@ -38,18 +38,18 @@ __all__ = [
     "Prefetched",
     "check_remote",
     "copies_as_is",
-    "follows",
     "locked_origin",
     "open_source",
     "origin_label",
     "origin_place",
+    "pins_upgrade",
     "prefetch_newest",
     "reach_flags",
     "reads_registry_config",
     "reinstall_words",
     "reopen",
-    "tag_pins",
     "tagged_release",
+    "upgrades_from",
 ]
 
 
@@ -187,17 +187,19 @@ def _kind_of_type(source_type: object) -> Kind | None:
     return next((kind for kind in KINDS if kind.type == source_type), None)
 
 
-def follows(source_type: str) -> bool:
-    """Whether an install whose origin is of ``source_type`` is upgraded from its source (an
-    unknown type is tried, and its upgrade says why it cannot be)."""
-    kind = _kind_of_type(source_type)
+def upgrades_from(origin: Mapping[str, Any]) -> bool:
+    """Whether an install whose ``origin`` (a receipt's or a plan's source object) is has a
+    source its upgrade asks again: a local file has none, it is what it is (an unknown
+    ``type`` is tried, and its upgrade says why it cannot be)."""
+    kind = _kind_of_type(origin.get("type"))
     return kind is None or kind.follows
 
 
-def tag_pins(source_type: str) -> bool:
-    """Whether the tag and target an install whose origin is of ``source_type`` recorded
-    bind its upgrade (see :class:`Kind`; an unknown type: they do)."""
-    kind = _kind_of_type(source_type)
+def pins_upgrade(origin: Mapping[str, Any]) -> bool:
+    """Whether the tag and target an install whose ``origin`` is recorded bind its upgrade
+    (a release's do; a registry's tag is the release it was mirrored from, and its upgrade
+    takes the host's targets; see :class:`Kind`; an unknown ``type``: they do)."""
+    kind = _kind_of_type(origin.get("type"))
     return kind is None or kind.tag_pins
 
 

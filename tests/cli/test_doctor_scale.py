@@ -239,3 +239,30 @@ def test_plugins_spawned_side_by_side_are_each_in_their_sandbox(
     assert isinstance(findings, list)
     (refused,) = [f["message"] for f in findings if f["severity"] == "error"]
     assert "exited with code 3" in refused  # its write was refused, so it gave up
+
+
+def test_the_default_jobs_handshake_side_by_side_each_under_its_own_deadline(root: Path) -> None:
+    """Without ``--jobs``, ``doctor`` spawns plugins side by side as ``sync`` does: four
+    plugins that never answer each wait out their own deadline at the same time (well under
+    the four deadlines one after another that ``--jobs 1`` takes), and both runs give the
+    same report, each silent plugin failed on its own line."""
+    ids = ["alpha", "bravo", "charlie", "delta"]
+    for plugin_id in ids:
+        _install(root, plugin_id, mode="silent")
+    deadline_ms = 2000
+    timed = {}
+    for jobs in ((), ("--jobs", "1")):
+        started = time.monotonic()
+        timed[jobs] = (
+            _doctor(root, *jobs, timeout_ms=str(deadline_ms)),
+            time.monotonic() - started,
+        )
+    (default, default_took), (one, one_took) = timed[()], timed[("--jobs", "1")]
+    assert default == one
+    code, document = default
+    assert code == 1
+    failed = [(f[2], f[0]) for f in _findings(document) if f[1] == "check"]
+    assert failed == [(plugin_id, "error") for plugin_id in ids]
+    assert one_took >= len(ids) * deadline_ms / 1000
+    # Side by side: one deadline and the spawning, never the four of them in a row.
+    assert default_took < (len(ids) - 1) * deadline_ms / 1000, (default_took, one_took)

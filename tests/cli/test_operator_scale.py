@@ -379,3 +379,54 @@ def test_upgrade_all_with_a_token_looks_every_plugin_up_in_one_graphql_request(
     assert result.code == 0, result.stderr
     assert [(r.method, r.path) for r in server.requests] == [("POST", "/graphql")]
     assert result == rest
+
+
+@pytest.mark.parametrize("answer", ["403-reset", "429-reset"])
+def test_outdated_says_a_spent_rate_limit_in_one_line_in_text_and_json(
+    home: Path, server: GitHubServer, answer: str
+) -> None:
+    """``outdated`` behind a spent rate limit, as an operator sees it: stderr holds one
+    ``error: rate_limited`` line with the reset time and the count of plugins left unchecked,
+    never an error line per plugin, with text and ``--json`` alike and whatever the jobs; the
+    table marks each plugin as not checked, the same whatever the jobs; one request per
+    plugin at most."""
+    del home
+    _spent(server, answer)
+    said = {}
+    for output in ((), ("--json",)):
+        for jobs in ("1", "8"):
+            server.requests.clear()
+            result = nexo("plugin", "outdated", *output, "--jobs", jobs, in_process=True)
+            assert result.code == 1
+            assert max(_requests_per_plugin(server).values()) <= 1
+            (line,) = result.stderr.splitlines()
+            assert line.startswith("error: rate_limited: GitHub API rate limit exceeded")
+            assert f"it resets at {RESET_AT}" in line
+            assert line.endswith(f" ({len(IDS)} plugin(s) not checked)")
+            said[output, jobs] = (result.stdout, result.stderr)
+    assert said[(), "1"] == said[(), "8"]
+    assert said[("--json",), "1"] == said[("--json",), "8"]
+    assert said[(), "1"][1] == said[("--json",), "1"][1]
+    rows = said[(), "1"][0].splitlines()[1:]
+    assert [row.split()[0] for row in rows] == IDS
+    assert all("could not check" in row for row in rows)
+
+
+def test_with_a_token_more_repositories_than_one_graphql_request_holds_take_several(
+    home: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a token, the latest releases of many repositories are asked in GraphQL
+    requests of a batch each (two repositories a batch here, four plugins): no REST request,
+    and the document is the one the REST lookups give without a token."""
+    from nexo_pkg.sources import releases
+
+    del home
+    rest = nexo("plugin", "outdated", "--json", in_process=True)
+    assert rest.code == 0, rest.stderr
+    monkeypatch.setattr(releases, "GRAPHQL_BATCH", 2)
+    monkeypatch.setenv("NEXO_GITHUB_TOKEN", "secret-token")
+    for jobs in ("1", "8"):
+        server.requests.clear()
+        batched = nexo("plugin", "outdated", "--json", "--jobs", jobs, in_process=True)
+        assert [(r.method, r.path) for r in server.requests] == [("POST", "/graphql")] * 2
+        assert batched == rest

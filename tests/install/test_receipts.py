@@ -31,7 +31,7 @@ from support.tarballs import (
 )
 
 from nexo_pkg.install.pipeline import install
-from nexo_pkg.install.receipts import RECEIPT_NAME, indented_json, read_receipt
+from nexo_pkg.install.receipts import RECEIPT_NAME, Receipt, indented_json, read_receipt
 from nexo_pkg.install.verify import tree_modes
 
 from .conftest import InstallEnv
@@ -572,3 +572,62 @@ def test_verify_never_opens_a_manifest_that_became_a_fifo_after_it_was_hashed(
     assert not blocked, "verify blocked reading a FIFO"
     [report] = reports
     assert (report.modified, report.problem) == ((), None)
+
+
+def _receipt(source: str, tag: str, **fields: Any) -> Receipt:
+    return Receipt(
+        id="hello", version="1.0.0", owner=fields.get("owner"), repo=fields.get("repo"),
+        tag=tag, target="x86_64-unknown-linux-gnu", sha256="0" * 64,
+        installed_at="2026-01-01T00:00:00Z", source=source, signature={}, files={},
+        registry=fields.get("registry"), resolved_tag=fields.get("resolved_tag"),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("receipt", "upgradable", "binds", "pin"),
+    [
+        # A release installed from an explicit tag: upgrade stays on it, with its target.
+        (
+            _receipt(
+                "github-releases", "v1.0.0", owner="acme", repo="hello", resolved_tag="v1.0.0"
+            ),
+            True,
+            True,
+            "v1.0.0",
+        ),
+        # A release installed as the latest: it follows the newest.
+        (
+            _receipt(
+                "github-releases", "latest", owner="acme", repo="hello", resolved_tag="v1.0.0"
+            ),
+            True,
+            True,
+            None,
+        ),
+        # A registry install's tag is the release it was mirrored from, not a pin.
+        (
+            _receipt(
+                "oci-registry",
+                "v1.0.0",
+                registry="oci://127.0.0.1:5000/p/hello@sha256:" + "0" * 64,
+                resolved_tag="v1.0.0",
+            ),
+            True,
+            False,
+            None,
+        ),
+        # A local tarball has nothing to upgrade from.
+        (_receipt("local-file", ""), False, True, None),
+        # An unknown kind is tried, and its upgrade says why it cannot be.
+        (_receipt("no-such-kind", "v1.0.0", resolved_tag="v1.0.0"), True, True, "v1.0.0"),
+    ],
+    ids=["release-pinned", "release-latest", "registry", "local", "unknown"],
+)
+def test_a_receipt_asks_the_source_seam_what_its_upgrade_does(
+    receipt: Receipt, upgradable: bool, binds: bool, pin: str | None
+) -> None:
+    """What ``upgrade``, ``outdated``, ``rollback`` and the hold commands ask of a receipt is
+    answered by the route of ``sources`` for the receipt's whole origin."""
+    assert receipt.upgradable is upgradable
+    assert receipt.binds_upgrade is binds
+    assert receipt.upgrade_pin == pin

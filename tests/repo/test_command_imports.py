@@ -108,7 +108,7 @@ def test_the_check_catches_narrow_imports(tmp_path: Path) -> None:
         "from nexo_pkg.install import api as install_api\n"
         "def hold_command(plugin_id: str) -> None:\n"
         "    from nexo_pkg.install.hold import read_hold\n"
-        "    from nexo_pkg.sources.api import follows\n"
+        "    from nexo_pkg.sources.api import upgrades_from\n"
         "    def run() -> None:\n"
         "        from nexo_pkg.install.receipts import installed_versions\n"
         "        import nexo_pkg.fleet.sync\n"

@@ -7,9 +7,12 @@ credentials, whether ``mirror`` copies a version as it is, whether a service sai
 limit is spent). So no module outside ``nexo_pkg/sources`` calls ``is_registry_source``,
 compares a text with the ``oci://`` scheme, or reads an origin's ``type`` to branch on it
 (``origin["type"]``, ``origin.get("type")``, or ``origin.type`` in a comparison, a
-condition or a lookup), nor a receipt's ``source`` (the kind it recorded) the same ways;
-passing ``origin.type`` or ``receipt.source`` on, to a function of ``sources.api`` or into a
-receipt, is not telling kinds apart. (``test_source_route.py`` forbids the kinds' class
+condition or a lookup), nor a receipt's ``source`` (the kind it recorded) the same ways.
+Nor does it hand the kind alone (``origin.type``, ``receipt.source``) to a function to ask
+what the kind does (the retired ``follows``/``tag_pins`` predicates): the seam takes the
+whole origin (``upgrades_from(origin)``, ``pins_upgrade(origin)``, or a receipt's
+``upgradable``/``binds_upgrade``). Recording the type (a keyword of a record, a dict's
+value) is not telling kinds apart. (``test_source_route.py`` forbids the kinds' class
 names, modules and ``type`` strings.)
 """
 
@@ -21,7 +24,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "nexo_pkg"
 SCHEME = "oci://"
-RETIRED = "is_registry_source"
+RETIRED = {"is_registry_source", "follows", "tag_pins"}
 TEXT_TESTS = {"startswith", "removeprefix", "find", "index", "partition", "split", "count"}
 ORIGIN = re.compile(r"(^|_)origin$")
 RECEIPT = re.compile(r"(^|_)receipts?$")
@@ -80,12 +83,14 @@ def kind_tests(path: Path) -> list[str]:
     found: list[str] = []
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
-        if (isinstance(node, ast.Name) and node.id == RETIRED) or (
-            isinstance(node, ast.Attribute) and node.attr == RETIRED
+        if isinstance(node, ast.Name) and node.id in RETIRED:
+            found.append(f"l.{line}: {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in RETIRED:
+            found.append(f"l.{line}: {node.attr}")
+        elif isinstance(node, ast.ImportFrom) and (
+            retired := [a.name for a in node.names if a.name in RETIRED]
         ):
-            found.append(f"l.{line}: {RETIRED}")
-        elif isinstance(node, ast.ImportFrom) and any(a.name == RETIRED for a in node.names):
-            found.append(f"l.{line}: imports {RETIRED}")
+            found.extend(f"l.{line}: imports {name}" for name in retired)
         elif isinstance(node, ast.Compare) and any(
             _has_scheme(operand) for operand in (node.left, *node.comparators)
         ):
@@ -128,6 +133,15 @@ def kind_tests(path: Path) -> list[str]:
             and _branches_on(parents[node], node)
         ):
             found.append(f"l.{line}: branches on a receipt's source")
+        elif isinstance(node, ast.Call) and not (
+            isinstance(node.func, ast.Attribute) and node.func.attr in {"get", "pop", "setdefault"}
+        ):
+            for argument in node.args:
+                if isinstance(argument, ast.Attribute) and (
+                    (argument.attr == "type" and _is_origin(argument.value))
+                    or (argument.attr == "source" and _is_receipt(argument.value))
+                ):
+                    found.append(f"l.{line}: asks about a kind alone")
     return found
 
 
@@ -173,17 +187,41 @@ def test_the_check_catches_each_way_of_telling_a_kind(tmp_path: Path) -> None:
     ]
 
 
+def test_the_check_catches_a_question_asked_of_a_kind_alone(tmp_path: Path) -> None:
+    """``follows(receipt.source)`` was a kind test in a question's clothes: the command
+    chose what to do from the kind's name. The seam answers for a whole origin."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from nexo_pkg.sources.api import follows, tag_pins\n"
+        "def f(origin: object, item: object, receipts: list) -> object:\n"
+        "    keep = follows(origin.type) or tag_pins(item.receipt.source)\n"
+        "    return keep, upgradable(receipts[0].source), ask(candidate.origin.type)\n",
+        encoding="utf-8",
+    )
+    assert sorted(kind_tests(sample)) == [
+        "l.1: imports follows",
+        "l.1: imports tag_pins",
+        "l.3: asks about a kind alone",
+        "l.3: asks about a kind alone",
+        "l.3: follows",
+        "l.3: tag_pins",
+        "l.4: asks about a kind alone",
+        "l.4: asks about a kind alone",
+    ]
+
+
 def test_passing_an_origin_on_is_not_telling_its_kind(tmp_path: Path) -> None:
     """Recording an origin's type, handing it to the seam, or writing the scheme in a
     message is not a kind test."""
     sample = tmp_path / "sample.py"
     sample.write_text(
-        "from nexo_pkg.sources.api import follows, reinstall_words\n"
+        "from nexo_pkg.sources.api import reinstall_words, upgrades_from\n"
         "def f(origin: object, text: str) -> object:\n"
-        "    keep = follows(origin.type) and follows(receipt.source)\n"
-        "    record = {'source': origin.type}\n"
+        "    keep = upgrades_from(origin.source) and receipt.upgradable\n"
+        "    record = {'source': origin.type, 'kind': receipt.source}\n"
+        "    made = Receipt(source=origin.type)\n"
         "    help = 'an oci:// reference, or owner/repo@tag'\n"
-        "    return keep, record, help, reinstall_words(origin, plain_http=False, "
+        "    return keep, record, made, help, reinstall_words(origin, plain_http=False, "
         "github_api_url=None)\n",
         encoding="utf-8",
     )

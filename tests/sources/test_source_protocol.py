@@ -34,13 +34,13 @@ from nexo_pkg.sources.api import (
     SourceRequest,
     check_remote,
     copies_as_is,
-    follows,
     locked_origin,
     open_source,
     origin_label,
+    pins_upgrade,
     prefetch_newest,
     reopen,
-    tag_pins,
+    upgrades_from,
 )
 from nexo_pkg.trust.api import TrustPolicy
 
@@ -477,14 +477,15 @@ def test_a_local_tarball_is_what_it_is(tmp_path: Path) -> None:
     assert origin_label(origin) == origin_label(origin, exact=True) == "local file"
     assert origin_label({"type": "no-such-kind"}) == "local file"
     assert not copies_as_is(str(path))
-    assert not follows("local-file")
-    assert follows("github-releases")
-    assert follows("oci-registry")
+    assert not upgrades_from(origin)
+    assert upgrades_from({"type": "github-releases", "owner": "acme", "repo": "hello"})
+    assert upgrades_from({"type": "oci-registry", "registry": "oci://127.0.0.1:1/p/hello"})
+    assert upgrades_from({"type": "no-such-kind"})
     # A release's recorded tag and target bind its upgrade; a registry's tag is the release it
     # was mirrored from, and its upgrade takes the host's targets.
-    assert tag_pins("github-releases")
-    assert not tag_pins("oci-registry")
-    assert tag_pins("no-such-kind")
+    assert pins_upgrade({"type": "github-releases", "owner": "acme", "repo": "hello"})
+    assert not pins_upgrade({"type": "oci-registry", "registry": "oci://127.0.0.1:1/p/hello"})
+    assert pins_upgrade({"type": "no-such-kind"})
 
 
 @pytest.mark.parametrize(
