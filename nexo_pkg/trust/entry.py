@@ -304,7 +304,7 @@ def _with_remedy(
         )
     command = trust_add_command(suggestion, repo=repo, policy_path=path)
     message = (
-        f"{error.message}. Policy: {_policy_name(policy)}. To trust this signer, run: {command}"
+        f"{error.message}. Policy: {_policy_name(policy)}. To trust this signer, run `{command}`"
     )
     details = {
         **error.details,
@@ -340,7 +340,7 @@ def _with_flags_remedy(
         return error
     flag_text = shlex.join(words)
     return SignerUntrustedError(
-        f"{error.message}. To trust this signer, pass: {flag_text}",
+        f"{error.message}. To trust this signer, pass `{flag_text}`",
         identity=error.identity,
         issuer=error.issuer,
         details={**error.details, "trust_flags": flag_text},

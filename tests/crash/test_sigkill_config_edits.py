@@ -234,7 +234,7 @@ def test_sigkill_during_a_one_file_edit_leaves_the_old_or_the_new_file(
         blocked = setup.run(*_argv(setup, args))
         assert (blocked.exit_code, blocked.stderr) == (
             1,
-            f"error: {lock} is held by another edit; remove it if no other edit is running\n",
+            f"error: {lock} is held by another edit; remove it if no other edit is running [io]\n",
         )
         assert _readable(setup) == (old_view if stage == "written" else new_view)
         lock.unlink()

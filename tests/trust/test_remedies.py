@@ -177,9 +177,10 @@ def test_verify_with_repo_names_the_flag_that_trusts_the_signer(tmp_path: Path) 
     assert refused.code == 1, refused.stderr
     assert "not created yet" not in refused.stderr
     assert "trust add" not in refused.stderr
-    said = refused.stderr.partition("To trust this signer, pass: ")[2].strip()
-    assert said.endswith(" [signer_untrusted]"), said
-    flags = said.removesuffix(" [signer_untrusted]")
+    said = refused.stderr.partition("To trust this signer, pass `")[2].strip()
+    # The flags in backquotes, so that the kind after them is never pasted with them.
+    assert said.endswith("` [signer_untrusted]"), said
+    flags = said.removesuffix("` [signer_untrusted]")
     assert flags == "--oidc-issuer https://token.actions.githubusercontent.com/hammer-time"
     verified = nexo(*check, *shlex.split(flags), "--json", env=cli_env(tmp_path), cwd=tmp_path,
                     in_process=True)  # fmt: skip
