@@ -44,8 +44,11 @@ export NEXO_TEST_WHEELHOUSE="$PWD/.cache/wheelhouse"
 .venv/bin/mypy
 # The floors of docs/architecture.md ([tool.importlinter] in pyproject.toml).
 .venv/bin/lint-imports
-.venv/bin/python -m pytest "$@"
+# One pytest worker per core (pytest-xdist; NEXO_TEST_WORKERS=0 runs them in this process):
+# most tests wait on the processes and servers they start.
+.venv/bin/python -m pytest -n "${NEXO_TEST_WORKERS:-auto}" "$@"
 # The author commands once more as Windows's CPython would run them (no O_NONBLOCK, killpg,
 # SIGKILL, fcntl, dir_fd, ...): a new POSIX-only call on their path fails here.
+# (In this process: the shim replaces the os module's calls, which xdist's workers use too.)
 mapfile -t author_tests < <(grep -v '^#' scripts/author-tests.txt)
 .venv/bin/python -m pytest -q --windows-shim "${author_tests[@]}"
