@@ -53,17 +53,19 @@ def test_lock_with_many_jobs_writes_the_bytes_of_one_at_a_time(
     _publish(registry, make_dist, Path(fleet_env["NEXO_HOME"]), signed=True)
     common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature", "--json")
     locks = []
-    for jobs in ("1", "6"):
+    # One at a time, six at a time, and the default (no --jobs: several at a time).
+    for jobs in ("1", "6", ""):
         # A cold blob cache each time: every tarball is fetched and verified again.
-        env = {**fleet_env, "NEXO_HOME": str(tmp_path / f"home-{jobs}")}
-        wanted = _wanted(tmp_path / f"project-{jobs}", registry)
-        result = nexo("plugin", "lock", "-f", str(wanted), "--jobs", jobs, *common, env=env)
+        env = {**fleet_env, "NEXO_HOME": str(tmp_path / f"home-{jobs or 'default'}")}
+        wanted = _wanted(tmp_path / f"project-{jobs or 'default'}", registry)
+        flags = ("--jobs", jobs) if jobs else ()
+        result = nexo("plugin", "lock", "-f", str(wanted), *flags, *common, env=env)
         assert result.code == 0, result.stderr
         assert result.document["changes"] == {
             plugin_id: f"locked 1.{number}.0" for number, plugin_id in enumerate(PLUGINS)
         }
         locks.append((wanted.parent / "nexo-plugins.lock").read_bytes())
-    assert locks[0] == locks[1]
+    assert locks[0] == locks[1] == locks[2]
     document = locks[1].decode()
     # Every entry records its signer, in the wanted set's order.
     assert document.count("identity = ") == len(PLUGINS)
