@@ -4,9 +4,14 @@ same failure; timings are the benchmarks' business (benchmarks/fleet_scale.py)."
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import random
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -393,3 +398,57 @@ def test_a_sync_of_many_verifies_each_signer_as_install_does_and_fails_only_that
 
 def _only_kept(dest: Path) -> bool:
     return all(path.name == "kept" for path in (dest / ".nexo").iterdir())
+
+
+def test_the_root_s_install_lock_is_held_from_the_first_plugin_to_the_last(
+    *, tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """An install, upgrade or remove waits on ``<dest>/.nexo-install.lock``: from the moment a
+    sync of several plugins takes it, whoever gets it next finds every plugin synced and no
+    staging tree, never a root half-way through the sync."""
+    home = Path(fleet_env["NEXO_HOME"])
+    rng = random.Random(13)  # noqa: S311 (incompressible payloads, not cryptography)
+    for number, plugin_id in enumerate(PLUGINS):
+        dist = make_dist(
+            plugin_id, f"1.{number}.0", identity=None, targets=(LINUX,),
+            payload=rng.randbytes(2 * 1024 * 1024),
+        )  # fmt: skip
+        push_dist(dist, registry.ref(f"plugins/{plugin_id}"), home)
+    wanted = _wanted(tmp_path / "project", registry)
+    assert nexo("plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env).code == 0
+    dest = tmp_path / "root"
+    final = sorted(f"{plugin_id}-1.{n}.0" for n, plugin_id in enumerate(PLUGINS))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "sync", "--lock",
+         str(wanted.parent / "nexo-plugins.lock"), "--dest", str(dest), "--frozen",
+         "--plain-http", "--json"],
+        env={**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    held_seen, seen_free_after = False, []
+    lock_path = dest / ".nexo-install.lock"
+    while process.poll() is None:
+        time.sleep(0.001)
+        try:
+            descriptor = os.open(lock_path, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held_seen = True
+                continue
+            if held_seen:
+                # Free again after the sync took it: the sync must be done with the root.
+                plugins = sorted(p.name for p in dest.iterdir() if not p.name.startswith("."))
+                staging = dest / ".nexo" / "staging"
+                busy = staging.exists() and any(staging.iterdir())
+                seen_free_after.append((plugins, busy))
+        finally:
+            os.close(descriptor)
+    out, err = process.communicate()
+    assert process.returncode == 0, (out, err)
+    assert held_seen
+    assert all(found == (final, False) for found in seen_free_after), seen_free_after
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == final
