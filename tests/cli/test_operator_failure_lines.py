@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from support.cli import TRACEBACK, clean_env
 from support.github_server import GitHubServer
-from support.tarballs import release_assets, tree_snapshot
+from support.tarballs import asset_name, release_assets, tree_snapshot
 
 RESET = 1_900_000_000
 RESET_AT = "2030-03-17T17:46:40Z"
@@ -115,15 +115,59 @@ def test_github_out_of_reach_is_network_in_words(
 
 
 @pytest.fixture
-def upgraded(env: dict[str, str], tmp_path: Path, server: GitHubServer) -> Path:
-    """hello 1.0.0 installed from the stand-in, then upgraded to 1.1.0 (1.0.0 kept for
-    rollback); returns the plugin root."""
+def installed(env: dict[str, str], tmp_path: Path, server: GitHubServer) -> Path:
+    """hello 1.0.0 installed from the stand-in, 1.1.0 released since (each manifest asks for
+    ``min_nexo_version = ">=0.1.0"``); returns the plugin root."""
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     assert _run(env, tmp_path, "install", "acme/hello", "--yes").returncode == 0
     server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
+    return tmp_path / "home" / "state" / "plugins"
+
+
+@pytest.fixture
+def upgraded(env: dict[str, str], tmp_path: Path, installed: Path) -> Path:
+    """:func:`installed`, then upgraded to 1.1.0 (1.0.0 kept for rollback)."""
     done = _run(env, tmp_path, "upgrade", "hello", "--yes")
     assert done.returncode == 0, done.stderr
-    return tmp_path / "home" / "state" / "plugins"
+    return installed
+
+
+@pytest.mark.parametrize("given", ["flag", "environment"])
+def test_an_upgrade_the_daemon_cannot_load_is_incompatible_before_any_download(
+    env: dict[str, str], tmp_path: Path, server: GitHubServer, installed: Path, given: str
+) -> None:
+    """Point 3: the daemon's version (``--nexo-version`` or ``NEXO_DAEMON_VERSION``) against
+    the release's manifest asset, before any tarball is fetched: ``incompatible``, naming the
+    requirement, the version and where it was read, and the command that would go ahead."""
+    if given == "flag":
+        args: tuple[str, ...] = ("upgrade", "hello", "--yes", "--nexo-version", "0.0.1")
+        source = "--nexo-version"
+    else:
+        env = {**env, "NEXO_DAEMON_VERSION": "0.0.1"}
+        args = ("upgrade", "hello", "--yes")
+        source = "NEXO_DAEMON_VERSION"
+    (newer,) = [r for r in server.releases[("acme", "hello")] if r.tag == "v1.1.0"]
+    tarball = server.asset_api_url(newer, asset_name("hello", "1.1.0")).removeprefix(server.url)
+    before = tree_snapshot(installed)
+    server.requests.clear()
+    line = _fails_alike(env, tmp_path, "incompatible", 1, *args)
+    assert (
+        "hello 1.1.0 (acme/hello@v1.1.0) needs a daemon matching min_nexo_version `>=0.1.0`; "
+        f"the daemon is 0.0.1 ({source})."
+    ) in line
+    assert "`nexo plugin install acme/hello@v1.1.0 --force`" in line
+    document = json.loads(_run(env, tmp_path, *args, "--json").stdout)
+    assert (document["nexo_version"], document["nexo_version_source"]) == ("0.0.1", source)
+    assert tree_snapshot(installed) == before
+    asked = [request.path for request in server.requests]
+    assert asked, "the release was never asked for"
+    assert tarball not in asked
+    # Without the daemon's version, the same upgrade fetches that tarball.
+    assert (
+        _run(env | {"NEXO_DAEMON_VERSION": ""}, tmp_path, "upgrade", "hello", "--yes").returncode
+        == 0
+    )
+    assert tarball in [request.path for request in server.requests]
 
 
 def test_rollback_of_a_changed_kept_version_changes_nothing(
