@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.cli.common import guarded, plain_options, result_line
+from nexo_pkg.core.credentials import masked, without_credentials
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
@@ -54,11 +55,18 @@ def discovery_states(config: Path | None) -> Any:
         return None
 
 
+def _shown(path: Path) -> str:
+    """``path`` as printed: a root named with a URL's credentials (``--dest
+    https://USER:TOKEN@…``) never shows them."""
+    return printable(without_credentials(str(path)))
+
+
 def _row(  # noqa: PLR0917 - one parameter a column
     plugin: str, version: str, origin: str, signature: str, state: str, path: Path | str
 ) -> str:
     line = f"{plugin:<24} {version:<12} {origin:<40} {signature:<10} {state:<16} {path}"
-    return printable(line)
+    # A root named with a URL's credentials (`--dest https://USER:TOKEN@…`) never shows them.
+    return printable(without_credentials(line))
 
 
 def list_plugins(
@@ -70,10 +78,10 @@ def list_plugins(
     items = guarded(lambda: install_api.scan_roots(roots, kept=True), json_output=json_output)
     listing = install_api.build_listing(roots, items, discovery_states(config))
     if json_output:
-        emit_json(listing.to_json(include_orphan=include_orphan))
+        emit_json(masked(listing.to_json(include_orphan=include_orphan)))
         return
     if listing.is_empty(include_orphan=include_orphan):
-        say(f"No plugins installed in {printable(', '.join(str(each) for each in roots))}.")
+        say(f"No plugins installed in {', '.join(_shown(each) for each in roots)}.")
         return
     lines = [
         _row(row.plugin, row.version, row.origin, row.signature, row.state, row.path)
@@ -88,12 +96,12 @@ def list_plugins(
     for path in sorted(listing.shadowed):
         # A note, not a state: the rows keep their columns (`"shadowed"` in --json).
         say(
-            f"note: the daemon skips {printable(str(path))}: an earlier search path or name "
+            f"note: the daemon skips {_shown(path)}: an earlier search path or name "
             "holds the same id (`nexo plugin doctor` reports it as shadowed)"
         )
     for path in sorted(listing.removed):
         say(
-            f"note: {printable(str(path))} is no install: a `remove` left it there, unable to "
+            f"note: {_shown(path)} is no install: a `remove` left it there, unable to "
             "delete it, and the daemon skips it (`nexo plugin doctor` names the command that "
             "deletes it)"
         )

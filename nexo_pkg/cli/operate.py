@@ -31,6 +31,7 @@ from nexo_pkg.cli.options import (
     TimeoutOption,
     TrustedKeysOption,
 )
+from nexo_pkg.core.credentials import masked, without_credentials
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError
 from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
@@ -542,7 +543,8 @@ def doctor_command(
     report = guarded(run, json_output=json_output)
     if json_output:
         nexo = {"version": version, "source": version_source}
-        emit_json({**report.to_json(), "nexo_version": nexo})
+        # A root named with a URL's credentials (`--dest https://USER:TOKEN@…`) never shows them.
+        emit_json(masked({**report.to_json(), "nexo_version": nexo}))
     else:
         # `0.2.1 (--nexo-version)`; without one, only why it is unknown.
         say(
@@ -553,12 +555,12 @@ def doctor_command(
         for finding in report.findings:
             where = finding.plugin_id or (finding.path.name if finding.path else "")
             mark, colour = _MARKS[finding.severity]
-            rest = printable(f"{finding.check:<10} {where}: {finding.message}")
+            rest = printable(without_credentials(f"{finding.check:<10} {where}: {finding.message}"))
             result_line(f"{painted(f'{mark:<6}', colour)} {rest}")
         errors = sum(1 for f in report.findings if f.severity == "error")
         say(
             f"{len(report.plugins)} plugin(s) in "
-            f"{', '.join(printable(root) for root in report.roots)}: "
+            f"{', '.join(printable(without_credentials(str(root))) for root in report.roots)}: "
             f"{'no problem the daemon would trip on' if report.ok else f'{errors} error(s)'}"
         )
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILURE)

@@ -8,8 +8,9 @@ wherever it would be echoed: an error line, a ``--json`` document, a printed URL
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["bare_url", "without_credentials"]
+__all__ = ["bare_url", "masked", "without_credentials"]
 
 # A scheme, one or two slashes (a path argument has had its `//` folded into one), then a
 # user (and password) before an `@`: the part that becomes `***`.
@@ -33,3 +34,15 @@ def without_credentials(text: str) -> str:
     if "@" not in text:
         return text
     return _USER_INFO.sub(r"\g<scheme>***@", text)
+
+
+def masked(value: Any) -> Any:
+    """``value`` (a ``--json`` document, or any part of one) with the credentials in each of
+    its texts masked (:func:`without_credentials`); other values as they are."""
+    if isinstance(value, str):
+        return without_credentials(value)
+    if isinstance(value, dict):
+        return {key: masked(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [masked(item) for item in value]
+    return value

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nexo_pkg.core.credentials import masked as _masked
 from nexo_pkg.core.credentials import without_credentials
 from nexo_pkg.core.kinds import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ErrorKind, exit_code_of
 
@@ -113,17 +114,6 @@ def exception_line(exc: BaseException) -> str:
     return "; ".join(
         line for line in lines if line and not line.startswith("For further information visit")
     )
-
-
-def _masked(value: Any) -> Any:
-    """``value`` (a detail of a failure document) with credentials in its texts masked."""
-    if isinstance(value, str):
-        return without_credentials(value)
-    if isinstance(value, dict):
-        return {key: _masked(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_masked(item) for item in value]
-    return value
 
 
 _CERTIFICATE_REPR = " (encountered processing <"

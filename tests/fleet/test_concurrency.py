@@ -4,9 +4,14 @@ same failure; timings are the benchmarks' business (benchmarks/fleet_scale.py)."
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import random
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -53,17 +58,19 @@ def test_lock_with_many_jobs_writes_the_bytes_of_one_at_a_time(
     _publish(registry, make_dist, Path(fleet_env["NEXO_HOME"]), signed=True)
     common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature", "--json")
     locks = []
-    for jobs in ("1", "6"):
+    # One at a time, six at a time, and the default (no --jobs: several at a time).
+    for jobs in ("1", "6", ""):
         # A cold blob cache each time: every tarball is fetched and verified again.
-        env = {**fleet_env, "NEXO_HOME": str(tmp_path / f"home-{jobs}")}
-        wanted = _wanted(tmp_path / f"project-{jobs}", registry)
-        result = nexo("plugin", "lock", "-f", str(wanted), "--jobs", jobs, *common, env=env)
+        env = {**fleet_env, "NEXO_HOME": str(tmp_path / f"home-{jobs or 'default'}")}
+        wanted = _wanted(tmp_path / f"project-{jobs or 'default'}", registry)
+        flags = ("--jobs", jobs) if jobs else ()
+        result = nexo("plugin", "lock", "-f", str(wanted), *flags, *common, env=env)
         assert result.code == 0, result.stderr
         assert result.document["changes"] == {
             plugin_id: f"locked 1.{number}.0" for number, plugin_id in enumerate(PLUGINS)
         }
         locks.append((wanted.parent / "nexo-plugins.lock").read_bytes())
-    assert locks[0] == locks[1]
+    assert locks[0] == locks[1] == locks[2]
     document = locks[1].decode()
     # Every entry records its signer, in the wanted set's order.
     assert document.count("identity = ") == len(PLUGINS)
@@ -307,3 +314,141 @@ def test_a_sync_on_one_core_extracts_in_its_own_process_and_ends_the_same(
         roots.append(dest)
     assert workers == [1, 2]
     assert tree_snapshot(roots[0]) == tree_snapshot(roots[1])
+
+
+MALLORY = "https://github.com/mallory/x/.github/workflows/r.yml@refs/tags/v1"
+
+
+def test_a_sync_of_many_verifies_each_signer_as_install_does_and_fails_only_that_plugin(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """Every plugin but charlie is signed by acme's release workflow; charlie by another
+    owner's. The lock is made without a policy (it records whoever signed); the sync, with the
+    policy that binds acme's plugins to acme's workflow, refuses charlie with the kind and words
+    ``install`` refuses it with, installs the others verified, and leaves no trace of charlie."""
+    home = Path(fleet_env["NEXO_HOME"])
+    for number, plugin_id in enumerate(PLUGINS):
+        signer = {"identity": MALLORY} if plugin_id == "charlie" else {}
+        dist = make_dist(
+            plugin_id, f"1.{number}.0", targets=(LINUX,), payload=plugin_id.encode(), **signer
+        )
+        push_dist(dist, registry.ref(f"plugins/{plugin_id}"), home)
+    wanted = _wanted(tmp_path / "project", registry)
+    # The lock's host also trusts mallory's workflow; the sync's host trusts acme's alone.
+    lenient = policy.with_name("lenient_keys.toml")
+    mallory = (
+        '[[authors]]\nowner = "mallory"\nrepos = ["x"]\n'
+        "identity_regexp = '^https://github\\.com/mallory/x/\\.github/workflows/r\\.yml@.+$'\n"
+        'oidc_issuer = "https://token.actions.githubusercontent.com"\n\n'
+    )
+    text = policy.read_text(encoding="utf-8")
+    lenient.write_text(text.replace("[[authors]]", mallory + "[[authors]]", 1), encoding="utf-8")
+    locked = nexo(
+        "plugin", "lock", "-f", str(wanted), "--plain-http", "--trusted-keys", str(lenient),
+        env=fleet_env,
+    )  # fmt: skip
+    assert locked.code == 0, locked.stderr
+    lock_path = wanted.parent / "nexo-plugins.lock"
+    assert MALLORY in lock_path.read_text(encoding="utf-8")
+    common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature", "--json")
+    installed = nexo(
+        "plugin", "install", registry.ref("plugins/charlie:1.2.0"), "--dest",
+        str(tmp_path / "install-root"), "--yes", *common, env=fleet_env,
+    )  # fmt: skip
+    assert installed.code == 1, installed.stdout
+    dest = tmp_path / "root"
+    synced = nexo(
+        "plugin", "sync", "--lock", str(lock_path), "--dest", str(dest), "--frozen",
+        "--jobs", "6", *common, env=fleet_env,
+    )  # fmt: skip
+    assert synced.code == 1, synced.stdout
+    document = synced.document
+    assert document["kind"] == "sync_failed"
+    outcomes = {item["id"]: item for item in document["plugins"]}
+    charlie = outcomes.pop("charlie")
+    assert (charlie["action"], charlie["kind"]) == ("failed", installed.document["kind"])
+    assert charlie["kind"] == "signer_untrusted"
+    assert charlie["error"] == installed.document["error"]
+    assert {item["action"] for item in outcomes.values()} == {"installed"}
+    assert not list(dest.glob("charlie-*"))
+    for number, plugin_id in enumerate(PLUGINS):
+        if plugin_id != "charlie":
+            receipt = dest / f"{plugin_id}-1.{number}.0" / ".nexo-install.json"
+            assert json.loads(receipt.read_text())["signature"]["status"] == "verified"
+    # The receipt a sync writes is the one `install` writes for the same artifact.
+    alone = nexo(
+        "plugin", "install", registry.ref("plugins/alpha:1.0.0"), "--dest",
+        str(tmp_path / "install-root"), "--yes", *common, env=fleet_env,
+    )  # fmt: skip
+    assert alone.code == 0, alone.stdout
+    by_install = json.loads((tmp_path / "install-root/alpha-1.0.0/.nexo-install.json").read_text())
+    by_sync = json.loads((dest / "alpha-1.0.0/.nexo-install.json").read_text())
+    # All but the time: a sync dates its receipts by the lock (the same on every host).
+    published = lock_path.read_text(encoding="utf-8").split('published = "', 1)[1].split('"')[0]
+    assert by_sync.pop("installed_at") == published
+    by_install.pop("installed_at")
+    assert by_sync == by_install
+    assert not (dest / ".nexo").exists() or _only_kept(dest)
+
+
+def _only_kept(dest: Path) -> bool:
+    return all(path.name == "kept" for path in (dest / ".nexo").iterdir())
+
+
+def test_the_root_s_install_lock_is_held_from_the_first_plugin_to_the_last(
+    *, tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """An install, upgrade or remove waits on ``<dest>/.nexo-install.lock``: from the moment a
+    sync of several plugins takes it, whoever gets it next finds every plugin synced and no
+    staging tree, never a root half-way through the sync."""
+    home = Path(fleet_env["NEXO_HOME"])
+    rng = random.Random(13)  # noqa: S311 (incompressible payloads, not cryptography)
+    for number, plugin_id in enumerate(PLUGINS):
+        dist = make_dist(
+            plugin_id, f"1.{number}.0", identity=None, targets=(LINUX,),
+            payload=rng.randbytes(2 * 1024 * 1024),
+        )  # fmt: skip
+        push_dist(dist, registry.ref(f"plugins/{plugin_id}"), home)
+    wanted = _wanted(tmp_path / "project", registry)
+    assert nexo("plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env).code == 0
+    dest = tmp_path / "root"
+    final = sorted(f"{plugin_id}-1.{n}.0" for n, plugin_id in enumerate(PLUGINS))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "sync", "--lock",
+         str(wanted.parent / "nexo-plugins.lock"), "--dest", str(dest), "--frozen",
+         "--plain-http", "--json"],
+        env={**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    held_seen, seen_free_after = False, []
+    lock_path = dest / ".nexo-install.lock"
+    while process.poll() is None:
+        time.sleep(0.001)
+        try:
+            descriptor = os.open(lock_path, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held_seen = True
+                continue
+            if held_seen:
+                # Free again after the sync took it: the sync must be done with the root.
+                plugins = sorted(p.name for p in dest.iterdir() if not p.name.startswith("."))
+                staging = dest / ".nexo" / "staging"
+                busy = staging.exists() and any(staging.iterdir())
+                seen_free_after.append((plugins, busy))
+        finally:
+            os.close(descriptor)
+    out, err = process.communicate()
+    assert process.returncode == 0, (out, err)
+    assert held_seen
+    assert all(found == (final, False) for found in seen_free_after), seen_free_after
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == final

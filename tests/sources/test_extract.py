@@ -434,6 +434,46 @@ def test_one_syncfs_instead_of_an_fsync_per_file(
     assert calls <= 2
 
 
+@pytest.mark.skipif(not durable.syncfs_available(), reason="no syncfs(2) on this platform")
+def test_the_staging_tree_is_synced_before_it_is_published_then_its_parents(
+    tmp_path: Path, install_env: InstallEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Durability in that order: one ``syncfs`` of the staging tree's file system while the
+    plugin is not yet visible, then fsyncs of directories only (those the rename touched)."""
+    members = _flat_plugin(*(file(f"lib/m/f{index}.py", f"X = {index}\n") for index in range(40)))
+    tarball = write_plugin(tmp_path / "dist", ID, VERSION, data=targz(members))
+    events: list[tuple[str, str]] = []
+    real_syncfs, real_fsync = durable.syncfs, os.fsync
+    published = install_env.dest / f"{ID}-{VERSION}"
+
+    def where(descriptor: int) -> str:
+        return str(Path(f"/proc/self/fd/{descriptor}").readlink())
+
+    def syncfs(descriptor: int) -> bool:
+        events.append(("syncfs", where(descriptor)))
+        assert not published.exists(), "published before its files were made durable"
+        assert (Path(where(descriptor)) / "lib/m/f39.py").is_file()  # every file written
+        return real_syncfs(descriptor)
+
+    def fsync(descriptor: int) -> None:
+        assert stat.S_ISDIR(os.fstat(descriptor).st_mode), where(descriptor)
+        events.append(("fsync", where(descriptor)))
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(durable, "syncfs", syncfs)
+    monkeypatch.setattr(os, "fsync", fsync)
+    install(str(tarball), install_env.make_options())
+    monkeypatch.undo()
+    assert [kind for kind, _ in events][:1] == ["syncfs"], events
+    assert [kind for kind, _ in events].count("syncfs") == 1, events
+    staging = install_env.dest / ".nexo" / "staging"
+    assert events[0][1].startswith(f"{staging}{os.sep}"), events
+    fsynced = [path for kind, path in events if kind == "fsync"]
+    assert str(install_env.dest) in fsynced, events
+    assert published.is_dir()
+    assert verify_installed(_installed(install_env)).ok
+
+
 def test_without_syncfs_every_file_and_directory_is_fsynced(
     tmp_path: Path, install_env: InstallEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:

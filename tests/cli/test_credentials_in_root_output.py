@@ -1,0 +1,59 @@
+"""A URL with credentials given to ``--dest`` (where a directory is expected) is a directory
+name like any other for ``list`` and ``doctor``; what they print of it — the root, each
+plugin's path, in text and in ``--json`` — never shows the credentials: the masking every
+error uses (``***@``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.cli import clean_env, nexo
+from support.tarballs import write_plugin
+
+SECRET = "ghp_n0tEch0edR00t"  # noqa: S105 (a directory name here: never sent anywhere)
+DEST = f"https://x-access-token:{SECRET}@github.com/acme/root"
+SHOWN = "https:/***@github.com/acme/root"
+
+
+def _outputs(tmp_path: Path, command: str, *extra: str) -> list[tuple[str, str]]:
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), NEXO_CONFIG_DIR=str(tmp_path / "config"))
+    shown = []
+    for flags in ((), ("--json",)):
+        result = nexo("plugin", command, "--dest", DEST, *extra, *flags, env=env, cwd=tmp_path)
+        assert result.exit_code == 0, result.stderr
+        if flags:
+            json.loads(result.stdout)
+        shown.append((result.stdout, result.stderr))
+    return shown
+
+
+@pytest.mark.daemon_host
+@pytest.mark.parametrize("installed", [False, True], ids=["empty", "one-plugin"])
+@pytest.mark.parametrize("command", ["list", "doctor"])
+def test_list_and_doctor_never_print_the_credentials_of_a_root(
+    tmp_path: Path, command: str, *, installed: bool
+) -> None:
+    (tmp_path / "config").mkdir()
+    if installed:
+        tarball = write_plugin(tmp_path / "dist", "echo", "0.1.0")
+        env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+        done = nexo("plugin", "install", tarball, "--dest", DEST, "--yes", env=env, cwd=tmp_path)
+        assert done.exit_code == 0, done.stderr
+        assert (tmp_path / "https:" / DEST.split("//", 1)[1] / "echo-0.1.0").is_dir()
+    extra = ("--no-check",) if command == "doctor" else ()
+    (text, text_err), (document, document_err) = _outputs(tmp_path, command, *extra)
+    for output in (text, text_err, document, document_err):
+        assert SECRET not in output, output
+        assert "x-access-token" not in output, output
+    # The root is still named, masked, in both forms.
+    assert SHOWN in text + text_err
+    assert SHOWN in json.loads(document)["dest"]
+    if installed and command == "list":
+        plugin = json.loads(document)["plugins"][0]
+        assert plugin["path"].endswith(f"{SHOWN}/echo-0.1.0"), plugin
+        assert f"{SHOWN}/echo-0.1.0" in text, text
+    if installed and command == "doctor":
+        assert json.loads(document)["plugins"] == ["echo"]
+        assert f"1 plugin(s) in {tmp_path}/{SHOWN}: " in text_err, text_err
