@@ -49,6 +49,5 @@ export NEXO_TEST_WHEELHOUSE="$PWD/.cache/wheelhouse"
 .venv/bin/python -m pytest -n "${NEXO_TEST_WORKERS:-auto}" "$@"
 # The author commands once more as Windows's CPython would run them (no O_NONBLOCK, killpg,
 # SIGKILL, fcntl, dir_fd, ...): a new POSIX-only call on their path fails here.
-# (In this process: the shim replaces the os module's calls, which xdist's workers use too.)
 mapfile -t author_tests < <(grep -v '^#' scripts/author-tests.txt)
-.venv/bin/python -m pytest -q --windows-shim "${author_tests[@]}"
+.venv/bin/python -m pytest -q -n "${NEXO_TEST_WORKERS:-auto}" --windows-shim "${author_tests[@]}"

@@ -299,8 +299,7 @@ def dry_run_plan(
                 kind="lock_stale",
             )
         raise NexoError(
-            f"{lock_path} does not exist: a dry run plans from a lock; run "
-            f"`{lock_command(lock_path.parent / WANTED_NAME, lock_path)}` first",
+            f"{lock_path} does not exist: a dry run plans from a lock; {_lock_first(lock_path)}",
             kind="lock_stale",
         )
     locked = read_lock(lock_path)
@@ -345,8 +344,17 @@ def _check_registry_config(locked: Lock, registry_config: Path | None) -> None:
 
 def _frozen_needs(lock_path: Path) -> NexoError:
     """``lock_stale`` for a ``--frozen`` run without a lock."""
-    again = lock_command(lock_path.parent / WANTED_NAME, lock_path)
-    return NexoError(f"--frozen needs {lock_path}; run `{again}` first", kind="lock_stale")
+    return NexoError(f"--frozen needs {lock_path}; {_lock_first(lock_path)}", kind="lock_stale")
+
+
+def _lock_first(lock_path: Path) -> str:
+    """The remedy for a missing lock: run ``lock``, after writing the wanted set it reads
+    when there is none beside the lock (``lock`` alone would refuse, ``wanted_invalid``)."""
+    wanted = lock_path.parent / WANTED_NAME
+    again = f"run `{lock_command(wanted, lock_path)}` first"
+    if wanted.exists():
+        return again
+    return f"write the plugins you want in {wanted} (docs/fleet.md), then {again}"
 
 
 def _refuse_stale(lock_path: Path, reasons: list[str]) -> None:

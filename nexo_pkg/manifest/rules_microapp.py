@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote_to_bytes
 
 from nexo_pkg.core.diagnostics import Diagnostic, Rule, Span
 from nexo_pkg.core.toml_spans import SpanPart
@@ -29,7 +29,7 @@ from nexo_pkg.manifest.core_rules import (
 )
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
 from nexo_pkg.manifest.rules_context import Findings, as_table, semver_problem, strings
-from nexo_pkg.manifest.rust_text import is_blank
+from nexo_pkg.manifest.rust_text import RUST_WHITESPACE, is_blank
 from nexo_pkg.manifest.shape import (
     BOOL,
     I32,
@@ -111,7 +111,9 @@ EXTENSION_MANIFEST = Table(
 )
 """``ExtensionManifest`` of the daemon's extension crate, every struct closed."""
 
-_HTTP_URL = re.compile(r"https?://[^/\s:?#]+(?::\d+)?(?:/.*)?")
+# `HTTP_URL_RE` of `manifest.rs:103-104`; the regex crate's `\s` is Unicode White_Space, which
+# Python's `\s` is not (it also takes the separators U+001C-U+001F).
+_HTTP_URL = re.compile(rf"https?://[^/{re.escape(RUST_WHITESPACE)}:?#]+(?::\d+)?(?:/.*)?")
 _MCP_NAME = re.compile(r"[a-z][a-z0-9_-]*")
 _UNIFIED_DROPS = ("requires", "context", "mcp_servers", "outbound_bindings")
 _STRUCTURE_RULES: dict[str, Rule] = {
@@ -327,12 +329,110 @@ def _check_mcp_servers(report: Findings, servers: Mapping[str, Any]) -> None:
         command, url = table.get("command"), table.get("url")
         if transport == "stdio" and isinstance(command, str) and is_blank(command):
             report.add("NX210", (*path, "command"), f"MCP server `{name}`: `command` is blank")
-        elif transport in ("streamable_http", "sse", "auto") and isinstance(url, str):
-            parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or not parts.netloc:
-                report.add(
-                    "NX210", (*path, "url"), f"MCP server `{name}`: `{url}` is not an http(s) URL"
-                )
+        elif (
+            transport in ("streamable_http", "sse", "auto")
+            and isinstance(url, str)
+            and not is_web_url(url)
+        ):
+            report.add(
+                "NX210", (*path, "url"), f"MCP server `{name}`: `{url}` is not an http(s) URL"
+            )
+
+
+_WEB_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+# What the URL Standard's domain may not hold (forbidden domain code points, ASCII part).
+_FORBIDDEN_IN_DOMAIN = frozenset(
+    [chr(code) for code in range(0x21)] + list("#%/:<>?@[\\]^|") + [chr(0x7F)]
+)
+
+
+def is_web_url(url: str) -> bool:
+    """Whether ``url::Url::parse`` (the URL Standard, which the daemon's MCP server check
+    uses) reads ``url`` as an ``http``/``https`` URL: leading and trailing blanks and
+    controls are dropped and tabs/newlines removed, any number of slashes (or backslashes)
+    may follow ``http:``, the host must be there and be a valid domain, IPv4 address (the
+    standard's numbers: ``0x7f.1`` is 127.0.0.1, ``1.2.3.256`` is refused) or bracketed IPv6
+    address, the port digits at most 65535. A host with non-ASCII letters is accepted
+    without the IDNA mapping."""
+    text = url.strip("".join(chr(code) for code in range(0x21)))
+    text = text.replace("\t", "").replace("\n", "").replace("\r", "")
+    scheme = _WEB_SCHEME.match(text)
+    if scheme is None or scheme.group(1).lower() not in ("http", "https"):
+        return False
+    rest = text[scheme.end() :].replace("\\", "/").lstrip("/")
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if "@" in authority:
+        authority = authority.rpartition("@")[2]
+    if authority.startswith("["):
+        host, bracket, port = authority.partition("]")
+        host += bracket
+        if port and not port.startswith(":"):
+            return False
+        port = port[1:]
+    else:
+        host, _, port = authority.partition(":")
+    if not host or not port.isascii() or (port and not (port.isdigit() and int(port) <= 65535)):
+        return False
+    if host.startswith("["):
+        return _is_ipv6(host[1:-1]) if host.endswith("]") else False
+    domain = unquote_to_bytes(host).decode("utf-8", "replace").lower()
+    if any(char in _FORBIDDEN_IN_DOMAIN for char in domain):
+        return False
+    return not _ends_in_number(domain) or _is_ipv4(domain)
+
+
+def _is_ipv6(text: str) -> bool:
+    import ipaddress  # noqa: PLC0415  # only for a bracketed host
+
+    if "%" in text:  # a zone id: the URL Standard has none
+        return False
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _ipv4_labels(domain: str) -> list[str]:
+    labels = domain.split(".")
+    if len(labels) > 1 and not labels[-1]:
+        labels.pop()
+    return labels
+
+
+def _ends_in_number(domain: str) -> bool:
+    last = _ipv4_labels(domain)[-1]
+    hex_digits = last[2:] if last[:2] == "0x" else None
+    if hex_digits is not None:
+        return all(char in "0123456789abcdef" for char in hex_digits)
+    return last.isascii() and last.isdigit()
+
+
+def _ipv4_number(label: str) -> int | None:
+    if label[:2] == "0x":
+        digits, base = label[2:] or "0", 16
+    elif len(label) > 1 and label.startswith("0"):
+        digits, base = label[1:], 8
+    else:
+        digits, base = label, 10
+    try:
+        return int(digits, base) if digits.isascii() and digits.isalnum() else None
+    except ValueError:
+        return None
+
+
+def _is_ipv4(domain: str) -> bool:
+    labels = _ipv4_labels(domain)
+    if len(labels) > 4 or not all(labels):
+        return False
+    numbers = [_ipv4_number(label) for label in labels]
+    if any(number is None for number in numbers):
+        return False
+    values = [number for number in numbers if number is not None]
+    if any(value > 255 for value in values[:-1]):
+        return False
+    limit: int = 256 ** (5 - len(values))
+    return values[-1] < limit
 
 
 def _companion_version_problems(data: Mapping[str, Any]) -> list[tuple[KeyPath, str]]:

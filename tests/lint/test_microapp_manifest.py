@@ -398,6 +398,88 @@ def test_blank_is_what_rust_trims_away(tmp_path: Path, text: str, blank: bool) -
     assert bool(codes & {"NX208", "NX210"}) is blank, findings(report)
 
 
+# An MCP server's URL is judged by `url::Url::parse` (`manifest.rs:440-450`), which follows the
+# URL Standard, then its scheme must be http or https. Each verdict below is the URL Standard's
+# (also what a browser's `new URL()` says), not urllib's: `urlsplit` accepts a space or a
+# 99999 port in the host part and refuses `http:` without slashes.
+MCP_URLS: list[tuple[str, bool]] = [
+    ("https://mcp.example/v1", True),
+    ("HTTP://mcp.example", True),
+    ("http:mcp.example", True),
+    ("https:\\\\mcp.example\\v1", True),
+    (" http://mcp.example/ ", True),
+    ("http://mcp.example:/", True),
+    ("http://user:pw@mcp.example:8080/p?q#f", True),
+    ("https://[::1]:8080/", True),
+    ("http://0x7f.1/", True),
+    ("http://4294967295/", True),
+    ("http://a_b..c/", True),
+    ("http://mcp.example:065535/", True),
+    ("http://", False),
+    ("ftp://mcp.example/", False),
+    ("http://exa mple.com/", False),
+    ("http://a%20b/", False),
+    ("http://%zz/", False),
+    ("https://mcp.example:99999/", False),
+    ("http://mcp.example:8a/", False),
+    ("http://:80/", False),
+    ("http://user@/", False),
+    ("http://1.2.3.256/", False),
+    ("http://4294967296/", False),
+    ("http://1.2.3.4.5/", False),
+    ("http://09/", False),
+    ("http://host.1/", False),
+    ("http://[1::/", False),
+    ("http://[fe80::1%25eth0]/", False),
+    ("http://[::1]x/", False),
+]
+
+
+def test_an_mcp_server_url_is_judged_as_the_url_standard_reads_it(tmp_path: Path) -> None:
+    """Every URL in one lint run: a directory per URL; NX210 exactly where the daemon refuses."""
+    for index, (url, _) in enumerate(MCP_URLS):
+        text = GOOD + f'[mcp_servers.search]\ntransport = "sse"\nurl = {json.dumps(url)}\n'
+        (tmp_path / f"u{index:02d}").mkdir()
+        (tmp_path / f"u{index:02d}" / "plugin.toml").write_text(text, encoding="utf-8")
+    code, report = run_lint_json([tmp_path], cwd=tmp_path)
+    refused = {
+        Path(entry["path"]).parent.name: [
+            (item["code"], item["range"]["start"]["line"], item["severity"])
+            for item in entry["diagnostics"]
+            if item["code"] == "NX210"
+        ]
+        for entry in report["files"]
+    }
+    wrong = [
+        url
+        for index, (url, valid) in enumerate(MCP_URLS)
+        if refused[f"u{index:02d}"] != ([] if valid else [("NX210", 21, "error")])
+    ]
+    assert wrong == []
+    assert code == 1
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        (f"a{SEPARATOR}b", [("NX209", 12, "warning")]),
+        (f"a{IDEOGRAPHIC_SPACE}b", [("NX209", 12, "warning"), ("NX208", 13, "error")]),
+    ],
+    ids=["U+001C", "U+3000"],
+)
+def test_an_http_transport_url_is_matched_with_the_regex_crates_white_space(
+    tmp_path: Path, host: str, expected: list[Finding]
+) -> None:
+    """`HTTP_URL_RE` (`manifest.rs:103-104`) keeps White_Space out of the host: the regex
+    crate's white-space class, which leaves out the information separators Python's takes."""
+    text = _replace(
+        'kind = "stdio"\ncommand = "python3"\nargs = ["main.py"]',
+        f'kind = "http"\nurl = "http://{host}/mcp"',
+    )
+    code, report = lint_files(tmp_path, {"plugin.toml": text})
+    assert (code, findings(report)) == (1 if len(expected) > 1 else 0, expected)
+
+
 def test_a_newer_daemon_accepts_a_newer_min_agent_version(tmp_path: Path) -> None:
     text = _replace('name = "Weather"', 'min_agent_version = "9.0.0"')
     code, report = lint_files(tmp_path, {"plugin.toml": text}, "--nexo-version", "9.0.1")

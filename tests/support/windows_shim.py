@@ -309,7 +309,7 @@ class _ShimFinder(importlib.abc.MetaPathFinder):
         if fullname != "nexo_pkg" and not fullname.startswith("nexo_pkg."):
             return None
         for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
+            if _is_shim(finder) or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None and spec.loader is not None:
@@ -320,10 +320,17 @@ class _ShimFinder(importlib.abc.MetaPathFinder):
         return None
 
 
+def _is_shim(finder: object) -> bool:
+    """Whether ``finder`` is a shim's, this module's or another copy's: a child interpreter's
+    ``sitecustomize`` (pytest-xdist's workers are such children) installs the shim from the
+    copy of this module on its own path, then the conftest's ``support.windows_shim``."""
+    return type(finder).__name__ == _ShimFinder.__name__
+
+
 def install() -> None:
     """Make ``nexo_pkg`` modules imported from now on see Windows's standard library; raises
     ``RuntimeError`` when one was imported already (it would keep the POSIX names)."""
-    if any(isinstance(finder, _ShimFinder) for finder in sys.meta_path):
+    if any(_is_shim(finder) for finder in sys.meta_path):
         return
     imported = sorted(name for name in sys.modules if name.partition(".")[0] == "nexo_pkg")
     if imported:
