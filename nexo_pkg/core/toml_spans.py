@@ -117,9 +117,10 @@ class SpanMap:
         return self.root_span()
 
     def root_span(self) -> Span:
-        """The first line of the file (or an empty span at 1:1 for an empty file)."""
-        first_line = self.text.partition("\n")[0]
-        return self.span_of(0, min(len(first_line), len(self.text.rstrip("\r\n"))))
+        """The first line of the file without its line end (``\\n`` or ``\\r\\n``), or an
+        empty span at 1:1 for an empty file or an empty first line."""
+        first_line = self.text.partition("\n")[0].removesuffix("\r")
+        return self.span_of(0, len(first_line))
 
     def locate(self, path: KeyPath, part: SpanPart = "value") -> Span:
         """The span of ``path``'s key or value, falling back to :meth:`nearest`. Never fails."""

@@ -55,8 +55,13 @@ from nexo_pkg.lsp.positions import (
     normalise_encoding,
 )
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
+from nexo_pkg.manifest.document import decode_manifest
 from nexo_pkg.manifest.microapp import COMPANION_MANIFEST_NAME, is_extension_shape
-from nexo_pkg.manifest.names import CANONICAL_MANIFEST_NAME, is_manifest_name
+from nexo_pkg.manifest.names import (
+    CANONICAL_MANIFEST_NAME,
+    MAX_MANIFEST_BYTES,
+    is_manifest_name,
+)
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.read import ManifestTOMLError, read_manifest_text
 
@@ -186,13 +191,15 @@ def _lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ..
 def _lint_marked(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...]:
     """:func:`_lint_text` of ``text`` as it is, one leading byte-order mark dropped (only one:
     a second is the document's, as the daemon reads it)."""
-    if kind == "daemon-config":
+    raw = text.encode("utf-8", "surrogatepass")
+    if kind == "daemon-config" and not decode_manifest(raw, yaml=True)[1]:
         unmarked = text.removeprefix(BYTE_ORDER_MARK)
         result = lint_config_source(unmarked, path=path, options=manifest_options(path))
         return () if result is None else result.diagnostics
     # The command picks the linter of a trust policy and of a fleet's files by their names
     # too (a fleet file against its schema), and applies the settings; it drops the mark.
-    raw = text.encode("utf-8", "surrogatepass")
+    # A YAML file whose bytes the command judges first (over the size cap, large, binary)
+    # gets the command's findings about them too.
     return lint_bytes(raw, path=_named_as(kind, path), options=manifest_options(path)).diagnostics
 
 
@@ -716,7 +723,7 @@ def _schema_position(
     document, and whether it is one of the daemon's YAML files; ``None`` when the document is
     not one or its schema is not shipped."""
     snapshot = ls.snapshot(params.text_document.uri)
-    if snapshot is None:
+    if snapshot is None or _over_the_cap(snapshot.text):
         return None
     is_yaml = snapshot.kind == "daemon-config"
     if is_yaml:
@@ -733,6 +740,16 @@ def _schema_position(
     index = LineIndex(snapshot.text)
     line, column = index.from_client(params.position.line, params.position.character, ls.encoding)
     return navigator, _mark_as_space(snapshot.text), index, index.offset(line, column), is_yaml
+
+
+def _over_the_cap(text: str) -> bool:
+    """Whether ``text`` is larger in UTF-8 than the files nexo-pkg reads (its one finding is
+    then NX004): hover and completion do not read it either. A text of more characters than
+    the cap is over it without encoding it."""
+    return len(text) > MAX_MANIFEST_BYTES or (
+        len(text) * 4 > MAX_MANIFEST_BYTES
+        and len(text.encode("utf-8", "surrogatepass")) > MAX_MANIFEST_BYTES
+    )
 
 
 def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> NexoLanguageServer:

@@ -226,6 +226,37 @@ def test_stdin_named_like_a_file_reports_it_byte_for_byte_in_every_format(
         )
 
 
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
+@pytest.mark.parametrize(
+    "text",
+    ["# Wëather plugin manifest\nx = 1\n", "\nx = 1\n", "# only a comment\n"],
+    ids=["comment-first", "blank-first", "one-line"],
+)
+def test_crlf_line_ends_move_no_range(tmp_path: Path, fmt: str, text: str) -> None:
+    """A file saved with CRLF line ends is reported exactly as the same file with LF ends: the
+    carriage return ends the line and is part of no span. A missing [plugin] table is reported
+    on the first line, and that range stops before the `\\r`, as LSP counts the line (so the
+    language server and the command give the same range)."""
+    reports = []
+    for name, ending in (("lf", "\n"), ("crlf", "\r\n")):
+        directory = tmp_path / name
+        directory.mkdir()
+        (directory / "nexo-plugin.toml").write_bytes(text.replace("\n", ending).encode("utf-8"))
+        result = nexo("plugin", "lint", "--format", fmt, "nexo-plugin.toml", cwd=directory)
+        assert result.code == 1
+        reports.append((result.stdout, result.stderr))
+    assert reports[1] == reports[0]
+    if fmt == "json":
+        [missing] = [
+            d for d in json.loads(reports[0][0])["files"][0]["diagnostics"] if d["code"] == "NX010"
+        ]
+        first = text.partition("\n")[0]
+        assert missing["range"] == {
+            "start": {"line": 1, "column": 1},
+            "end": {"line": 1, "column": len(first) + 1},
+        }
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -163,8 +163,9 @@ def test_a_byte_order_mark_is_read_as_the_command_reads_it(
     [
         ("nexo-plugin.toml", "[plugin]\nid = \x00\x01"),
         ("trusted_keys.toml", 'schema_version = 1\ndefault = "\x00"\n'),
+        ("extensions.yaml", "extensions:\n  entries: {}\n# \x00\n"),
     ],
-    ids=["manifest", "trust-policy"],
+    ids=["manifest", "trust-policy", "daemon-config"],
 )
 def test_a_binary_document_gets_the_commands_finding(
     shared_server: SharedServer, tmp_path: Path, name: str, text: str
@@ -176,6 +177,63 @@ def test_a_binary_document_gets_the_commands_finding(
         path.parent.mkdir()
         assert _codes_and_ranges(published) == _as_the_command_reports(path, text)
         assert [str(item.code) for item in published.diagnostics] == ["NX003"]
+
+    shared_server.run(scenario)
+
+
+# Over the 4 MiB cap every file lint reads gets NX004 alone; over 1 MiB, a warning beside the
+# findings. Padded with comment lines, so only the size is wrong.
+OVER_THE_CAP = 4 * 1024 * 1024 + 1
+LARGE = 1024 * 1024 + 1
+
+
+def _padded(head: str, tail: str, size: int) -> str:
+    lines = (size - len(head) - len(tail)) // 10 + 1
+    return head + "# padding\n" * lines + tail
+
+
+@pytest.mark.parametrize("size", [OVER_THE_CAP, LARGE], ids=["over-the-cap", "large"])
+@pytest.mark.parametrize(
+    ("name", "head", "tail"),
+    [
+        ("nexo-plugin.toml", MANIFEST, "[plugin.sandbox]\nnetwork = \n"),
+        ("extensions.yaml", "extensions:\n  entries:\n", "    x:\n      enabled: \n"),
+    ],
+    ids=["manifest", "daemon-config"],
+)
+def test_a_document_the_command_judges_by_its_size_gets_the_commands_findings(
+    shared_server: SharedServer,
+    tmp_path: Path,
+    *,
+    name: str,
+    head: str,
+    tail: str,
+    size: int,
+) -> None:
+    """As `nexo plugin lint` reads the same bytes from a file: over the cap the one finding
+    that it is too large (and hover and completion, which would read it all, answer
+    nothing), above 1 MiB the warning that it is large beside the other findings."""
+    text = _padded(head, tail, size)
+    assert len(text.encode("utf-8")) >= size
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / name, text)
+        published = await session.diagnostics(uri, version=1, timeout=60)
+        path = tmp_path / "copy" / name
+        path.parent.mkdir()
+        expected = _as_the_command_reports(path, text)
+        assert _codes_and_ranges(published) == expected
+        codes = [code for code, _, _ in expected]
+        last = text.count("\n") - 1
+        if size == OVER_THE_CAP:
+            assert codes == ["NX004"]
+            key_line = tail.splitlines()[-1]
+            key_at = len(key_line) - len(key_line.lstrip())
+            assert await session.hover(uri, last, key_at + 1) is None
+            assert await session.complete(uri, last, len(key_line)) == []
+        else:
+            assert "NX004" not in codes
+            assert len(codes) >= 2  # the size warning and the finding at the end
 
     shared_server.run(scenario)
 
