@@ -1057,3 +1057,37 @@ def test_a_skopeo_copy_mirrors_on_with_its_signatures(
         )
     finally:
         third.stop()
+
+
+def test_a_skopeo_copy_of_the_version_tag_alone_is_refused_unsigned_under_a_required_signature(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """skopeo copies no referrers: without the ``sha256-…`` tags the copy carries no
+    signature, and ``--require-signature`` refuses it in one line ending with its kind."""
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    skopeo_copy_all(
+        f"{registry.host}/plugins/echo:1.2.3", f"{second_registry.host}/bare/echo:1.2.3"
+    )
+    assert tags_of(second_registry, "bare/echo") == ["1.2.3"]
+    dest = tmp_path / "plugins"
+    args = ("plugin", "install", second_registry.ref("bare/echo:1.2.3"), "--dest", str(dest),
+            "--plain-http", "--trusted-keys", str(policy), "--require-signature",
+            "--yes")  # fmt: skip
+    text = nexo(*args, env=fleet_env, in_process=True)
+    document = nexo(*args, "--json", env=fleet_env, in_process=True)
+    assert (text.code, document.code) == (1, 1)
+    assert document.document["kind"] == "signature_missing"
+    (line,) = text.stderr.splitlines()
+    assert line == f"error: {document.document['error']} [signature_missing]"
+    # It says where a registry keeps signatures, and how a copy keeps them; not the file
+    # names a GitHub release carries beside its tarball.
+    assert "signature referrers of its manifest" in line
+    assert "sha256-… tags are copied too" in line
+    assert ".sigstore.json" not in line
+    assert not dest.exists() or not list(dest.iterdir())
