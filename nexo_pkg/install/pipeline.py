@@ -328,16 +328,8 @@ def verify_artifact(
         policy=policy,
         mode=mode,
         doing=doing,
-        looked_for=REGISTRY_SIGNATURES if origin.type == "oci-registry" else None,
+        looked_for=origin.signatures_at,
     )
-
-
-#: Where a registry version's signatures are: referrers of each target's manifest.
-REGISTRY_SIGNATURES = (
-    "signature referrers of its manifest, through the referrers API and the sha256-<digest> "
-    "tag; a copy made with skopeo or crane carries them only when those sha256-… tags are "
-    "copied too"
-)
 
 
 def install_artifact(
