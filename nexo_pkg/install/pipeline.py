@@ -331,6 +331,7 @@ def verify_artifact(
         policy=policy,
         mode=mode,
         doing=doing,
+        looked_for=origin.signatures_at,
     )
 
 

@@ -74,7 +74,8 @@ class Origin:
     trust-policy entries apply (``None``: every author entry is a candidate, as for a local
     tarball). ``requested_tag`` is what the user asked for (``latest`` or an explicit tag),
     recorded as the receipt's ``tag``; ``None``: ``tag``. ``published`` fixes the receipt's
-    install time (reproducible fleets); ``None``: now.
+    install time (reproducible fleets); ``None``: now. ``signatures_at`` says where signatures
+    are looked for when not beside the asset (a registry's referrers), for a refusal's words.
     """
 
     source: Mapping[str, Any]
@@ -84,6 +85,7 @@ class Origin:
     tag: str | None = None
     requested_tag: str | None = None
     published: str | None = None
+    signatures_at: str | None = None
 
     @property
     def type(self) -> str:

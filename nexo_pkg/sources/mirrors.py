@@ -26,15 +26,31 @@ def check_mirror(host: str, mirror: str, where: str) -> tuple[str, str]:
     """``(host, mirror)`` validated as registry host and ``HOST[:PORT][/PATH]``; a
     :class:`UsageError` naming ``where`` otherwise."""
     mirror = mirror.strip().removeprefix("oci://").rstrip("/")
-    try:
-        parse_reference(f"oci://{host}/probe")
-        parse_reference(f"oci://{mirror}/probe")
-    except NexoError as error:
-        raise UsageError(
-            f"{where}: {_shown(host)}={_shown(mirror)} is not HOST=MIRROR (registry hosts, "
-            f"the mirror optionally with a /PATH prefix): {error.message}"
-        ) from error
+    for role, value in (("host", host), ("mirror", mirror)):
+        why = _problem(value, with_path=role == "mirror")
+        if why is not None:
+            raise UsageError(
+                f"{where}: {_shown(host)}={_shown(mirror)} is not HOST=MIRROR (registry hosts, "
+                f"the mirror optionally with a /PATH prefix): the {role} {_shown(value)!r} {why}"
+            )
     return host, mirror
+
+
+def _problem(value: str, *, with_path: bool) -> str | None:
+    """Why ``value`` is not a registry ``HOST[:PORT]`` (``[/PATH]`` when ``with_path``), in
+    words about ``value`` itself (not about the reference it is checked as), else ``None``."""
+    form = "HOST[:PORT][/PATH]" if with_path else "HOST[:PORT]"
+    if "://" in value:
+        return f"has a URL scheme; write it as {form}"
+    if not with_path and "/" in value:
+        return f"has a path, so no reference would ever match it; write it as {form}"
+    probe = f"{SCHEME}{value}/x"
+    try:
+        parse_reference(probe)
+    except NexoError as error:
+        reason = error.message.removeprefix(f"invalid registry reference {masked(probe)!r}: ")
+        return "is refused: " + reason.split("; expected oci://", 1)[0]
+    return None
 
 
 def _shown(text: str) -> str:

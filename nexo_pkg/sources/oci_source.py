@@ -147,7 +147,16 @@ def locked_origin(
         repo=release.repo if release else None,
         tag=release.tag if release else None,
         published=published,
+        signatures_at=SIGNATURES_AT,
     )
+
+
+#: Where a registry version's signatures are: referrers of each target's manifest.
+SIGNATURES_AT = (
+    "signature referrers of its manifest, through the referrers API and the sha256-<digest> "
+    "tag; a copy made with skopeo or crane carries them only when those sha256-… tags are "
+    "copied too"
+)
 
 
 class OciSource:

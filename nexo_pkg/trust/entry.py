@@ -131,11 +131,13 @@ def verify_asset_signature(
     tag: str | None = None,
     required_by: str | None = None,
     doing: str = "installing",
+    looked_for: str | None = None,
 ) -> SignatureOutcome:
     """Verify ``artifact`` against the signature ``material`` (name -> local path or bytes).
     ``required_by`` says why a signature is required when ``mode`` is ``require`` (default:
     the install flag or the trust policy); ``doing`` is what the caller does with an unsigned
-    artifact under ``warn`` (``installing``, ``locking``), for its warning.
+    artifact under ``warn`` (``installing``, ``locking``), for its warning; ``looked_for``
+    says where a missing signature was looked for, when not beside the asset (a registry).
 
     * ``ignore``: nothing is read; ``skipped``.
     * no material: ``require`` raises :class:`SignatureMissingError`; ``warn`` returns
@@ -169,10 +171,13 @@ def verify_asset_signature(
     if not offers:
         if mode == "require":
             why = required_by or f"--require-signature or the trust policy, {_policy_name(policy)}"
-            raise SignatureMissingError(
-                f"{asset_name} has no signature (looked for "
+            looked_for = looked_for or (
                 f"{', '.join(asset_name + s for s in SIGNATURE_SUFFIXES[:4])}, attestations and "
-                f"a signed checksums file) and a signature is required for {source} "
+                "a signed checksums file"
+            )
+            raise SignatureMissingError(
+                f"{asset_name} has no signature (looked for {looked_for}) and a signature is "
+                f"required for {source} "
                 f"({why})",
                 details={"asset": asset_name, "policy": _policy_name(policy)},
             )

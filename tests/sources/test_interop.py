@@ -764,6 +764,10 @@ def test_a_mirror_that_serves_another_signer_s_signature_is_refused(
         ("table", 'mirrors = "not-a-list"', "wanted_invalid"),
         ("table", 'mirrors = ["bad host"]', "wanted_invalid"),
         ("table", 'mirror = ["typo.example.com"]', "wanted_invalid"),
+        # A registry host with a path never equals a reference's host: the mirror would
+        # never be used, so it is refused rather than passed over in silence.
+        ("flag", "registry.example.com/plugins=mirror.example.com", "usage"),
+        ("env", "https://registry.example.com=mirror.example.com", "usage"),
     ],
 )
 def test_a_malformed_mirror_setting_is_refused_before_anything_is_fetched(
@@ -788,6 +792,46 @@ def test_a_malformed_mirror_setting_is_refused_before_anything_is_fetched(
     assert refused.document["kind"] == kind
     assert not lock_file.exists()
     assert not dest.exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("registry.example.com=https://mirror.example.com/cache",
+         "the mirror 'https://mirror.example.com/cache' has a URL scheme; write it as "
+         "HOST[:PORT][/PATH]"),
+        ("registry.example.com/plugins=mirror.example.com",
+         "the host 'registry.example.com/plugins' has a path"),
+        ("registry.example.com=mirror.example.com/Cache",
+         "the mirror 'mirror.example.com/Cache' is refused: repository path components"),
+        ("registry.example.com=mirror.example.com:99999",
+         "the mirror 'mirror.example.com:99999' is refused: 'mirror.example.com:99999' is not "
+         "a registry host[:port]"),
+    ],
+)  # fmt: skip
+def test_a_malformed_mirror_is_named_as_written_in_one_line_with_its_kind(
+    *, tmp_path: Path, fleet_env: dict[str, str], value: str, words: str
+) -> None:
+    """The refusal speaks of the ``HOST=MIRROR`` the user wrote, never of a reference it was
+    checked as (``oci://…/probe``), and the text line ends with the ``--json`` kind."""
+    project = tmp_path / "fleet"
+    project.mkdir()
+    (project / "nexo-plugins.toml").write_text(
+        '[plugins.echo]\nsource = "oci://registry.example.com/plugins/echo"\n'
+    )
+    args = ("plugin", "sync", "--lock", str(project / "nexo-plugins.lock"),
+            "--dest", str(tmp_path / "root"), "--registry-mirror", value)  # fmt: skip
+    text = nexo(*args, env=fleet_env, in_process=True)
+    document = nexo(*args, "--json", env=fleet_env, in_process=True)
+    assert (text.code, document.code) == (2, 2)
+    assert document.document["kind"] == "usage"
+    (line,) = text.stderr.splitlines()
+    assert line == f"error: {document.document['error']} [usage]"
+    assert words in line
+    assert "probe" not in line
+    assert "oci://" not in line
+    assert not (project / "nexo-plugins.lock").exists()
+    assert not (tmp_path / "root").exists()
 
 
 def raw_manifest(running: Registry, repository: str, reference: str) -> bytes:
@@ -1013,3 +1057,37 @@ def test_a_skopeo_copy_mirrors_on_with_its_signatures(
         )
     finally:
         third.stop()
+
+
+def test_a_skopeo_copy_of_the_version_tag_alone_is_refused_unsigned_under_a_required_signature(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """skopeo copies no referrers: without the ``sha256-…`` tags the copy carries no
+    signature, and ``--require-signature`` refuses it in one line ending with its kind."""
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    skopeo_copy_all(
+        f"{registry.host}/plugins/echo:1.2.3", f"{second_registry.host}/bare/echo:1.2.3"
+    )
+    assert tags_of(second_registry, "bare/echo") == ["1.2.3"]
+    dest = tmp_path / "plugins"
+    args = ("plugin", "install", second_registry.ref("bare/echo:1.2.3"), "--dest", str(dest),
+            "--plain-http", "--trusted-keys", str(policy), "--require-signature",
+            "--yes")  # fmt: skip
+    text = nexo(*args, env=fleet_env, in_process=True)
+    document = nexo(*args, "--json", env=fleet_env, in_process=True)
+    assert (text.code, document.code) == (1, 1)
+    assert document.document["kind"] == "signature_missing"
+    (line,) = text.stderr.splitlines()
+    assert line == f"error: {document.document['error']} [signature_missing]"
+    # It says where a registry keeps signatures, and how a copy keeps them; not the file
+    # names a GitHub release carries beside its tarball.
+    assert "signature referrers of its manifest" in line
+    assert "sha256-… tags are copied too" in line
+    assert ".sigstore.json" not in line
+    assert not dest.exists() or not list(dest.iterdir())
