@@ -578,9 +578,29 @@ def syntax_error(text: str, error: ValueError) -> TomlSyntax:
         span = point_span(text, line, column)
         if message in _ESCAPE_FAULTS:
             span = _escape_span(text, span.start.line, column, message) or span
+        elif _lone_carriage_return(text, span):
+            message = _LONE_CR
     else:
         span = _end_of_document(text)
     return TomlSyntax(message, span)
+
+
+# tomllib stops at a carriage return that no line feed follows, wherever it is (after a
+# value or a header, in a comment, in a string), with a message about what it expected there
+# ("Expected newline ... after a statement" after a `[table]` header too): on screen the line
+# looks whole, so say what the character is.
+_LONE_CR = "Carriage return (CR) without a line feed: TOML lines end in LF or CRLF"
+
+
+def _lone_carriage_return(text: str, span: Span) -> bool:
+    """Whether ``span`` starts at a carriage return that no line feed follows."""
+    lines = text.split("\n")
+    content = lines[span.start.line - 1]
+    index = span.start.column - 1
+    if index >= len(content) or content[index] != "\r":
+        return False
+    # A CR ending a line split at its LF is half of a CRLF, unless it ends the text.
+    return index < len(content) - 1 or span.start.line == len(lines)
 
 
 _BAD_HEX = "Invalid hex value"

@@ -148,3 +148,36 @@ def test_fix_changes_the_named_text_and_every_other_byte_stays(
     )  # fmt: skip
     assert piped.returncode == 1
     assert piped.stdout == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "column"),
+    [
+        ('[plugin]\rid = "demo"\n', 9),  # after a header
+        ('[plugin]\nid = "demo"\rname = "Demo"\n', 12),  # after a value
+        ("# a comment\r[plugin]\n", 12),  # in a comment
+        ('[plugin]\nname = "De\rmo"\n', 11),  # in a string
+        ('[plugin]\nid = "demo"\r', 12),  # the last character
+    ],
+    ids=["header", "value", "comment", "string", "last"],
+)
+def test_a_lone_carriage_return_is_named_where_it_is(
+    tmp_path: Path, text: str, column: int
+) -> None:
+    """TOML ends lines in LF or CRLF; the daemon refuses a CR alone. The line looks whole on
+    screen, so the finding names the character, at it, whatever the parser expected there."""
+    path = tmp_path / "nexo-plugin.toml"
+    path.write_bytes(text.encode("utf-8"))
+    code, report = _lint(path, "json")
+    assert code == 1
+    [entry] = json.loads(report)["files"]
+    [finding] = entry["diagnostics"]
+    line = text.count("\n", 0, text.index("\r")) + 1
+    assert (finding["code"], finding["message"]) == (
+        "NX001",
+        "TOML syntax error: carriage return (CR) without a line feed: TOML lines end in LF or CRLF",
+    )
+    assert finding["range"]["start"] == {"line": line, "column": column}
+    code, annotations = _lint(path, "github")
+    assert code == 1
+    assert f"line={line},col={column}," in annotations
