@@ -535,7 +535,8 @@ class TomlSyntax:
     """The parser's message without its position, e.g. ``Unclosed array``."""
     span: Span
     """One character at the line and column it named (clamped to the text), or an empty span
-    just past the last non-blank character when it named the end of the document."""
+    just past the last non-blank character when it named the end of the document (on a last
+    line without a line end: where it names with that line ended, when that is on it)."""
 
 
 def point_span(text: str, line: int, column: int) -> Span:
@@ -581,8 +582,27 @@ def syntax_error(text: str, error: ValueError) -> TomlSyntax:
         elif _lone_carriage_return(text, span):
             message = _LONE_CR
     else:
-        span = _end_of_document(text)
+        span = _as_if_the_line_ended(text) or _end_of_document(text)
     return TomlSyntax(message, span)
+
+
+def _as_if_the_line_ended(text: str) -> Span | None:
+    """For ``text`` whose last line has no line end: where ``tomllib`` places its refusal of
+    the same document with that line ended, when it names a place on that line (``id = `` is
+    refused after its blank, as ``id = \\n`` is, not just past the ``=``), else ``None``.
+    Without this the place would move with the file's last byte."""
+    if not text or text.endswith(("\n", "\r")):
+        return None
+    try:
+        tomllib.loads(text + "\n")
+    except tomllib.TOMLDecodeError as error:
+        match = _ERROR_POSITION.search(str(error))
+        last_line = text.count("\n") + 1
+        if match is not None and match.group(1) and int(match.group(1)) == last_line:
+            return point_span(text, last_line, int(match.group(2)))
+    except (ValueError, RecursionError):
+        pass
+    return None
 
 
 # tomllib stops at a carriage return that no line feed follows, wherever it is (after a

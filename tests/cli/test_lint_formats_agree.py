@@ -181,3 +181,37 @@ def test_a_lone_carriage_return_is_named_where_it_is(
     code, annotations = _lint(path, "github")
     assert code == 1
     assert f"line={line},col={column}," in annotations
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[plugin]\nid = "demo"\nname = ',  # a value missing after `= `
+        '[plugin]\nid = "demo"\nname =\t',
+        "[plugin]\nname",  # `=` missing after the key
+        "[plugin]\nname ",
+        "[plugin ",  # a header not closed
+        '[plugin]\nentrypoint = { command = "./x" ',  # an inline table not closed
+        "[plugin]\nx = [1, ",  # an array not closed
+        "[plugin]\nx = [1,\n  ",
+    ],
+    ids=["value", "value-tab", "equals", "equals-blank", "header", "inline", "array", "array-2"],
+)
+def test_a_syntax_error_at_the_end_is_placed_alike_with_or_without_a_final_newline(
+    tmp_path: Path, text: str
+) -> None:
+    """Saving without a final line end (Notepad, an unsaved editor buffer) moves no finding:
+    the place is the one the parser names for the same document with its last line ended."""
+    places = []
+    for name, ending in (("ended", "\n"), ("not-ended", "")):
+        directory = tmp_path / name
+        directory.mkdir()
+        path = directory / "nexo-plugin.toml"
+        path.write_bytes((text + ending).encode("utf-8"))
+        exit_code, report = _lint(path, "json")
+        assert exit_code == 1
+        places.append(_json_places(report))
+    assert places[1] == places[0]
+    [(code, line, column, end_line, end_column)] = places[0]
+    assert code == "NX001"
+    assert (end_line, end_column) == (line, column)
