@@ -29,10 +29,13 @@ import sys
 import tomllib
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from nexo_pkg.core.diagnostics import Position, Span
 from nexo_pkg.core.toml_text import BARE_KEY_CHARS, KeyPath
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 SpanPart = Literal["key", "value"]
 
@@ -561,8 +564,13 @@ def _end_of_document(text: str) -> Span:
 _DECIMAL_RUN = re.compile(r"[+-]?[0-9](?:_?[0-9])*")
 
 
-def syntax_error(text: str, error: ValueError) -> TomlSyntax:
+def syntax_error(
+    text: str, error: ValueError, reread: Callable[[str], object] | None = None
+) -> TomlSyntax:
     """The message and position of ``tomllib``'s ``error`` on ``text``. Never fails.
+
+    ``reread`` (the caller's own ``tomllib.loads``) places an "end of document" refusal of a
+    last line without a line end where it refuses the same text with that line ended.
 
     ``tomllib`` reads a decimal integer with Python's ``int``, which refuses a literal of
     more digits than ``sys.get_int_max_str_digits()`` with a plain ``ValueError`` (not a
@@ -582,19 +590,19 @@ def syntax_error(text: str, error: ValueError) -> TomlSyntax:
         elif _lone_carriage_return(text, span):
             message = _LONE_CR
     else:
-        span = _as_if_the_line_ended(text) or _end_of_document(text)
+        span = _as_if_the_line_ended(text, reread) or _end_of_document(text)
     return TomlSyntax(message, span)
 
 
-def _as_if_the_line_ended(text: str) -> Span | None:
+def _as_if_the_line_ended(text: str, reread: Callable[[str], object] | None) -> Span | None:
     """For ``text`` whose last line has no line end: where ``tomllib`` places its refusal of
     the same document with that line ended, when it names a place on that line (``id = `` is
     refused after its blank, as ``id = \\n`` is, not just past the ``=``), else ``None``.
     Without this the place would move with the file's last byte."""
-    if not text or text.endswith(("\n", "\r")):
+    if reread is None or not text or text.endswith(("\n", "\r")):
         return None
     try:
-        tomllib.loads(text + "\n")
+        reread(text + "\n")
     except tomllib.TOMLDecodeError as error:
         match = _ERROR_POSITION.search(str(error))
         last_line = text.count("\n") + 1
