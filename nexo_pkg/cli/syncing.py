@@ -217,6 +217,8 @@ def run_sync(request: SyncRequest) -> int:
                 _say_failure(item)  # an error: said with --quiet too
             elif item.action != "unchanged":
                 note(_outcome_line(item))
+                for said in item.notes:
+                    note(f"note: {said}")  # as install notes it
         changed = sum(item.action not in {"unchanged", "failed"} for item in result.outcomes)
         downgraded = [
             f"{item.plugin_id} {item.from_version} \u2192 {item.version}"

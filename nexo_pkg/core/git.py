@@ -8,17 +8,17 @@ from pathlib import Path
 
 from nexo_pkg.core.programs import find_program
 
-__all__ = ["git_output", "git_paths"]
+__all__ = ["git_completed", "git_output", "git_paths"]
 
 
-def git_output(directory: Path, *arguments: str) -> str | None:
-    """The stripped standard output of ``git ARGUMENTS`` run in ``directory``; ``None`` when
-    git is missing, fails, times out, or ``directory`` is no repository git will read."""
+def git_completed(directory: Path, *arguments: str) -> subprocess.CompletedProcess[str] | None:
+    """``git ARGUMENTS`` run in ``directory``, its output as text; ``None`` when git is missing,
+    cannot start or times out."""
     git = find_program("git")
     if git is None:
         return None
     try:
-        completed = subprocess.run(
+        return subprocess.run(
             [git, *arguments],
             cwd=directory,
             capture_output=True,
@@ -28,7 +28,15 @@ def git_output(directory: Path, *arguments: str) -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return completed.stdout.strip() if completed.returncode == 0 else None
+
+
+def git_output(directory: Path, *arguments: str) -> str | None:
+    """The stripped standard output of ``git ARGUMENTS`` run in ``directory``; ``None`` when
+    git is missing, fails, times out, or ``directory`` is no repository git will read."""
+    completed = git_completed(directory, *arguments)
+    if completed is None or completed.returncode != 0:
+        return None
+    return completed.stdout.strip()
 
 
 def git_paths(directory: Path, *arguments: str) -> list[str] | None:

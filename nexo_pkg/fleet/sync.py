@@ -121,6 +121,8 @@ class PluginOutcome:
     warnings: tuple[str, ...] = ()
     # The version a hold (`rollback`, `hold`) kept the plugin at, ended by this sync.
     released_hold: str | None = None
+    # What install notes on the terminal (no daemon configured scans the root), not a warning.
+    notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {"id": self.plugin_id, "action": self.action}
@@ -133,6 +135,8 @@ class PluginOutcome:
             document["kept_paths"] = list(self.kept)
         if self.warnings:
             document["warnings"] = list(self.warnings)
+        if self.notes:
+            document["notes"] = list(self.notes)
         return document
 
 
@@ -651,6 +655,7 @@ def _sync_one(
             identity=installed.plan.signature.identity, kept=tuple(str(path) for path in kept),
             warnings=(*installed.plan.warnings, *(left_behind(holder) for holder in left)),
             released_hold=released.version if released is not None else None,
+            notes=() if installed.plan.fallback_note is None else (installed.plan.fallback_note,),
         )  # fmt: skip
     except NexoError as error:
         # A signer refusal comes with the policy's warnings (a hidden entry may be why), said

@@ -159,6 +159,9 @@ class InstallResult:
             document["kind"] = "already_installed"
         if self.released_hold is not None:
             document["released_hold"] = self.released_hold  # as sync's outcome names it
+        if self.plan.fallback_note is not None:
+            # The terminal's `note:` (no daemon configured reads the root): said here too.
+            document["notes"] = [self.plan.fallback_note]
         return document
 
 

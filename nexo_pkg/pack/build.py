@@ -617,6 +617,7 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
         )
     notes = (
         *read.notes,
+        *([epoch.note] if epoch.note else []),
         *_command_note(read, entries, plugin_id),
         *_binary_note(options),
         *_bom_note(read, python=python),

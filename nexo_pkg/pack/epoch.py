@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.git import git_output
+from nexo_pkg.core.git import git_completed
 from nexo_pkg.core.source_date import LATEST_EPOCH, epoch_seconds, source_date_epoch
+from nexo_pkg.core.terminal import printable
 from nexo_pkg.pack.errors import usage_error
 
 #: 1980-01-01T00:00:00Z: the oldest time a zip file can hold, the usual reproducible default.
@@ -21,14 +22,28 @@ class SourceDateEpoch:
 
     value: int
     origin: str
+    #: Why the time is not what the project would give elsewhere (git refused the repository).
+    note: str | None = None
 
 
-def _git_commit_time(project: Path) -> int | None:
-    output = git_output(project, "log", "-1", "--format=%ct", "--", ".")
-    if output is None or not output.isdigit():
-        # Not a repository, no commit touching DIR yet, or git refused (safe.directory).
+def _git_commit_time(project: Path) -> int | str | None:
+    """The last commit time of DIR; ``None`` outside a repository or before a commit touches
+    DIR; the note to print when git refuses to read the repository (``safe.directory``)."""
+    completed = git_completed(project, "log", "-1", "--format=%ct", "--", ".")
+    if completed is None:
         return None
-    return int(output)
+    output = completed.stdout.strip()
+    if completed.returncode == 0 and output.isdigit():
+        return int(output)
+    if completed.returncode != 0 and "safe.directory" in completed.stderr:
+        return (
+            f"git refuses to read the repository holding {printable(str(project))} (owned by"
+            f" another user: git's safe.directory), so the archive time is the default"
+            f" {FALLBACK_EPOCH}, not the last commit's, and the tarball differs from one packed"
+            " where git reads the repository; mark it safe (`git config --global --add"
+            " safe.directory PATH`) or set SOURCE_DATE_EPOCH"
+        )
+    return None
 
 
 def _flag_value(flag: int | str) -> int | None:
@@ -59,6 +74,6 @@ def resolve_source_date_epoch(
     if configured is not None:
         return SourceDateEpoch(configured, "env")
     committed = _git_commit_time(project)
-    if committed is not None:
+    if isinstance(committed, int):
         return SourceDateEpoch(committed, "git")
-    return SourceDateEpoch(FALLBACK_EPOCH, "default")
+    return SourceDateEpoch(FALLBACK_EPOCH, "default", committed)

@@ -320,3 +320,22 @@ def yaml_lists(path: Path) -> list[str]:
     document = yaml.safe_load(path.read_text(encoding="utf-8"))
     section = document.get("extensions") or document.get("discovery") or {}
     return list(section.get("disabled") or [])
+
+
+def test_a_json_install_into_the_fallback_root_carries_the_note(tmp_path: Path) -> None:
+    # The terminal's note that no daemon scans the fallback root is in the --json document
+    # too (`notes`, not a warning of the install): a script is told, never a silent fall back.
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), HOME=str(tmp_path / "user"))
+    work = tmp_path / "work"
+    work.mkdir()
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    document = _install(tarball, cwd=work, env=env)
+    root = tmp_path / "home" / "state" / "plugins"
+    assert Path(document["path"]).parent == root
+    assert _unloaded(document) == []
+    [said] = document["notes"]
+    assert said.startswith(f"the daemon will not load hello from {root}: ")
+    assert "scans no directory" in said
+    # A root the operator chose (--dest) with no daemon configured is not judged: no note.
+    chosen = _install(tarball, "--dest", tmp_path / "root", cwd=work, env=env)
+    assert "notes" not in chosen

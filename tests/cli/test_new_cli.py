@@ -5,7 +5,8 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from support.cli import nexo
+import pytest
+from support.cli import clean_env, nexo
 
 # `nexo plugin ...` in this process: these runs need no process of their own.
 plugin = partial(nexo, "plugin", in_process=True)
@@ -111,3 +112,58 @@ def test_force_over_an_older_manifest_name_warns_that_it_shadows_the_new_one(
     fresh = plugin("new", "other", "--nexo-pkg-spec", "nexo-pkg", cwd=tmp_path)
     assert fresh.code == 0, fresh.stderr
     assert "warning:" not in fresh.stderr
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every path below ``root``: a file's bytes, ``None`` for a directory."""
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes() if path.is_file() else None
+        for path in sorted(root.rglob("*"))
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "prepare", "expected"),
+    [
+        (["Demo"], None, (2, "invalid_id", "contains uppercase letters")),
+        (["9demo"], None, (2, "invalid_id", "invalid plugin id '9demo'")),
+        (["demo", "--lang", "rust"], None, (2, "usage", "unsupported --lang 'rust'")),
+        (["demo", "--owner", "a/b"], None, (2, "usage", "--owner 'a/b'")),
+        (["demo", "--description", "a\nb"], None, (2, "usage", "holds a line break")),
+        (["demo"], "keep", (2, "destination_exists", "pass --force")),
+        (["demo", "--dest", "afile"], "file", (2, "destination_exists", "is not a directory")),
+        (["demo", "--dest", "afile/sub"], "file", (1, "io", "is a file, not a directory")),
+        (["demo", "--force"], "src-file", (2, "destination_exists", "move it away")),
+    ],
+    ids=[
+        "uppercase",
+        "leading-digit",
+        "lang",
+        "owner",
+        "description",
+        "not-empty",
+        "dest-file",
+        "dest-under-file",
+        "force-over-file",
+    ],
+)
+def test_a_refusal_is_one_line_ending_with_its_kind_and_writes_nothing(
+    tmp_path: Path, args: list[str], prepare: str | None, expected: tuple[int, str, str]
+) -> None:
+    code, kind, says = expected
+    if prepare == "keep":
+        (tmp_path / "demo").mkdir()
+        (tmp_path / "demo" / "keep.txt").write_text("keep\n")
+    elif prepare == "file":
+        (tmp_path / "afile").write_text("a file\n")
+    elif prepare == "src-file":
+        (tmp_path / "demo").mkdir()
+        (tmp_path / "demo" / "src").write_text("not a directory\n")
+    before = _tree(tmp_path)
+    result = nexo("plugin", "new", *args, cwd=tmp_path, env=clean_env(HOME=str(tmp_path / "h")))
+    assert result.code == code, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.splitlines() == [result.error_line]
+    assert result.error_line.endswith(f" [{kind}]"), result.error_line
+    assert says in result.error_line
+    assert _tree(tmp_path) == before

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support.cli import clean_env, nexo
 from support.github_server import GitHubServer, github_server
-from support.tarballs import release_assets, write_plugin
+from support.tarballs import release_assets, tree_snapshot, write_plugin
 
 __all__ = ["github_server"]
 
@@ -165,6 +165,24 @@ def test_color_always_paints_the_verify_and_doctor_tables(tmp_path: Path) -> Non
         env={**env, "FORCE_COLOR": "1"}, cwd=tmp_path, in_process=True,
     )  # fmt: skip
     assert "\x1b" not in never.stdout
+
+
+def test_color_always_paints_the_check_table(tmp_path: Path) -> None:
+    """`check`'s table honours --color as lint's, verify's and doctor's do: painted with
+    `always` even through a pipe and under NO_COLOR, never with `never` under FORCE_COLOR."""
+    env = _env(tmp_path)
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+
+    def rows(*flags: str, **extra: str) -> list[str]:
+        done = nexo("plugin", "check", str(tarball), *flags, env={**env, **extra}, cwd=tmp_path)
+        assert done.code in {0, 1}, done.stderr
+        return [line for line in done.stdout.splitlines() if "spawn" in line]
+
+    [painted] = rows("--color", "always", NO_COLOR="1")
+    assert painted.startswith("\x1b[32mPASS\x1b[0m spawn "), painted
+    [plain] = rows("--color", "never", FORCE_COLOR="1")
+    assert plain.startswith("PASS "), plain
+    assert "\x1b" not in plain
 
 
 def test_info_says_a_warning_once(tmp_path: Path, github_server: GitHubServer) -> None:
@@ -340,3 +358,27 @@ def test_quiet_fix_that_leaves_nothing_to_report_prints_nothing(tmp_path: Path) 
             assert (fixed.stdout, fixed.stderr) == ("", "")
         else:
             assert "fixed 1 finding in" in fixed.stderr
+
+
+def test_remove_without_a_terminal_is_a_usage_error_that_deletes_nothing(tmp_path: Path) -> None:
+    """The confirmation rule without a TTY: a command that deletes needs --yes, exit 2, kind
+    `usage`, in text (the line ends with ` [usage]`) and in --json, and nothing is removed."""
+    env = _env(tmp_path)
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    root = tmp_path / "root"
+    installed = nexo(
+        "plugin", "install", str(tarball), "--dest", str(root), "--yes", "-q",
+        env=env, cwd=tmp_path, in_process=True,
+    )  # fmt: skip
+    assert installed.code == 0, installed.stderr
+    before = tree_snapshot(root)
+    as_json = nexo(
+        "plugin", "remove", "hello", "--dest", str(root), "--json", env=env, cwd=tmp_path
+    )
+    assert (as_json.code, as_json.document["kind"]) == (2, "usage")
+    assert "pass --yes" in as_json.document["error"]
+    text = nexo("plugin", "remove", "hello", "--dest", str(root), env=env, cwd=tmp_path)
+    assert text.code == 2
+    [line] = [each for each in text.stderr.splitlines() if each.startswith("error: ")]
+    assert line.endswith(" [usage]"), line
+    assert tree_snapshot(root) == before

@@ -117,6 +117,7 @@ def test_a_bad_input_is_one_line_and_writes_nothing(
             assert "NX101" in result.stderr
             lines = lines[-1:]
         assert lines == [result.error_line], result.stderr
+        assert result.error_line.endswith(f" [{kind}]"), result.error_line
         assert says in result.error_line
         assert _snapshot(tmp_path / "work") == before
         assert sorted(path.name for path in temporary.iterdir()) == []

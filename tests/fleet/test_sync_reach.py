@@ -53,3 +53,42 @@ def test_sync_warns_about_a_root_the_daemon_does_not_discover(
     warnings, _ = sync()
     assert warnings  # installed again (its signature is still warned about)
     assert [each for each in warnings if "will not load" in each] == []
+
+
+def test_sync_into_a_root_no_daemon_reads_notes_it_as_install_does(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """No daemon configured (no discovery.yaml anywhere), no --dest: sync installs into the
+    fallback root ``$NEXO_HOME/state/plugins``, and says, as install's `note:` does, that the
+    daemon will not load it: on stderr, and in its --json outcome (``notes``), never
+    silently; not a warning, as for install."""
+    home = Path(fleet_env["NEXO_HOME"])
+    push_dist(make_dist("alpha", "1.0.0", identity=None, targets=(LINUX,)),
+              registry.ref("plugins/alpha"), home)  # fmt: skip
+    project = tmp_path / "project"
+    project.mkdir()
+    wanted = project / "nexo-plugins.toml"
+    wanted.write_text(f'[plugins.alpha]\nsource = "{registry.ref("plugins/alpha")}"\n')
+    locked = nexo("plugin", "lock", "-f", wanted, "--plain-http", env=fleet_env, in_process=True)
+    assert locked.code == 0, locked.stderr
+    lock = project / "nexo-plugins.lock"
+    root = home / "state" / "plugins"
+    as_json = nexo(
+        "plugin", "sync", "--lock", lock, "--plain-http", "--json",
+        env=fleet_env, cwd=project, in_process=True,
+    )  # fmt: skip
+    assert as_json.code == 0, as_json.stderr
+    (plugin,) = as_json.document["plugins"]
+    [said] = plugin["notes"]
+    assert said.startswith(f"the daemon will not load alpha from {root}: ")
+    assert "scans no directory" in said
+    assert [each for each in plugin.get("warnings", []) if "will not load" in each] == []
+    (root / "alpha-1.0.0" / ".nexo-install.json").unlink()  # installed again
+    text = nexo(
+        "plugin", "sync", "--lock", lock, "--plain-http",
+        env=fleet_env, cwd=project, in_process=True,
+    )  # fmt: skip
+    assert text.code == 0, text.stderr
+    [line] = [each for each in text.stderr.splitlines() if "will not load" in each]
+    assert line.startswith(f"note: the daemon will not load alpha from {root}: ")
+    assert (root / "alpha-1.0.0").is_dir()
