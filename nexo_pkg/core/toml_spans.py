@@ -29,10 +29,13 @@ import sys
 import tomllib
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from nexo_pkg.core.diagnostics import Position, Span
 from nexo_pkg.core.toml_text import BARE_KEY_CHARS, KeyPath
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 SpanPart = Literal["key", "value"]
 
@@ -535,7 +538,8 @@ class TomlSyntax:
     """The parser's message without its position, e.g. ``Unclosed array``."""
     span: Span
     """One character at the line and column it named (clamped to the text), or an empty span
-    just past the last non-blank character when it named the end of the document."""
+    just past the last non-blank character when it named the end of the document (on a last
+    line without a line end: where it names with that line ended, when that is on it)."""
 
 
 def point_span(text: str, line: int, column: int) -> Span:
@@ -560,8 +564,13 @@ def _end_of_document(text: str) -> Span:
 _DECIMAL_RUN = re.compile(r"[+-]?[0-9](?:_?[0-9])*")
 
 
-def syntax_error(text: str, error: ValueError) -> TomlSyntax:
+def syntax_error(
+    text: str, error: ValueError, reread: Callable[[str], object] | None = None
+) -> TomlSyntax:
     """The message and position of ``tomllib``'s ``error`` on ``text``. Never fails.
+
+    ``reread`` (the caller's own ``tomllib.loads``) places an "end of document" refusal of a
+    last line without a line end where it refuses the same text with that line ended.
 
     ``tomllib`` reads a decimal integer with Python's ``int``, which refuses a literal of
     more digits than ``sys.get_int_max_str_digits()`` with a plain ``ValueError`` (not a
@@ -578,9 +587,48 @@ def syntax_error(text: str, error: ValueError) -> TomlSyntax:
         span = point_span(text, line, column)
         if message in _ESCAPE_FAULTS:
             span = _escape_span(text, span.start.line, column, message) or span
+        elif _lone_carriage_return(text, span):
+            message = _LONE_CR
     else:
-        span = _end_of_document(text)
+        span = _as_if_the_line_ended(text, reread) or _end_of_document(text)
     return TomlSyntax(message, span)
+
+
+def _as_if_the_line_ended(text: str, reread: Callable[[str], object] | None) -> Span | None:
+    """For ``text`` whose last line has no line end: where ``tomllib`` places its refusal of
+    the same document with that line ended, when it names a place on that line (``id = `` is
+    refused after its blank, as ``id = \\n`` is, not just past the ``=``), else ``None``.
+    Without this the place would move with the file's last byte."""
+    if reread is None or not text or text.endswith(("\n", "\r")):
+        return None
+    try:
+        reread(text + "\n")
+    except tomllib.TOMLDecodeError as error:
+        match = _ERROR_POSITION.search(str(error))
+        last_line = text.count("\n") + 1
+        if match is not None and match.group(1) and int(match.group(1)) == last_line:
+            return point_span(text, last_line, int(match.group(2)))
+    except (ValueError, RecursionError):
+        pass
+    return None
+
+
+# tomllib stops at a carriage return that no line feed follows, wherever it is (after a
+# value or a header, in a comment, in a string), with a message about what it expected there
+# ("Expected newline ... after a statement" after a `[table]` header too): on screen the line
+# looks whole, so say what the character is.
+_LONE_CR = "Carriage return (CR) without a line feed: TOML lines end in LF or CRLF"
+
+
+def _lone_carriage_return(text: str, span: Span) -> bool:
+    """Whether ``span`` starts at a carriage return that no line feed follows."""
+    lines = text.split("\n")
+    content = lines[span.start.line - 1]
+    index = span.start.column - 1
+    if index >= len(content) or content[index] != "\r":
+        return False
+    # A CR ending a line split at its LF is half of a CRLF, unless it ends the text.
+    return index < len(content) - 1 or span.start.line == len(lines)
 
 
 _BAD_HEX = "Invalid hex value"

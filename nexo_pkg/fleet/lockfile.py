@@ -176,7 +176,7 @@ def _load_toml(path: Path, kind: str) -> dict[str, Any]:
         # The span scanner places the error; a file that parses never needs it.
         from nexo_pkg.core.toml_spans import syntax_error  # noqa: PLC0415
 
-        syntax = syntax_error(text, exc)
+        syntax = syntax_error(text, exc, tomllib.loads)
         where = syntax.span.start
         raise ConfigError(
             f"{path}:{where.line}:{where.column}: not valid TOML ({syntax.message})",

@@ -145,7 +145,7 @@ def _parse(raw: bytes, path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except ValueError as error:
-        syntax = syntax_error(text, error)
+        syntax = syntax_error(text, error, tomllib.loads)
         where = syntax.span.start
         raise ConfigError(
             f"cannot read {path}: {syntax.message} (at line {where.line}, column {where.column})",

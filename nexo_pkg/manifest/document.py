@@ -105,7 +105,7 @@ def _syntax_diagnostic(text: str, error: ValueError) -> list[Diagnostic]:
     at most :data:`MAX_DUPLICATES_REPORTED` of them)."""
     from nexo_pkg.core.toml_spans import scan_spans, syntax_error  # noqa: PLC0415
 
-    syntax = syntax_error(text, error)
+    syntax = syntax_error(text, error, loads)
     message, span = syntax.message, syntax.span
     if message.startswith(_DUPLICATE_MESSAGES) and _unclosed_header(text, span.start):
         # The parser judges a header's key before its closing bracket: `[plugin` written

@@ -974,7 +974,7 @@ def is_workflow_path(text: str) -> bool:
 def _syntax_finding(text: str, exc: ValueError) -> _Finding:
     from nexo_pkg.core.toml_spans import syntax_error  # noqa: PLC0415 - see _validate
 
-    syntax = syntax_error(text, exc)
+    syntax = syntax_error(text, exc, tomllib.loads)
     return _Finding("NXT001", f"invalid TOML: {syntax.message}", "", syntax.span)
 
 
