@@ -41,8 +41,12 @@ def load_json(data: bytes) -> Any:
     ``NaN``, ``Infinity`` and ``-Infinity``, which no JSON reader of a scanner accepts: a
     document holding one is not JSON, and never printed as an SBOM."""
     try:
-        return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SbomError(f"it is not UTF-8 text ({exc})") from exc
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
         raise SbomError(f"it is not JSON ({str(exc)[:200]})") from exc
 
 
