@@ -16,7 +16,7 @@ from support.lint_cli import run_lint_json
 
 from nexo_pkg.manifest.humantime import DurationError, parse_duration
 
-from .test_microapp_config import MODEL, lint_yaml, project
+from .test_microapp_config import MODEL, Finding, lint_yaml, project
 
 
 def _plain(tmp_path: Path) -> None:
@@ -130,6 +130,29 @@ def test_a_tag_the_daemon_refuses_fails(tmp_path: Path, line: str, code: str) ->
         1,
         [(code, 2, "error")],
     )
+
+
+# unsafe-libyaml 0.2.11 src/scanner.rs (libyaml 0.2.5): `yaml_parser_scan_directive` stops at a
+# directive other than %YAML and %TAG; `yaml_parser_scan_tag` ends a shorthand tag at a blank, a
+# tab included, or, in flow context, at `,`, whose `yaml_parser_scan_tag_uri` (`uri_char` false)
+# does not take `,[]`. The file then is no YAML to serde_yaml, or is read as libyaml reads it.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("%FOO bar\n---\nextensions: {}\n", (1, [("NX222", 1, "error")])),
+        ("extensions:\n  follow_links: !flag,x true\n", (1, [("NX222", 2, "error")])),
+        ("extensions:\n  disabled: !id[0] [agent_creator]\n", (1, [("NX222", 2, "error")])),
+        ("extensions:\n  max_depth: !n\t3\n", (0, [])),
+        # `!id` tags the empty scalar before `,`: a `Value::Tagged` null, no string.
+        ("extensions:\n  disabled: [!id,agent_creator]\n", (1, [("NX221", 2, "error")])),
+        ("extensions:\n  disabled: !<!ids,[x]> [agent_creator]\n", (0, [])),
+    ],
+)
+def test_tags_and_directives_as_libyaml_scans_them(
+    tmp_path: Path, text: str, expected: tuple[int, list[Finding]]
+) -> None:
+    _plain(tmp_path)
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == expected
 
 
 def test_a_tagged_key_is_read_as_its_tag_says(tmp_path: Path) -> None:
