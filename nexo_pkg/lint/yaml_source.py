@@ -448,13 +448,16 @@ def _scan_to_next_token(untyped: Any) -> None:
     """unsafe-libyaml 0.2.11 ``src/scanner.rs`` ``yaml_parser_scan_to_next_token``: a byte-order
     mark at the start of any line is skipped, and a tab separates tokens in flow context and
     where no simple key may start (after a quoted scalar, or `key:`); PyYAML skips spaces
-    only."""
+    only. The skipped mark is a column (libyaml's `SKIP`; PyYAML's reader counts none), even
+    the file's first: serde_yaml 0.9.34 (``src/libyaml/parser.rs`` ``Parser::new``) sets the
+    encoding to UTF-8, so libyaml's reader never looks for a byte-order mark
+    (``src/reader.rs``: ``yaml_parser_determine_encoding`` only for ``YAML_ANY_ENCODING``).
+    A file that starts with one has its first line one column in: a second key at column 0
+    ends the document there."""
     while True:
         if untyped.column == 0 and untyped.peek() == "\ufeff":
-            first = untyped.index == 0  # the reader drops a leading one before any column
             untyped.forward()
-            # Elsewhere libyaml's `SKIP` counts it as a column, PyYAML does not.
-            untyped.column = 0 if first else 1
+            untyped.column = 1
         while untyped.peek() == " " or (
             untyped.peek() == "\t" and (untyped.flow_level or not untyped.allow_simple_key)
         ):
@@ -1076,6 +1079,14 @@ def parse_yaml(text: str) -> YamlDocument:
             # daemon's reader: "deserializing from YAML containing more than one document
             # is not supported" (serde_yaml 0.9.34 src/error.rs `MoreThanOneDocument`).
             reason = "the file holds more than one YAML document (`---`); the daemon reads one"
+        if text.startswith("\ufeff") and not text.startswith("\ufeff", 1):
+            without = parse_yaml(text[1:])
+            if not any(problem.kind == "syntax" for problem in without.problems):
+                reason += (
+                    " (the byte-order mark that starts the file counts as a column to the "
+                    "daemon's YAML reader, so the first line sits one column right of the "
+                    "next ones: remove the mark)"
+                )
         document.problems.append(
             YamlProblem(f"YAML syntax error: {reason}", Span(position, position))
         )
