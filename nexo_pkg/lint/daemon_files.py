@@ -912,14 +912,17 @@ def lint_config_text(
     kind: ConfigKind,
     cwd: Path | None = None,
     nexo_version: str | None = None,
+    bom: bool = False,
 ) -> list[Diagnostic]:
     """Every finding of one daemon config file (``text`` read from ``path``); ``nexo_version``
-    is the daemon whose discovery decides which microapps load (default the newest known)."""
+    is the daemon whose discovery decides which microapps load (default the newest known).
+    ``bom``: the file starts with a byte-order mark the caller dropped from ``text``; the
+    daemon's YAML reader keeps it, as one column of the first line (:mod:`yaml_source`)."""
     base = cwd or Path.cwd()
     # By where the file is, however it was named (`bob.yaml` from inside agents.d/).
     parent = (base / path).parent
     drop_in = kind == "agents" and parent.name == AGENTS_DROP_IN_DIR
-    document = parse_yaml(text)
+    document = parse_yaml("\ufeff" + text if bom else text)
     named = Path(path)
     if drop_in and named.suffix != ".yaml":
         # `merge_agents_drop_in` keeps the entries whose extension is exactly `yaml` (Rust's

@@ -199,17 +199,19 @@ def lint_config_source(
     path: str,
     options: LintOptions | None = None,
     kind: ConfigKind | None = None,
+    bom: bool = False,
 ) -> FileResult | None:
     """Lint one of the daemon's config files (``extensions.yaml``, ``agents.yaml``,
     ``agents.d/*.yaml``), of ``kind`` when given, else of the kind its name says; ``None``
-    when ``path``/``text`` is none of them. Never raises."""
+    when ``path``/``text`` is none of them. ``bom``: the file started with a byte-order mark
+    dropped from ``text``. Never raises."""
     from nexo_pkg.lint import daemon_files  # noqa: PLC0415 - only config files pay for it
 
     kind = kind or daemon_files.config_kind(path, text)
     if kind is None:
         return None
     version = options.nexo_version if options is not None else None
-    found = daemon_files.lint_config_text(text, path=path, kind=kind, nexo_version=version)
+    found = daemon_files.lint_config_text(text, path=path, kind=kind, nexo_version=version, bom=bom)
     diagnostics = _filtered(found, options)
     return FileResult(
         path, tuple(unsuppressed(text, diagnostics)), text, daemon_files.PARSER_NAMES[kind]
@@ -236,7 +238,7 @@ def lint_bytes(
     text, problems = decode_manifest(raw, yaml=_yaml_named(path))
     if any(problem.severity == "error" for problem in problems):
         return FileResult(path, tuple(_filtered(problems, options)), text)
-    result = _lint_text(text, path, options, keep, parsed)
+    result = _lint_text(text, path, options, keep, parsed, bom=raw.startswith(b"\xef\xbb\xbf"))
     if not problems:
         return result
     found = (*_filtered(problems, options), *result.diagnostics)
@@ -280,11 +282,14 @@ def _lint_text(
     options: LintOptions | None,
     keep: list[ParsedManifest] | None = None,
     parsed: ParsedManifest | None = None,
+    *,
+    bom: bool = False,
 ) -> FileResult:
     """Lint decoded ``text`` as the daemon config, fleet file or trust policy its name (or,
-    for a policy, its content) says it is, else as a manifest."""
+    for a policy, its content) says it is, else as a manifest; ``bom``: a byte-order mark
+    that started the file was dropped (a daemon config file's YAML reader keeps it)."""
     if _yaml_named(path):
-        config_result = lint_config_source(text, path=path, options=options)
+        config_result = lint_config_source(text, path=path, options=options, bom=bom)
         if config_result is not None:
             return config_result
     fleet = FLEET_FILES.get(Path(path).name)

@@ -354,6 +354,10 @@ def _loader_class() -> Any:
 
             scan_plain = _scan_plain
 
+            scan_tag = _scan_tag
+
+            scan_directive_name = _scan_directive_name
+
             scan_plain_spaces = _scan_plain_spaces
 
             scan_flow_scalar_non_spaces = _scan_flow_scalar_non_spaces
@@ -444,13 +448,16 @@ def _scan_to_next_token(untyped: Any) -> None:
     """unsafe-libyaml 0.2.11 ``src/scanner.rs`` ``yaml_parser_scan_to_next_token``: a byte-order
     mark at the start of any line is skipped, and a tab separates tokens in flow context and
     where no simple key may start (after a quoted scalar, or `key:`); PyYAML skips spaces
-    only."""
+    only. The skipped mark is a column (libyaml's `SKIP`; PyYAML's reader counts none), even
+    the file's first: serde_yaml 0.9.34 (``src/libyaml/parser.rs`` ``Parser::new``) sets the
+    encoding to UTF-8, so libyaml's reader never looks for a byte-order mark
+    (``src/reader.rs``: ``yaml_parser_determine_encoding`` only for ``YAML_ANY_ENCODING``).
+    A file that starts with one has its first line one column in: a second key at column 0
+    ends the document there."""
     while True:
         if untyped.column == 0 and untyped.peek() == "\ufeff":
-            first = untyped.index == 0  # the reader drops a leading one before any column
             untyped.forward()
-            # Elsewhere libyaml's `SKIP` counts it as a column, PyYAML does not.
-            untyped.column = 0 if first else 1
+            untyped.column = 1
         while untyped.peek() == " " or (
             untyped.peek() == "\t" and (untyped.flow_level or not untyped.allow_simple_key)
         ):
@@ -462,6 +469,94 @@ def _scan_to_next_token(untyped: Any) -> None:
             return
         if not untyped.flow_level:
             untyped.allow_simple_key = True
+
+
+_URI_CHARS = frozenset(
+    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-;/?:@&=+$.%!~*'()"
+)
+
+
+def _scan_tag_uri(untyped: Any, verbatim: bool, head: str, start_mark: Any) -> str:
+    """``yaml_parser_scan_tag_uri``: ``,``, ``[`` and ``]`` belong to a verbatim tag
+    (``!<...>``) only, not to a shorthand's suffix (PyYAML takes them everywhere). ``head`` is
+    a handle read as the suffix's start (``!foo``), its ``!`` left out."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    chunks = [head[1:]]
+    while (char := untyped.peek()) in _URI_CHARS or (verbatim and char in ",[]"):
+        if char == "%":
+            chunks.append(untyped.scan_uri_escapes("tag", start_mark))
+        else:
+            chunks.append(char)
+            untyped.forward()
+    if not head and len(chunks) == 1:
+        raise yaml.scanner.ScannerError(
+            "while parsing a tag", start_mark, "did not find expected tag URI", untyped.get_mark()
+        )
+    return "".join(chunks)
+
+
+def _scan_tag(untyped: Any) -> Any:
+    """``yaml_parser_scan_tag`` (unsafe-libyaml 0.2.11 ``src/scanner.rs``): a verbatim tag, or
+    a handle (``!``, ``!!``, ``!name!``) and a suffix, or ``!`` alone; then a blank or a line
+    end, or, in flow context, ``,``. PyYAML ends a tag at a space only."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    start_mark = untyped.get_mark()
+    handle: str | None
+    if untyped.peek(1) == "<":
+        untyped.forward(2)
+        handle, suffix = None, _scan_tag_uri(untyped, True, "", start_mark)
+        if untyped.peek() != ">":
+            raise yaml.scanner.ScannerError(
+                "while scanning a tag",
+                start_mark,
+                "did not find the expected '>'",
+                untyped.get_mark(),
+            )
+        untyped.forward()
+    else:
+        length = 1  # yaml_parser_scan_tag_handle: `!`, then [0-9A-Za-z_-]*, then `!` or not
+        while untyped.peek(length).isascii() and (
+            untyped.peek(length).isalnum() or untyped.peek(length) in "_-"
+        ):
+            length += 1
+        if untyped.peek(length) == "!":
+            length += 1
+        handle = untyped.prefix(length)
+        untyped.forward(length)
+        if len(handle) > 1 and handle.endswith("!"):
+            suffix = _scan_tag_uri(untyped, False, "", start_mark)
+        else:
+            handle, suffix = "!", _scan_tag_uri(untyped, False, handle, start_mark)
+            if not suffix:  # `!` alone: the non-specific tag
+                handle, suffix = None, "!"
+    char = untyped.peek()
+    if char not in _BLANKZ and not (untyped.flow_level and char == ","):
+        raise yaml.scanner.ScannerError(
+            "while scanning a tag",
+            start_mark,
+            "did not find expected whitespace or line break",
+            untyped.get_mark(),
+        )
+    return yaml.tokens.TagToken((handle, suffix), start_mark, untyped.get_mark())
+
+
+def _scan_directive_name(untyped: Any, start_mark: Any) -> str:
+    """``yaml_parser_scan_directive``: a directive other than ``%YAML`` and ``%TAG`` is an
+    error (PyYAML skips it)."""
+    import yaml  # noqa: PLC0415 - loaded with the loader
+
+    parent: Any = yaml.SafeLoader  # PyYAML's stubs leave the scanner untyped
+    name: str = parent.scan_directive_name(untyped, start_mark)
+    if name not in ("YAML", "TAG"):
+        raise yaml.scanner.ScannerError(
+            "while scanning a directive",
+            start_mark,
+            "found unknown directive name",
+            untyped.get_mark(),
+        )
+    return name
 
 
 def _scan_plain(untyped: Any) -> Any:
@@ -984,6 +1079,14 @@ def parse_yaml(text: str) -> YamlDocument:
             # daemon's reader: "deserializing from YAML containing more than one document
             # is not supported" (serde_yaml 0.9.34 src/error.rs `MoreThanOneDocument`).
             reason = "the file holds more than one YAML document (`---`); the daemon reads one"
+        if text.startswith("\ufeff") and not text.startswith("\ufeff", 1):
+            without = parse_yaml(text[1:])
+            if not any(problem.kind == "syntax" for problem in without.problems):
+                reason += (
+                    " (the byte-order mark that starts the file counts as a column to the "
+                    "daemon's YAML reader, so the first line sits one column right of the "
+                    "next ones: remove the mark)"
+                )
         document.problems.append(
             YamlProblem(f"YAML syntax error: {reason}", Span(position, position))
         )

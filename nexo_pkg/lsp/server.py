@@ -194,7 +194,12 @@ def _lint_marked(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, 
     raw = text.encode("utf-8", "surrogatepass")
     if kind == "daemon-config" and not decode_manifest(raw, yaml=True)[1]:
         unmarked = text.removeprefix(BYTE_ORDER_MARK)
-        result = lint_config_source(unmarked, path=path, options=manifest_options(path))
+        result = lint_config_source(
+            unmarked,
+            path=path,
+            options=manifest_options(path),
+            bom=text.startswith(BYTE_ORDER_MARK),
+        )
         return () if result is None else result.diagnostics
     # The command picks the linter of a trust policy and of a fleet's files by their names
     # too (a fleet file against its schema), and applies the settings; it drops the mark.

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from support.lint_cli import run_lint_json
 
+from nexo_pkg.lsp.server import lint_text
 from nexo_pkg.manifest.humantime import DurationError, parse_duration
 
-from .test_microapp_config import MODEL, lint_yaml, project
+from .test_microapp_config import MODEL, Finding, lint_yaml, project
 
 
 def _plain(tmp_path: Path) -> None:
@@ -130,6 +131,70 @@ def test_a_tag_the_daemon_refuses_fails(tmp_path: Path, line: str, code: str) ->
         1,
         [(code, 2, "error")],
     )
+
+
+# unsafe-libyaml 0.2.11 src/scanner.rs (libyaml 0.2.5): `yaml_parser_scan_directive` stops at a
+# directive other than %YAML and %TAG; `yaml_parser_scan_tag` ends a shorthand tag at a blank, a
+# tab included, or, in flow context, at `,`, whose `yaml_parser_scan_tag_uri` (`uri_char` false)
+# does not take `,[]`. The file then is no YAML to serde_yaml, or is read as libyaml reads it.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("%FOO bar\n---\nextensions: {}\n", (1, [("NX222", 1, "error")])),
+        ("extensions:\n  follow_links: !flag,x true\n", (1, [("NX222", 2, "error")])),
+        ("extensions:\n  disabled: !id[0] [agent_creator]\n", (1, [("NX222", 2, "error")])),
+        ("extensions:\n  max_depth: !n\t3\n", (0, [])),
+        # `!id` tags the empty scalar before `,`: a `Value::Tagged` null, no string.
+        ("extensions:\n  disabled: [!id,agent_creator]\n", (1, [("NX221", 2, "error")])),
+        ("extensions:\n  disabled: !<!ids,[x]> [agent_creator]\n", (0, [])),
+    ],
+)
+def test_tags_and_directives_as_libyaml_scans_them(
+    tmp_path: Path, text: str, expected: tuple[int, list[Finding]]
+) -> None:
+    _plain(tmp_path)
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == expected
+
+
+# serde_yaml 0.9.34 src/libyaml/parser.rs `Parser::new` sets the encoding to UTF-8, so
+# unsafe-libyaml's reader never drops a byte-order mark (src/reader.rs: encoding detection only
+# for `YAML_ANY_ENCODING`); its scanner skips one at column 0 (src/scanner.rs
+# `yaml_parser_scan_to_next_token`, `SKIP` moves the column to 1). The first line of a file that
+# starts with one sits a column right of the next: a second top-level key (or `- ` item) at
+# column 0 ends the document ("did not find expected <document start>"); a second mark is text.
+BOM = "\ufeff"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (BOM + "schema_version: 1\nextensions: {}\n", (1, [("NX222", 2, "error")])),
+        (BOM + "extensions: {}\nschema_version: 1\n", (1, [("NX222", 2, "error")])),
+        (BOM + "extensions:\n  max_depth: 3\n", (0, [])),
+        (BOM + "# a comment\nschema_version: 1\nextensions: {}\n", (0, [])),
+        (BOM + "\nschema_version: 1\nextensions: {}\n", (0, [])),
+        (BOM + BOM + "extensions: {}\n", (1, [("NX221", 1, "error"), ("NX220", 1, "error")])),
+    ],
+)
+def test_a_leading_byte_order_mark_is_a_column_to_the_daemon(
+    tmp_path: Path, text: str, expected: tuple[int, list[Finding]]
+) -> None:
+    _plain(tmp_path)
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == expected
+
+
+def test_a_byte_order_mark_that_ends_the_document_is_named(tmp_path: Path) -> None:
+    text = BOM + "agents:\n- id: ana\n  model: {provider: x, model: y}\n"
+    path = tmp_path / "config" / "agents.yaml"
+    path.parent.mkdir()
+    path.write_text(text, encoding="utf-8")
+    code, report = run_lint_json([path], cwd=tmp_path)
+    [finding] = report["files"][0]["diagnostics"]
+    assert (code, finding["code"], finding["range"]["start"]["line"]) == (1, "NX222", 2)
+    assert "byte-order mark" in finding["message"]
+    # The editor says the same of the open document.
+    [editor] = lint_text("daemon-config", text, str(path))
+    assert (editor.code, editor.span.start.line) == ("NX222", 2)
 
 
 def test_a_tagged_key_is_read_as_its_tag_says(tmp_path: Path) -> None:

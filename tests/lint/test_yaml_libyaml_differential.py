@@ -104,3 +104,39 @@ def test_lint_reads_what_libyaml_reads() -> None:
         != (not any(problem.kind == "syntax" for problem in parse_yaml(text).problems))
     ]
     assert disagreements == []
+
+
+# Tags and directives: unsafe-libyaml 0.2.11 src/scanner.rs, as libyaml 0.2.5.
+# `yaml_parser_scan_directive` refuses a directive other than %YAML and %TAG ("found unknown
+# directive name"; PyYAML skips it); `yaml_parser_scan_tag_uri` takes `,`, `[` and `]` into a
+# verbatim tag only (its `uri_char`), and `yaml_parser_scan_tag` ends a tag at a blank (a tab
+# too) or, in flow context, at `,` ("did not find expected whitespace or line break").
+TAGGED_TEXTS = [
+    "%FOO bar\n---\nextensions: {}\n",
+    "%RESERVED\n---\nextensions: {}\n",
+    "%TAG !e! tag:e.com,2000:\n---\nextensions: !e!x {}\n",
+    "extensions: !foo,bar {}\n",
+    "extensions: !foo[ {}\n",
+    "extensions: !foo] {}\n",
+    "extensions: [!foo,bar]\n",
+    "extensions: [!,bar]\n",
+    "extensions: {a: !foo,b: c}\n",
+    "extensions: {a: !foo}\n",
+    "extensions: !foo\t{}\n",
+    "extensions: !\t{}\n",
+    "extensions: !<x,[y]> {}\n",
+    "extensions: !<> {}\n",
+    "extensions: !! {}\n",
+    "extensions: ! {}\n",
+    "extensions: !a!b {}\n",
+    "extensions: !é {}\n",
+    "extensions: !foo%2C {}\n",
+    "extensions: !foo%zz {}\n",
+    "extensions: !foo!bar {}\n",
+]
+
+
+@pytest.mark.parametrize("text", TAGGED_TEXTS)
+def test_lint_reads_the_tags_and_directives_libyaml_reads(text: str) -> None:
+    syntax = [problem.message for problem in parse_yaml(text).problems if problem.kind == "syntax"]
+    assert _libyaml_reads(text) == (not syntax), syntax
