@@ -70,7 +70,11 @@ def _load(path: Path, explicit: bool) -> dict[str, Any]:
                 f"registry config {path} does not exist", kind="registry_config"
             ) from None
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read registry config {path}: {exc.strerror or exc}", kind="registry_config"
+        ) from exc
+    except UnicodeDecodeError as exc:
         raise ConfigError(
             f"cannot read registry config {path}: {exc}", kind="registry_config"
         ) from exc
