@@ -7,6 +7,7 @@ means no credentials; a named file that is missing or malformed is a configurati
 from __future__ import annotations
 
 import base64
+import errno
 import json
 import os
 import re
@@ -199,9 +200,19 @@ def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:
         )
     try:
         returncode, stdout = _run_helper(program, host)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.ENOENT and Path(program).exists():
+            reason = "the interpreter its #! line names does not exist"
         raise ConfigError(
-            f"credential helper docker-credential-{helper} failed: {exc}", kind="registry_config"
+            f"credential helper docker-credential-{helper} failed: cannot run {program}: {reason}",
+            kind="registry_config",
+        ) from exc
+    except subprocess.TimeoutExpired as exc:
+        raise ConfigError(
+            f"credential helper docker-credential-{helper} failed: it did not end within "
+            f"{exc.timeout:g} seconds",
+            kind="registry_config",
         ) from exc
     if stdout is None:
         raise ConfigError(
