@@ -411,6 +411,7 @@ class OciSource:
                 sink.write,
                 max_bytes=self.context.max_download,
                 reset=sink.reset,
+                size=asset.size or None,
             )
 
         looked_up: Aside[dict[str, Path]] | None = None
