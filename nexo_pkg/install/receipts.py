@@ -280,11 +280,10 @@ def read_receipt(directory: Path) -> Receipt:
             return receipt
         # Anything the quick reading did not take is read again here, so every refusal is
         # worded as before.
-        document = json.loads(
-            text, object_pairs_hook=_JsonObject.of, parse_constant=_SerdeConstantError.refuse
-        )
-    except RecursionError as exc:
-        raise ValueError("nested too deeply") from exc
+        try:
+            document = _json_value(text)
+        except RecursionError:
+            document = _deep_receipt(text)
     except _SerdeConstantError as exc:
         raise ValueError(_serde_constant_problem(text)) from exc
     if isinstance(document, _JsonObject):
@@ -302,8 +301,9 @@ def _plain_receipt(text: str) -> Receipt | None:
     plugin)."""
     try:
         document = _PLAIN_DECODER.decode(text)
-    except (ValueError, _NotPlainError):
-        return None  # not JSON, or a repeated key: the reference installer may refuse it
+    except (ValueError, RecursionError, _NotPlainError):
+        # not JSON, too deep or too long a number for Python, or a repeated key
+        return None
     if type(document) is not dict:
         return None
     if not all(map(isinstance, map(document.get, REFERENCE_RECEIPT_FIELDS), repeat(str))):
@@ -352,6 +352,151 @@ def _serde_constant_problem(text: str) -> str:
         message = "invalid number" if negative else "expected value"
         return f"{message} at line {line} column {column}"
     return "a NaN or Infinity token, which is not JSON"
+
+
+# The keys of a receipt something reads: the reference installer's fields and nexo-pkg's own.
+_READ_KEYS = frozenset(
+    (*REFERENCE_RECEIPT_FIELDS, "files", "modes", "signature", "registry", "resolved_tag")
+)
+# Nesting Python's ``json`` reads well inside its recursion limit.
+_DEPTH_PYTHON_READS = 200
+_STRING_READER = json.JSONDecoder()
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_JSON_ATOM = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
+
+
+def _json_value(text: str) -> Any:
+    """``json.loads(text)`` read as serde_json reads a receipt: objects keep their pairs
+    (:class:`_JsonObject`), ``NaN``/``Infinity`` refused, integers of any length taken."""
+    return json.loads(
+        text,
+        object_pairs_hook=_JsonObject.of,
+        parse_constant=_SerdeConstantError.refuse,
+        parse_int=_integer,
+    )
+
+
+def _after_space(text: str, position: int) -> int:
+    """``position`` moved past JSON whitespace."""
+    space = _JSON_SPACE.match(text, position)
+    return space.end() if space is not None else position
+
+
+def _deep_receipt(text: str) -> _JsonObject:
+    """The receipt ``text`` holds when a value in it nests deeper than Python's ``json``
+    can follow. serde_json skips the value of a key the reference does not read with
+    ``ignore_value`` (1.0.149 ``src/de.rs``), a loop over a stack of its own with no
+    recursion limit, so such a value leaves the receipt readable; only its syntax is checked.
+    A read key whose value nests that deep is a sequence or map where the reference expects a
+    string (:func:`reference_receipt_problem` words it), or one of nexo-pkg's own fields
+    that is no longer what nexo-pkg wrote (``ValueError``)."""
+    position = _after_space(text, 0)
+    if text[position : position + 1] != "{":
+        raise ValueError("nested too deeply")
+    pairs: list[tuple[str, Any]] = []
+    position = _after_space(text, position + 1)
+    first = True
+    while text[position : position + 1] != "}":
+        if not first:
+            if text[position : position + 1] != ",":
+                raise ValueError(f"expected `,` or `}}` at character {position}")
+            position = _after_space(text, position + 1)
+        if text[position : position + 1] != '"':
+            raise ValueError(f"key must be a string at character {position}")
+        key, position = _STRING_READER.raw_decode(text, position)
+        first = False
+        position = _after_space(text, position)
+        if text[position : position + 1] != ":":
+            raise ValueError(f"expected `:` at character {position}")
+        start = _after_space(text, position + 1)
+        position, depth = _skip_value(text, start)
+        if depth <= _DEPTH_PYTHON_READS:
+            pairs.append((key, _json_value(text[start:position])))
+        elif key in REFERENCE_RECEIPT_FIELDS:
+            pairs.append((key, [] if text[start] == "[" else _JsonObject.of([])))
+        elif key in _READ_KEYS:
+            raise ValueError(f"`{key}` is nested too deeply")
+        position = _after_space(text, position)
+    if _after_space(text, position + 1) != len(text):
+        raise ValueError(f"trailing characters at character {position + 1}")
+    return _JsonObject.of(pairs)
+
+
+def _skip_value(text: str, position: int) -> tuple[int, int]:
+    """Where the JSON value at ``position`` ends, and how deep it nests; ``ValueError`` for
+    what is not JSON. A loop with a stack of its own, as serde_json's ``ignore_value``."""
+    stack: list[str] = []
+    deepest = 0
+    while True:
+        position = _after_space(text, position)
+        char = text[position : position + 1]
+        if char in ("[", "{"):
+            stack.append("]" if char == "[" else "}")
+            deepest = max(deepest, len(stack))
+            position = _after_space(text, position + 1)
+            if text[position : position + 1] == stack[-1]:
+                stack.pop()
+                position += 1
+            elif char == "{":
+                position = _skip_key(text, position)
+                continue
+            else:
+                continue
+        elif char == '"':
+            position = _STRING_READER.raw_decode(text, position)[1]
+        elif (atom := _JSON_ATOM.match(text, position)) is not None:
+            position = atom.end()
+        else:
+            raise ValueError(f"expected a value at character {position}")
+        while stack:
+            position = _after_space(text, position)
+            char = text[position : position + 1]
+            if char == stack[-1]:
+                stack.pop()
+                position += 1
+            elif char == ",":
+                position += 1
+                if stack[-1] == "}":
+                    position = _skip_key(text, _after_space(text, position))
+                break
+            else:
+                raise ValueError(f"expected `,` or `{stack[-1]}` at character {position}")
+        else:
+            return position, deepest
+
+
+def _skip_key(text: str, position: int) -> int:
+    """Past the ``"key":`` of an object's member at ``position``."""
+    if text[position : position + 1] != '"':
+        raise ValueError(f"key must be a string at character {position}")
+    position = _after_space(text, _STRING_READER.raw_decode(text, position)[1])
+    if text[position : position + 1] != ":":
+        raise ValueError(f"expected `:` at character {position}")
+    return position + 1
+
+
+class _LongInteger:
+    """An integer literal of more digits than Python turns into an ``int`` (4300 by default):
+    serde_json skips it in a value the reference ignores (1.0.149 ``src/de.rs``,
+    ``ignore_integer`` scans digits without reading their value), so it must not make the
+    receipt unreadable."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: str) -> None:
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"an integer of {len(self.digits.lstrip('-'))} digits"
+
+
+def _integer(text: str) -> int | _LongInteger:
+    """``int(text)``, or a :class:`_LongInteger` where Python refuses to convert so many
+    digits."""
+    try:
+        return int(text)
+    except ValueError:
+        return _LongInteger(text)
 
 
 class _SerdeConstantError(ValueError):
@@ -429,6 +574,8 @@ def _json_kind(value: Any) -> str:
         return f"boolean `{str(value).lower()}`"
     if isinstance(value, int | float):
         return f"integer `{value}`" if isinstance(value, int) else f"floating point `{value}`"
+    if isinstance(value, _LongInteger):
+        return repr(value)
     return "sequence" if isinstance(value, list) else "map"
 
 

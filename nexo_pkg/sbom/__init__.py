@@ -32,16 +32,31 @@ def sbom_name(asset: str) -> str:
     return asset.removesuffix(".tar.gz") + SBOM_SUFFIX
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def load_json(data: bytes) -> Any:
+    """``data`` parsed as JSON (RFC 8259), or :class:`SbomError`. Python's parser also takes
+    ``NaN``, ``Infinity`` and ``-Infinity``, which no JSON reader of a scanner accepts: a
+    document holding one is not JSON, and never printed as an SBOM."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SbomError(f"it is not UTF-8 text ({exc})") from exc
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise SbomError(f"it is not JSON ({str(exc)[:200]})") from exc
+
+
 def quick_check(data: bytes, plugin_id: str, version: str) -> dict[str, Any]:
     """The parsed document when ``data`` is a CycloneDX 1.6 JSON SBOM whose root component is
     ``plugin_id`` ``version``; :class:`SbomError` otherwise. Cheap (no schema, no library):
     installs run it on every tarball that carries an SBOM."""
     if len(data) > MAX_SBOM_BYTES:
         raise SbomError(f"it is larger than {MAX_SBOM_BYTES} bytes")
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise SbomError(f"it is not JSON ({exc})") from exc
+    document = load_json(data)
     if not isinstance(document, dict) or document.get("bomFormat") != "CycloneDX":
         raise SbomError("it is not a CycloneDX document (no bomFormat CycloneDX)")
     if document.get("specVersion") != SPEC_VERSION:

@@ -21,7 +21,7 @@ from functools import cache
 from typing import Any
 
 from nexo_pkg import __version__
-from nexo_pkg.sbom import SbomError
+from nexo_pkg.sbom import SbomError, load_json
 from nexo_pkg.sbom.inventory import Package, Requirement, canonical_name, dependency_graph, roots
 
 FILES_PROPERTY = "nexo:files-sha256"
@@ -245,6 +245,7 @@ def read_sbom(data: bytes, target: str | None = None) -> PluginSbom:
     saying what is wrong when it is not one ``pack`` or ``sbom`` could have written."""
     from cyclonedx.model.bom import Bom  # noqa: PLC0415
 
+    load_json(data)  # strict JSON first: the schema's reader takes NaN and Infinity
     problems = validate(data)
     if problems:
         raise SbomError(f"it does not validate against CycloneDX 1.6: {problems[0]}")

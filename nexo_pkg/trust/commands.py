@@ -17,7 +17,7 @@ from typing import Any
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.trust import entry as trust
 from nexo_pkg.trust.base import SignatureMissingError, SignatureOutcome, SignerUntrustedError
-from nexo_pkg.trust.identity_pattern import compile_identity_pattern
+from nexo_pkg.trust.identity_pattern import compile_identity_pattern, rust_regex_problem
 from nexo_pkg.trust.material import (
     ATTESTATION_SUFFIX,
     BUNDLE_SUFFIXES,
@@ -89,6 +89,13 @@ def needs_release_signer(
                 kind="policy_invalid",
                 exit_code=EXIT_USAGE,
             ) from None
+        refused = rust_regex_problem(identity_regexp)
+        if refused is not None:
+            raise NexoError(
+                f"--identity-regexp does not compile: {refused}; nothing was written",
+                kind="policy_invalid",
+                exit_code=EXIT_USAGE,
+            )
         widening = widening_flag(identity_regexp)
         if widening is not None:
             raise NexoError(

@@ -9,6 +9,7 @@ Both compile in RE2's dialect with linear-time matching; a pattern either refuse
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Protocol
 
 
@@ -66,3 +67,60 @@ def full_match(pattern: str, text: str) -> bool:
     """True when the RE2 ``pattern`` matches the whole of ``text``."""
     found = compile_identity_pattern(pattern).fullmatch(text)
     return found is not None and found is not False
+
+
+# A counted repetition as regex-syntax 0.8 parses one (`{n}`, `{n,}`, `{n,m}`), white space
+# around the numbers allowed (a reading at least as lenient as the crate's).
+_COUNTED = re.compile(r"\{\s*[0-9]+\s*(?:,\s*(?:[0-9]+\s*)?)?\}")
+
+
+def rust_regex_problem(pattern: str) -> str | None:
+    """Why the reference installer's Rust ``regex`` (1.12, regex-syntax 0.8 in the daemon's
+    Cargo.lock) refuses ``pattern``, which RE2 compiled, or ``None``.
+
+    The reference compiles every ``identity_regexp`` when it loads ``trusted_keys.toml``
+    (``crates/ext-installer/src/trusted_keys.rs`` ``TrustedKeysConfig::load``,
+    ``regex::Regex::new``); one it refuses fails the whole load. RE2 takes some that the
+    crate refuses: ``\\Q…\\E`` literals, ``\\C``, octal escapes (``\\012``), and a ``{``
+    that starts no counted repetition, which RE2 reads as a literal brace and the crate
+    refuses (``a{,5}``, ``a{x``). Only these certain refusals are named."""
+    index, length, in_class = 0, len(pattern), False
+    while index < length:
+        char = pattern[index]
+        if char == "\\":
+            escaped = pattern[index + 1 : index + 2]
+            if escaped in ("Q", "E", "C"):
+                return f"the reference installer's Rust regex has no `\\{escaped}` escape"
+            if escaped.isascii() and escaped.isdigit():
+                return (
+                    f"the reference installer's Rust regex has no octal or back-reference "
+                    f"escape `\\{escaped}`"
+                )
+            close = pattern.find("}", index + 2)
+            if escaped in ("p", "P", "x") and pattern.startswith("{", index + 2) and close != -1:
+                index = close + 1  # `\\p{Greek}`, `\\x{263a}`: the brace is the escape's
+            else:
+                index += 2
+            continue
+        if in_class:
+            if char == "[" and pattern.startswith("[:", index):
+                end = pattern.find(":]", index + 2)
+                index = end + 2 if end != -1 else index + 1
+                continue
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            index += 1
+            if pattern.startswith("^", index):
+                index += 1
+            if pattern.startswith("]", index):
+                index += 1  # a leading `]` is a literal
+            continue
+        elif char == "{" and not _COUNTED.match(pattern, index):
+            return (
+                f"`{{` at character {index + 1} starts no counted repetition (`{{n}}`, `{{n,}}`, "
+                "`{n,m}`): RE2 reads it as a literal brace, the reference installer's Rust "
+                "regex refuses it; write `\\{`"
+            )
+        index += 1
+    return None

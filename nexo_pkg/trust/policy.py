@@ -21,7 +21,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from nexo_pkg.core.errors import ConfigError, exception_line
 from nexo_pkg.core.files import read_capped_bytes, read_config_file
 from nexo_pkg.core.terminal import toml_string
-from nexo_pkg.trust.identity_pattern import compile_identity_pattern, full_match
+from nexo_pkg.trust.identity_pattern import (
+    compile_identity_pattern,
+    full_match,
+    rust_regex_problem,
+)
 
 if TYPE_CHECKING:
     from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Rule, Span
@@ -460,9 +464,12 @@ def _policy_rules() -> dict[str, Rule]:
             "`identity_regexp` does not compile",
             "Compiles `identity_regexp` and `source_ref` in RE2's dialect, that of cosign and "
             "of the reference installer: `\\p{L}` and `[[:alnum:]]` work, look-arounds and "
-            "back-references do not.",
+            "back-references do not. `identity_regexp` must also compile in the reference "
+            "installer's Rust `regex`, which refuses a few patterns RE2 takes: `\\Q…\\E`, "
+            "`\\C`, octal escapes, and a `{` that starts no counted repetition (write `\\{`).",
             "A pattern that does not compile can never match a signer, and one that only "
-            "Python's `re` accepts would be refused by the reference installer.",
+            "Python's `re` (or only RE2) accepts makes the reference installer refuse the "
+            "whole policy file.",
             'identity_regexp = "^https://github.com/acme/[^/+/"',
             "Fix the pattern; remember it must match the whole certificate identity.",
         ),
@@ -940,6 +947,11 @@ class _Validator:
             compile_identity_pattern(pattern)
         except ValueError as exc:
             self.add("NXT007", f"{key_path} does not compile (RE2 syntax): {exc}", key_path, span)
+            return False
+        # The reference reads `identity_regexp` only (`source_ref` is nexo-pkg's own).
+        refused = None if key_path.endswith("source_ref") else rust_regex_problem(pattern)
+        if refused is not None:
+            self.add("NXT007", f"{key_path} does not compile: {refused}", key_path, span)
             return False
         what = "a ref" if key_path.endswith("source_ref") else "an identity"
         widening = widening_flag(pattern, what)

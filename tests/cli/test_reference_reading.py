@@ -429,8 +429,26 @@ def test_json_serde_json_refuses_makes_the_receipt_unreadable(
 
 @pytest.mark.parametrize(
     "extra",
-    ['"\\ud800"', "1e400", "[" * 200 + "]" * 200, '{"a": 1, "a": 2}'],
-    ids=["lone-surrogate", "out-of-range-number", "deep-nesting", "repeated-key"],
+    [
+        '"\\ud800"',
+        "1e400",
+        "[" * 200 + "]" * 200,
+        '{"a": 1, "a": 2}',
+        "[" * 5000 + "]" * 5000,
+        '[{"a": ' * 3000 + "1" + "}]" * 3000,
+        "1" * 5000,
+        "[-" + "9" * 5000 + ", 1]",
+    ],
+    ids=[
+        "lone-surrogate",
+        "out-of-range-number",
+        "deep-nesting",
+        "repeated-key",
+        "nesting-past-python-s-recursion-limit",
+        "objects-past-python-s-recursion-limit",
+        "integer-past-python-s-digit-limit",
+        "negative-integer-past-python-s-digit-limit",
+    ],
 )
 def test_what_serde_json_ignores_in_an_unknown_key_keeps_the_receipt(
     env: dict[str, str], server: GitHubServer, extra: str
@@ -439,7 +457,8 @@ def test_what_serde_json_ignores_in_an_unknown_key_keeps_the_receipt(
     `ignore_value` (1.0.149 `src/de.rs:1102-1215`): without a recursion limit (a stack of its
     own), without checking a number's range (`ignore_integer`, `ignore_exponent`), a string's
     escapes (`src/read.rs:1025`, `ignore_escape`: "we don't care if the codepoint is valid")
-    or a repeated key. Such a receipt stays readable."""
+    or a repeated key. Such a receipt stays readable, also where Python's `json` gives up:
+    nesting past its recursion limit, an integer of more than 4,300 digits."""
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     installed = nexo("plugin", "install", "acme/hello", "--json", env=env)
     assert installed.code == 0, installed.stderr
@@ -449,6 +468,37 @@ def test_what_serde_json_ignores_in_an_unknown_key_keeps_the_receipt(
     listing = nexo("plugin", "list", "--json", env=env)
     assert listing.document["unreadable"] == []
     assert [plugin["path"] for plugin in listing.document["plugins"]] == [str(path)]
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("[" * 5000 + "]" * 5000, "invalid type: sequence, expected a string (field `tag`)"),
+        ("9" * 5000, "invalid type: an integer of 5000 digits, expected a string (field `tag`)"),
+    ],
+    ids=["nesting-past-python-s-recursion-limit", "integer-past-python-s-digit-limit"],
+)
+def test_a_field_the_reference_reads_is_judged_however_deep_or_long(
+    env: dict[str, str], server: GitHubServer, value: str, problem: str
+) -> None:
+    """plugin_admin.rs:48-66 at eec3f33: `tag` is a `String`; serde_json refuses a sequence
+    or a number there (`invalid type`) without reading it further. Python's `json` stops
+    earlier (recursion limit, 4,300 digits): the receipt is still unreadable for the
+    reference's reason, named for its field, and `remove` still removes the plugin."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    installed = nexo("plugin", "install", "acme/hello", "--json", env=env)
+    assert installed.code == 0, installed.stderr
+    path = Path(installed.document["path"])
+    receipt = json.dumps(json.loads((path / ".nexo-install.json").read_text("utf-8")))
+    assert '"tag": "latest"' in receipt
+    _spoil_receipt(path, receipt.replace('"tag": "latest"', '"tag": ' + value, 1))
+    listing = nexo("plugin", "list", "--json", env=env)
+    assert listing.document["plugins"] == []
+    [entry] = listing.document["unreadable"]
+    assert entry["problem"] == f"receipt unreadable: {problem}"
+    removed = nexo("plugin", "remove", "hello", "--yes", "--json", env=env)
+    assert removed.code == 0
+    assert not path.exists()
 
 
 # --- upgrade keeps what the receipt pinned ----------------------------------------------------

@@ -215,6 +215,63 @@ def test_a_carried_sbom_the_schema_refuses_is_one_short_line_naming_it(
     assert done.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_carried_sbom_holding_a_number_json_has_not_is_refused_everywhere(
+    env: dict[str, str], tmp_path: Path, constant: str
+) -> None:
+    """``NaN``/``Infinity`` (where CycloneDX 1.6 takes a number: a vulnerability's score) are
+    read by Python's parser and the schema, but they are not JSON (RFC 8259) and no scanner
+    reads them: ``install`` and ``info`` refuse the tarball (``archive_invalid``, nothing
+    installed), ``sbom`` refuses such a document met in a tree (``sbom_invalid``), and
+    ``list --json`` shows no packages from it."""
+    members: list[Member] = plugin_members("hello", "1.0.0")
+    digests = {
+        m.name: hashlib.sha256(m.data).hexdigest() for m in members if m.kind == tarfile.REGTYPE
+    }
+    packages = (Package("idna", "3.20", "", ("BSD-3-Clause",), True),)
+    valid = write_sbom(
+        PluginSbom("hello", "1.0.0", "noarch", packages, files_sha256=files_digest(digests))
+    )
+    document = json.loads(valid)
+    document["vulnerabilities"] = [{"id": "CVE-0000-0001", "ratings": [{"score": 1.5}]}]
+    broken = json.dumps(document).encode().replace(b"1.5", constant.encode())
+    assert _valid(broken.decode())  # the schema alone takes it
+    tarball = write_plugin(
+        tmp_path / "bad", "hello", "1.0.0", data=targz([*members, file("sbom.cdx.json", broken)])
+    )
+    root = tmp_path / "root"
+    for command in (("install", "--dest", root, "--yes"), ("info",)):
+        refused = nexo("plugin", command[0], tarball, *command[1:], env=env, in_process=True)
+        assert refused.code == 1, command
+        assert refused.stdout == "", command
+        assert refused.error_line == (
+            "error: the archive's sbom.cdx.json is not the plugin's SBOM: it is not JSON "
+            f"({constant} is not a JSON value) [archive_invalid]"
+        ), command
+    assert not root.exists() or not (root / "hello-1.0.0").exists()
+
+    data = targz([*members, file("sbom.cdx.json", valid)])
+    _install(env, write_plugin(tmp_path / "dist", "hello", "1.0.0", data=data), root)
+    carried = root / "hello-1.0.0" / "sbom.cdx.json"
+    carried.write_bytes(broken)
+    receipt_path = root / "hello-1.0.0" / ".nexo-install.json"
+    receipt = json.loads(receipt_path.read_bytes())
+    receipt["files"]["sbom.cdx.json"] = hashlib.sha256(broken).hexdigest()
+    receipt_path.write_text(json.dumps(receipt), encoding="utf-8")
+    out = tmp_path / "out.cdx.json"
+    done = nexo("plugin", "sbom", "hello", "--dest", root, "-o", out, env=env, in_process=True)
+    assert done.code == 1
+    assert done.stdout == ""
+    assert done.error_line == (
+        f"error: {carried}: it is not JSON ({constant} is not a JSON value) [sbom_invalid]"
+    )
+    assert not out.exists()
+    listed = nexo("plugin", "list", "--dest", root, "--json", env=env, in_process=True)
+    assert listed.code == 0, listed.stderr
+    (entry,) = json.loads(listed.stdout)["plugins"]
+    assert entry["vendored"] is None
+
+
 def test_json_makes_every_failure_a_document_and_output_a_report(
     env: dict[str, str], tmp_path: Path
 ) -> None:

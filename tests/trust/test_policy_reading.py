@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from support.cli import CliResult, nexo
 
 from .helpers import SHARED_FIXTURES, cli_env
@@ -128,3 +129,62 @@ def test_owners_match_case_insensitively(tmp_path: Path) -> None:
     result = _verify(tmp_path, policy)
     assert result.code == 0, result.stderr
     assert [d["code"] for d in _lint(tmp_path, policy)] == ["NXT012"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "words"),
+    [
+        ("^https://github\\\\.com/\\\\Qmalancas\\\\E/.*$", "no `\\Q` escape"),
+        ("^https://github\\\\.com/malancas/\\\\056*$", "octal or back-reference escape `\\0`"),
+        ("^https://github\\\\.com/malancas/.{,500}$", "starts no counted repetition"),
+        ("^https://github\\\\.com/malancas/{attest-demo}.*$", "starts no counted repetition"),
+    ],
+    ids=["quoted-literal", "octal", "empty-minimum", "literal-brace"],
+)
+def test_a_pattern_the_reference_s_rust_regex_refuses_is_policy_invalid(
+    tmp_path: Path, pattern: str, words: str
+) -> None:
+    """trusted_keys.rs:107-114 at eec3f33: `load` compiles every `identity_regexp` with
+    `regex::Regex::new` (regex 1.12.3, regex-syntax 0.8.10 in Cargo.lock) and fails the whole
+    load on an error. RE2 compiles these (a `\\Q…\\E` literal, an octal escape, a `{`
+    it reads as a literal brace); regex-syntax refuses them (`EscapeUnrecognized`,
+    `UnsupportedBackreference`, `RepetitionCountDecimalEmpty`/`RepetitionCountUnclosed`).
+    `trust verify` refuses the policy (policy_invalid, exit 2), lint names the pattern
+    (NXT007), and `trust add` writes nothing."""
+    policy = _policy(tmp_path, _author("malancas", pattern))
+    result = _verify(tmp_path, policy)
+    assert result.code == 2, result.stdout
+    document = json.loads(result.stdout)
+    assert document["kind"] == "policy_invalid"
+    assert words in document["error"]
+    [finding] = _lint(tmp_path, policy)
+    assert (finding["code"], finding["severity"]) == ("NXT007", "error")
+    assert words in str(finding["message"])
+    target = tmp_path / "added.toml"
+    added = nexo("plugin", "trust", "add", "malancas", "--identity-regexp",
+                 json.loads(f'"{pattern}"'), "--trusted-keys", str(target), "--yes", "--json",
+                 env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert added.code == 2, added.stdout
+    assert json.loads(added.stdout)["kind"] == "policy_invalid"
+    assert not target.exists()
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "^https://github\\\\.com/malancas/attest-demo/.{0,500}$",
+        "^https://github\\\\.com/malancas/attest-demo/.{1,}$",
+        "^https://github\\\\.com/\\\\p{L}+/attest-demo/.*$",
+        "^https://github\\\\.com/malancas/attest-demo/[{]?.*$",
+        "^https://github\\\\.com/malancas/attest-demo/\\\\{?.*$",
+    ],
+    ids=["bounded", "at-least", "unicode-class", "brace-in-class", "escaped-brace"],
+)
+def test_braces_both_regex_engines_read_alike_stay_valid(tmp_path: Path, pattern: str) -> None:
+    """The other side of the check above: counted repetitions, `\\p{…}` classes and braces
+    in a class or escaped compile in RE2 and in the Rust crate alike, so the policy verifies
+    the fixture's signer."""
+    policy = _policy(tmp_path, _author("malancas", pattern))
+    assert _lint(tmp_path, policy) == []
+    result = _verify(tmp_path, policy)
+    assert result.code == 0, result.stderr

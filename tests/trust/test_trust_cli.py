@@ -532,7 +532,8 @@ def test_the_refused_flags_do_widen_what_matches() -> None:
         "(?i)^https://github.com/acme/x$",
         "(?-ms)^https://github.com/acme/x$",
         "^https://github.com/acme/[(?m)]x$",
-        "^https://github.com/acme/\\Q(?s)\\E$",
+        # (`\\Q(?s)\\E` would be quoted text to RE2, but the reference installer's Rust regex
+        # refuses `\\Q`: tests/trust/test_policy_reading.py)
         "^https://github.com/acme/\\(?s\\)$",
     ],
 )
