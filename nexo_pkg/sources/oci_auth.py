@@ -7,6 +7,7 @@ means no credentials; a named file that is missing or malformed is a configurati
 from __future__ import annotations
 
 import base64
+import errno
 import json
 import os
 import re
@@ -70,7 +71,11 @@ def _load(path: Path, explicit: bool) -> dict[str, Any]:
                 f"registry config {path} does not exist", kind="registry_config"
             ) from None
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read registry config {path}: {exc.strerror or exc}", kind="registry_config"
+        ) from exc
+    except UnicodeDecodeError as exc:
         raise ConfigError(
             f"cannot read registry config {path}: {exc}", kind="registry_config"
         ) from exc
@@ -195,9 +200,19 @@ def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:
         )
     try:
         returncode, stdout = _run_helper(program, host)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.ENOENT and Path(program).exists():
+            reason = "the interpreter its #! line names does not exist"
         raise ConfigError(
-            f"credential helper docker-credential-{helper} failed: {exc}", kind="registry_config"
+            f"credential helper docker-credential-{helper} failed: cannot run {program}: {reason}",
+            kind="registry_config",
+        ) from exc
+    except subprocess.TimeoutExpired as exc:
+        raise ConfigError(
+            f"credential helper docker-credential-{helper} failed: it did not end within "
+            f"{exc.timeout:g} seconds",
+            kind="registry_config",
         ) from exc
     if stdout is None:
         raise ConfigError(

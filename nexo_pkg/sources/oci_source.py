@@ -278,6 +278,8 @@ class OciSource:
                     origin,
                     sha256=asset.sha256,
                     size=asset.size,
+                    # The registry's descriptor of the layer: its size bounds the download.
+                    locator=asset,
                     manifest_digest=entry.manifest_digest,
                 )
             )
@@ -404,6 +406,8 @@ class OciSource:
                 candidate.size or 0,
             )  # fmt: skip
 
+        named = candidate.locator.size if isinstance(candidate.locator, TargetAsset) else None
+
         def fetch(sink: BlobSink) -> None:
             client.get_blob(
                 reference.repository,
@@ -411,6 +415,9 @@ class OciSource:
                 sink.write,
                 max_bytes=self.context.max_download,
                 reset=sink.reset,
+                # Only a size the registry's own descriptor names (a lock's size is checked
+                # against the tarball afterwards, by the lock's rule).
+                size=named,
             )
 
         looked_up: Aside[dict[str, Path]] | None = None

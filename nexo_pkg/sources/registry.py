@@ -695,18 +695,20 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
         *,
         max_bytes: int,
         reset: Callable[[], None] | None = None,
+        size: int | None = None,
     ) -> int:
         """Stream a blob into ``write``, hashing as it goes; returns its size.
 
         A body cut off halfway is fetched again from the start (up to :data:`RETRIES` times,
         with backoff) when ``reset`` can discard what ``write`` was given. Raises
-        ``checksum_mismatch`` when the bytes do not hash to ``digest`` (the caller discards
+        ``checksum_mismatch`` when the bytes do not hash to ``digest`` or run past ``size``
+        (the size its descriptor names, when known: read no further) (the caller discards
         what it wrote), ``archive_unsafe`` past ``max_bytes``.
         """
-        attempt = 0
+        named, attempt = size, 0
         while True:
             try:
-                size, actual = self._stream_blob(repository, digest, write, max_bytes)
+                got, actual = self._stream_blob(repository, digest, write, max_bytes, named)
                 break
             except _BodyCut as cut:
                 delay = self._net.retry_delay(attempt) if reset is not None else None
@@ -722,7 +724,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                 kind="checksum_mismatch",
                 details={"expected": digest, "actual": actual},
             )
-        return size
+        return got
 
     def _stream_blob(
         self,
@@ -730,6 +732,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
         digest: str,
         write: Callable[[bytes], None],
         max_bytes: int,
+        named: int | None = None,
     ) -> tuple[int, str]:
         """One GET of a blob into ``write``: its size and ``sha256:`` digest. A transfer that
         fails once the body has started is :class:`_BodyCut` (unless its deadline passed).
@@ -762,6 +765,14 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                 # ``write`` is a blob sink's: it fails with ``io``, never ``network``.
                 for chunk in self._raw_chunks(response, what):
                     size += len(chunk)
+                    if named is not None and size > named:
+                        raise NexoError(
+                            f"blob {digest} from oci://{self.host}/{repository} runs past the "
+                            f"{named} bytes its descriptor names: the registry served other "
+                            "bytes than it names",
+                            kind="checksum_mismatch",
+                            details={"expected": digest, "size": named},
+                        )
                     if size > max_bytes:
                         raise over_download_limit(f"blob {digest}", max_bytes)
                     if not shared:

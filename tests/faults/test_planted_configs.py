@@ -66,6 +66,42 @@ def test_a_fifo_as_the_registry_credentials_is_registry_config(tmp_path: Path) -
     assert not (tmp_path / "root").exists()
 
 
+@pytest.mark.parametrize("planted", ["fifo", "device", "directory"])
+@pytest.mark.parametrize("found_by", ["DOCKER_CONFIG", "REGISTRY_AUTH_FILE"])
+def test_a_registry_credentials_file_that_is_not_a_file_is_named_in_words(
+    tmp_path: Path, planted: str, found_by: str
+) -> None:
+    """The line names the file once and says what is wrong in words (not Python's
+    ``[Errno 22] …: '/path'``), in text and in ``--json`` alike."""
+    docker = tmp_path / "docker"
+    docker.mkdir()
+    credentials = docker / "config.json"
+    if planted == "fifo":
+        os.mkfifo(credentials)
+    elif planted == "device":
+        credentials.symlink_to("/dev/zero")
+    else:
+        credentials.mkdir()
+    (tmp_path / "no-config").mkdir()
+    variable = str(docker if found_by == "DOCKER_CONFIG" else credentials)
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), **{found_by: variable})
+    args = ("plugin", "install", "oci://127.0.0.1:9/plugins/hello:1.0.0", "--plain-http",
+            "--yes", "--config", str(tmp_path / "no-config"),
+            "--dest", str(tmp_path / "root"))  # fmt: skip
+    runs = [
+        nexo(*args, *extra, env=env, cwd=tmp_path, timeout=TIMEOUT) for extra in ((), ("--json",))
+    ]
+    expected = f"cannot read registry config {credentials}: is not a regular file"
+    text, as_json = runs
+    for result in runs:
+        assert result.exit_code == 2, result.stderr
+        assert "Traceback" not in result.stderr
+    assert as_json.document["kind"] == "registry_config"
+    assert as_json.document["error"] == expected
+    assert text.stderr.splitlines()[-1] == f"error: {expected} [registry_config]"
+    assert not (tmp_path / "root").exists()
+
+
 def test_reading_a_device_or_a_directory_is_refused_at_once(tmp_path: Path) -> None:
     with pytest.raises(NotRegularFileError):
         read_config_bytes(Path("/dev/zero"), 16)

@@ -151,6 +151,36 @@ def test_a_blob_answered_with_other_bytes_is_refused_and_not_cached(
     assert any(path.endswith(layer) for _, path, _ in proxy.log)
 
 
+def test_a_blob_answered_longer_than_its_descriptor_is_cut_off_there(
+    workspace: Path, registry: Registry
+) -> None:
+    """The tarball layer's descriptor names its size; the registry answers 2 MiB for it. The
+    download stops past the named size (``checksum_mismatch``), rather than reading on to the
+    download limit and blaming the limit (``archive_unsafe`` with "raise it with
+    --max-download-size", which would only fetch more of the wrong bytes)."""
+    entry, raw = _push_echo(registry)
+    layer = json.loads(raw)["layers"][0]
+    index = _index(entry)
+    proxy = RegistryProxy(registry.host).start()
+    proxy.plant("plugins/echo", _digest(index), index, INDEX_MEDIA_TYPE)
+    longer = b"\0" * (2 << 20)
+    proxy.planted[f"/v2/plugins/echo/blobs/{layer['digest']}"] = (longer, "application/gzip")
+    home, dest = workspace / "home", workspace / "plugins"
+    env = clean_env(NEXO_HOME=str(home), DOCKER_CONFIG=str(workspace / "no-docker"))
+    args = ("plugin", "install", proxy.ref(f"plugins/echo@{_digest(index)}"), "--dest",
+            str(dest), "--plain-http", "--yes", "--config", str(workspace / "no-config"),
+            "--max-download-size", "1M")  # fmt: skip
+    try:
+        runs = [
+            nexo(*args, *extra, env=env, cwd=workspace, in_process=False)
+            for extra in ((), ("--json",))
+        ]
+    finally:
+        proxy.stop()
+    _refused(runs, "checksum_mismatch", home, dest)
+    assert f"runs past the {layer['size']} bytes its descriptor names" in runs[1].document["error"]
+
+
 @pytest.mark.parametrize(
     "challenge",
     [
