@@ -173,9 +173,10 @@ def test_a_token_that_runs_out_mid_run_is_fetched_again(
     make_dist: MakeDist,
 ) -> None:
     """Registries issue tokens for minutes (distribution: five by default, often one); a sync
-    of many plugins outlives them. A proxy makes each token good for two requests (a frozen
-    sync asks two or three per plugin): every refusal of a held token is answered with one
-    fresh token, and the sync completes."""
+    of many plugins outlives them. A proxy makes each token good for one request (a frozen
+    sync asks two or three per plugin, some side by side, so with two a plugin's token could
+    last it the whole run): every refusal of a held token is answered with one fresh token,
+    and the sync completes."""
     running, tokens = token_registry
     config = auth_config(tmp_path, running)
     home = Path(fleet_env["NEXO_HOME"])
@@ -183,7 +184,7 @@ def test_a_token_that_runs_out_mid_run_is_fetched_again(
         push_dist(
             make_dist(plugin_id, identity=None), running.ref(f"plugins/{plugin_id}"), home, config
         )
-    proxy = RegistryProxy(running.host, token_uses=2).start()
+    proxy = RegistryProxy(running.host, token_uses=1).start()
     try:
         wanted = tmp_path / "nexo-plugins.toml"
         wanted.write_text(
