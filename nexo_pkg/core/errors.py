@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from nexo_pkg.core.credentials import masked as _masked
-from nexo_pkg.core.credentials import without_credentials
 from nexo_pkg.core.kinds import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ErrorKind, exit_code_of
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "ConfigError", "NexoError", "UsageError"]
@@ -45,7 +43,7 @@ class NexoError(Exception):
         details: dict[str, Any] | None = None,
         multiline: bool | None = None,
     ) -> None:
-        super().__init__(without_credentials(message))
+        super().__init__(_without_credentials(message))
         self.message = message
         if multiline is not None:
             self.multiline = multiline
@@ -65,7 +63,7 @@ class NexoError(Exception):
 
     @message.setter
     def message(self, value: str) -> None:
-        self._message = without_credentials(value)
+        self._message = _without_credentials(value)
 
     def to_json(self) -> dict[str, Any]:
         """The ``{"ok": false, "kind", "error", ...}`` failure document (credentials in a
@@ -88,6 +86,22 @@ class ConfigError(NexoError):
 
     kind = "config"
     exit_code = EXIT_USAGE
+
+
+def _without_credentials(text: str) -> str:
+    # No URL user without an `@`: the masking module is loaded only for a text that has one,
+    # so a command whose errors carry none (`lint` on its hot path) never loads it.
+    if "@" not in text:
+        return text
+    from nexo_pkg.core.credentials import without_credentials  # noqa: PLC0415
+
+    return without_credentials(text)
+
+
+def _masked(value: Any) -> Any:
+    from nexo_pkg.core.credentials import masked  # noqa: PLC0415 (a failure document only)
+
+    return masked(value)
 
 
 def exception_line(exc: BaseException) -> str:
