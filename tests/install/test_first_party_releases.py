@@ -48,6 +48,12 @@ FIRST_PARTY = [
     ("nexo-plugin-telegram", "nexo-plugin-telegram__nexo-plugin.toml__b3f444c0.toml", "ahead"),
     ("nexo-plugin-browser", "nexo-plugin-browser__nexo-plugin.toml__idx0e0f3215.toml", "vv"),
     ("nexo-rs-poller-gmail", "nexo-rs-poller-gmail__nexo-plugin.toml__9b6d319b.toml", "vv"),
+    (
+        "nexo-rs-poller-google-calendar",
+        "nexo-rs-poller-google-calendar__nexo-plugin.toml__idxa3c277c8.toml",
+        "release-plz",
+    ),
+    ("nexo-rs-poller-rss", "nexo-rs-poller-rss__nexo-plugin.toml__idxcaf736e8.toml", "ahead"),
 ]
 GOOGLE = FIRST_PARTY[0]
 
@@ -209,3 +215,63 @@ def test_a_root_shared_with_the_reference_installer_follows_the_real_tag_shapes(
     for plugin_id in ("google", "email"):
         assert _run(install_env, "remove", plugin_id, "--yes").code == 0
     assert discovered_versions(install_env.dest) == {}
+
+
+def _previous_release(repo: str, head: str) -> str | None:
+    """The file of the highest earlier version of ``repo``'s manifest than its head's."""
+    folder = require_shared_fixture("daemon-parity", "real-manifests")
+    head_version = _version_key(_identity(_manifest(head))[1])
+    best: tuple[tuple[int, ...], str] | None = None
+    for candidate in sorted(folder.glob(f"{repo}__*__hist.toml")):
+        if _manifest_name(candidate.name) != _manifest_name(head):
+            continue
+        key = _version_key(_identity(candidate.read_text(encoding="utf-8"))[1])
+        if key < head_version and (best is None or key > best[0]):
+            best = (key, candidate.name)
+    return None if best is None else best[1]
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+# The repositories whose earlier manifests are among the fixtures.
+WITH_HISTORY = FIRST_PARTY[:5]
+
+
+@pytest.mark.parametrize(
+    ("repo", "file_name", "shape"), WITH_HISTORY, ids=[entry[0] for entry in WITH_HISTORY]
+)
+def test_an_earlier_real_release_upgrades_to_the_head(
+    install_env: InstallEnv, repo: str, file_name: str, shape: str
+) -> None:
+    """The repository's previous real manifest, released under its tag shape and installed,
+    then its head released: `upgrade` moves to the head's version, exactly one manifest of the
+    id stays discoverable, and the replaced version is kept out of the daemon's sight."""
+    previous = _previous_release(repo, file_name)
+    assert previous is not None
+    name = _manifest_name(file_name)
+    old_text = _manifest(previous)
+    plugin_id, old_version = _identity(old_text)
+    _publish(install_env, repo, old_text, shape, name)
+    assert _run(install_env, "install", f"lordmacu/{repo}", "--yes").code == 0
+    assert discovered_versions(install_env.dest) == {plugin_id: old_version}
+
+    head = _manifest(file_name)
+    new_version = _identity(head)[1]
+    tag = _publish(install_env, repo, head, shape, name)
+    moved = _run(install_env, "upgrade", plugin_id, "--yes", "--json")
+    assert moved.code == 0, moved.stdout
+    assert (moved.document["upgraded"], moved.document["version"]) == (True, new_version)
+    assert discovered_versions(install_env.dest) == {plugin_id: new_version}
+    receipt = json.loads(
+        (install_env.dest / f"{plugin_id}-{new_version}" / RECEIPT_NAME).read_text()
+    )
+    assert (reference_receipt_struct(receipt)["version"], receipt["resolved_tag"]) == (
+        new_version,
+        tag,
+    )
+    listing = _run(install_env, "list", "--json")
+    versions = {(p["id"], p["version"], bool(p.get("kept"))) for p in listing.document["plugins"]}
+    assert versions == {(plugin_id, new_version, False), (plugin_id, old_version, True)}
+    assert _run(install_env, "verify", plugin_id).code == 0
