@@ -387,6 +387,7 @@ def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
         try:
             if not _port_in_range(httpx.URL(proxy)):
                 raise httpx.InvalidURL("the port is not a number from 1 to 65535")
+            _check_resolvable_name(httpx.URL(proxy).host)
             transports[pattern] = ProxyTransport(proxy, name, verify=context)
         except ImportError as exc:
             raise ConfigError(
@@ -403,6 +404,19 @@ def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
                 f"{name} is not a usable proxy URL ({_without_credentials(proxy)}): {reason}"
             ) from exc
     return transports
+
+
+def _check_resolvable_name(host: str) -> None:
+    """Raises ``httpx.InvalidURL`` when the resolver could not even be asked for ``host``:
+    a text host name goes to ``getaddrinfo`` through the IDNA codec, which refuses an empty
+    label or one over 63 characters with a ``UnicodeError`` before any lookup."""
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        raise httpx.InvalidURL(
+            f"the host name {shown(host)} cannot be looked up (a label is empty or longer "
+            "than 63 characters)"
+        ) from None
 
 
 def shown_url(url: str) -> str:

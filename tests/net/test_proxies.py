@@ -133,6 +133,11 @@ _UNUSABLE = [
     ({"HTTP_PROXY": "http://127.0.0.1:-1"}, "HTTP_PROXY"),
     ({"HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": "[::1]:99999"}, "NO_PROXY"),
     ({"HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": "h:99999999999999999999"}, "NO_PROXY"),
+    # Host names the resolver's IDNA codec refuses before any lookup (an empty label, one
+    # over 63 characters): the socket layer raises UnicodeError, no network error.
+    ({"HTTP_PROXY": "http://user:s3cret@proxy..corp:3128"}, "HTTP_PROXY"),
+    ({"HTTP_PROXY": f"http://user:s3cret@{'p' * 64}.corp:3128"}, "HTTP_PROXY"),
+    ({"ALL_PROXY": "http://user:s3cret@.proxy:3128"}, "ALL_PROXY"),
 ]
 
 

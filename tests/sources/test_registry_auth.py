@@ -254,6 +254,13 @@ def test_a_token_that_cannot_be_a_header_is_one_registry_line(
         assert "Traceback" not in result.stderr
         assert forged not in result.stdout + result.stderr
         assert not dest.exists() or _installed(dest) == []
+        # Without --json: the same one line, ending in its kind, the token never printed.
+        text = nexo("plugin", *command, "--plain-http", env=fleet_env, in_process=True)
+        assert text.code == 1, (command, text.stderr)
+        (line,) = without_notes(text.stderr).splitlines()
+        assert line == f"error: {document['error']} [registry_auth]", line
+        assert forged not in text.stdout + text.stderr
+        assert not dest.exists() or _installed(dest) == []
 
 
 def test_a_wrong_password_is_one_line_naming_the_user_and_what_to_do(
