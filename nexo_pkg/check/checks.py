@@ -309,7 +309,7 @@ def check_plugin(
             return report
         host = HostCalls.from_manifest(model) if host_calls else None
         try:
-            process = PluginProcess(plan.argv, cwd=plugin.root, env=env)
+            process = PluginProcess(plan.argv, cwd=plugin.root, env=env, trim_stderr=True)
         except OSError as error:
             reason = error.strerror or str(error)
             report.add("spawn", "fail", f"cannot start {plan.argv[0]}: {reason}")

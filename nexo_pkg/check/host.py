@@ -35,6 +35,7 @@ from typing import IO, Literal
 from nexo_pkg.check.text import short
 from nexo_pkg.core import posix
 from nexo_pkg.core.posix import become_subreaper, kill_and_reap
+from nexo_pkg.manifest.rust_text import rust_trim
 
 #: The SDKs' ``MAX_FRAME_BYTES`` (1 MiB): the largest frame the written contract allows. The
 #: host still reads longer lines (the daemon's reader takes lines of any length); the checks
@@ -107,8 +108,13 @@ class PluginProcess:
         cwd: Path,
         env: Mapping[str, str],
         max_frame_bytes: int = MAX_LINE_BYTES,
+        trim_stderr: bool = False,
     ) -> None:
         self._max_frame_bytes = max_frame_bytes
+        # The plugin host's stderr reader trims each line (Rust `trim`) and skips the blank
+        # ones before its tail keeps it (subprocess.rs:314-317); the microapp host's logs
+        # each line as written (stdio.rs:930-944).
+        self._trim_stderr = trim_stderr
         self._session_token = secrets.token_hex(16)
         with _REAPING.lock:
             _REAPING.start()
@@ -396,9 +402,12 @@ class PluginProcess:
     def _flush_stderr_line(self) -> None:
         if self._stderr_buffer or self._stderr_truncating:
             text = self._stderr_buffer.decode("utf-8", "replace").rstrip("\r")
+            if self._trim_stderr:
+                text = rust_trim(text)
             if self._stderr_truncating:
                 text += " [...]"
-            self.stderr_tail.append(text)
+            if text:
+                self.stderr_tail.append(text)
         self._stderr_buffer.clear()
         self._stderr_truncating = False
 

@@ -13,6 +13,7 @@ import pytest
 from check.check_plugins import assert_not_running, assert_reaped, process_state
 from nexo_pkg.check.host import (
     _QUEUE_LIMIT_BYTES,
+    MAX_LINE_BYTES,
     MAX_STDERR_LINE_BYTES,
     STDERR_TAIL_LINES,
     PluginProcess,
@@ -20,9 +21,15 @@ from nexo_pkg.check.host import (
 )
 
 
-def spawn(code: str, tmp_path: Path, **options: int) -> PluginProcess:
+def spawn(
+    code: str, tmp_path: Path, *, max_frame_bytes: int = MAX_LINE_BYTES, trim_stderr: bool = False
+) -> PluginProcess:
     return PluginProcess(
-        [sys.executable, "-c", code], cwd=tmp_path, env=dict(os.environ), **options
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=dict(os.environ),
+        max_frame_bytes=max_frame_bytes,
+        trim_stderr=trim_stderr,
     )
 
 
@@ -102,6 +109,21 @@ def test_stderr_keeps_the_last_lines_and_cuts_endless_ones(tmp_path: Path) -> No
     assert tail[-3] == "line 119"
     assert tail[-2] == "e" * MAX_STDERR_LINE_BYTES + " [...]"
     assert tail[-1] == "no newline at the end"
+
+
+@pytest.mark.parametrize(
+    ("trim", "tail"), [(False, ["  a\u3000", " \t ", "b"]), (True, ["a", "b"])]
+)
+def test_stderr_lines_are_trimmed_only_for_the_plugin_host(
+    tmp_path: Path, trim: bool, tail: list[str]
+) -> None:
+    """The plugin host trims each stderr line and skips the blank ones (subprocess.rs:314-317);
+    the microapp host logs each as written (stdio.rs:930-944)."""
+    code = "import sys; sys.stderr.write('  a\\u3000\\n \\t \\n\\nb\\n')"
+    with spawn(code, tmp_path, trim_stderr=trim) as process:
+        events(process)
+        process.drain(0.5)
+        assert list(process.stderr_tail) == tail
 
 
 def test_stderr_is_judged_utf8_line_by_line_however_long(tmp_path: Path) -> None:

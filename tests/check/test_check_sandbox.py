@@ -186,6 +186,39 @@ def test_a_read_path_missing_on_this_host_fails_spawn_naming_the_manifest_line(
 
 
 @needs_bwrap
+@pytest.mark.parametrize("entry", ["/opt/nexo-check-absent/cache", "${state_dir}/cache"])
+def test_a_write_path_missing_on_this_host_fails_spawn_naming_the_manifest_line(
+    tmp_path: Path, entry: str
+) -> None:
+    """``--bind`` of a missing source is as fatal to bwrap as ``--ro-bind``: the daemon binds
+    each ``fs_write_paths`` entry after ``${state_dir}`` expansion (``build_bwrap_args``) and
+    creates no directory under the state directory, so a sub-directory there fails too."""
+    root = sandboxed_plugin(tmp_path / "boxed", "ok", write=(entry,))
+    line = next(
+        number
+        for number, text in enumerate(
+            (root / "nexo-plugin.toml").read_text(encoding="utf-8").splitlines(), 1
+        )
+        if entry in text
+    )
+    code, document = cli_check(root)
+    assert code == 1
+    assert document["ok"] is False
+    spawn = check(document, "spawn")
+    assert spawn["status"] == "fail"
+    assert f"nexo-plugin.toml:{line}" in spawn["detail"]
+    assert "plugin.sandbox.fs_write_paths" in spawn["detail"]
+    resolved = entry.replace("${state_dir}", document["sandbox"]["state_dir"])
+    assert f"Can't find source path {resolved}" in spawn["detail"]
+    argv = document["sandbox"]["argv"]
+    end = argv.index("--")
+    assert argv[end - 3 : end] == ["--bind", resolved, resolved]
+    # Nothing was started, and check made no directory the daemon would not make.
+    assert [item["name"] for item in document["checks"]] == ["sandbox", "spawn"]
+    assert not Path(resolved).exists()
+
+
+@needs_bwrap
 def test_writing_outside_fs_write_paths_at_start_fails(tmp_path: Path) -> None:
     outside = tmp_path / "outside" / "escaped.txt"
     outside.parent.mkdir()

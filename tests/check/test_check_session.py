@@ -511,6 +511,16 @@ def test_crash_shows_the_stderr_tail(tmp_path: Path) -> None:
     assert report.stderr_tail[-2:] == ["Traceback (most recent call last):", "RuntimeError: boom"]
 
 
+def test_the_stderr_tail_is_trimmed_and_skips_blank_lines_as_the_daemons(tmp_path: Path) -> None:
+    """The daemon's plugin stderr reader trims each line (Rust `trim`) and skips the blank ones
+    before its tail keeps it (subprocess.rs:314-317 at eec3f33): blank lines written after
+    the reason do not push the reason out of the tail."""
+    root = scripted_plugin(tmp_path / "padded", "exit_padded_stderr")
+    code, document = cli_check(root)
+    assert code == 1
+    assert document["stderr_tail"] == ["scripted: the real reason"]
+
+
 def test_keyboard_interrupt_mid_check_still_kills_the_plugin(
     tmp_path: Path, pid_file: Path
 ) -> None:

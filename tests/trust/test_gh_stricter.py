@@ -387,6 +387,29 @@ def test_a_log_entry_must_name_a_log_of_the_trusted_root(
     assert status == "signature_invalid"
 
 
+def test_a_legacy_entry_must_name_a_log_of_the_trusted_root(
+    private_sigstore: PrivateSigstore, private_root: Path, artifact: Path
+) -> None:
+    """cosign's ``rekorBundle``: its signed entry timestamp is signed by the trusted log key,
+    but its ``logID`` names another log. cosign looks the log's key up by that ID and refuses,
+    as gh does for a bundle; so does nexo-pkg. The unedited bundle verifies."""
+    bundle = private_sigstore.sign_legacy(artifact.read_bytes(), identity=ACME_IDENTITY)[0]
+    kept = _verify(artifact, bundle, private_root, owner="acme", repo="nexo-plugin-echo",
+                   suffix=".bundle")  # fmt: skip
+    assert kept == "verified"
+    other = ec.generate_private_key(ec.SECP256R1()).public_key()
+    spki = other.public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    payload = bundle["rekorBundle"]["Payload"]
+    payload["logID"] = hashlib.sha256(spki).hexdigest()
+    signature = private_sigstore.rekor_key.sign(rfc8785.dumps(payload), ec.ECDSA(hashes.SHA256()))
+    bundle["rekorBundle"]["SignedEntryTimestamp"] = base64.b64encode(signature).decode()
+    status = _verify(artifact, bundle, private_root, owner="acme", repo="nexo-plugin-echo",
+                     suffix=".bundle")  # fmt: skip
+    assert status == "signature_invalid"
+
+
 @pytest.mark.parametrize("key_id", ["", "!!!"], ids=["empty", "not-base64"])
 def test_a_log_entry_naming_no_log_is_refused_saying_so(
     tmp_path: Path, private_sigstore: PrivateSigstore, artifact: Path, key_id: str

@@ -173,6 +173,41 @@ def test_trust_verify_gives_the_verdict_of_gh(
 
 
 @pytest.mark.parametrize(
+    "issuer",
+    [
+        CUSTOM_ISSUER.replace("hammer-time", "Hammer-Time"),
+        CUSTOM_ISSUER.replace("https://token.", "HTTPS://TOKEN."),
+    ],
+    ids=["path-case", "scheme-and-host-case"],
+)
+def test_the_issuer_is_compared_exactly_where_gh_ignores_its_case(
+    tmp_path: Path, trusted_roots: Path, issuer: str
+) -> None:
+    """The one row where nexo-pkg is deliberately stricter than gh: gh compares
+    ``--cert-oidc-issuer`` with the certificate's issuer in any case; an OIDC issuer is a
+    case-sensitive URL (OpenID Connect Core, section 2), and cosign's
+    ``--certificate-oidc-issuer`` and the policy's ``oidc_issuer`` compare it exactly, so
+    ``--oidc-issuer`` does too. The issuer exactly as the certificate names it is accepted
+    (the table above)."""
+    artifact, bundle = (str(ATTESTATIONS / name) for name in CUSTOM)
+    env = _offline_env(tmp_path)
+    gh = subprocess.run(
+        [gh_binary(), "attestation", "verify", artifact, "--bundle", bundle,
+         "--custom-trusted-root", str(trusted_roots), "--owner", "too-legit",
+         "--cert-oidc-issuer", issuer, "--format", "json"],
+        capture_output=True, text=True, check=False, env=env, timeout=120,
+    )  # fmt: skip
+    assert gh.returncode == 0, gh.stderr
+    nexo = cli.nexo("plugin", "trust", "verify", artifact, "--bundle", bundle, "--owner",
+                    "too-legit", "--oidc-issuer", issuer, "--json", env=env,
+                    in_process=True)  # fmt: skip
+    assert nexo.code == 1, nexo.stdout
+    document = json.loads(nexo.stdout)
+    assert document["kind"] == "signer_untrusted"
+    assert f"is not {issuer!r}" in document["error"]
+
+
+@pytest.mark.parametrize(
     ("lines", "expected"),
     [
         (["{bundle}", "not json"], False),

@@ -188,6 +188,31 @@ def test_verbose_names_the_root_used(tmp_path: Path) -> None:
     assert "trusted root: the public-good root shipped in sigstore-python" in result.stderr
 
 
+def test_verbose_names_the_policys_private_root(
+    tmp_path: Path, private_sigstore: PrivateSigstore
+) -> None:
+    """A policy's ``trusted_root`` is the root used, and ``--verbose`` says so by its path
+    (never the public-good root's name)."""
+    root = private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        f'schema_version = "1.0"\ntrusted_root = "{root.name}"\n\n'
+        f"[[authors]]\nowner = \"acme\"\nidentity_regexp = '{ACME_REGEXP}'\n",
+        encoding="utf-8",
+    )
+    artifact = tmp_path / ASSET
+    artifact.write_bytes(random_bytes())
+    bundle = write_bundle(
+        tmp_path / (ASSET + ".sigstore.json"),
+        private_sigstore.sign(artifact.read_bytes(), identity=ACME_IDENTITY),
+    )
+    result = nexo("plugin", "trust", "verify", str(artifact), "--bundle", str(bundle),
+                  "--trusted-keys", str(policy), "--verbose", env=cli_env(tmp_path))  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert f"trusted root: trusted_root {root}\n" in result.stderr
+    assert "public-good" not in result.stderr
+
+
 @pytest.mark.parametrize("planted", ["root_history/2.root.json", "timestamp.json", "snapshot.json"])
 def test_a_fifo_in_the_tuf_metadata_is_never_waited_on(
     tmp_path: Path,
