@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import sys
 from types import FrameType
@@ -29,6 +30,8 @@ def _stop_now(signum: int, frame: FrameType | None) -> None:
 
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# The line of a formatted traceback that names the exception: `ValueError: ...`.
+_EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]*: \S")
 
 
 class OneLineFormatter(logging.Formatter):
@@ -46,9 +49,12 @@ class OneLineFormatter(logging.Formatter):
             record.exc_info, record.exc_text, record.stack_info = saved
         head, marker, trace = text.partition("Traceback (most recent call last):")
         if marker:
-            # A traceback formatted into the message itself (pygls does): its last line only.
-            last = trace.strip().splitlines()[-1:] or [""]
-            text = f"{head.rstrip()} ({last[0].strip()[:200]})"
+            # A traceback formatted into the message itself (pygls does): its last exception
+            # line only, also out of the boxes an exception group is drawn in.
+            lines = (line.strip(" |") for line in trace.splitlines())
+            raised = [line for line in lines if _EXCEPTION_LINE.match(line)] or [""]
+            head = head.rstrip().removesuffix("+ Exception Group").rstrip()
+            text = f"{head} ({raised[-1][:200]})"
         if failure is not None:
             detail = " ".join(str(failure).split())[:200]
             text += f" ({type(failure).__name__}{': ' + detail if detail else ''})"

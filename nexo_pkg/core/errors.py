@@ -125,9 +125,31 @@ def exception_line(exc: BaseException) -> str:
                 return "; ".join(problems)
         seen = seen.__cause__ or seen.__context__
     lines = (_without_certificate_repr(line.strip()) for line in str(exc).splitlines())
-    return "; ".join(
-        line for line in lines if line and not line.startswith("For further information visit")
+    return _without_python_advice(
+        "; ".join(
+            line for line in lines if line and not line.startswith("For further information visit")
+        )
     )
+
+
+_DIGITS_LIMIT = "Exceeds the limit ("
+_DIGITS_ADVICE = "; use sys.set_int_max_str_digits() to increase the limit"
+
+
+def _without_python_advice(line: str) -> str:
+    """Python's refusal of an integer with more digits than it converts (in a JSON document,
+    say), in words of the document: the number and the limit, not the Python call that would
+    raise the limit."""
+    head, found, rest = line.partition(_DIGITS_LIMIT)
+    if not found:
+        return line
+    limit, _, rest = rest.partition(" digits) for integer string conversion")
+    digits = rest.removeprefix(": value has ").partition(" digits")[0]
+    tail = rest.partition(_DIGITS_ADVICE)[2]
+    if not limit.isdigit():
+        return line
+    shown = f"a number of {digits} digits" if digits.isdigit() else "a number"
+    return f"{head}{shown}, more than the {limit} a number may have{tail}"
 
 
 _CERTIFICATE_REPR = " (encountered processing <"

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.errors import NexoError, UsageError, exception_line
 from nexo_pkg.core.terminal import shown
 
 if TYPE_CHECKING:
@@ -336,7 +336,7 @@ def parse_json(body: bytes, what: str, *, kind: str = "network") -> Any:
     except RecursionError as exc:
         raise NexoError(f"{what}: the answer is nested too deeply", kind=kind) from exc
     except ValueError as exc:
-        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        reason = exception_line(exc)[:200] if str(exc) else type(exc).__name__
         raise NexoError(f"{what}: the answer is not JSON ({reason})", kind=kind) from exc
 
 

@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any
 
+from nexo_pkg.core.errors import exception_line
+
 #: The SBOM's name in the tarball (at the root, beside the manifest) and so in an installed
 #: tree; beside the tarball it is ``<id>-<version>-<target>.cdx.json``.
 SBOM_MEMBER = "sbom.cdx.json"
@@ -47,7 +49,7 @@ def load_json(data: bytes) -> Any:
     try:
         return json.loads(text, parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:
-        raise SbomError(f"it is not JSON ({str(exc)[:200]})") from exc
+        raise SbomError(f"it is not JSON ({exception_line(exc)[:200]})") from exc
 
 
 def quick_check(data: bytes, plugin_id: str, version: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.errors import NexoError, exception_line
 from nexo_pkg.trust.base import SignatureInvalidError, SignatureMaterial
 
 # Suffixes appended to an asset name under which signature material is looked up, in order:
@@ -185,7 +185,7 @@ def parse_json_document(raw: bytes, name: str) -> Any:
     except RecursionError as exc:
         raise SignatureInvalidError(f"{name} is nested too deeply to be a Sigstore bundle") from exc
     except (ValueError, UnicodeDecodeError) as exc:
-        raise SignatureInvalidError(f"{name} is not JSON: {exc}") from exc
+        raise SignatureInvalidError(f"{name} is not JSON: {exception_line(exc)}") from exc
 
 
 def split_bundles(raw: bytes, name: str) -> list[tuple[str, bytes]]:

@@ -102,6 +102,10 @@ def test_release_json_with_a_huge_number_is_one_line(setup: Setup) -> None:
     setup.server.override_release_body(body)
     result, _ = setup.install()
     setup.assert_refused(result, "network")
+    # In words of the answer: the number and the limit, not Python's advice to raise it.
+    assert result.document["error"].endswith(
+        "the answer is not JSON (a number of 5000 digits, more than the 4300 a number may have)"
+    ), result.document["error"]
 
 
 # -- rate-limit headers ---------------------------------------------------------------------

@@ -143,6 +143,27 @@ def test_every_position_gets_an_answer(server: subprocess.Popen[bytes], characte
     assert "result" in response_to(server.stdout, 9)
 
 
+def test_a_refused_position_is_logged_as_what_was_wrong_with_it(
+    server: subprocess.Popen[bytes],
+) -> None:
+    """pygls logs a refused message with the traceback of an exception group: the one line
+    kept of it says which value was wrong, not the group's box drawing."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    position = {"line": 1, "character": -1}
+    params = {"textDocument": {"uri": URI}, "position": position}
+    server.stdin.write(
+        frame({"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover", "params": params})
+    )
+    server.stdin.flush()
+    assert response_to(server.stdout, 7)["error"]["code"] == -32602
+    (line,) = [line for line in _stderr_lines(server) if b"Unable to deserialize" in line]
+    assert line.endswith(
+        b"Unable to deserialize message (ValueError: Position.character should be in range"
+        b" [0:2147483647], but was -1.)"
+    ), line
+
+
 def test_a_huge_content_length_is_refused_and_the_server_stops(
     server: subprocess.Popen[bytes],
 ) -> None:

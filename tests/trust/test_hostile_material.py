@@ -86,6 +86,28 @@ def test_install_of_a_local_tarball_with_a_nested_bundle_prints_one_document(
     assert tree_snapshot(plugins) == before
 
 
+@pytest.mark.parametrize("suffix", [".sigstore.json", ".intoto.jsonl"])
+def test_a_bundle_holding_a_number_too_long_to_read_is_said_in_words_of_the_file(
+    tmp_path: Path, suffix: str
+) -> None:
+    """A number of 100,000 digits is refused as Python refuses it, but the line names the
+    number and the limit, never the Python call that would raise the limit."""
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.0.0")
+    material = tarball.with_name(tarball.name + suffix)
+    material.write_text('{"mediaType": ' + "9" * 100_000 + "}")
+    plugins = tmp_path / "plugins"
+    result = nexo("plugin", "install", str(tarball), "--yes", "--json", "--dest", str(plugins),
+                  env={**os.environ, "NEXO_HOME": str(tmp_path / "home")})  # fmt: skip
+    assert result.code == 1, result.stderr
+    assert result.document["kind"] == "signature_invalid"
+    assert result.error_line == (
+        f"error: {material.name} is not JSON: a number of 100000 digits"
+        ", more than the 4300 a number may have [signature_invalid]"
+    )
+    assert "sys." not in result.stdout + result.stderr
+    assert not plugins.exists()
+
+
 @pytest.mark.parametrize("kind", ["directory", "fifo", "dangling-link"])
 def test_signature_material_that_is_no_regular_file_is_signature_invalid(
     tmp_path: Path, kind: str

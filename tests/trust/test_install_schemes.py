@@ -93,6 +93,34 @@ def test_a_genuine_old_signature_cannot_vouch_for_a_newer_tag(
     assert "signed for tag v0.1.0, not for v2.0.0" in document["error"]
 
 
+def test_upgrade_refuses_a_release_relabelled_as_a_newer_tag(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """Under ``require``, a mirror serves the genuine v2.0.0 release (tarball, manifest and
+    signature all agreeing on 2.0.0) as the newest tag v3.0.0: newer than the installed
+    1.0.0, so no downgrade check stops it; the signature names v2.0.0, so upgrade refuses it
+    and the installed plugin stays as it was."""
+    repo = "nexo-plugin-echo"
+    _publish_signed(github_server, private_sigstore, repo, "v1.0.0", version="1.0.0",
+                    identity=WORKFLOW.format(repo=repo, tag="v1.0.0"))  # fmt: skip
+    policy = scheme_policy(tmp_path, private_sigstore)
+    installed = run_install(tmp_path, github_server, f"{OWNER}/{repo}",
+                            "--trusted-keys", str(policy))  # fmt: skip
+    assert installed.code == 0, installed.stderr
+    _publish_signed(github_server, private_sigstore, repo, "v3.0.0", version="2.0.0",
+                    identity=WORKFLOW.format(repo=repo, tag="v2.0.0"))  # fmt: skip
+    plugins = tmp_path / "plugins"
+    before = tree_snapshot(plugins)
+    result = nexo("plugin", "upgrade", PLUGIN, "--yes", "--json", "--dest", str(plugins),
+                  "--trusted-keys", str(policy), env=cli_env(tmp_path, api=github_server.url),
+                  in_process=True)  # fmt: skip
+    assert result.code == 1, result.stdout
+    document = json.loads(result.stdout)
+    assert document["kind"] == "signer_untrusted", document
+    assert "signed for tag v2.0.0, not for v3.0.0" in document["error"]
+    assert tree_snapshot(plugins) == before
+
+
 def test_the_signature_of_the_tag_installed_verifies(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:
