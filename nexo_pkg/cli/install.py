@@ -48,6 +48,7 @@ from nexo_pkg.cli.options import (
     YesOption,
     named_path,
 )
+from nexo_pkg.core.credentials import masked, without_credentials
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
 from nexo_pkg.core.output import OUTPUT, emit_json, say, say_policy_warnings, warn
 from nexo_pkg.core.terminal import printable
@@ -182,12 +183,12 @@ def _show_plan(plan: InstallPlan) -> None:
     # render_plan escapes what came from the manifest and the release; this is the screen a
     # person decides on, so it is printed even with --quiet.
     for line in install_api.render_plan(plan):
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(without_credentials(line) + "\n")
 
 
 def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool = False) -> None:
     if json_output:
-        emit_json(result.to_json())
+        emit_json(masked(result.to_json()))
         return
     plan = result.plan
     if result.dry_run:

@@ -46,19 +46,29 @@ OUTPUT = OutputSettings()
 def say(message: str) -> None:
     """A note for the person at the terminal: stderr, dropped by ``--quiet``."""
     if not OUTPUT.quiet:
-        sys.stderr.write(message + "\n")
+        sys.stderr.write(_shown(message) + "\n")
 
 
 def warn(message: str) -> None:
     """A warning: stderr, shown even with ``--quiet``."""
     text = message if message.lower().startswith("warning") else f"warning: {message}"
-    sys.stderr.write(text + "\n")
+    sys.stderr.write(_shown(text) + "\n")
 
 
 def say_error(message: str, kind: str) -> None:
     """The ``error: MESSAGE [KIND]`` line of a failure that is not raised (a failed
     ``--check``): stderr, shown even with ``--quiet`` (``message`` comes escaped)."""
-    sys.stderr.write(f"error: {message} [{kind}]\n")
+    sys.stderr.write(f"error: {_shown(message)} [{kind}]\n")
+
+
+def _shown(line: str) -> str:
+    """``line`` with the credentials of any URL in it masked: a path given as a URL
+    (``--dest https://user:TOKEN@host/…``) is echoed in notes too, never its token."""
+    if "@" not in line:
+        return line
+    from nexo_pkg.core.credentials import without_credentials  # noqa: PLC0415
+
+    return without_credentials(line)
 
 
 def say_once(message: str, *, warning: bool = False) -> None:

@@ -57,3 +57,28 @@ def test_list_and_doctor_never_print_the_credentials_of_a_root(
     if installed and command == "doctor":
         assert json.loads(document)["plugins"] == ["echo"]
         assert f"1 plugin(s) in {tmp_path}/{SHOWN}: " in text_err, text_err
+
+
+@pytest.mark.daemon_host
+@pytest.mark.parametrize(
+    "flags", [("--dry-run",), ("--yes",), ("--yes", "--json")], ids=["screen", "text", "json"]
+)
+def test_install_never_prints_the_credentials_of_its_root(
+    tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    """``install --dest URL``: the confirmation screen (``Install to:``), the line that says
+    where it went, and the ``--json`` document name the root masked, as ``list`` does."""
+    tarball = write_plugin(tmp_path / "dist", "echo", "0.1.0")
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    done = nexo("plugin", "install", tarball, "--dest", DEST, *flags, env=env, cwd=tmp_path)
+    assert done.exit_code == 0, done.stderr
+    assert SECRET not in done.stdout + done.stderr
+    assert "x-access-token" not in done.stdout + done.stderr
+    if "--json" in flags:
+        assert json.loads(done.stdout)["path"].endswith(f"{SHOWN}/echo-0.1.0")
+    elif "--dry-run" in flags:
+        assert f"Install to:   {tmp_path}/{SHOWN}/echo-0.1.0" in done.stderr, done.stderr
+    else:
+        assert f"Installed echo 0.1.0 to {tmp_path}/{SHOWN}/echo-0.1.0." in done.stderr
+    installed = tmp_path / "https:" / DEST.split("//", 1)[1] / "echo-0.1.0"
+    assert installed.is_dir() is ("--dry-run" not in flags)
