@@ -5,6 +5,12 @@
 ``allow_republish = true``, ``trust verify`` of the tarball (the checksums file's bundle as
 ``--bundle``) refuses it, with or without ``--owner``: ``signer_untrusted``, exit 1. The same
 workflow run for acme's own repository verifies.
+
+On the release path too: a GoReleaser-shaped release of ``acme/nexo-plugin-echo`` (no asset
+digests, no sidecars) whose ``checksums.txt`` is signed from ``evil/repo`` (by a bundle beside
+it, or by an attestation the API serves for its digest) is refused by ``install`` and
+``upgrade`` with ``signer_untrusted``: the installed version stays byte for byte, and the
+refused tarball is not left in the blob cache.
 """
 
 from __future__ import annotations
@@ -14,11 +20,14 @@ import json
 from pathlib import Path
 
 import pytest
-from support.cli import nexo
+from support.cli import CliResult, nexo
+from support.github_server import GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
-from support.tarballs import write_plugin
+from support.tarballs import asset_name, release_assets, tree_snapshot, write_plugin
 
-from .helpers import cli_env
+from .helpers import ACME_IDENTITY, cli_env
+
+__all__ = ["asset_host", "github_server"]
 
 SHARED_WORKFLOW = "https://github.com/acme/workflows/.github/workflows/release.yml@refs/tags/v1.2.3"
 
@@ -57,3 +66,72 @@ def test_a_checksums_file_signed_from_another_owners_repository_is_refused(
         assert result.code == 0, result.stdout
         assert document["status"] == "verified"
         assert document["scheme"] == "checksums-file"
+
+
+def _goreleaser_release(
+    server: GitHubServer, instance: PrivateSigstore, version: str, *, repository: str, how: str
+) -> str:
+    """Publish ``v<version>`` with a signed ``checksums.txt``; the tarball's sha256."""
+    assets = release_assets("echo", version, sidecar=False)
+    name = asset_name("echo", version)
+    listed = f"{hashlib.sha256(assets[name]).hexdigest()}  {name}\n".encode()
+    assets["checksums.txt"] = listed
+    identity = (
+        ACME_IDENTITY.replace("v1.2.3", f"v{version}")
+        if repository == "acme/nexo-plugin-echo"
+        else SHARED_WORKFLOW.replace("v1.2.3", f"v{version}")
+    )
+    if how == "bundle":
+        bundle = instance.sign(listed, identity=identity, repository=repository)
+        assets["checksums.txt.sigstore.json"] = json.dumps(bundle).encode()
+    else:
+        attested = instance.attest(listed, identity=identity, repository=repository,
+                                   ref=f"refs/tags/v{version}")  # fmt: skip
+        server.publish_attestations(
+            "acme", "nexo-plugin-echo", hashlib.sha256(listed).hexdigest(), [attested]
+        )
+    server.publish("acme", "nexo-plugin-echo", f"v{version}", assets)
+    return hashlib.sha256(assets[name]).hexdigest()
+
+
+@pytest.mark.parametrize("how", ["bundle", "attestation"])
+def test_a_release_whose_checksums_file_is_signed_from_another_owner_changes_nothing(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore, how: str
+) -> None:
+    private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        'schema_version = "1.0"\ndefault = "require"\n'
+        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
+        "identity_regexp = '^https://github\\.com/acme/.*$'\nallow_republish = true\n",
+        encoding="utf-8",
+    )
+    kept = _goreleaser_release(github_server, private_sigstore, "1.0.0",
+                               repository="acme/nexo-plugin-echo", how=how)  # fmt: skip
+    refused = _goreleaser_release(github_server, private_sigstore, "1.1.0",
+                                  repository="evil/repo", how=how)  # fmt: skip
+    dest = tmp_path / "plugins"
+    env = cli_env(tmp_path, api=github_server.url)
+
+    def run(*args: str) -> CliResult:
+        return nexo("plugin", *args, "--dest", str(dest), "--trusted-keys", str(policy),
+                    "--yes", "--json", env=env, in_process=True)  # fmt: skip
+
+    first = run("install", "acme/nexo-plugin-echo@v1.0.0")
+    assert first.code == 0, first.stdout
+    signature = json.loads(first.stdout)["signature"]
+    assert (signature["status"], signature["scheme"]) == ("verified", "checksums-file")
+    before = tree_snapshot(dest)
+    blobs = tmp_path / "home" / "cache" / "blobs" / "sha256"
+    assert (blobs / kept).is_file()
+    for attempt in (
+        run("install", "acme/nexo-plugin-echo@v1.1.0"),
+        run("upgrade", "echo", "--tag", "v1.1.0"),
+    ):
+        assert "Traceback" not in attempt.stderr
+        assert attempt.code == 1, attempt.stdout
+        document = json.loads(attempt.stdout)
+        assert document["kind"] == "signer_untrusted", document
+        assert "evil/repo, outside owner acme" in document["error"]
+        assert tree_snapshot(dest) == before
+        assert not (blobs / refused).exists()

@@ -48,7 +48,12 @@ def _parse_statement(payload_type: str, payload: bytes, name: str) -> dict[str, 
             f"{name}: the attestation's payload is {payload_type!r}, not an in-toto statement"
         )
     try:
-        statement = json.loads(payload)
+        statement = json.loads(payload, object_pairs_hook=_without_repeated_keys)
+    except _RepeatedKeyError as exc:
+        # Which value counts would be the reader's choice: gh (protojson) refuses the statement.
+        raise SignatureInvalidError(
+            f"{name}: the in-toto statement repeats the key {exc.key!r}, which gh refuses too"
+        ) from None
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise SignatureInvalidError(f"{name}: the in-toto statement is not JSON") from exc
     if not isinstance(statement, dict) or statement.get("_type") not in _STATEMENT_TYPES:
@@ -56,6 +61,21 @@ def _parse_statement(payload_type: str, payload: bytes, name: str) -> dict[str, 
     if not isinstance(statement.get("predicateType"), str):
         raise SignatureInvalidError(f"{name}: the in-toto statement has no predicate type")
     return statement
+
+
+class _RepeatedKeyError(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _without_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    document: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in document:
+            raise _RepeatedKeyError(key)
+        document[key] = value
+    return document
 
 
 def _subject_digests(statement: dict[str, Any]) -> list[str]:
