@@ -107,8 +107,8 @@ else:
     subprocess.call([HOP, DIR, str(CHAINS), str(HOPS), str(PAUSE_MS), str(LIFETIME)])
 deadline = time.monotonic() + LIFETIME / 2
 while time.monotonic() < deadline:
-    steps = [len(open(f"{DIR}/chain-{c}").read().split()) if os.path.exists(f"{DIR}/chain-{c}") else 0
-             for c in range(CHAINS)]
+    names = [f"{DIR}/chain-{c}" for c in range(CHAINS)]
+    steps = [len(open(name).read().split()) if os.path.exists(name) else 0 for name in names]
     if min(steps) >= 20:
         break
     time.sleep(0.01)
