@@ -441,6 +441,30 @@ def test_a_refusal_without_a_policy_file_names_where_it_would_go(tmp_path: Path)
     assert not where.exists()
 
 
+def test_trust_remove_without_a_policy_file_says_it_does_not_exist(tmp_path: Path) -> None:
+    """``trust remove`` with no policy file is refused naming where the file would go and that
+    it is not there, not as though a policy existed and lacked the entry; nothing written."""
+    home = tmp_path / "home"
+    result = nexo(
+        "plugin", "trust", "remove", "acme", "--yes", "--json", cwd=tmp_path, env=base_env(home)
+    )
+    assert (result.code, result.document["kind"]) == (1, "not_trusted"), result.stdout
+    where = home / "config" / "extensions" / "trusted_keys.toml"
+    assert (
+        f"{where} (not created yet) has no [[authors]] entry for acme" in result.document["error"]
+    )
+    assert not home.exists() or tree(home) == []
+    # With a policy file there, the same refusal names it as it is.
+    where.parent.mkdir(parents=True)
+    where.write_text('default = "warn"\n', encoding="utf-8")
+    again = nexo(
+        "plugin", "trust", "remove", "acme", "--yes", "--json", cwd=tmp_path, env=base_env(home)
+    )
+    assert (again.code, again.document["kind"]) == (1, "not_trusted"), again.stdout
+    assert f"{where} has no [[authors]] entry for acme" in again.document["error"]
+    assert where.read_text(encoding="utf-8") == 'default = "warn"\n'
+
+
 def test_pack_lists_native_code_one_item_a_line(
     tmp_path: Path, offline_pip_env: dict[str, str]
 ) -> None:
