@@ -606,6 +606,11 @@ def test_bash_completes_option_values_and_installed_ids(tmp_path: Path) -> None:
     assert offered("nexo plugin list --color ''") == ["auto", "always", "never"]
     assert offered("nexo --color n") == ["never"]
     assert offered("nexo plugin new demo --lang ''") == ["python"]
+    assert offered("nexo plugin new demo --kind ''") == ["plugin", "microapp"]
+    assert offered("nexo plugin new demo --kind m") == ["microapp"]
+    kinds = ["plugin", "microapp", "extensions", "wanted", "lock", "trusted-keys", "lint-report"]
+    assert offered("nexo plugin schema --kind ''") == kinds
+    assert offered("nexo plugin schema --kind l") == ["lock", "lint-report"]
     for command in (
         "remove", "upgrade", "check", "verify", "rollback", "enable", "disable", "hold",
         "unhold", "sbom", "outdated",
