@@ -494,6 +494,30 @@ def test_dash_capital_v_is_the_version(tmp_path: Path) -> None:
     assert short.stdout.startswith("nexo-pkg ")
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--color", "bogus"], "--color 'bogus': choose one of auto, always, never"),
+        (["-q", "-v"], "--quiet and --verbose contradict each other"),
+    ],
+)
+def test_a_bad_root_option_is_named_even_without_a_command(
+    tmp_path: Path, args: list[str], said: str
+) -> None:
+    """As ``ruff --color bogus``: the bad value is the error, not a "Missing command" that
+    hides it; the same words as after a command (``nexo plugin list --color bogus``)."""
+    env = base_env(tmp_path / "home")
+    for words in (args, [*args, "plugin", "list"], ["plugin", "list", *args]):
+        result = nexo(*words, cwd=tmp_path, env=env)
+        assert result.code == 2, words
+        [line] = result.stderr.splitlines()
+        assert said in line, words
+        assert line.startswith("error: "), line
+        assert line.endswith(" [usage]"), line
+        assert "Missing command" not in line
+    assert not (tmp_path / "home").exists()
+
+
 def test_help_command_prints_the_help_of_a_command(tmp_path: Path) -> None:
     env = base_env(tmp_path / "home")
     assert nexo("help", cwd=tmp_path, env=env).stdout == nexo("-h", cwd=tmp_path, env=env).stdout
