@@ -336,6 +336,39 @@ def test_lint_reports_an_unreadable_manifest_and_lints_the_others(tmp_path: Path
     assert "Found 3 errors and 0 warnings in 4 files." in text.stdout
 
 
+def test_a_named_manifest_in_a_directory_that_cannot_be_searched_is_a_finding(
+    tmp_path: Path,
+) -> None:
+    """As a pre-commit hook names files: one whose directory cannot be searched (mode 0644 on
+    the directory, say) is NX008 for that file, with the others linted, as ruff's E902; not
+    an ``io`` error that stops the run."""
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "plugin.toml").write_text(MANIFEST.format(id="Good"), "utf-8")
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    (closed / "plugin.toml").write_text(MANIFEST.format(id="closed"), "utf-8")
+    closed.chmod(0o644)
+    try:
+        for flags in ([], ["--force-exclude"]):
+            result = cli.nexo(
+                "plugin", "lint", *flags, "--format", "json", "closed/plugin.toml",
+                "good/plugin.toml", cwd=tmp_path, prefix=_unprivileged(),
+                env=base_env(tmp_path / "home"),
+            )  # fmt: skip
+            assert result.code == 1, result.stdout + result.stderr
+            assert result.stderr == ""
+            found = {
+                file["path"]: [(d["code"], d["message"]) for d in file["diagnostics"]]
+                for file in json.loads(result.stdout)["files"]
+            }
+            assert found["closed/plugin.toml"] == [
+                ("NX008", "cannot read plugin.toml: Permission denied")
+            ]
+            assert [code for code, _ in found["good/plugin.toml"]] == ["NX100"]
+    finally:
+        closed.chmod(0o755)
+
+
 def test_a_dangling_manifest_link_named_on_the_command_line_is_a_finding(tmp_path: Path) -> None:
     """As a pre-commit hook names files: the link that dangles is reported, the others linted."""
     (tmp_path / "good").mkdir()
