@@ -20,6 +20,7 @@ from __future__ import annotations
 import codecs
 import collections
 import contextlib
+import functools
 import math
 import os
 import secrets
@@ -73,6 +74,18 @@ SESSION_ENV = "NEXO_PLUGIN_CHECK_SESSION"
 
 # Kill rounds: a descendant may fork while the previous round is being killed.
 _KILL_ROUNDS = 5
+
+# How often, at most, a running plugin's orphans that have exited are reaped.
+_REAP_EVERY_SECONDS = 0.05
+
+# Freezing rounds that find a process not yet stopped: a descendant that keeps changing its pid
+# (fork, the parent exits) is caught within a few rounds once the rounds are fast, so this
+# bound is never reached by such a chain; it only ends a flood that outruns the rounds.
+_FREEZE_ROUNDS = 2000
+
+# How long rounds that find nothing new may wait for signalled processes to stop, and how long
+# the killed ones are waited for to be reaped.
+_CONTAIN_SECONDS = 1.0
 
 _PROC = Path("/proc")
 
@@ -138,6 +151,7 @@ class PluginProcess:
         # Orphans started before the plugin are not its descendants (see `_Reaping`).
         self._born = _start_ticks(self.pid) or 0
         self.started_at = time.monotonic()
+        self._reaped_at = self.started_at
         try:
             self._setup_pipes()
         except BaseException:
@@ -285,6 +299,13 @@ class PluginProcess:
 
     def _poll(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for pipe activity and handle what is ready."""
+        now = time.monotonic()
+        if now - self._reaped_at >= _REAP_EVERY_SECONDS:
+            # Each orphan that exits while the plugin runs (a descendant changing its pid
+            # leaves one per step) is reaped now, so closing never has thousands to judge.
+            self._reaped_at = now
+            with _REAPING.lock:
+                _REAPING.reap_exited(self._born)
         if not self._selector.get_map():
             # Every pipe is closed: nothing can arrive, but the caller is waiting for a
             # deadline (or the exit), so sleep a little instead of spinning.
@@ -477,18 +498,19 @@ class PluginProcess:
         environment and those descending from the plugin. Linux only (needs ``/proc``)."""
         if not _PROC.is_dir():  # pragma: no cover - macOS: the process group is all we have
             return
+        # Under the lock a plugin is spawned under: a plugin another thread has just forked is
+        # a child of this process too, and it counts as running (not an orphan) only once its
+        # spawn has recorded it. The plugin's own pid is walked only while it is unreaped
+        # (until then no other process can have it).
+        with _REAPING.lock:
+            _REAPING.contain(self._born, self.pid if self._popen.returncode is None else None)
         for _ in range(_KILL_ROUNDS):
             strays = _session_processes(self.pid, self._session_token.encode())
-            # Under the lock a plugin is spawned under: a plugin another thread has just
-            # forked is a child of this process too, and it counts as running (not an orphan)
-            # only once its spawn has recorded it.
-            with _REAPING.lock:
-                strays |= _REAPING.orphans(self._born)
-                if not strays:
-                    return
-                for pid in strays:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(pid, posix.KILL_SIGNAL)
+            if not strays:
+                return
+            for pid in strays:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, posix.KILL_SIGNAL)
 
     def close(self) -> None:
         """Kill the process group, reap the child and close every pipe; idempotent, and safe
@@ -551,35 +573,122 @@ class _Reaping:
             become_subreaper(enable=False)
             self.active = False
 
-    def orphans(self, born: int, *, zombies: bool = False) -> set[int]:
-        """Children of this process that are no running plugin and started at tick ``born``
-        or later (zombies too with ``zombies``, to be reaped)."""
-        if not self.active or not _PROC.is_dir():
-            return set()
-        own = os.getpid()
-        found: set[int] = set()
+    def _children(self) -> Callable[[int], list[int]]:
+        """How to list a process's children for one round: the kernel's per-thread
+        ``children`` files where it has them, else one scan of ``/proc``."""
+        if _children_files():
+            return _children
+        tree: dict[int, list[int]] = collections.defaultdict(list)
         with contextlib.suppress(OSError):
             for entry in os.scandir(_PROC):
-                if not entry.name.isdigit():
-                    continue
-                pid = int(entry.name)
-                stat = _stat(pid)
-                if stat is None or stat[1] != own or pid in self.live:
-                    continue
-                if (stat[0] == b"Z" and not zombies) or (_start_ticks(pid) or 0) < born:
-                    continue
-                found.add(pid)
+                if entry.name.isdigit() and (stat := _stat(int(entry.name))) is not None:
+                    tree[stat[1]].append(int(entry.name))
+        return lambda pid: tree.get(pid, [])
+
+    def _orphans(self, born: int) -> list[tuple[int, bytes]]:
+        """(pid, state) of the children of this process that are no running plugin and
+        started at tick ``born`` or later (a child this process started for its own use
+        before the plugin never is one)."""
+        found: list[tuple[int, bytes]] = []
+        for pid in self._children()(os.getpid()):
+            stat = _stat(pid)
+            if stat is not None and pid not in self.live and stat[2] >= born:
+                found.append((pid, stat[0]))
         return found
 
+    def reap_exited(self, born: int) -> None:
+        """Called under :attr:`lock` while a plugin runs: reap its orphans that have exited
+        (never a plugin's own process, which its ``Popen`` reaps)."""
+        if not self.active:
+            return
+        for pid, state in self._orphans(born):
+            if state == b"Z":
+                posix.reap(pid)
+
+    def contain(self, born: int, plugin: int | None) -> bool:
+        """Called under :attr:`lock`: stop, then kill and reap, every orphan started at tick
+        ``born`` or later and every process descending from one (or from ``plugin``, the
+        plugin's unreaped pid). False if some may be left.
+
+        Freezing first: each round SIGSTOPs every living process it finds that is not
+        stopped yet and walks the children of each (a stopped process cannot fork, so its
+        children stay where the walk finds them); a process that changes its pid is found
+        again as the orphan its step leaves, and stopped. Rounds go on while they find new
+        processes (at most :data:`_FREEZE_ROUNDS`) and, once they find none, for at most
+        :data:`_CONTAIN_SECONDS` while signalled processes have not stopped yet. Then every
+        stopped process is killed, and the orphans are killed and reaped until none is left
+        (for at most :data:`_CONTAIN_SECONDS`)."""
+        if not self.active or not _PROC.is_dir():
+            return True
+        own = os.getpid()
+        frozen: dict[int, int] = {}
+        quiet_since: float | None = None
+        for _ in range(_FREEZE_ROUNDS):
+            new, pending = self._freeze_round(own, born, plugin, frozen)
+            if new:
+                quiet_since = None
+                continue
+            if not pending:
+                break
+            now = time.monotonic()
+            quiet_since = now if quiet_since is None else quiet_since
+            if now - quiet_since > _CONTAIN_SECONDS:
+                break
+            time.sleep(0.001)
+        for pid, start in frozen.items():
+            stat = _stat(pid)
+            # The same process (a stopped one cannot exit; its pid is still its own).
+            if stat is not None and stat[2] == start:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, posix.KILL_SIGNAL)
+        deadline = time.monotonic() + _CONTAIN_SECONDS
+        while left := [pid for pid, _ in self._orphans(born)]:
+            kill_and_reap(left)
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.001)
+        return True
+
     def finish(self, pid: int, born: int) -> None:
-        """The plugin ``pid`` is reaped: kill and reap its orphans, within a second."""
+        """The plugin ``pid`` is reaped: stop, kill and reap its orphans (:meth:`contain`)."""
         with self.lock:
             self.live.discard(pid)
-            deadline = time.monotonic() + 1.0
-            while (left := self.orphans(born, zombies=True)) and time.monotonic() < deadline:
-                kill_and_reap(left)
-                time.sleep(_EXIT_POLL_SECONDS)
+            self.contain(born, None)
             self.stop()
+
+    def _freeze_round(
+        self, own: int, born: int, plugin: int | None, frozen: dict[int, int]
+    ) -> tuple[bool, bool]:
+        """One freezing round (see :meth:`contain`): whether it signalled a process not seen
+        before, and whether one signalled earlier has not stopped yet."""
+        children = self._children()
+        new = pending = False
+        queue = [pid for pid in children(own) if pid not in self.live]
+        if plugin is not None:
+            queue += children(plugin)
+        seen: set[int] = set()
+        while queue:
+            pid = queue.pop()
+            if pid in seen or pid == own or pid in self.live:
+                continue
+            seen.add(pid)
+            stat = _stat(pid)
+            if stat is None or stat[2] < born:
+                continue
+            state, parent, start = stat
+            if state == b"Z":
+                if parent == own:
+                    posix.reap(pid)  # an orphan of ours: its pid cannot be anyone else's
+                continue
+            if frozen.get(pid) != start:
+                frozen[pid] = start
+                new = True
+                posix.stop(pid)
+            elif state not in {b"T", b"t"}:
+                pending = True
+                posix.stop(pid)  # not stopped yet, or continued since by another one
+            queue += children(pid)
+        return new, pending
 
 
 _REAPING = _Reaping()
@@ -587,11 +696,27 @@ _REAPING = _Reaping()
 
 def _start_ticks(pid: int) -> int | None:
     """When ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat`` field 22)."""
+    stat = _stat(pid)
+    return None if stat is None else stat[2]
+
+
+@functools.cache
+def _children_files() -> bool:
+    """Whether the kernel lists each thread's children (``/proc/<pid>/task/<tid>/children``)."""
+    return (_PROC / "self" / "task" / str(threading.get_native_id()) / "children").exists()
+
+
+def _children(pid: int) -> list[int]:
+    """The children of every thread of ``pid`` (none if it is gone)."""
+    found: list[int] = []
     try:
-        raw = (_PROC / str(pid) / "stat").read_bytes()
-        return int(raw[raw.rindex(b")") + 2 :].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
+        tasks = list((_PROC / str(pid) / "task").iterdir())
+    except OSError:
+        return found
+    for task in tasks:
+        with contextlib.suppress(OSError, ValueError):
+            found += map(int, (task / "children").read_bytes().split())
+    return found
 
 
 def _read_chunk(stream: IO[bytes] | None) -> bytes | None:
@@ -607,12 +732,13 @@ def _read_chunk(stream: IO[bytes] | None) -> bytes | None:
         return b""
 
 
-def _stat(pid: int) -> tuple[bytes, int] | None:
-    """(state, parent pid) of a process from ``/proc/<pid>/stat``, or None if it is gone."""
+def _stat(pid: int) -> tuple[bytes, int, int] | None:
+    """(state, parent pid, start ticks) of a process from one read of ``/proc/<pid>/stat``,
+    or None if it is gone."""
     try:
         raw = (_PROC / str(pid) / "stat").read_bytes()
         fields = raw[raw.rindex(b")") + 2 :].split()
-        return fields[0], int(fields[1])
+        return fields[0], int(fields[1]), int(fields[19])
     except (OSError, ValueError, IndexError):
         return None
 

@@ -65,7 +65,9 @@ from nexo_pkg.check.report import CheckReport, Status
 from nexo_pkg.check.rpc import DEFAULT_TIMEOUT_MS, FrameLoop, NoReply, Pending, Reply
 from nexo_pkg.check.sandbox import SandboxPlan
 from nexo_pkg.check.scratch import scratch_directory
+from nexo_pkg.check.target import is_script, python_entry_instead
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
+from nexo_pkg.core import posix
 from nexo_pkg.core.files import open_regular
 from nexo_pkg.manifest.microapp import HOOK_NAMES, env_is_blocked
 
@@ -128,6 +130,18 @@ def run_microapp(
 
     grants = load_grants(target, config_dir(config))
     argv = [_program(target), *target.args]
+    # Windows runs no `#!` script: the Python entry the launcher runs, as for a plugin.
+    entry_env: dict[str, str] = {}
+    entry_note = None
+    launcher = Path(argv[0])
+    if (
+        not posix.POSIX
+        and launcher.is_relative_to(target.root)
+        and launcher.is_file()
+        and is_script(launcher)
+    ):
+        entry_argv, entry_env, entry_note = python_entry_instead(target.root, launcher, {})
+        argv = [*entry_argv, *target.args]
     # The extension host never wraps the command: a plugin report's section, unwrapped.
     unwrapped = SandboxPlan(argv, NOT_SANDBOXED, target.manifest_path.name, enabled=False)
     report = MicroappReport(
@@ -139,6 +153,8 @@ def run_microapp(
     )
     for note in target.notes:
         report.add("manifest", "warn", note)
+    if entry_note is not None:
+        report.add("manifest", "warn", entry_note)
     if grants.not_loaded is not None:
         report.add("discovery", "warn", f"{grants.not_loaded}; checked all the same")
     with scratch_directory("nexo-check-state-") as scratch:
@@ -150,6 +166,7 @@ def run_microapp(
             agent_version=agent_version,
             state_dir=str(state_dir),
         )
+        env.update(entry_env)
         report.microapp = _describe(target, grants, removed, agent_version)
         refusal = lint_refusal(target.manifest_path, agent_version)
         if refusal is not None:

@@ -365,8 +365,8 @@ def _resolve_directory(
         # its command, so they are passed only when that command is this launcher.
         launcher_args = args if _names_launcher(command, root, launcher) else []
         notes = (*notes, *_unpacked_command(command, root, launcher, source))
-        if not posix.POSIX and _is_script(launcher):
-            argv, env, note = _python_entry_instead(root, launcher, env)
+        if not posix.POSIX and is_script(launcher):
+            argv, env, note = python_entry_instead(root, launcher, env)
             argv += launcher_args
             return ResolvedPlugin(
                 root,
@@ -412,7 +412,7 @@ PYTHON_ENTRIES: tuple[tuple[str, str | None], ...] = (
 )
 
 
-def _is_script(launcher: Path) -> bool:
+def is_script(launcher: Path) -> bool:
     """Whether ``launcher`` starts with ``#!`` (a script for a POSIX shell or interpreter)."""
     try:
         with launcher.open("rb") as stream:
@@ -421,18 +421,20 @@ def _is_script(launcher: Path) -> bool:
         raise TargetError(f"{launcher}: cannot read it ({error.strerror or error})") from error
 
 
-def _python_entry_instead(
+def python_entry_instead(
     root: Path, launcher: Path, env: dict[str, str]
 ) -> tuple[list[str], dict[str, str], str]:
-    """On Windows, which runs no ``#!`` script: the Python entry the launcher runs (see
+    """On Windows, which runs no ``#!`` script: the Python entry the launcher (a file of
+    ``root``: a plugin's ``bin/<id>``, a microapp's ``[transport] command``) runs (see
     :data:`PYTHON_ENTRIES`), started with this interpreter. Raises :class:`TargetError`
     naming what to do when there is none."""
+    name = launcher.relative_to(root).as_posix()
     for relative, path_dir in PYTHON_ENTRIES:
         entry = root.joinpath(*relative.split("/"))
         if not entry.is_file():
             continue
         note = (
-            f"bin/{launcher.name} is a shell script, which Windows cannot run: checking "
+            f"{name} is a shell script, which Windows cannot run: checking "
             f"{relative} run by {sys.executable}"
         )
         if path_dir is not None:
@@ -441,7 +443,7 @@ def _python_entry_instead(
         note += ", as the launcher runs it on Linux and macOS, where the daemon runs"
         return [sys.executable, str(entry)], env, note
     raise TargetError(
-        f"{root}: bin/{launcher.name} is a script Windows cannot run and there is no "
+        f"{root}: {name} is a script Windows cannot run and there is no "
         f"{' or '.join(relative for relative, _ in PYTHON_ENTRIES)} to run with Python "
         "instead; check this plugin on Linux or macOS, where the daemon runs it"
     )

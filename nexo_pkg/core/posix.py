@@ -142,6 +142,25 @@ def kill_and_reap(children: Collection[int]) -> None:
             os.waitpid(pid, os.WNOHANG)
 
 
+def stop(pid: int) -> None:
+    """SIGSTOP ``pid`` (a stopped process runs no code, so it cannot fork or signal, until it
+    is continued or killed). Nothing where there is no such signal (Windows); never raises
+    for a process that is gone."""
+    if STOP_SIGNAL is None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, STOP_SIGNAL)
+
+
+def reap(pid: int) -> None:
+    """Reap ``pid``, a child of this process that has exited, without waiting; nothing if it
+    still runs, is not a child, or there is no ``waitpid`` (Windows)."""
+    if not POSIX:
+        return
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
 #: Whether this is a POSIX system (Linux, macOS, the BSDs); false on Windows.
 POSIX = os.name == "posix"
 
@@ -157,6 +176,9 @@ O_BINARY: int = getattr(os, "O_BINARY", 0)
 
 #: The signal that cannot be caught; ``os.kill`` with SIGTERM is TerminateProcess on Windows.
 KILL_SIGNAL: int = getattr(signal, "SIGKILL", signal.SIGTERM)
+
+#: The signal that stops a process and cannot be caught; ``None`` on Windows.
+STOP_SIGNAL: int | None = getattr(signal, "SIGSTOP", None)
 
 #: Whether ``os.open``, ``os.mkdir``, ``os.stat`` and ``os.rename`` take ``dir_fd`` here.
 DIR_FD = {os.open, os.mkdir, os.stat, os.rename} <= os.supports_dir_fd

@@ -357,7 +357,8 @@ def mirror(
         session.registry(reference)
         epoch_date = source_date()
         client = session.github()
-        release = client.get_release(source.owner, source.repo, source.tag)
+        # As install reads a tag: `1.2.3` may be `v1.2.3`; a missing one names the nearest.
+        release = client.find_release(source.owner, source.repo, source.tag)
         plugin_id, version, assets = release_tarballs(client, release, manifest_asset_problem)
         directory = session.temp_dir()
         targets: list[TargetFiles] = []

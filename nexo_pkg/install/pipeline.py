@@ -1167,7 +1167,8 @@ def known_latest_releases(
     (its upgrade asks again and reports why); after a rate-limit answer nothing more is
     asked: the kind whose service said so is in :attr:`Prefetched.stopped`, and the
     upgrades of its plugins fail with that answer without asking it again."""
-    followed = [r for r in receipts if r.pinned_tag is None]
+    # Those whose upgrade stays on their tag ask nothing; which those are, the seam says.
+    followed = [r for r in receipts if r.upgradable and r.upgrade_pin is None]
     if not followed:
         return Prefetched()
     with command_context(options, callbacks) as context:

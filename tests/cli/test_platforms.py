@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,40 @@ def test_author_commands_run_without_the_posix_names(
     assert report["plugin"]["command"][1].endswith("main.py")
     warnings = [c["detail"] for c in report["checks"] if c["status"] == "warn"]
     assert any("bin/demo is a shell script, which Windows cannot run" in w for w in warnings)
+
+
+def test_a_microapp_is_checked_on_windows_through_its_python_entry(
+    tmp_path: Path, offline_pip_env: dict[str, str]
+) -> None:
+    """A microapp's ``[transport] command`` is a bash launcher (``./bin/notes``) in the project
+    and in the tarball, which Windows cannot spawn: ``check`` runs the Python entry it runs,
+    with the plugin's warning, and refuses in one sentence when there is none."""
+    created = _on_windows(["plugin", "new", "notes", "--kind", "microapp"], tmp_path)
+    assert created.code == 0, created.stderr
+    project = tmp_path / "notes"
+    packed = _on_windows(["plugin", "pack", "--json"], project, **offline_pip_env)
+    assert packed.code == 0, packed.stderr
+    tarball = project / "dist" / "notes-0.1.0-noarch.tar.gz"
+    for target, entry in ((".", "src/main.py"), (str(tarball), "lib/plugin/main.py")):
+        checked = _on_windows(["plugin", "check", "--json", target], project)
+        assert checked.code == 0, checked.stdout + checked.stderr
+        report = json.loads(checked.stdout)
+        assert report["ok"] is True
+        assert report["kind"] == "microapp"
+        command = report["plugin"]["command"]
+        assert Path(command[0]).parent == Path(sys.executable).parent, command
+        assert command[1].replace("\\", "/").endswith(entry), command
+        warnings = [c["detail"] for c in report["checks"] if c["status"] == "warn"]
+        assert any(
+            f"bin/notes is a shell script, which Windows cannot run: checking {entry}" in w
+            for w in warnings
+        ), warnings
+    (project / "src" / "main.py").unlink()
+    refused = _on_windows(["plugin", "check", "."], project)
+    assert refused.code == 2, refused.stdout + refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert "bin/notes is a script Windows cannot run" in line, line
+    assert line.endswith(" [target_invalid]"), line
 
 
 def test_trust_verify_runs_on_windows(tmp_path: Path) -> None:

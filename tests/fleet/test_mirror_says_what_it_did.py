@@ -51,3 +51,28 @@ def test_a_release_mirror_names_the_release(
         rf"\({DIGEST}\)\.\n"
     )
     assert re.fullmatch(pattern, said), said
+
+
+def test_a_release_mirror_reads_a_tag_as_install_does(
+    fleet_env: dict[str, str], registry: Registry, github_server: GitHubServer
+) -> None:
+    """``@1.2.3`` mirrors the release tagged ``v1.2.3``; a tag with no release is
+    ``release_not_found`` naming the nearest tags, and the registry gets nothing."""
+    github_server.publish(
+        "acme", "nexo-plugin-echo", "v1.2.3", release_assets("echo", "1.2.3", target=LINUX)
+    )
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
+    missing = registry.ref("site/missing")
+    refused = nexo("plugin", "mirror", "acme/nexo-plugin-echo@v1.2.4", missing, "--plain-http",
+                   env=env, in_process=True)  # fmt: skip
+    assert refused.code == 1
+    assert refused.stderr.endswith(
+        "acme/nexo-plugin-echo has no release tagged 'v1.2.4'; nearest tags: v1.2.3"
+        " [release_not_found]\n"
+    ), refused.stderr
+    assert registry.requests("(PUT|POST|PATCH)", r".") == 0  # the registry got nothing
+    destination = registry.ref("site/echo")
+    done = nexo("plugin", "mirror", "acme/nexo-plugin-echo@1.2.3", destination, "--plain-http",
+                env=env, in_process=True)  # fmt: skip
+    assert done.code == 0, done.stderr
+    assert f"Mirrored acme/nexo-plugin-echo@1.2.3 to {destination}:1.2.3 " in done.stderr

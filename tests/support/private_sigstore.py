@@ -594,13 +594,6 @@ class PrivateSigstore:
         """An artifact attestation as ``actions/attest-build-provenance`` makes it: a v0.3
         bundle whose DSSE envelope holds an in-toto statement about ``artifact`` (or about
         ``subject_digest``), logged as a dsse 0.0.1 entry."""
-        issued = self.issue_certificate(
-            identity,
-            issuer=issuer,
-            repository=repository,
-            ref=ref,
-            build_config_uri=build_config_uri,
-        )
         statement = {
             "_type": "https://in-toto.io/Statement/v1",
             "subject": [
@@ -612,7 +605,36 @@ class PrivateSigstore:
             "predicateType": predicate_type,
             "predicate": {"buildDefinition": {"buildType": "https://nexo.test/build"}},
         }
-        payload = json.dumps(statement).encode()
+        return self.attest_payload(
+            json.dumps(statement).encode(),
+            identity=identity,
+            repository=repository,
+            ref=ref,
+            build_config_uri=build_config_uri,
+            issuer=issuer,
+            payload_type=payload_type,
+        )
+
+    def attest_payload(
+        self,
+        payload: bytes,
+        *,
+        identity: str,
+        repository: str | None = None,
+        ref: str | None = None,
+        build_config_uri: str | None = None,
+        issuer: str = GITHUB_ISSUER,
+        payload_type: str = IN_TOTO_PAYLOAD_TYPE,
+    ) -> dict[str, Any]:
+        """A v0.3 bundle of a DSSE envelope over ``payload`` (any bytes, as written: a
+        statement of any shape), logged as a dsse 0.0.1 entry."""
+        issued = self.issue_certificate(
+            identity,
+            issuer=issuer,
+            repository=repository,
+            ref=ref,
+            build_config_uri=build_config_uri,
+        )
         pae = b"DSSEv1 %d %b %d %b" % (
             len(payload_type),
             payload_type.encode(),

@@ -80,3 +80,17 @@ def edited(text: str, edits: list[tuple[float, str]]) -> str:
     for where, character in edits:
         characters[int(where * len(characters))] = character
     return "".join(characters)
+
+
+def write_acme_policy(path: Path, identity_regexp: str, *, allow_republish: bool = False) -> Path:
+    """A ``trusted_keys.toml`` at ``path`` that requires signatures, trusts the private
+    Sigstore instance's root (``private_trusted_root.json`` beside it) and the author ``acme``
+    signing as ``identity_regexp`` (written as a TOML literal string)."""
+    republish = "allow_republish = true\n" if allow_republish else ""
+    path.write_text(
+        'schema_version = "1.0"\ndefault = "require"\n'
+        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
+        f"identity_regexp = '{identity_regexp}'\n{republish}",
+        encoding="utf-8",
+    )
+    return path

@@ -20,19 +20,15 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-import rfc8785
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 from support.cli import nexo
 from support.private_sigstore import PrivateSigstore
 from support.tarballs import write_plugin
 
-from .helpers import ACME_IDENTITY, ACME_REGEXP
+from .helpers import ACME_IDENTITY, ACME_REGEXP, write_acme_policy
 
 IN_TOTO = "application/vnd.in-toto+json"
 SLSA = "https://slsa.dev/provenance/v1"
@@ -48,43 +44,13 @@ def _attest(
 ) -> dict[str, Any]:
     """A v0.3 bundle of a DSSE envelope over ``payload``, logged as a dsse entry, signed by
     acme's release workflow of ``acme/nexo-plugin-echo``."""
-    issued = instance.issue_certificate(
-        ACME_IDENTITY, repository="acme/nexo-plugin-echo", ref="refs/tags/v1.2.3"
+    return instance.attest_payload(
+        payload,
+        identity=ACME_IDENTITY,
+        repository="acme/nexo-plugin-echo",
+        ref="refs/tags/v1.2.3",
+        payload_type=payload_type,
     )
-    pae = b"DSSEv1 %d %b %d %b" % (len(payload_type), payload_type.encode(), len(payload), payload)
-    signature = issued.key.sign(pae, ec.ECDSA(hashes.SHA256()))
-    envelope = {
-        "payload": _b64(payload),
-        "payloadType": payload_type,
-        "signatures": [{"sig": _b64(signature)}],
-    }
-    pem = issued.certificate.public_bytes(serialization.Encoding.PEM)
-    body = rfc8785.dumps(
-        {
-            "apiVersion": "0.0.1",
-            "kind": "dsse",
-            "spec": {
-                "envelopeHash": {
-                    "algorithm": "sha256",
-                    "value": hashlib.sha256(json.dumps(envelope).encode()).hexdigest(),
-                },
-                "payloadHash": {
-                    "algorithm": "sha256",
-                    "value": hashlib.sha256(payload).hexdigest(),
-                },
-                "signatures": [{"signature": _b64(signature), "verifier": _b64(pem)}],
-            },
-        }
-    )
-    start = issued.certificate.not_valid_before_utc.replace(microsecond=0)
-    logged_at = int((start + timedelta(minutes=1)).timestamp())
-    entry = instance.log_entry(body, integrated_time=logged_at, kind="dsse")
-    der = issued.certificate.public_bytes(serialization.Encoding.DER)
-    return {
-        "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
-        "verificationMaterial": {"tlogEntries": [entry], "certificate": {"rawBytes": _b64(der)}},
-        "dsseEnvelope": envelope,
-    }
 
 
 def _statement(*digests: dict[str, str], predicate_type: str = SLSA, kind: str = "v1") -> bytes:
@@ -180,13 +146,7 @@ def test_an_attestation_shape_gets_ghs_verdict_and_a_refusal_installs_nothing(
         "".join(json.dumps(b) + "\n" for b in make(private_sigstore, digest)), encoding="utf-8"
     )
     private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
-    policy = tmp_path / "trusted_keys.toml"
-    policy.write_text(
-        'schema_version = "1.0"\ndefault = "require"\n'
-        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
-        f"identity_regexp = '^{ACME_REGEXP}$'\n",
-        encoding="utf-8",
-    )
+    policy = write_acme_policy(tmp_path / "trusted_keys.toml", "^" + ACME_REGEXP + "$")
     home = tmp_path / "home"
     env = {**os.environ, "NEXO_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     checked = nexo("plugin", "trust", "verify", str(tarball), "--bundle", str(attestations),

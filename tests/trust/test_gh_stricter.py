@@ -34,7 +34,7 @@ from support.tarballs import write_plugin
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.trust.api import AuthorPolicy, TrustPolicy, verify_asset_signature
 
-from .helpers import ACME_IDENTITY, ACME_REGEXP, cli_env
+from .helpers import ACME_IDENTITY, ACME_REGEXP, cli_env, write_acme_policy
 
 SHARED_WORKFLOW = "https://github.com/acme/workflows/.github/workflows/release.yml@refs/tags/v1.2.3"
 EVIL_CALLER = "https://github.com/evil/repo/.github/workflows/call.yml@refs/tags/v1.2.3"
@@ -186,13 +186,7 @@ def test_a_local_tarball_signed_for_another_owner_is_not_installed(
     tmp_path: Path, private_sigstore: PrivateSigstore
 ) -> None:
     private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
-    policy = tmp_path / "trusted_keys.toml"
-    policy.write_text(
-        'schema_version = "1.0"\ndefault = "require"\n'
-        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
-        f"identity_regexp = '{ACME_REGEXP}'\nallow_republish = true\n",
-        encoding="utf-8",
-    )
+    policy = write_acme_policy(tmp_path / "trusted_keys.toml", ACME_REGEXP, allow_republish=True)
     tarball = write_plugin(tmp_path / "dist", "echo", "1.2.3")
     bundle = private_sigstore.sign(
         tarball.read_bytes(), identity=SHARED_WORKFLOW, repository="evil/repo"

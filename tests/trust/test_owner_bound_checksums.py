@@ -25,7 +25,7 @@ from support.github_server import GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
 from support.tarballs import asset_name, release_assets, tree_snapshot, write_plugin
 
-from .helpers import ACME_IDENTITY, cli_env
+from .helpers import ACME_IDENTITY, cli_env, write_acme_policy
 
 __all__ = ["asset_host", "github_server"]
 
@@ -38,12 +38,10 @@ def test_a_checksums_file_signed_from_another_owners_repository_is_refused(
     *, tmp_path: Path, private_sigstore: PrivateSigstore, repository: str, scope: tuple[str, ...]
 ) -> None:
     private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
-    policy = tmp_path / "trusted_keys.toml"
-    policy.write_text(
-        'schema_version = "1.0"\ndefault = "require"\n'
-        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
-        "identity_regexp = '^https://github\\.com/acme/workflows/.*$'\nallow_republish = true\n",
-        encoding="utf-8",
+    policy = write_acme_policy(
+        tmp_path / "trusted_keys.toml",
+        r"^https://github\.com/acme/workflows/.*$",
+        allow_republish=True,
     )
     tarball = write_plugin(tmp_path / "dist", "echo", "1.2.3")
     listed = f"{hashlib.sha256(tarball.read_bytes()).hexdigest()}  {tarball.name}\n".encode()
@@ -99,12 +97,8 @@ def test_a_release_whose_checksums_file_is_signed_from_another_owner_changes_not
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore, how: str
 ) -> None:
     private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
-    policy = tmp_path / "trusted_keys.toml"
-    policy.write_text(
-        'schema_version = "1.0"\ndefault = "require"\n'
-        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
-        "identity_regexp = '^https://github\\.com/acme/.*$'\nallow_republish = true\n",
-        encoding="utf-8",
+    policy = write_acme_policy(
+        tmp_path / "trusted_keys.toml", r"^https://github\.com/acme/.*$", allow_republish=True
     )
     kept = _goreleaser_release(github_server, private_sigstore, "1.0.0",
                                repository="acme/nexo-plugin-echo", how=how)  # fmt: skip

@@ -18,7 +18,7 @@ from support.github_server import GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore, write_bundle
 from support.tarballs import asset_name, release_assets
 
-from .helpers import ACME_IDENTITY, ACME_REGEXP, cli_env
+from .helpers import ACME_IDENTITY, ACME_REGEXP, cli_env, write_acme_policy
 
 __all__ = ["asset_host", "github_server"]
 
@@ -33,14 +33,7 @@ def _shared(version: str) -> str:
 @pytest.fixture
 def policy(tmp_path: Path, private_sigstore: PrivateSigstore) -> Path:
     private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
-    path = tmp_path / "trusted_keys.toml"
-    path.write_text(
-        'schema_version = "1.0"\ndefault = "require"\n'
-        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
-        f"identity_regexp = '{ACME_REGEXP}'\nallow_republish = true\n",
-        encoding="utf-8",
-    )
-    return path
+    return write_acme_policy(tmp_path / "trusted_keys.toml", ACME_REGEXP, allow_republish=True)
 
 
 def _publish(

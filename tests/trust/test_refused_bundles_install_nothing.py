@@ -23,7 +23,7 @@ from support.cli import nexo
 from support.private_sigstore import PrivateSigstore
 from support.tarballs import write_plugin
 
-from .helpers import ACME_IDENTITY, ACME_REGEXP
+from .helpers import ACME_IDENTITY, ACME_REGEXP, write_acme_policy
 from .test_differential import _extra_short_signature, _integrated, _retire, _unknown_log
 
 Edit = Callable[[PrivateSigstore, dict[str, Any], dict[str, Any]], None]
@@ -70,13 +70,7 @@ def test_a_refused_bundle_installs_nothing(
     ROWS[row](private_sigstore, bundle, root)
     tarball.with_name(tarball.name + ".sigstore.json").write_text(json.dumps(bundle))
     (tmp_path / "private_trusted_root.json").write_text(json.dumps(root), encoding="utf-8")
-    policy = tmp_path / "trusted_keys.toml"
-    policy.write_text(
-        'schema_version = "1.0"\ndefault = "require"\n'
-        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
-        f"identity_regexp = '^{ACME_REGEXP}$'\n",
-        encoding="utf-8",
-    )
+    policy = write_acme_policy(tmp_path / "trusted_keys.toml", "^" + ACME_REGEXP + "$")
     home = tmp_path / "home"
     env = {**os.environ, "NEXO_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     result = nexo("plugin", "install", str(tarball), "--require-signature", "--trusted-keys",

@@ -18,7 +18,7 @@ from support.tarballs import asset_name, release_assets, write_plugin
 from nexo_pkg.trust.api import load_policy
 from nexo_pkg.trust.identity_pattern import full_match
 
-from .helpers import FIXTURES, SHARED_FIXTURES, VECTOR_ARTIFACT, cli_env
+from .helpers import FIXTURES, SHARED_FIXTURES, VECTOR_ARTIFACT, cli_env, write_acme_policy
 
 __all__ = ["asset_host", "github_server"]
 
@@ -917,11 +917,8 @@ def test_verify_with_owner_or_repo_reads_the_policys_trusted_root(
     extensions = tmp_path / "home" / "config" / "extensions"
     extensions.mkdir(parents=True)
     private_sigstore.write_trusted_root(extensions / "private_trusted_root.json")
-    (extensions / "trusted_keys.toml").write_text(
-        'schema_version = "1.0"\ndefault = "require"\n'
-        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
-        "identity_regexp = '^https://github\\.com/acme/nexo-plugin-echo/.+$'\n",
-        encoding="utf-8",
+    write_acme_policy(
+        extensions / "trusted_keys.toml", r"^https://github\.com/acme/nexo-plugin-echo/.+$"
     )
     tarball = write_plugin(tmp_path / "dist", "echo", "1.2.3")
     identity = (
@@ -959,12 +956,8 @@ def test_flags_narrow_a_policy_never_widen_it(
     the policy's verdict: a signer install refuses is never reported trusted by the policy
     because a flag named its issuer or its (reusable, another repository's) workflow."""
     private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
-    policy = tmp_path / "trusted_keys.toml"
-    policy.write_text(
-        'schema_version = "1.0"\ndefault = "require"\n'
-        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
-        "identity_regexp = '^https://github\\.com/acme/nexo-plugin-echo/.+$'\n",
-        encoding="utf-8",
+    policy = write_acme_policy(
+        tmp_path / "trusted_keys.toml", r"^https://github\.com/acme/nexo-plugin-echo/.+$"
     )
     tarball = write_plugin(tmp_path / "dist", "echo", "1.2.3")
     release = (

@@ -1,0 +1,58 @@
+"""The signer a lock row records binds ``sync`` for a registry source as for a GitHub
+release (``tests/fleet/test_github_and_cache.py`` holds that one): the rule is a field of
+the install step, whatever the kind of the source the row names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support.cli import nexo
+from support.registry import Registry
+from support.registry_env import ACME_IDENTITY, MakeDist, push_dist
+
+OTHER = "https://github.com/acme/nexo-plugin-echo/.github/workflows/other.yml@refs/tags/v1"
+
+
+def test_a_registry_row_naming_another_signer_is_refused_and_nothing_installed(
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo")}"\n')
+    locked = nexo("plugin", "lock", "-f", str(wanted), "--plain-http", "--trusted-keys",
+                  str(policy), "--json", env=fleet_env, in_process=True)  # fmt: skip
+    assert locked.code == 0, locked.stderr
+    lock = tmp_path / "nexo-plugins.lock"
+    text = lock.read_text(encoding="utf-8")
+    assert ACME_IDENTITY in text
+    lock.write_text(text.replace(ACME_IDENTITY, OTHER), encoding="utf-8")
+    dest = tmp_path / "root"
+
+    refused = nexo("plugin", "sync", "--lock", str(lock), "--dest", str(dest), "--plain-http",
+                   "--trusted-keys", str(policy), "--yes", "--json",
+                   env=fleet_env, in_process=True)  # fmt: skip
+    assert refused.code == 1, refused.stdout
+    document = json.loads(refused.stdout)
+    assert document["kind"] == "sync_failed"
+    [outcome] = document["plugins"]
+    assert (outcome["id"], outcome["action"], outcome["kind"]) == (
+        "echo", "failed", "signer_untrusted",
+    )  # fmt: skip
+    assert OTHER in outcome["error"]
+    assert ACME_IDENTITY in outcome["error"]
+    assert refused.stderr.rstrip().endswith("[signer_untrusted]")
+    assert not (dest / "echo-1.2.3").exists()
+    assert [path.name for path in dest.iterdir() if not path.name.startswith(".")] == []
+
+    # The lock as written (its own signer) installs.
+    lock.write_text(text, encoding="utf-8")
+    synced = nexo("plugin", "sync", "--lock", str(lock), "--dest", str(dest), "--plain-http",
+                  "--trusted-keys", str(policy), "--yes", "--json",
+                  env=fleet_env, in_process=True)  # fmt: skip
+    assert synced.code == 0, synced.stderr
+    assert (dest / "echo-1.2.3").is_dir()
