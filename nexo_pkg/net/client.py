@@ -24,11 +24,12 @@ import os
 import random
 import re
 import socket
+import ssl
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from nexo_pkg import __version__
@@ -45,9 +46,6 @@ from nexo_pkg.net.bounded import (
     decoded_document,
     timeout_from_env,
 )
-
-if TYPE_CHECKING:
-    import ssl
 
 # httpx's package init imports its own command-line tool (rich, pygments and click: tens of
 # milliseconds at start-up) whenever those are installed; nothing here uses it, so its import
@@ -224,6 +222,19 @@ def is_name_resolution_failure(exc: BaseException) -> bool:
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__
     return False
+
+
+def certificate_refused(exc: BaseException) -> bool:
+    """Whether a TLS handshake failed because the server's certificate does not verify
+    against the CA certificates in use (unknown issuer, self-signed, expired, wrong host)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return isinstance(exc, httpx.ConnectError) and "CERTIFICATE_VERIFY_FAILED" in str(exc)
 
 
 def plain_http_answer(exc: Exception) -> bool:
@@ -778,6 +789,15 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
                 f"{what}: the server answered https with plain http ({exc}); a registry that "
                 "speaks plain http on this machine is reached with --plain-http",
                 kind="network",
+            )
+        if certificate_refused(exc):
+            # The same certificate is refused on every attempt: asking again cannot help.
+            return NexoError(
+                f"{what}: {in_words(exc, what)}; the server's certificate is not trusted here: "
+                "if your own CA signs it, name that CA's certificate with SSL_CERT_FILE (or a "
+                "directory of them with SSL_CERT_DIR), or add it to the system trust store",
+                kind="network",
+                details={"certificate": "untrusted"},
             )
         if not is_retryable(exc):
             return NexoError(f"{what}: {in_words(exc, what)}", kind="network")

@@ -3,10 +3,14 @@ vendors; ``SSL_CERT_FILE``/``SSL_CERT_DIR`` still name the CAs when set."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
+import socket
 import ssl
 import subprocess
+import threading
 from pathlib import Path
 
 import httpx
@@ -141,3 +145,55 @@ def test_a_ca_file_that_is_no_regular_file_is_a_config_error_at_once(
         assert result.document["kind"] == "config"
         assert f"SSL_CERT_FILE={target}" in result.document["error"]
     assert not (tmp_path / "home" / "state").exists()
+
+
+@pytest.mark.usefixtures("no_ca_settings")
+@pytest.mark.parametrize("source", ["github", "registry"])
+def test_an_untrusted_certificate_is_refused_at_once_naming_the_ca_settings(
+    tmp_path: Path, source: str
+) -> None:
+    """A certificate this host does not trust is refused on the first connection (the same
+    certificate would be refused on every retry), in one ``network`` line that names what
+    makes a private CA trusted: ``SSL_CERT_FILE``, ``SSL_CERT_DIR`` or the system store."""
+    certificate = make_certificate(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate.cert_file, certificate.key_file)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    accepted: list[int] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            accepted.append(1)
+            with contextlib.suppress(OSError), connection:
+                context.wrap_socket(connection, server_side=True).close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"), NEXO_GITHUB_API_BASE=f"https://127.0.0.1:{port}"
+    )
+    what = "acme/nexo-plugin-echo@v1.0.0" if source == "github" else f"oci://127.0.0.1:{port}/a/b:1"
+    try:
+        for flags in ((), ("--json",)):
+            result = nexo("plugin", "install", what, "--yes", *flags, env=env, cwd=tmp_path)
+            assert result.exit_code == 1, result.stderr
+            if flags:
+                document = json.loads(result.stdout)
+                assert document["kind"] == "network"
+                said = document["error"]
+            else:
+                assert result.stderr.count("\n") == 1, result.stderr
+                assert result.stderr.endswith(" [network]\n"), result.stderr
+                said = result.stderr
+            assert "CERTIFICATE_VERIFY_FAILED" in said
+            assert "SSL_CERT_FILE" in said
+            assert "SSL_CERT_DIR" in said
+            assert "gave up after" not in said
+    finally:
+        listener.close()
+    assert len(accepted) == 2  # one connection for each run: no retry
+    assert not (tmp_path / "home" / "state" / "plugins").exists()
