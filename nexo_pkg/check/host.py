@@ -152,13 +152,14 @@ class PluginProcess:
         self._born = _start_ticks(self.pid) or 0
         self.started_at = time.monotonic()
         self._reaped_at = self.started_at
+        self._exit_code: int | None = None
         try:
             self._setup_pipes()
         except BaseException:
             # Never leave a running child behind, even if setting up the pipes fails.
             posix.kill_process_group(self.pid)
             self._popen.kill()
-            self._popen.wait()
+            self._reap()
             for stream in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
                 if stream is not None:
                     stream.close()
@@ -168,7 +169,6 @@ class PluginProcess:
         #: The first stderr line that is not UTF-8 (its first bytes), at which the host stopped
         #: reading stderr and closed the pipe, as the daemon's line reader does; else None.
         self.stderr_stopped: bytes | None = None
-        self._exit_code: int | None = None
         self.killed = False
         self._closed = False
         #: Bytes of the last :meth:`send` still unwritten when its deadline passed (0: all
@@ -512,6 +512,22 @@ class PluginProcess:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, posix.KILL_SIGNAL)
 
+    def _reap(self) -> None:
+        """Wait for the killed plugin to exit, then reap it and drop its pid from the running
+        plugins in one step under :attr:`_Reaping.lock`. Until then the pid counts as a running
+        plugin (never reaped as an orphan behind its ``Popen``, whose ``wait()`` would then say
+        0); from then on it may be another process's, maybe a descendant's or another
+        plugin's, and must not count as this one's any more."""
+        deadline = time.monotonic() + 5
+        while not self.has_exited():
+            if time.monotonic() > deadline:  # pragma: no cover - SIGKILL cannot be ignored
+                self._popen.kill()
+                deadline = time.monotonic() + 5
+            time.sleep(0.001)
+        with _REAPING.lock:
+            self._popen.wait()
+            _REAPING.live.discard(self.pid)
+
     def close(self) -> None:
         """Kill the process group, reap the child and close every pipe; idempotent, and safe
         from ``finally`` on any path (``KeyboardInterrupt`` included)."""
@@ -521,17 +537,20 @@ class PluginProcess:
             # Kill the group before reaping the leader: while the leader is an unreaped
             # zombie its pid cannot be reused, so the signal reaches only our processes.
             self.kill()
-            try:
-                self._popen.wait(timeout=5)
-            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
-                self._popen.kill()
-                self._popen.wait()
+            self._reap()
             if self._stderr is not None:
                 # The group is dead; collect what it wrote to stderr before dying. A
                 # descendant that escaped the group may hold the pipe open, hence the cap.
                 self.drain(0.2)
         finally:
             self._closed = True
+            if self._popen.returncode is None:
+                # Cut short (a signal) before the plugin was reaped: kill and reap it all the
+                # same (its pid is still ours, so the signal can reach no one else).
+                posix.kill_process_group(self.pid)
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(self.pid, posix.KILL_SIGNAL)
+                self._reap()
             # Descendants re-parented here when their parents died are killed and reaped.
             _REAPING.finish(self.pid, self._born)
             self._exit_code = self._popen.returncode
@@ -622,6 +641,27 @@ class _Reaping:
             return True
         own = os.getpid()
         frozen: dict[int, int] = {}
+        try:
+            self._freeze(own, born, plugin, frozen)
+        finally:
+            # Also when a signal cuts the freezing short: nothing is left stopped for ever.
+            for pid, start in frozen.items():
+                stat = _stat(pid)
+                # The same process (a stopped one cannot exit; its pid is still its own).
+                if stat is not None and stat[2] == start:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, posix.KILL_SIGNAL)
+        deadline = time.monotonic() + _CONTAIN_SECONDS
+        while left := [pid for pid, _ in self._orphans(born)]:
+            kill_and_reap(left)
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.001)
+        return True
+
+    def _freeze(self, own: int, born: int, plugin: int | None, frozen: dict[int, int]) -> None:
+        """The freezing rounds of :meth:`contain`, recording in ``frozen`` (pid: start ticks)
+        each process signalled."""
         quiet_since: float | None = None
         for _ in range(_FREEZE_ROUNDS):
             new, pending = self._freeze_round(own, born, plugin, frozen)
@@ -635,19 +675,6 @@ class _Reaping:
             if now - quiet_since > _CONTAIN_SECONDS:
                 break
             time.sleep(0.001)
-        for pid, start in frozen.items():
-            stat = _stat(pid)
-            # The same process (a stopped one cannot exit; its pid is still its own).
-            if stat is not None and stat[2] == start:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, posix.KILL_SIGNAL)
-        deadline = time.monotonic() + _CONTAIN_SECONDS
-        while left := [pid for pid, _ in self._orphans(born)]:
-            kill_and_reap(left)
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.001)
-        return True
 
     def finish(self, pid: int, born: int) -> None:
         """The plugin ``pid`` is reaped: stop, kill and reap its orphans (:meth:`contain`)."""
