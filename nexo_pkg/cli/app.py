@@ -415,14 +415,34 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
             callback=show_version,
             is_eager=True,
         ),
+        # Applied as they are parsed (as on every command), so a bad value is named even
+        # when no command follows (`nexo --color bogus`), not hidden by "Missing command".
         quiet: bool = typer.Option(
-            False, "--quiet", "-q", help="Print only results, warnings and errors."
+            False,
+            "--quiet",
+            "-q",
+            help="Print only results, warnings and errors.",
+            callback=_quiet_callback,
+            expose_value=False,
+            is_eager=True,
         ),
         verbose: bool = typer.Option(
-            False, "--verbose", "-v", help="Print debug detail on stderr."
+            False,
+            "--verbose",
+            "-v",
+            help="Print debug detail on stderr.",
+            callback=_verbose_callback,
+            expose_value=False,
+            is_eager=True,
         ),
         color: str | None = typer.Option(
-            None, "--color", metavar="[auto|always|never]", help="Colour output (default auto)."
+            None,
+            "--color",
+            metavar="[auto|always|never]",
+            help="Colour output (default auto).",
+            callback=_color_callback,
+            expose_value=False,
+            is_eager=True,
         ),
         install_completion: str | None = typer.Option(
             None,
@@ -445,9 +465,6 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
     ) -> None:
         """Tooling for nexo subprocess plugins."""
         del version
-        _quiet_callback(quiet)
-        _verbose_callback(verbose)
-        _color_callback(color)
 
     del root
 

@@ -92,7 +92,7 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
         raise UsageError("--stdin-filename only applies with --stdin")
     daemon_files = _daemon_config_files(request)
     given = request.paths or ([] if daemon_files else ["."])
-    named = {Path(path).resolve() for path in [*given, *daemon_files] if Path(path).is_file()}
+    named = {Path(path).resolve() for path in [*given, *daemon_files] if _is_file(Path(path))}
     walked = Walked()
     # What the directory search saw answers the lookups after it (settings, companions).
     with listed_directories(walked.files):
@@ -103,6 +103,15 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
             *_skipped_drop_ins(request, settings),
             *_lint_found(request, settings, found_manifests, named),
         ]
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; one that cannot be looked at counts as a named file (its
+    reading is what reports it)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return True
 
 
 def _noted_shadowed(

@@ -159,6 +159,41 @@ def _unexpected(error: Exception) -> int:
     return report_error(failure, json_output=asks_for_json(sys.argv[1:]))
 
 
+def _drop_unwritable_stdout() -> bool:
+    """Flush stdout; when it cannot take what is left (a full disk, ``>/dev/full``), point it
+    at ``/dev/null`` so the interpreter's own flush at exit does not fail again with its
+    "Exception ignored" message and exit code 120. Returns whether stdout was dropped."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        import os  # noqa: PLC0415
+
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+        return True
+    return False
+
+
+def _stdout_written(code: int) -> int:
+    """The exit code of a command that returned ``code``, once what it printed has reached
+    stdout: a write that fails only there (output still buffered when the command returned)
+    is one ``io`` line, as it would have been mid-command."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _drop_unwritable_stdout()  # the reader left: not an error of ours
+    except OSError as error:
+        _drop_unwritable_stdout()
+        return _unexpected(error)
+    except ValueError:
+        pass  # closed by a caller running commands in its own process
+    return code
+
+
 def _unicode_stdout() -> None:
     """Make standard output carry any text the command prints, whatever the locale's code
     page (Windows's ``cp1252`` when output is redirected, ``PYTHONIOENCODING=ascii``): a
@@ -253,6 +288,10 @@ def _main() -> None:
         raise SystemExit(0) from None
     except Exception as error:  # noqa: BLE001 - the last resort: one line, never a traceback
         code = _unexpected(error)
+        if isinstance(error, OSError):
+            _drop_unwritable_stdout()  # said once: exit does not try the same write again
+    else:
+        code = _stdout_written(code)
     if DEFERRED:
         # A signal came while the finished command printed its result, which is whole.
         late = Interrupted(DEFERRED[0])

@@ -177,7 +177,13 @@ def _config_in(directory: Path) -> Path | None:
         if listed is not None and name not in listed:
             continue
         candidate = directory / name
-        if candidate.is_file() and (name != "pyproject.toml" or _has_lint_table(candidate)):
+        try:
+            is_file = candidate.is_file()
+        except OSError:
+            # A directory that cannot be searched (as ruff, no config there): nothing in it
+            # can be read either, so its manifests are NX008 whatever a config would say.
+            return None
+        if is_file and (name != "pyproject.toml" or _has_lint_table(candidate)):
             return candidate
     return None
 

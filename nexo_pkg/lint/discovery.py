@@ -160,7 +160,8 @@ def discover_manifests(paths: Iterable[str], walked: Walked | None = None) -> li
 
     Raises :class:`UsageError` (exit 2) for a path that does not exist or cannot be read. A
     dangling symbolic link named on the command line is a file to lint (its finding says it
-    dangles), as one the directory search meets; so is a directory below a PATH that cannot
+    dangles), as one the directory search meets, and so is a PATH that cannot be looked at
+    (a directory above it cannot be searched); so is a directory below a PATH that cannot
     be listed (``unlisted``).
     """
     files: list[FoundManifest] = []
@@ -169,11 +170,18 @@ def discover_manifests(paths: Iterable[str], walked: Walked | None = None) -> li
         path = Path(given)
         unlisted: list[tuple[Path, OSError]] = []
         searched = None
-        if path.is_dir():
+        try:
+            is_dir = path.is_dir()
+            present = is_dir or path.exists() or path.is_symlink()
+        except OSError:
+            # It cannot be looked at (a directory above it cannot be searched): a file to
+            # lint, whose reading fails as an unreadable file's (NX008), as ruff's E902.
+            is_dir, present = False, True
+        if is_dir:
             candidates = _search(path, walked, unlisted)
             searched = walked.resolved.get(path) if walked is not None else None
             searched = searched if searched is not None else path.resolve()
-        elif path.exists() or path.is_symlink():
+        elif present:
             candidates = [path]
         else:
             raise UsageError(f"no such file or directory: {given}")

@@ -848,7 +848,7 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
                 if deadline.expired():
                     raise deadline.error_after(last.message)
             try:
-                with self._watch.watchdog(deadline), self._slow_notice(attempt):
+                with self._watch.watchdog(deadline), self.slow_notice(attempt):
                     return operation()
             except Retryable as exc:
                 last = exc
@@ -862,10 +862,12 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         ) from last
 
     @contextmanager
-    def _slow_notice(self, attempt: int) -> Iterator[None]:
-        """Tell ``notice`` when this attempt has waited :data:`SLOW_NOTICE_SECONDS` (as gh
-        and pip do), so a long wait explains itself; silent without a ``notice``."""
+    def slow_notice(self, attempt: int, attempts: int | None = None) -> Iterator[None]:
+        """Tell ``notice`` when this attempt (of ``attempts``, default ``retries + 1``) has
+        waited :data:`SLOW_NOTICE_SECONDS` (as gh and pip do), so a long wait explains
+        itself; silent without a ``notice``. For callers with a retry loop of their own."""
         notice = self._notice
+        total = self.retries + 1 if attempts is None else attempts
         if notice is None:
             yield
             return
@@ -874,7 +876,7 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         def say() -> None:
             notice(
                 f"waiting for {printable(self.host)}: no answer after {SLOW_NOTICE_SECONDS:g} s "
-                f"(attempt {attempt + 1} of {self.retries + 1}; giving up in "
+                f"(attempt {attempt + 1} of {total}; giving up in "
                 f"{max(0.0, deadline.remaining()):.0f} s, at the {deadline.seconds:g} s "
                 f"deadline for {deadline.scope})"
             )

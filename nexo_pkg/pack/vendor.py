@@ -41,8 +41,13 @@ _NETWORK_FAILURE = re.compile(
     r"NewConnectionError|Failed to establish a new connection|Connection refused|"
     r"Temporary failure in name resolution|Name or service not known|Network is unreachable|"
     r"ConnectTimeoutError|Read timed out|ProxyError|SSLError|No route to host|"
-    r"nodename nor servname provided"
+    r"nodename nor servname provided|"
+    # What pip says of an index whose certificate it does not trust when it does not retry
+    # (`--retries 0`, PIP_RETRIES=0): its other lines then say only "No matching distribution".
+    r"problem confirming the ssl certificate|CERTIFICATE_VERIFY_FAILED"
 )
+# The time stamp `pip --log` puts before each line of its log file.
+_LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+ ")
 
 
 #: The oldest Python a noarch tarball is vendored for unless ``pack --python`` says otherwise.
@@ -537,7 +542,11 @@ def _sdist_only_hint(logged: str) -> str:
 def _network_lines(completed: subprocess.CompletedProcess[str], logged: str) -> list[str]:
     """The lines of a failed pip run that say the index could not be reached."""
     output = completed.stderr + "\n" + completed.stdout + "\n" + logged
-    return [line.strip() for line in output.splitlines() if _NETWORK_FAILURE.search(line)]
+    return [
+        _LOG_STAMP.sub("", line.strip())
+        for line in output.splitlines()
+        if _NETWORK_FAILURE.search(line)
+    ]
 
 
 def strip_machine_paths(target: Path) -> None:

@@ -221,6 +221,7 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
                 timeout=self.network.http_timeout,
                 retry_base_delay=self.network.retry_base_delay,
                 facts=facts,
+                notice=self.notice,
             )
             with self._guard:
                 self._registries.append((reference.host, client))

@@ -178,6 +178,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
     ``checksum_mismatch`` (bytes that do not hash to the digest asked for),
     ``registry_invalid`` (a malformed, oversized or too deeply nested answer). ``timeout`` is
     the total time one request may take, its body and any authentication round included.
+    ``notice`` hears a line when an answer is slow (as the GitHub client's does).
     """
 
     def __init__(
@@ -190,6 +191,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
         timeout: float | None = None,
         retry_base_delay: float | None = None,
         facts: HostFacts | None = None,
+        notice: Callable[[str], None] | None = None,
     ) -> None:
         if plain_http and not loopback:
             raise UsageError(
@@ -212,6 +214,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
             # naming plain http on another host is refused as the token realm is.
             plain_only_to=is_loopback_name if plain_http else None,
             hint=f"the registry host {host}",
+            notice=notice,
         )
 
     def __exit__(self, *exc_info: object) -> None:
@@ -389,16 +392,17 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
         self.requests["token"] += 1
         try:
             # The credentials belong to the realm's origin: a redirect elsewhere gets none.
-            response = self._net.send(
-                method,
-                realm,
-                f"cannot reach {what}",
-                headers={"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING},
-                credentials=basic,
-                credentials_origin=realm,
-                params=params,
-                data=data,
-            )
+            with self._net.slow_notice(0, 1):
+                response = self._net.send(
+                    method,
+                    realm,
+                    f"cannot reach {what}",
+                    headers={"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING},
+                    credentials=basic,
+                    credentials_origin=realm,
+                    params=params,
+                    data=data,
+                )
         except Retryable as exc:
             raise _network(exc.message) from exc
         try:
@@ -431,15 +435,16 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                 self.requests[kind] += 1
                 credentials = self._auth_header(scope)
                 try:
-                    response = self._net.send(
-                        method,
-                        url,
-                        f"cannot reach registry {self.host}",
-                        headers=sent,
-                        credentials=credentials,
-                        credentials_origin=self.base,
-                        content=content,
-                    )
+                    with self._net.slow_notice(attempt, retries + 1):
+                        response = self._net.send(
+                            method,
+                            url,
+                            f"cannot reach registry {self.host}",
+                            headers=sent,
+                            credentials=credentials,
+                            credentials_origin=self.base,
+                            content=content,
+                        )
                 except Retryable as exc:
                     delay = self._net.retry_delay(attempt) if attempt < retries else None
                     if delay is None:

@@ -319,7 +319,9 @@ def remove_entries(policy_path: Path, owner: str, repo: str | None, target: str)
     owner's other repositories); ``not_trusted`` when there was none."""
     result = remove_authors(policy_path, owner, repo)
     if not result.changed:
-        raise NexoError(f"{result.path} has no [[authors]] entry for {target}", kind="not_trusted")
+        # No policy file yet: say so, as every refusal names where it would go.
+        where = result.path if result.path.exists() else f"{result.path} (not created yet)"
+        raise NexoError(f"{where} has no [[authors]] entry for {target}", kind="not_trusted")
     return {
         "ok": True,
         "policy": str(result.path),

@@ -336,6 +336,39 @@ def test_lint_reports_an_unreadable_manifest_and_lints_the_others(tmp_path: Path
     assert "Found 3 errors and 0 warnings in 4 files." in text.stdout
 
 
+def test_a_named_manifest_in_a_directory_that_cannot_be_searched_is_a_finding(
+    tmp_path: Path,
+) -> None:
+    """As a pre-commit hook names files: one whose directory cannot be searched (mode 0644 on
+    the directory, say) is NX008 for that file, with the others linted, as ruff's E902; not
+    an ``io`` error that stops the run."""
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "plugin.toml").write_text(MANIFEST.format(id="Good"), "utf-8")
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    (closed / "plugin.toml").write_text(MANIFEST.format(id="closed"), "utf-8")
+    closed.chmod(0o644)
+    try:
+        for flags in ([], ["--force-exclude"]):
+            result = cli.nexo(
+                "plugin", "lint", *flags, "--format", "json", "closed/plugin.toml",
+                "good/plugin.toml", cwd=tmp_path, prefix=_unprivileged(),
+                env=base_env(tmp_path / "home"),
+            )  # fmt: skip
+            assert result.code == 1, result.stdout + result.stderr
+            assert result.stderr == ""
+            found = {
+                file["path"]: [(d["code"], d["message"]) for d in file["diagnostics"]]
+                for file in json.loads(result.stdout)["files"]
+            }
+            assert found["closed/plugin.toml"] == [
+                ("NX008", "cannot read plugin.toml: Permission denied")
+            ]
+            assert [code for code, _ in found["good/plugin.toml"]] == ["NX100"]
+    finally:
+        closed.chmod(0o755)
+
+
 def test_a_dangling_manifest_link_named_on_the_command_line_is_a_finding(tmp_path: Path) -> None:
     """As a pre-commit hook names files: the link that dangles is reported, the others linted."""
     (tmp_path / "good").mkdir()
@@ -441,6 +474,30 @@ def test_a_refusal_without_a_policy_file_names_where_it_would_go(tmp_path: Path)
     assert not where.exists()
 
 
+def test_trust_remove_without_a_policy_file_says_it_does_not_exist(tmp_path: Path) -> None:
+    """``trust remove`` with no policy file is refused naming where the file would go and that
+    it is not there, not as though a policy existed and lacked the entry; nothing written."""
+    home = tmp_path / "home"
+    result = nexo(
+        "plugin", "trust", "remove", "acme", "--yes", "--json", cwd=tmp_path, env=base_env(home)
+    )
+    assert (result.code, result.document["kind"]) == (1, "not_trusted"), result.stdout
+    where = home / "config" / "extensions" / "trusted_keys.toml"
+    assert (
+        f"{where} (not created yet) has no [[authors]] entry for acme" in result.document["error"]
+    )
+    assert not home.exists() or tree(home) == []
+    # With a policy file there, the same refusal names it as it is.
+    where.parent.mkdir(parents=True)
+    where.write_text('default = "warn"\n', encoding="utf-8")
+    again = nexo(
+        "plugin", "trust", "remove", "acme", "--yes", "--json", cwd=tmp_path, env=base_env(home)
+    )
+    assert (again.code, again.document["kind"]) == (1, "not_trusted"), again.stdout
+    assert f"{where} has no [[authors]] entry for acme" in again.document["error"]
+    assert where.read_text(encoding="utf-8") == 'default = "warn"\n'
+
+
 def test_pack_lists_native_code_one_item_a_line(
     tmp_path: Path, offline_pip_env: dict[str, str]
 ) -> None:
@@ -468,6 +525,30 @@ def test_dash_capital_v_is_the_version(tmp_path: Path) -> None:
     short, long = nexo("-V", cwd=tmp_path, env=env), nexo("--version", cwd=tmp_path, env=env)
     assert (short.code, short.stdout) == (0, long.stdout)
     assert short.stdout.startswith("nexo-pkg ")
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--color", "bogus"], "--color 'bogus': choose one of auto, always, never"),
+        (["-q", "-v"], "--quiet and --verbose contradict each other"),
+    ],
+)
+def test_a_bad_root_option_is_named_even_without_a_command(
+    tmp_path: Path, args: list[str], said: str
+) -> None:
+    """As ``ruff --color bogus``: the bad value is the error, not a "Missing command" that
+    hides it; the same words as after a command (``nexo plugin list --color bogus``)."""
+    env = base_env(tmp_path / "home")
+    for words in (args, [*args, "plugin", "list"], ["plugin", "list", *args]):
+        result = nexo(*words, cwd=tmp_path, env=env)
+        assert result.code == 2, words
+        [line] = result.stderr.splitlines()
+        assert said in line, words
+        assert line.startswith("error: "), line
+        assert line.endswith(" [usage]"), line
+        assert "Missing command" not in line
+    assert not (tmp_path / "home").exists()
 
 
 def test_help_command_prints_the_help_of_a_command(tmp_path: Path) -> None:
@@ -582,6 +663,11 @@ def test_bash_completes_option_values_and_installed_ids(tmp_path: Path) -> None:
     assert offered("nexo plugin list --color ''") == ["auto", "always", "never"]
     assert offered("nexo --color n") == ["never"]
     assert offered("nexo plugin new demo --lang ''") == ["python"]
+    assert offered("nexo plugin new demo --kind ''") == ["plugin", "microapp"]
+    assert offered("nexo plugin new demo --kind m") == ["microapp"]
+    kinds = ["plugin", "microapp", "extensions", "wanted", "lock", "trusted-keys", "lint-report"]
+    assert offered("nexo plugin schema --kind ''") == kinds
+    assert offered("nexo plugin schema --kind l") == ["lock", "lint-report"]
     for command in (
         "remove", "upgrade", "check", "verify", "rollback", "enable", "disable", "hold",
         "unhold", "sbom", "outdated",

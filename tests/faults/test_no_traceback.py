@@ -170,3 +170,37 @@ def test_lint_reads_at_most_one_byte_past_the_cap_from_anything(tmp_path: Path) 
     assert piped.returncode == 1, piped.stderr
     assert "NX004" in piped.stdout
     assert "Traceback" not in piped.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["plugin", "schema"],
+        ["plugin", "rule", "NX001"],
+        ["plugin", "cache", "dir"],
+        ["plugin", "cache", "size"],
+        ["plugin", "lint", "plugin.toml"],
+    ],
+    ids=["schema", "rule", "cache-dir", "cache-size", "lint"],
+)
+def test_output_a_full_disk_refuses_is_one_io_line(tmp_path: Path, args: list[str]) -> None:
+    """Stdout on a full disk (``>/dev/full``): one ``[io]`` line and exit 1, even when the
+    output was still buffered as the command returned; never Python's "Exception ignored"
+    message at exit with its code 120."""
+    if not Path("/dev/full").exists():
+        pytest.skip("needs /dev/full")
+    (tmp_path / "plugin.toml").write_text('[plugin]\nid = "weather"\n', encoding="utf-8")
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    env.pop("PYTHONUNBUFFERED", None)  # buffered, as a user's shell runs it
+    with Path("/dev/full").open("w", encoding="utf-8") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "nexo_pkg", *args],
+            env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=full,
+            stderr=subprocess.PIPE, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "Exception ignored" not in result.stderr, result.stderr
+    lines = without_notes(result.stderr).strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: "), result.stderr
+    assert lines[0].endswith(" [io]"), result.stderr

@@ -17,6 +17,12 @@ NEEDING_FIXTURES = [
     "tests/trust/test_policy_dialect.py",
     "tests/install/test_operator_settings.py",
     "tests/manifest/test_manifest_schema.py",
+    # Modules whose tests read them when they run.
+    "tests/trust/test_trust_cli.py",
+    "tests/trust/test_lazy_import.py",
+    "tests/trust/test_github_attestations.py",
+    "tests/trust/test_gh_verdicts.py",
+    "tests/trust/test_policy_reading.py",
 ]
 IGNORED = shutil.ignore_patterns(
     ".git", ".venv", ".cache", "__pycache__", "*.egg-info", ".*_cache", "benchmarks", "fuzz"

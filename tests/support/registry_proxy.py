@@ -34,6 +34,9 @@ lacks or a test needs to provoke.
   ``GET``/``HEAD /v2/<repository>/manifests/<reference>`` without asking the registry, for a
   document the registry itself would refuse to store.
 
+* ``slow(method, fragment, seconds, times)``: the next ``times`` such requests wait
+  ``seconds`` before they are handled, as a registry under load answers late.
+
 * ``hold_blob``: a digest (``sha256:…``); a GET of that blob is answered only once a
   signature lookup (a referrers listing or a ``sha256-<hex>`` fallback tag) has arrived, or
   after ``hold_seconds``; ``released_by`` then says which (``"lookup"`` or ``"timeout"``).
@@ -86,6 +89,7 @@ class RegistryProxy:
     hold_blob: str = ""
     hold_seconds: float = 10.0
     released_by: str = ""
+    delays: list[list[Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.server = LoopbackServer(fallback=self.handle)
@@ -118,6 +122,19 @@ class RegistryProxy:
         with self._lock:
             self.failures.append([method, fragment, status, times])
 
+    def slow(self, method: str, fragment: str, seconds: float, times: int = 1) -> None:
+        with self._lock:
+            self.delays.append([method, fragment, seconds, times])
+
+    def _delay(self, method: str, path: str) -> float:
+        with self._lock:
+            for delay in self.delays:
+                wanted, fragment, seconds, times = delay
+                if wanted == method and fragment in path and times > 0:
+                    delay[3] = times - 1
+                    return float(seconds)
+        return 0.0
+
     def _failure(self, method: str, path: str) -> int | None:
         with self._lock:
             for failure in self.failures:
@@ -145,6 +162,7 @@ class RegistryProxy:
         parts = urlsplit(handler.path)
         with self._lock:
             self.arrivals.append((method, parts.path, time.monotonic()))
+        time.sleep(self._delay(method, parts.path))
         if method == "GET" and ("/referrers/" in parts.path or "/manifests/sha256-" in parts.path):
             self._looked_up.set()
         if self.hold_blob and method == "GET" and parts.path.endswith(f"/blobs/{self.hold_blob}"):

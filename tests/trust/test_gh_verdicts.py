@@ -17,11 +17,14 @@ from pathlib import Path
 
 import pytest
 from support import cli
+from support.shared_fixtures import skip_unless_present
 from support.tools import require_tool
 
 from .helpers import SHARED_FIXTURES, cli_env
 
 ATTESTATIONS = SHARED_FIXTURES / "github-attestations"
+# Every verdict here is on the shared attestation fixtures.
+pytestmark = skip_unless_present("github-attestations")
 REUSABLE = ("reusable-workflow-artifact", "reusable-workflow-attestation.sigstore.json")
 CUSTOM = ("custom-issuer-artifact", "custom-issuer.sigstore.json")
 GHES = (

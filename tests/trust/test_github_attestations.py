@@ -89,6 +89,7 @@ def test_reusable_workflow_attestation_verifies_on_the_calling_repository(
     )
 
 
+@skip_unless_present("github-attestations")
 def test_naming_only_the_calling_repository_refuses_a_reusable_workflow_elsewhere(
     tmp_path: Path,
 ) -> None:

@@ -115,6 +115,7 @@ def _verify_cli(tmp_path: Path, *args: str) -> dict[str, object]:
     return document
 
 
+@skip_unless_present("github-attestations")
 def test_an_attestation_verify_loads_neither_the_legacy_nor_the_bundle_verifier(
     tmp_path: Path,
 ) -> None:
@@ -135,6 +136,7 @@ def test_an_attestation_verify_loads_neither_the_legacy_nor_the_bundle_verifier(
     }
 
 
+@skip_unless_present("sigstore")
 def test_a_bundle_verify_loads_neither_the_legacy_nor_the_attestation_verifier(
     tmp_path: Path,
 ) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import CliResult, nexo
+from support.shared_fixtures import require_shared_fixture
 
 from .helpers import SHARED_FIXTURES, cli_env
 
@@ -41,7 +42,8 @@ def _author(owner: str, pattern: str) -> str:
 
 def _verify(tmp_path: Path, policy: Path) -> CliResult:
     """``trust verify`` of the shared attestation fixture against ``policy``, as install
-    would judge the signer of malancas/attest-demo."""
+    would judge the signer of malancas/attest-demo (skips the test without the fixture)."""
+    require_shared_fixture("github-attestations")
     return nexo("plugin", "trust", "verify", str(ATTESTATIONS / "reusable-workflow-artifact"),
                 "--bundle", str(ATTESTATIONS / "reusable-workflow-attestation.sigstore.json"),
                 "--repo", "malancas/attest-demo", "--trusted-keys", str(policy), "--json",

@@ -200,6 +200,7 @@ _LOOKUP_ORDER = [
 ]
 
 
+@skip_unless_present("sigstore")
 @pytest.mark.parametrize(("real", "broken", "decides"), _LOOKUP_ORDER)
 def test_the_material_beside_a_file_is_looked_up_in_the_specs_order(
     tmp_path: Path, real: str, broken: str, decides: str
@@ -382,6 +383,7 @@ def test_add_and_remove_in_a_policy_with_an_inline_authors_array(
     assert "acme" not in policy.read_text()
 
 
+@skip_unless_present("sigstore")
 @pytest.mark.parametrize(
     ("flag", "written"),
     [
