@@ -24,6 +24,7 @@ from nexo_pkg.core.output import OUTPUT, say
 
 if TYPE_CHECKING:
     from nexo_pkg.check import CheckReport
+    from nexo_pkg.sources.api import ArchiveLimits
 
 
 def _parse_invoke(tool: str | None, args_text: str | None) -> tuple[str, dict[str, Any]] | None:
@@ -61,17 +62,25 @@ def show_report(report: CheckReport, stream: TextIO) -> None:
     stream.flush()
 
 
-def check_after(target: Path, document: dict[str, Any], failure: str, *, json_output: bool) -> bool:
+def check_after(
+    target: Path,
+    document: dict[str, Any],
+    failure: str,
+    *,
+    json_output: bool,
+    limits: ArchiveLimits | None = None,
+) -> bool:
     """The ``--check`` step of ``pack`` and ``install``: run the checks on ``target``, show them
     on stderr and add them to the command's ``document`` (``check_failed`` saying ``failure``
     when one fails); whether they passed. With ``--quiet`` a clean pass (no failure, no
     warning) is not shown: the command is silent on success. A target that cannot be checked
-    at all ends the command with its error."""
+    at all ends the command with its error. ``limits``: the archive limits a tarball is
+    extracted under (the defaults when ``None``)."""
     from nexo_pkg.check import run_check  # noqa: PLC0415
 
     def run() -> CheckReport:
         say(f"checking {target} ...")
-        report = run_check(target)
+        report = run_check(target, limits=limits)
         counts = report.counts()
         if not OUTPUT.quiet or counts["fail"] or counts["warn"]:
             show_report(report, sys.stderr)

@@ -1,8 +1,9 @@
 """Every command that reads a release archive takes install's limit flags (SPEC §5 step 6:
 "flags to change them"): a plugin past the default 10,000 entries (one vendoring a large SDK)
-is refused by ``upgrade`` (one plugin or ``--all``) and ``check TARBALL`` with
-``archive_unsafe`` naming the flag, nothing changed, and goes through with
-``--max-entries 20000``. A bad limit is a usage error on every one of them."""
+is refused by ``upgrade`` (one plugin or ``--all``), ``lock``, ``sync`` and ``check TARBALL``
+with ``archive_unsafe`` naming the flag, nothing changed, and goes through with
+``--max-entries 20000``; ``pack --check`` checks what it packed whatever its size. A bad
+limit is a usage error on every one of them."""
 
 from __future__ import annotations
 
@@ -124,3 +125,21 @@ def test_a_bad_limit_is_a_usage_error_on_every_command(
         if json_flag:
             assert result.document == {"ok": False, "kind": "usage", "error": message}
     assert tree_snapshot(tmp_path) == before
+
+
+def test_pack_check_of_a_plugin_past_the_entry_limit_checks_it(
+    tmp_path: Path, offline_pip_env: dict[str, str]
+) -> None:
+    """``pack --check`` checks the tarball it just wrote whatever its size: the warning says
+    which flag installing it needs; the check itself is not refused for the limits."""
+    env = {**cli.clean_env(NEXO_HOME=str(tmp_path / "home")), **offline_pip_env}
+    created = nexo("plugin", "new", "big", "--lang", "python", env=env, cwd=tmp_path)
+    assert created.code == 0, created.stderr
+    data = tmp_path / "big" / "src" / "data"
+    data.mkdir(parents=True)
+    for index in range(EXTRA_FILES):
+        (data / f"f{index}").write_bytes(b"")
+    packed = nexo("plugin", "pack", "--check", "--json", env=env, cwd=tmp_path / "big")
+    assert "archive_unsafe" not in packed.stdout + packed.stderr, packed.stderr
+    assert packed.code == 0, packed.stderr
+    assert "installing it needs --max-entries" in packed.stderr
