@@ -343,6 +343,7 @@ def mirror_command(
     registry_config: RegistryConfigOption = None,
     plain_http: PlainHttpOption = False,
     timeout: TimeoutOption = None,
+    max_download_size: MaxDownloadSizeOption = None,
     yes: AcceptedYesOption = False,
     json_output: JsonOption = False,
 ) -> None:
@@ -364,6 +365,7 @@ def mirror_command(
             plain_http=plain_http,
             timeout=timeout,
             reads_policy=False,
+            limits=archive_limits(max_download=max_download_size),
         )
 
     def show(done: CopyResult | PushResult) -> None:
