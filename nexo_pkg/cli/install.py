@@ -860,6 +860,15 @@ def list_command(
     list_plugins(dest, config, include_orphan=include_orphan, json_output=json_output)
 
 
+def _removal_left(root: Path) -> bool:
+    """Whether an interrupted removal left a tree under ``root``'s ``.nexo/removing``."""
+    area = root / install_api.BOOKKEEPING_DIR / install_api.REMOVING_AREA
+    try:
+        return area.is_dir() and not area.is_symlink() and any(area.iterdir())
+    except OSError:
+        return False
+
+
 def remove_command(
     *,
     plugin_id: InstalledIdArgument,
@@ -907,6 +916,12 @@ def remove_command(
                 if item.plugin_id == plugin_id
             ]
             if not kept:
+                # A removal killed once its trees left the daemon's sight: the files it had
+                # not deleted yet go now, as the docs promise of the next remove.
+                for root in roots:
+                    if _removal_left(root):
+                        with install_api.locked_root(root):
+                            pass
                 raise
             holding = [
                 root for root in roots if any(item.path.is_relative_to(root) for item in kept)
