@@ -199,50 +199,6 @@ def test_an_untrusted_certificate_is_refused_at_once_naming_the_ca_settings(
     assert not (tmp_path / "home" / "state" / "plugins").exists()
 
 
-def _odd_certificate(directory: Path, problem: str) -> Certificate:
-    """A self-signed CA certificate for another host than 127.0.0.1 (``wrong_host``), or for
-    127.0.0.1 but expired since yesterday (``out_of_date``)."""
-    import datetime as dt
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"nexo test {problem}")])
-    now = dt.datetime.now(dt.UTC)
-    names: list[x509.GeneralName] = (
-        [x509.DNSName("elsewhere.invalid")]
-        if problem == "wrong_host"
-        else [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-    )
-    ends = now + dt.timedelta(days=1) if problem == "wrong_host" else now - dt.timedelta(days=1)
-    built = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(days=2))
-        .not_valid_after(ends)
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_file, key_file = directory / f"{problem}.pem", directory / f"{problem}.key"
-    cert_file.write_bytes(built.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return Certificate(cert_file, key_file)
-
-
 @pytest.mark.parametrize(
     ("problem", "remedy"),
     [
@@ -256,7 +212,9 @@ def test_a_certificate_for_another_host_or_out_of_date_is_not_sent_to_the_ca_set
     """A certificate whose CA is trusted (``SSL_CERT_FILE`` names it) but that names another
     host, or has expired, is refused at once saying that: naming the CA again (the remedy of
     an untrusted issuer) cannot help."""
-    certificate = _odd_certificate(tmp_path, problem)
+    certificate = make_certificate(
+        tmp_path, other_host=problem == "wrong_host", expired=problem == "out_of_date"
+    )
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(certificate.cert_file, certificate.key_file)
     listener = socket.create_server(("127.0.0.1", 0))
