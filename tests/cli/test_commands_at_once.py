@@ -19,7 +19,7 @@ import pytest
 from support.cli import nexo
 from support.github_server import GitHubServer
 from support.stand_in import use_stand_in
-from support.tarballs import release_assets
+from support.tarballs import file, plugin_members, release_assets, targz, write_plugin
 
 from nexo_pkg.core import posix
 
@@ -131,3 +131,40 @@ def test_a_hold_waiting_on_the_lock_while_the_plugin_goes_holds_nothing(home: Pa
     assert "Traceback" not in err
     # No hold on a plugin that is gone (it would name no version: `?`).
     assert not (root / ".nexo/holds/hello.json").exists()
+
+
+@pytest.mark.daemon_host
+def test_a_plugin_removed_while_doctor_checks_it_is_no_error_of_the_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("NEXO_DAEMON_VERSION", "1.0.0")
+    monkeypatch.chdir(tmp_path)
+    started, go = tmp_path / "started", tmp_path / "go"
+    # The plugin's launcher says it runs, then waits (bounded) for the test before it exits
+    # without a reply, as a plugin whose files were taken away while it started would.
+    launcher = (
+        f"#!/usr/bin/env bash\n: > '{started}'\n"
+        f"for _ in $(seq 600); do [ -e '{go}' ] && exit 2; sleep 0.05; done\nexit 2\n"
+    )
+    members = [
+        member if member.name != "bin/hello" else file("bin/hello", launcher, mode=0o755)
+        for member in plugin_members("hello", "1.0.0")
+    ]
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", data=targz(members))
+    root = tmp_path / "plugins"
+    installed = nexo("plugin", "install", str(tarball), "--yes", "--dest", str(root))
+    assert installed.code == 0, installed.stderr
+
+    doctor = _start("doctor", "--dest", str(root), "--json")
+    _wait_for(started.exists, "spawned the plugin", doctor)
+    removed = nexo("plugin", "remove", "hello", "--yes", "--dest", str(root))
+    assert removed.code == 0, removed.stderr
+    go.touch()
+    out, err = doctor.communicate(timeout=60)
+
+    assert "Traceback" not in err
+    findings = [item for item in json.loads(out)["findings"] if item["check"] == "check"]
+    assert [(item["severity"], item["id"]) for item in findings] == [("warning", "hello")], findings
+    assert "left the root while it was checked" in findings[0]["message"]
+    assert doctor.returncode == 0, (out, err)
