@@ -67,6 +67,7 @@ from nexo_pkg.manifest.rust_text import rust_trim
 
 if TYPE_CHECKING:
     from nexo_pkg.check.target import KnownManifest
+    from nexo_pkg.sources.api import ArchiveLimits
 
 #: After replying to ``shutdown`` the daemon closes stdin and waits this long before SIGKILL
 #: (contract §4.2).
@@ -134,6 +135,7 @@ def run_check(
     host_calls: bool = False,
     config: Path | None = None,
     known: KnownManifest | None = None,
+    limits: ArchiveLimits | None = None,
 ) -> CheckReport:
     """Spawn the plugin at ``target`` and run the handshake conformance checks.
 
@@ -152,7 +154,8 @@ def run_check(
     check naming the lint rule; nothing starts). Raises :class:`UsageError` for bad arguments and
     ``TargetError`` (exit 2) or the archive errors when the target names nothing runnable.
     ``known``: a directory target's manifest as the caller already read and parsed it
-    (``doctor``), not parsed again while the file holds those bytes.
+    (``doctor``), not parsed again while the file holds those bytes. ``limits``: those a
+    release tarball is extracted within (default: SPEC §5's).
     """
     if timeout_ms is not None and timeout_ms <= 0:
         raise UsageError("--timeout-ms must be a positive number of milliseconds")
@@ -175,6 +178,7 @@ def run_check(
             host_calls=host_calls,
             config=config,
             known=known,
+            limits=limits,
         )
     for note in left:
         # A temporary directory the plugin moved where check could not find it: never left
@@ -196,11 +200,12 @@ def _resolved_and_checked(
     host_calls: bool,
     config: Path | None,
     known: KnownManifest | None,
+    limits: ArchiveLimits | None,
 ) -> CheckReport:
     """:func:`run_check` once its arguments are judged."""
     try:
         with resolve_target(
-            target, dest=dest, installed_root=installed_root, known=known
+            target, dest=dest, installed_root=installed_root, known=known, limits=limits
         ) as plugin:
             if plugin.microapp is not None:
                 from nexo_pkg.check.microapp import run_microapp  # noqa: PLC0415

@@ -53,6 +53,7 @@ from nexo_pkg.sources.api import safe_extract
 
 if TYPE_CHECKING:
     from nexo_pkg.manifest.document import ParsedManifest
+    from nexo_pkg.sources.api import ArchiveLimits
 
     #: A manifest as a caller already read it: its path, its bytes and lint's parse of them.
     KnownManifest = tuple[Path, bytes, ParsedManifest]
@@ -129,10 +130,12 @@ def resolve_target(
     dest: Path | None = None,
     installed_root: Callable[[], Path] = default_install_root,
     known: KnownManifest | None = None,
+    limits: ArchiveLimits | None = None,
 ) -> Iterator[ResolvedPlugin]:
     """Resolve ``target`` to a spawnable plugin; temporary files live as long as the block.
     ``known``: a directory target's manifest as the caller already read and parsed it
-    (``doctor``'s lint), not parsed again while the file holds the same bytes.
+    (``doctor``'s lint), not parsed again while the file holds the same bytes. ``limits``: those
+    a release tarball is extracted within (default: SPEC §5's); nothing else reads them.
 
     A bare id is looked up under ``dest`` when given, else under ``installed_root()`` (called
     only when an id needs looking up: the CLI passes the daemon configuration's root).
@@ -165,7 +168,7 @@ def resolve_target(
             with scratch_directory("nexo-check-") as scratch:
                 root = scratch / "plugin"
                 root.mkdir()
-                safe_extract(path, root)
+                safe_extract(path, root, limits)
                 yield _resolve_extracted(path, root)
             return
         if path.name.endswith(".toml"):

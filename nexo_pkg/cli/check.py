@@ -10,12 +10,21 @@ import typer
 
 from nexo_pkg.cli.common import answer, colour_enabled, guarded
 from nexo_pkg.cli.completion import installed_ids
-from nexo_pkg.cli.options import JsonOption, named_path
+from nexo_pkg.cli.limits import archive_limits
+from nexo_pkg.cli.options import (
+    JsonOption,
+    MaxDownloadSizeOption,
+    MaxEntriesOption,
+    MaxEntrySizeOption,
+    MaxTotalSizeOption,
+    named_path,
+)
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, UsageError
 from nexo_pkg.core.output import OUTPUT, say
 
 if TYPE_CHECKING:
     from nexo_pkg.check import CheckReport
+    from nexo_pkg.sources.api import ArchiveLimits
 
 
 def _parse_invoke(tool: str | None, args_text: str | None) -> tuple[str, dict[str, Any]] | None:
@@ -53,17 +62,25 @@ def show_report(report: CheckReport, stream: TextIO) -> None:
     stream.flush()
 
 
-def check_after(target: Path, document: dict[str, Any], failure: str, *, json_output: bool) -> bool:
+def check_after(
+    target: Path,
+    document: dict[str, Any],
+    failure: str,
+    *,
+    json_output: bool,
+    limits: ArchiveLimits | None = None,
+) -> bool:
     """The ``--check`` step of ``pack`` and ``install``: run the checks on ``target``, show them
     on stderr and add them to the command's ``document`` (``check_failed`` saying ``failure``
     when one fails); whether they passed. With ``--quiet`` a clean pass (no failure, no
     warning) is not shown: the command is silent on success. A target that cannot be checked
-    at all ends the command with its error."""
+    at all ends the command with its error. ``limits``: the archive limits a tarball is
+    extracted under (the defaults when ``None``)."""
     from nexo_pkg.check import run_check  # noqa: PLC0415
 
     def run() -> CheckReport:
         say(f"checking {target} ...")
-        report = run_check(target)
+        report = run_check(target, limits=limits)
         counts = report.counts()
         if not OUTPUT.quiet or counts["fail"] or counts["warn"]:
             show_report(report, sys.stderr)
@@ -161,14 +178,22 @@ def check_command(  # noqa: PLR0917  # typer maps each flag to one parameter
             "not exercised).",
         ),
     ] = False,
+    max_download_size: MaxDownloadSizeOption = None,
+    max_entries: MaxEntriesOption = None,
+    max_total_size: MaxTotalSizeOption = None,
+    max_entry_size: MaxEntrySizeOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Spawn a plugin as a minimal nexo host and check its JSON-RPC handshake.
 
     A check fails where the daemon would refuse or kill the plugin and warns where only
-    the written contract is broken. Exit 0 when no check fails (warnings allowed unless
-    --strict), 1 when one fails, 2 when the target has nothing to run, is ambiguous, or
-    an option is invalid.
+    the written contract is broken. A release .tar.gz is unpacked within the archive
+    limits install applies (--max-entries and the sizes raise them); a directory, a
+    manifest or an installed plugin is read as it is, and the limit flags, accepted for
+    scripts that pass them everywhere, change nothing there.
+
+    Exit 0 when no check fails (warnings allowed unless --strict), 1 when one fails, 2 when
+    the target has nothing to run, is ambiguous, or an option is invalid.
     """
     # Imported here so other commands do not pay for the check machinery.
     from nexo_pkg.check import run_check  # noqa: PLC0415
@@ -185,6 +210,12 @@ def check_command(  # noqa: PLR0917  # typer maps each flag to one parameter
             sandbox=not no_sandbox,
             host_calls=host_calls,
             config=config,
+            limits=archive_limits(
+                max_download=max_download_size,
+                max_entries=max_entries,
+                max_total=max_total_size,
+                max_entry=max_entry_size,
+            ),
         ),
         json_output=json_output,
         show=lambda shown: show_report(shown, sys.stdout),

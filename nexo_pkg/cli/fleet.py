@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from nexo_pkg.cli.common import answer, fail, guarded, result_line, say_each_failure
+from nexo_pkg.cli.limits import archive_limits
 from nexo_pkg.cli.options import (
     AcceptedYesOption,
     AllowSignerChangeOption,
@@ -18,6 +19,10 @@ from nexo_pkg.cli.options import (
     GitHubApiOption,
     JobsOption,
     JsonOption,
+    MaxDownloadSizeOption,
+    MaxEntriesOption,
+    MaxEntrySizeOption,
+    MaxTotalSizeOption,
     NexoVersionOption,
     PlainHttpOption,
     RegistryConfigOption,
@@ -96,6 +101,10 @@ def lock_command(
     timeout: TimeoutOption = None,
     jobs: JobsOption = None,
     nexo_version: NexoVersionOption = None,
+    max_download_size: MaxDownloadSizeOption = None,
+    max_entries: MaxEntriesOption = None,
+    max_total_size: MaxTotalSizeOption = None,
+    max_entry_size: MaxEntrySizeOption = None,
     yes: AcceptedYesOption = False,
     json_output: JsonOption = False,
 ) -> None:
@@ -155,6 +164,12 @@ def lock_command(
                     timeout=timeout,
                     jobs=jobs,
                     nexo_version=nexo_version,
+                    limits=archive_limits(
+                        max_download=max_download_size,
+                        max_entries=max_entries,
+                        max_total=max_total_size,
+                        max_entry=max_entry_size,
+                    ),
                 ),
                 callbacks=fleet_callbacks(json_output),
                 upgrade=upgrade_ids,
@@ -202,6 +217,10 @@ def sync_command(
     jobs: JobsOption = None,
     allow_signer_change: AllowSignerChangeOption = False,
     nexo_version: NexoVersionOption = None,
+    max_download_size: MaxDownloadSizeOption = None,
+    max_entries: MaxEntriesOption = None,
+    max_total_size: MaxTotalSizeOption = None,
+    max_entry_size: MaxEntrySizeOption = None,
     yes: AcceptedYesOption = False,
     dry_run: Annotated[
         bool,
@@ -248,6 +267,10 @@ def sync_command(
             jobs=jobs,
             allow_signer_change=allow_signer_change,
             nexo_version=nexo_version,
+            max_download_size=max_download_size,
+            max_entries=max_entries,
+            max_total_size=max_total_size,
+            max_entry_size=max_entry_size,
             dry_run=dry_run,
             json_output=json_output,
         )
@@ -320,6 +343,7 @@ def mirror_command(
     registry_config: RegistryConfigOption = None,
     plain_http: PlainHttpOption = False,
     timeout: TimeoutOption = None,
+    max_download_size: MaxDownloadSizeOption = None,
     yes: AcceptedYesOption = False,
     json_output: JsonOption = False,
 ) -> None:
@@ -341,6 +365,7 @@ def mirror_command(
             plain_http=plain_http,
             timeout=timeout,
             reads_policy=False,
+            limits=archive_limits(max_download=max_download_size),
         )
 
     def show(done: CopyResult | PushResult) -> None:

@@ -4,7 +4,6 @@ is in :mod:`nexo_pkg.install`)."""
 from __future__ import annotations
 
 import contextlib
-import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from nexo_pkg.cli.common import (
     result_line,
 )
 from nexo_pkg.cli.completion import installed_ids
+from nexo_pkg.cli.limits import archive_limits
 from nexo_pkg.cli.listing import discovery_states, plugin_roots
 from nexo_pkg.cli.options import (
     AllowSignerChangeOption,
@@ -37,6 +37,10 @@ from nexo_pkg.cli.options import (
     InstallTimeoutOption,
     JobsOption,
     JsonOption,
+    MaxDownloadSizeOption,
+    MaxEntriesOption,
+    MaxEntrySizeOption,
+    MaxTotalSizeOption,
     NexoVersionOption,
     PlainHttpOption,
     RegistryConfigOption,
@@ -67,14 +71,11 @@ if TYPE_CHECKING:
         Receipt,
         UpgradeResult,
     )
-    from nexo_pkg.sources.api import ArchiveLimits, Prefetched
+    from nexo_pkg.sources.api import Prefetched
 
 # Where the other commands find them (the helpers live with `list`, which runs without Typer).
 _roots = plugin_roots
 _discovery_states = discovery_states
-
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b)?\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 
 
 def registry_mirrors() -> dict[str, tuple[str, ...]]:
@@ -82,14 +83,6 @@ def registry_mirrors() -> dict[str, tuple[str, ...]]:
     from nexo_pkg.sources.api import configured  # noqa: PLC0415
 
     return configured(None)
-
-
-def parse_size(text: str, *, flag: str) -> int:
-    """``1048576``, ``100M``, ``100MiB``, ``2g`` -> bytes; raises :class:`UsageError`."""
-    match = _SIZE.match(text)
-    if not match or int(match.group(1)) <= 0:
-        raise UsageError(f"{flag} {text!r} is not a size such as 100M or 1048576")
-    return int(match.group(1)) * _UNITS[match.group(2).lower()]
 
 
 def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
@@ -158,24 +151,6 @@ def not_installed(plugin_id: str, roots: tuple[Path, ...]) -> NexoError:
         f"plugin {plugin_id!r} is not installed in {where} (see `nexo plugin list`).{hint}",
         kind="not_installed",
         details={"id": plugin_id, "suggestions": close},
-    )
-
-
-def _limits(
-    max_download: str | None, max_entries: int | None, max_total: str | None, max_entry: str | None
-) -> ArchiveLimits:
-    from nexo_pkg.sources.api import ArchiveLimits  # noqa: PLC0415
-
-    base = ArchiveLimits()
-    if max_entries is not None and max_entries <= 0:
-        raise UsageError("--max-entries must be a positive number")
-    return ArchiveLimits(
-        max_download=parse_size(max_download, flag="--max-download-size")
-        if max_download
-        else base.max_download,
-        max_entries=max_entries or base.max_entries,
-        max_total=parse_size(max_total, flag="--max-total-size") if max_total else base.max_total,
-        max_entry=parse_size(max_entry, flag="--max-entry-size") if max_entry else base.max_entry,
     )
 
 
@@ -540,19 +515,10 @@ def install_command(
     yes: YesOption = False,
     dry_run: DryRunOption = False,
     json_output: JsonOption = False,
-    max_download_size: Annotated[
-        str | None, typer.Option("--max-download-size", help="Download limit (default 100M).")
-    ] = None,
-    max_entries: Annotated[
-        int | None, typer.Option("--max-entries", help="Archive entry limit (default 10000).")
-    ] = None,
-    max_total_size: Annotated[
-        str | None,
-        typer.Option("--max-total-size", help="Extracted size limit (default 250M)."),
-    ] = None,
-    max_entry_size: Annotated[
-        str | None, typer.Option("--max-entry-size", help="Per-file size limit (default 100M).")
-    ] = None,
+    max_download_size: MaxDownloadSizeOption = None,
+    max_entries: MaxEntriesOption = None,
+    max_total_size: MaxTotalSizeOption = None,
+    max_entry_size: MaxEntrySizeOption = None,
     check: Annotated[
         bool,
         typer.Option(
@@ -619,7 +585,12 @@ def install_command(
             allow_downgrade=allow_downgrade,
             allow_signer_change=allow_signer_change,
             dry_run=dry_run,
-            limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
+            limits=archive_limits(
+                max_download=max_download_size,
+                max_entries=max_entries,
+                max_total=max_total_size,
+                max_entry=max_entry_size,
+            ),
             daemon=install_api.daemon_version(nexo_version),
             registry_config=registry_config,
             plain_http=plain_http,
@@ -711,6 +682,10 @@ def upgrade_command(
     registry_config: RegistryConfigOption = None,
     plain_http: PlainHttpOption = False,
     jobs: JobsOption = None,
+    max_download_size: MaxDownloadSizeOption = None,
+    max_entries: MaxEntriesOption = None,
+    max_total_size: MaxTotalSizeOption = None,
+    max_entry_size: MaxEntrySizeOption = None,
 ) -> None:
     """Install the newest release of an installed plugin, or of every one with --all.
 
@@ -766,6 +741,12 @@ def upgrade_command(
             http_timeout=timeout,
             dry_run=dry_run,
             allow_signer_change=allow_signer_change,
+            limits=archive_limits(
+                max_download=max_download_size,
+                max_entries=max_entries,
+                max_total=max_total_size,
+                max_entry=max_entry_size,
+            ),
             daemon=install_api.daemon_version(nexo_version),
             registry_config=registry_config,
             plain_http=plain_http,
@@ -871,6 +852,15 @@ def list_command(
     list_plugins(dest, config, include_orphan=include_orphan, json_output=json_output)
 
 
+def _removal_left(root: Path) -> bool:
+    """Whether an interrupted removal left a tree under ``root``'s ``.nexo/removing``."""
+    area = root / install_api.BOOKKEEPING_DIR / install_api.REMOVING_AREA
+    try:
+        return area.is_dir() and not area.is_symlink() and any(area.iterdir())
+    except OSError:
+        return False
+
+
 def remove_command(
     *,
     plugin_id: InstalledIdArgument,
@@ -918,6 +908,12 @@ def remove_command(
                 if item.plugin_id == plugin_id
             ]
             if not kept:
+                # A removal killed once its trees left the daemon's sight: the files it had
+                # not deleted yet go now, as the docs promise of the next remove.
+                for root in roots:
+                    if _removal_left(root):
+                        with install_api.locked_root(root):
+                            pass
                 raise
             holding = [
                 root for root in roots if any(item.path.is_relative_to(root) for item in kept)

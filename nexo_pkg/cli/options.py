@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from nexo_pkg.cli.completion import installed_ids
+from nexo_pkg.cli.limits import entries_value, size_value
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.net.api import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
 
@@ -192,5 +193,44 @@ JobsOption = Annotated[
         metavar="<int>",
         parser=jobs_value,
         help="Plugins handled at a time (default 8; 1: one after another).",
+    ),
+]
+
+# The archive limits (SPEC §5 step 6) of every command that reads a release archive; parsed
+# into bytes and entries here, turned into ArchiveLimits by cli.limits.archive_limits.
+MaxDownloadSizeOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-download-size",
+        metavar="SIZE",
+        parser=size_value("--max-download-size"),
+        help="Download limit (default 100M).",
+    ),
+]
+MaxEntriesOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-entries",
+        metavar="N",
+        parser=entries_value,
+        help="Archive entry limit (default 10000).",
+    ),
+]
+MaxTotalSizeOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-total-size",
+        metavar="SIZE",
+        parser=size_value("--max-total-size"),
+        help="Extracted size limit (default 250M).",
+    ),
+]
+MaxEntrySizeOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-entry-size",
+        metavar="SIZE",
+        parser=size_value("--max-entry-size"),
+        help="Per-file size limit (default 100M).",
     ),
 ]

@@ -16,6 +16,7 @@ from nexo_pkg.core.output import emit_json, say, say_error, warn
 
 if TYPE_CHECKING:
     from nexo_pkg.pack.build import ArchiveStats
+    from nexo_pkg.sources.api import ArchiveLimits
 
 
 def show_diagnostics(result: FileResult) -> None:
@@ -29,6 +30,21 @@ def show_diagnostics(result: FileResult) -> None:
         colour=colour_enabled(sys.stderr), encoding=escaping_encoding(sys.stderr)
     )
     sys.stderr.write(render_text([result], context))
+
+
+def _admitting(tarball_size: int, stats: ArchiveStats) -> ArchiveLimits:
+    """``install``'s default archive limits, raised as far as the tarball ``pack`` just wrote
+    needs: ``--check`` checks the plugin, and the limits are the operator's to set (the
+    warnings say which flag installing it needs)."""
+    from nexo_pkg.sources.api import ArchiveLimits  # noqa: PLC0415
+
+    base = ArchiveLimits()
+    return ArchiveLimits(
+        max_download=max(base.max_download, tarball_size),
+        max_entries=max(base.max_entries, stats.entries),
+        max_total=max(base.max_total, stats.total_size),
+        max_entry=max(base.max_entry, stats.largest_file),
+    )
 
 
 def limit_warnings(tarball_size: int, stats: ArchiveStats) -> list[str]:
@@ -167,7 +183,13 @@ def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
         from nexo_pkg.cli.check import check_after  # noqa: PLC0415
 
         failure = "the packed plugin failed the handshake checks"
-        passed = check_after(Path(tarball.path), document, failure, json_output=json_output)
+        passed = check_after(
+            Path(tarball.path),
+            document,
+            failure,
+            json_output=json_output,
+            limits=_admitting(result.tarball.size, result.stats),
+        )
         if not passed:
             say_error(failure, "check_failed")
     if json_output:

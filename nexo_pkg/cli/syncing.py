@@ -27,6 +27,7 @@ from nexo_pkg.cli.common import (
     result_line,
     say_each_failure,
 )
+from nexo_pkg.cli.limits import archive_limits, entries_value, parse_size
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.leaving import silence_left_readers
 from nexo_pkg.core.output import say, say_once
@@ -38,6 +39,7 @@ from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 if TYPE_CHECKING:
     from nexo_pkg.fleet.api import FleetOptions, PluginOutcome, SyncResult
     from nexo_pkg.install.api import InstallCallbacks
+    from nexo_pkg.sources.api import ArchiveLimits
 
 
 def note(message: str) -> None:
@@ -61,11 +63,12 @@ def fleet_options(
     allow_signer_change: bool = False,
     nexo_version: str | None = None,
     reads_policy: bool = True,
+    limits: ArchiveLimits | None = None,
 ) -> FleetOptions:
     """What the user chose with a fleet command's flags: install's choices (home, policy,
     signature flags, network) and ``--jobs``. ``reads_policy`` false (``push``, ``mirror``,
     which verify nothing): the daemon's configuration directory is not looked for, nor
-    named."""
+    named. ``limits``: the archive limits (default: SPEC §5's)."""
     from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
     from nexo_pkg.net.api import checked_timeout  # noqa: PLC0415
 
@@ -86,6 +89,7 @@ def fleet_options(
         http_timeout=None if timeout is None else checked_timeout(timeout),
         registry_mirrors=registry_mirrors or {},
         allow_signer_change=allow_signer_change,
+        limits=archive_limits() if limits is None else limits,
         daemon=install_api.daemon_version(nexo_version),
         # What sync installs outside the daemon's discovery is said, as install says it.
         reach=daemon_reach(config) if reads_policy else None,
@@ -130,6 +134,10 @@ class SyncRequest:
     jobs: int | None = None
     allow_signer_change: bool = False
     nexo_version: str | None = None
+    max_download_size: int | None = None
+    max_entries: int | None = None
+    max_total_size: int | None = None
+    max_entry_size: int | None = None
     dry_run: bool = False
     json_output: bool = False
 
@@ -167,6 +175,12 @@ def run_sync(request: SyncRequest) -> int:
             registry_mirrors=mirrors,
             allow_signer_change=request.allow_signer_change,
             nexo_version=request.nexo_version,
+            limits=archive_limits(
+                max_download=request.max_download_size,
+                max_entries=request.max_entries,
+                max_total=request.max_total_size,
+                max_entry=request.max_entry_size,
+            ),
         )
         if request.dry_run:
             install_api.check_options(options.install)
@@ -332,6 +346,10 @@ _TEXT_FLAGS = {
     "--jobs": "jobs",
     "-j": "jobs",
     "--color": "color",
+    "--max-download-size": "max_download_size",
+    "--max-entries": "max_entries",
+    "--max-total-size": "max_total_size",
+    "--max-entry-size": "max_entry_size",
 }
 _BOOL_FLAGS = {
     "--prune": "prune",
@@ -348,6 +366,11 @@ _BOOL_FLAGS = {
     "-q": "quiet",
     "--verbose": "verbose",
     "-v": "verbose",
+}
+_SIZE_FLAGS = {
+    "max_download_size": "--max-download-size",
+    "max_total_size": "--max-total-size",
+    "max_entry_size": "--max-entry-size",
 }
 # Numbers as click reads them, in their plain spelling only (anything else goes to Typer).
 _INTEGER = re.compile(r"[0-9]{1,9}")
@@ -375,6 +398,14 @@ def _parse_fast(arguments: Sequence[str]) -> dict[str, object] | None:
             if not pattern.fullmatch(text):
                 return None
             parsed[field] = number(text)
+    try:
+        if "max_entries" in parsed:
+            parsed["max_entries"] = entries_value(str(parsed["max_entries"]))
+        for field, flag in _SIZE_FLAGS.items():
+            if field in parsed:
+                parsed[field] = parse_size(str(parsed[field]), flag=flag)
+    except UsageError:
+        return None  # Typer says it, in the words of the other commands
     return parsed
 
 

@@ -46,6 +46,10 @@ _NETWORK_FAILURE = re.compile(
     # (`--retries 0`, PIP_RETRIES=0): its other lines then say only "No matching distribution".
     r"problem confirming the ssl certificate|CERTIFICATE_VERIFY_FAILED"
 )
+# What pip says of a certificate it does not trust, with or without retries.
+_UNTRUSTED_CERTIFICATE = re.compile(
+    r"problem confirming the ssl certificate|CERTIFICATE_VERIFY_FAILED", re.IGNORECASE
+)
 # The time stamp `pip --log` puts before each line of its log file.
 _LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+ ")
 
@@ -370,10 +374,17 @@ def vendor_requirements(
         network = _network_lines(completed, logged)
         if network:
             reason = summarise_pip_output(network[-1])
+            remedy = (
+                "the index's certificate is not trusted here: if your own CA signs it, name "
+                "that CA's certificate with SSL_CERT_FILE (or a directory of them with "
+                "SSL_CERT_DIR), or add it to the system trust store"
+                if _UNTRUSTED_CERTIFICATE.search("\n".join(network))
+                else "check the network or proxy (HTTPS_PROXY)"
+            )
             raise PackError(
                 f"could not vendor {requirements.name}: the package index could not be "
-                f"reached ({reason}); check the network or proxy (HTTPS_PROXY), or point "
-                "PIP_INDEX_URL or PIP_FIND_LINKS at a reachable index or a wheel directory",
+                f"reached ({reason}); {remedy}, or point PIP_INDEX_URL or PIP_FIND_LINKS at a "
+                "reachable index or a wheel directory",
                 kind="network",
                 details={"pip_exit_code": completed.returncode},
             )

@@ -642,7 +642,7 @@ def open_stream(
     except _BudgetExceededError as exc:
         raise unsafe(
             f"more than {limits.max_total} bytes when decompressed (gzip bomb?); "
-            "`nexo plugin install` raises the limit with --max-total-size"
+            "raise the limit with --max-total-size"
         ) from exc
     except _DECODE_ERRORS as exc:
         raise invalid(str(exc) or type(exc).__name__) from exc
@@ -849,8 +849,7 @@ def walk_archive(
                 name, kind = checked
                 if len(entries) >= max_entries:
                     raise unsafe(
-                        f"more than {max_entries} entries "
-                        "(`nexo plugin install` raises the limit with --max-entries)"
+                        f"more than {max_entries} entries (raise the limit with --max-entries)"
                     )
                 if expect is not None:
                     index = len(entries)
@@ -872,14 +871,14 @@ def walk_archive(
                     raise unsafe(
                         f"{name!r} is {size} bytes, over the per-entry limit of "
                         f"{max_entry} "
-                        "(`nexo plugin install` raises the limit with --max-entry-size)",
+                        "(raise the limit with --max-entry-size)",
                         member=raw,
                     )
                 total += size
                 if total > max_total:
                     raise unsafe(
                         f"more than {max_total} bytes when extracted "
-                        "(`nexo plugin install` raises the limit with --max-total-size)"
+                        "(raise the limit with --max-total-size)"
                     )
                 whole = None if name in _KEPT_NAMES else reader.whole(size)
                 if whole is not None:  # most members: whole in the piece at hand, one call each

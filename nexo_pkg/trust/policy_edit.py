@@ -136,6 +136,8 @@ def add_author(path: Path, author: AuthorPolicy) -> EditResult:
     authors = document.get("authors")
     if authors is None:
         authors = tomlkit.aot()
+        if document.as_string().strip() and not document.as_string().endswith(("\n\n", "\n\r\n")):
+            document.add(tomlkit.nl())
         document.append("authors", authors)
     if any(_same_entry(existing, author) for existing in authors):
         return EditResult(path, before, 0)
@@ -144,6 +146,12 @@ def add_author(path: Path, author: AuthorPolicy) -> EditResult:
     inline = not isinstance(authors, tomlkit.items.AoT)
     table = _entry_table(author, inline=inline)
     hiding = _hiding_entry(before, author)
+    if not inline:
+        # A blank line between two entries, as the policy's own examples are written.
+        if hiding is not None:
+            table.add(tomlkit.nl())
+        elif len(authors) and not _trailing_lines(authors[-1]).strip(" \t").startswith("\n"):
+            authors[-1].add(tomlkit.nl())
     if hiding is None:
         authors.append(table)
     else:

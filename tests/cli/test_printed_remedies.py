@@ -212,8 +212,8 @@ def test_a_stale_lock_elsewhere_prints_a_lock_command_writing_that_lock(
 
 
 def test_an_archive_limit_names_the_command_that_raises_it(tmp_path: Path) -> None:
-    # `check` of a tarball over the entry limit takes no limit flags: the refusal names the
-    # command that does, and that command, run as printed with the flag, installs it.
+    # A tarball over the entry limit: the refusal names the flag that raises it, which the
+    # command refusing it (check) and install both take.
     env = cli.clean_env(NEXO_HOME=str(tmp_path / "home"))
     members = [*plugin_members("hello", "1.0.0")]
     members += [file(f"share/f{index}", "") for index in range(10_001 - len(members))]
@@ -221,7 +221,7 @@ def test_an_archive_limit_names_the_command_that_raises_it(tmp_path: Path) -> No
     checked = nexo("plugin", "check", str(tarball), "--json", env=env, cwd=tmp_path)
     assert checked.code == 1, checked.stderr
     assert checked.document["kind"] == "archive_unsafe"
-    assert "`nexo plugin install` raises the limit with --max-entries" in checked.error_line
+    assert "(raise the limit with --max-entries)" in checked.error_line
     root = tmp_path / "root"
     done = nexo(
         "plugin", "install", str(tarball), "--max-entries", "20000", "--dest", str(root),

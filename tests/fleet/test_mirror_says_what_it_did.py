@@ -76,3 +76,24 @@ def test_a_release_mirror_reads_a_tag_as_install_does(
                 env=env, in_process=True)  # fmt: skip
     assert done.code == 0, done.stderr
     assert f"Mirrored acme/nexo-plugin-echo@1.2.3 to {destination}:1.2.3 " in done.stderr
+
+
+def test_a_release_mirror_takes_the_download_limit_its_refusal_names(
+    fleet_env: dict[str, str], registry: Registry, github_server: GitHubServer
+) -> None:
+    """A release asset past the download limit is refused naming --max-download-size, which
+    ``mirror`` takes: the registry gets nothing; raised, the copy goes through."""
+    github_server.publish(
+        "acme", "nexo-plugin-echo", "v1.2.3", release_assets("echo", "1.2.3", target=LINUX)
+    )
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
+    destination = registry.ref("site/echo")
+    refused = nexo("plugin", "mirror", "acme/nexo-plugin-echo@v1.2.3", destination,
+                   "--plain-http", "--max-download-size", "100", env=env,
+                   in_process=True)  # fmt: skip
+    assert refused.code == 1, refused.stderr
+    assert refused.stderr.endswith("--max-download-size) [archive_unsafe]\n"), refused.stderr
+    assert registry.requests("(PUT|POST|PATCH)", r".") == 0
+    done = nexo("plugin", "mirror", "acme/nexo-plugin-echo@v1.2.3", destination, "--plain-http",
+                "--max-download-size", "10M", env=env, in_process=True)  # fmt: skip
+    assert done.code == 0, done.stderr

@@ -120,6 +120,10 @@ def test_an_https_index_under_an_untrusted_ca_is_refused_as_network_and_nothing_
     (line,) = [line for line in stderr.splitlines() if line.startswith("error: ")]
     assert line.endswith(" [network]"), stderr
     assert "CERTIFICATE_VERIFY_FAILED" in line
+    # The remedy names what makes a private CA trusted, not the network or the proxy.
+    assert "SSL_CERT_FILE" in line, line
+    assert "SSL_CERT_DIR" in line, line
+    assert "HTTPS_PROXY" not in line, line
     assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", line), line
     assert not out.exists()
     assert not (project / "dist").exists()

@@ -49,7 +49,7 @@ def test_an_entry_is_added_after_a_last_line_without_a_line_break(tmp_path: Path
     path.write_bytes(HEAD.replace("\n", eol).encode())
     _add(path)
     edited = path.read_bytes().decode("utf-8")
-    assert edited.startswith(HEAD.replace("\n", eol) + eol + "[[authors]]" + eol)
+    assert edited.startswith(HEAD.replace("\n", eol) + eol + eol + "[[authors]]" + eol)
     assert [a.owner for a in parse_policy(edited, path=path).authors] == ["bob", "acme"]
     assert edited.count("\n") == edited.count(eol)
 
@@ -96,3 +96,17 @@ def test_remove_keeps_the_comments_after_the_entry(
     path.write_text(POLICY)
     _trust("remove", owner, "--trusted-keys", path)
     assert path.read_text() == expected
+
+
+def test_entries_are_written_a_blank_line_apart(tmp_path: Path) -> None:
+    """An added entry stands a blank line from its neighbours, as the docs write a policy:
+    in a new policy, after the last entry, and before the entry it is put in front of."""
+    path = tmp_path / "trusted_keys.toml"
+    _trust("add", "bob", "--identity-regexp", "^b$", "--trusted-keys", path)
+    _add(path)
+    _trust("add", "acme/tools", "--identity-regexp", "^t$", "--trusted-keys", path)
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith('schema_version = "1.0"\n\n[[authors]]\nowner = "bob"\n'), text
+    assert text.count("\n\n[[authors]]\n") == 3, text
+    assert "\n\n\n" not in text, text
+    assert [a.owner for a in parse_policy(text, path=path).authors] == ["bob", "acme", "acme"]
