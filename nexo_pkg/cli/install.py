@@ -304,18 +304,16 @@ def _upgrade_one(
         tag=tag,
         known=known,
     )
-    if hold is None:
-        return result
     from dataclasses import replace  # noqa: PLC0415
 
-    if result.install is None:
+    if result.install is not None and result.install.released_hold is not None:
+        # The version was named (or the hold came meanwhile): the install step ended the
+        # hold under the root's lock, in the step that put the new version in place.
+        return replace(result, released_hold=result.install.released_hold)
+    if hold is not None and result.install is None:
         # The version named is the one installed: nothing changes, the hold included (as an
         # install that finds the version in place keeps it).
         return replace(result, kept_hold=hold.version)
-    if not options.dry_run:
-        released = install_api.release_hold(options.dest, plugin_id)  # the version was named
-        if released is not None:
-            return replace(result, released_hold=released.version)
     return result
 
 
@@ -598,19 +596,13 @@ def install_command(
             plain_http=plain_http,
             registry_mirrors=registry_mirrors(),
         )
-        result = install_api.install(
+        # The operator named what to install: a hold on that plugin is over once the new
+        # tree is in place (ended under the root's lock, in the same step). An install that
+        # found it in place changed nothing, the hold included (as a sync that leaves a
+        # plugin as it is).
+        return install_api.install(
             source_text, options, _callbacks(yes=yes, json_output=json_output)
         )
-        if not result.dry_run and not result.was_already_present:
-            # The operator named what to install: a hold on that plugin is over. An install
-            # that found it in place changed nothing, the hold included (as a sync that
-            # leaves a plugin as it is).
-            released = install_api.release_hold(options.dest, result.plan.plugin_id)
-            if released is not None:
-                from dataclasses import replace  # noqa: PLC0415
-
-                return replace(result, released_hold=released.version)
-        return result
 
     result = guarded(run, json_output=json_output)
     if not check or result.dry_run:

@@ -751,8 +751,10 @@ def hold_command(
         held_in.append(root)
         refuse_unreadable(root, plugin_id, "hold")  # no version to hold it at
         with install_api.locked_root(root):
-            current = install_api.installed_versions(root, plugin_id)
-            version = current[0].receipt.version if current and current[0].receipt else "?"
+            # Looked up again under the lock: a `remove` that ran meanwhile leaves nothing
+            # to hold (`not_installed`), never a hold on a version that is gone.
+            current = install_api.require_installed(root, plugin_id)
+            version = current[0].receipt.version if current[0].receipt else "?"
             earlier = install_api.read_hold(root, plugin_id)
             if earlier is not None and earlier.version == version:
                 return {"ok": True, "id": plugin_id, "version": version, "changed": False}
