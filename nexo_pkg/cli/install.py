@@ -616,7 +616,7 @@ def install_command(
     failure = "the installed plugin failed its checks"
     passed = check_after(Path(result.path), document, failure, json_output=json_output)
     if json_output:
-        emit_json(document)
+        emit_json(masked(document))
     if not passed:
         # The plugin stays installed (the install itself succeeded); say so and how to undo.
         plugin = printable(result.plan.plugin_id)
@@ -624,8 +624,11 @@ def install_command(
             "remove", result.plan.plugin_id, root=Path(result.path).parent
         )
         sys.stderr.write(
-            f"error: {plugin} failed the handshake checks; it is installed at "
-            f"{printable(result.path)} (remove it with `{printable(remove)}`) [check_failed]\n"
+            without_credentials(
+                f"error: {plugin} failed the handshake checks; it is installed at "
+                f"{printable(result.path)} (remove it with `{printable(remove)}`) "
+                "[check_failed]\n"
+            )
         )
         raise typer.Exit(1)
 
