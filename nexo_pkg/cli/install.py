@@ -825,7 +825,7 @@ def upgrade_command(
             f"({len(stopped)} plugin(s) not upgraded) [rate_limited]\n"
         )
     if json_output:
-        emit_json({"ok": not failed, "plugins": documents, "skipped": skipped})
+        emit_json(masked({"ok": not failed, "plugins": documents, "skipped": skipped}))
     elif not ids:
         say(f"No plugins to upgrade in {printable(chosen.dest)}.")
     raise typer.Exit(EXIT_FAILURE if failed else EXIT_OK)
@@ -952,7 +952,7 @@ def remove_command(
 
     removed = guarded(run, json_output=json_output)
     if json_output:
-        emit_json({"ok": True, "id": plugin_id, "removed": removed})
+        emit_json(masked({"ok": True, "id": plugin_id, "removed": removed}))
     else:
         for path in removed:
             say(f"Removed {printable(path)}.")
@@ -1023,7 +1023,7 @@ def verify_command(
     ok_mark, changed_mark = painted("ok      ", "green"), painted("CHANGED ", "red")
     if json_output:
         lock = {"lock": str(lock_file), "dest": str(root)} if lock_file is not None else {}
-        emit_json({"ok": ok, **lock, "plugins": [report.to_json() for report in reports]})
+        emit_json(masked({"ok": ok, **lock, "plugins": [report.to_json() for report in reports]}))
     elif lock_file is not None:
         for check in reports:
             label = f"{check.plugin_id} {check.version}"

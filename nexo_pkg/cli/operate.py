@@ -667,7 +667,7 @@ def outdated_command(
     stale = any(entry.is_outdated for entry in entries)
     if json_output:
         plugins = [entry.to_json() for entry in entries]
-        emit_json({"ok": not failed, "outdated": stale, "plugins": plugins})
+        emit_json(masked({"ok": not failed, "outdated": stale, "plugins": plugins}))
         for entry in entries:
             _say_failure(entry)
         _say_rate_limit(entries)

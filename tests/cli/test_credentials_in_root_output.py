@@ -111,3 +111,35 @@ def test_install_check_never_prints_the_credentials_of_its_root(
         assert document["path"].endswith(f"{SHOWN}/echo-0.1.0")
         assert document["check"]["ok"] is False
     assert (tmp_path / "https:" / DEST.split("//", 1)[1] / "echo-0.1.0").is_dir()
+
+
+@pytest.mark.daemon_host
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("verify",),
+        ("verify", "echo"),
+        ("outdated",),
+        ("hold", "echo"),
+        ("disable", "echo"),
+        ("upgrade", "--all"),
+        ("remove", "echo", "--yes"),
+    ],
+    ids=" ".join,
+)
+def test_json_answers_never_print_the_credentials_of_a_root(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """Every command's ``--json`` answer names a root given as a URL masked, as its text
+    output and its errors do."""
+    tarball = write_plugin(tmp_path / "dist", "echo", "0.1.0")
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), NEXO_GITHUB_API_BASE="http://127.0.0.1:9")
+    done = nexo("plugin", "install", tarball, "--dest", DEST, "--yes", env=env, cwd=tmp_path)
+    assert done.exit_code == 0, done.stderr
+    extra = ("--config", str(tmp_path / "config")) if command[0] == "disable" else ()
+    if extra:
+        (tmp_path / "config" / "plugins").mkdir(parents=True)
+    result = nexo("plugin", *command, "--dest", DEST, "--json", *extra, env=env, cwd=tmp_path)
+    json.loads(result.stdout)
+    assert SECRET not in result.stdout + result.stderr, result.stdout
+    assert "x-access-token" not in result.stdout + result.stderr, result.stdout
