@@ -308,3 +308,34 @@ def test_check_of_a_mistyped_installed_id_names_the_closest_ones(tmp_path: Path)
     far = nexo("plugin", "check", "zzz", "--dest", root, env=env, cwd=tmp_path)
     assert far.code == 2
     assert far.error_line.endswith("(use --dest to look elsewhere) [target_invalid]")
+
+
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]], ids=["run", "dry-run"])
+def test_rollback_of_a_plugin_whose_receipt_is_unreadable_is_refused(
+    tmp_path: Path, dry_run: list[str]
+) -> None:
+    """With the installed version's receipt unreadable, ``rollback`` refuses as ``hold``
+    does (``not_installed`` naming the receipt, reinstall with ``--force``) and changes
+    nothing, rather than putting the kept version back beside the unreadable one (two
+    installs of one id, one of them shadowed)."""
+    from support.tarballs import tree_snapshot, write_plugin
+
+    env, root = _hello_installed(tmp_path)
+    newer = write_plugin(tmp_path / "dist", "hello", "1.1.0")
+    upgraded = nexo("plugin", "install", newer, "--dest", root, "--yes", env=env, in_process=True)
+    assert upgraded.code == 0, upgraded.stderr
+    (root / "hello-1.1.0" / ".nexo-install.json").write_text('{"id":')
+    before = tree_snapshot(tmp_path)
+    refused = nexo(
+        "plugin", "rollback", "hello", *dry_run, "--dest", root, "--json", env=env,
+        in_process=True,
+    )  # fmt: skip
+    assert (refused.code, refused.document["kind"]) == (1, "not_installed"), refused.stdout
+    assert "receipt unreadable" in refused.document["error"]
+    assert "; to roll it back, reinstall it with" in refused.document["error"]
+    assert "--force" in refused.document["error"]
+    assert tree_snapshot(tmp_path) == before
+    said = nexo("plugin", "rollback", "hello", *dry_run, "--dest", root, env=env, in_process=True)
+    assert said.code == 1
+    assert said.stderr.rstrip().endswith("[not_installed]"), said.stderr
+    assert tree_snapshot(tmp_path) == before
