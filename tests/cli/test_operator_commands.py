@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support.cli import clean_env, nexo, stand_in_env
 from support.github_server import GitHubServer, github_server
-from support.tarballs import release_assets
+from support.tarballs import release_assets, tree_snapshot
 
 __all__ = ["github_server"]
 
@@ -93,8 +93,10 @@ def test_unhold_releases_a_hold_whose_plugin_was_removed_by_hand(tmp_path: Path)
     shutil.rmtree(root / "hello-1.0.0")
     released = nexo("plugin", "unhold", "hello", "--dest", root, "--json", env=env, in_process=True)
     assert (released.code, released.document["changed"]) == (0, True), released.stdout
+    before = tree_snapshot(tmp_path)
     again = nexo("plugin", "unhold", "hello", "--dest", root, "--json", env=env, in_process=True)
     assert (again.code, again.document["kind"]) == (1, "not_installed")
+    assert tree_snapshot(tmp_path) == before
 
 
 def test_hold_of_a_plugin_whose_receipt_is_unreadable_is_refused(tmp_path: Path) -> None:
@@ -103,11 +105,13 @@ def test_hold_of_a_plugin_whose_receipt_is_unreadable_is_refused(tmp_path: Path)
     plugin "at ?", and writes no hold."""
     env, root = _hello_installed(tmp_path)
     (root / "hello-1.0.0" / ".nexo-install.json").write_text('{"id":')
+    before = tree_snapshot(tmp_path)
     held = nexo("plugin", "hold", "hello", "--dest", root, "--json", env=env, in_process=True)
     assert (held.code, held.document["kind"]) == (1, "not_installed"), held.stdout
     assert "receipt unreadable" in held.document["error"]
     assert "--force" in held.document["error"]
     assert not (root / ".nexo" / "holds" / "hello.json").exists()
+    assert tree_snapshot(tmp_path) == before
 
 
 _UNWORKABLE = [
@@ -318,7 +322,7 @@ def test_rollback_of_a_plugin_whose_receipt_is_unreadable_is_refused(
     does (``not_installed`` naming the receipt, reinstall with ``--force``) and changes
     nothing, rather than putting the kept version back beside the unreadable one (two
     installs of one id, one of them shadowed)."""
-    from support.tarballs import tree_snapshot, write_plugin
+    from support.tarballs import write_plugin
 
     env, root = _hello_installed(tmp_path)
     newer = write_plugin(tmp_path / "dist", "hello", "1.1.0")
