@@ -343,3 +343,21 @@ def test_rollback_of_a_plugin_whose_receipt_is_unreadable_is_refused(
     assert said.code == 1
     assert said.stderr.rstrip().endswith("[not_installed]"), said.stderr
     assert tree_snapshot(tmp_path) == before
+
+
+def test_upgrade_of_a_plugin_installed_from_a_file_is_refused_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    """A plugin installed from a local tarball has no source to follow: ``upgrade`` refuses
+    it (``source_invalid``, naming ``install PATH``), text and ``--json`` alike, and writes
+    nothing: no hold, no cache entry, no lock file touched."""
+    env, root = _hello_installed(tmp_path)
+    before = tree_snapshot(tmp_path)
+    refused = nexo("plugin", "upgrade", "hello", "--dest", root, "--yes", "--json", env=env,
+                   in_process=True)  # fmt: skip
+    assert (refused.code, refused.document["kind"]) == (1, "source_invalid"), refused.stdout
+    assert "installed from a local file" in refused.document["error"]
+    said = nexo("plugin", "upgrade", "hello", "--dest", root, "--yes", env=env, in_process=True)
+    assert said.code == 1
+    assert said.stderr.rstrip().endswith(" [source_invalid]"), said.stderr
+    assert tree_snapshot(tmp_path) == before
