@@ -104,11 +104,12 @@ def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
 
 def refuse_unreadable(dest: Path, plugin_id: str, doing: str) -> None:
     """``not_installed`` naming the receipt when ``plugin_id`` is in ``dest`` only with a
-    receipt nexo-pkg cannot read: no version to ``doing`` from (reinstall with --force)."""
+    receipt nexo-pkg cannot read: no version to ``doing`` from (``"hold it"``; reinstall with
+    --force)."""
     unreadable = install_api.unreadable_installs(dest, plugin_id)
     if unreadable and not install_api.installed_versions(dest, plugin_id):
         raise NexoError(
-            f"{plugin_id} at {unreadable[0].path} has a {unreadable[0].problem}; to {doing} it, "
+            f"{plugin_id} at {unreadable[0].path} has a {unreadable[0].problem}; to {doing}, "
             f"{install_api.reinstall_command(unreadable[0])}",
             kind="not_installed",
             details={"id": plugin_id, "path": str(unreadable[0].path)},
@@ -283,7 +284,7 @@ def _upgrade_one(
     (``known``: what was already read of the newest versions)."""
 
     # As the reference: a plugin without a receipt it can read has nothing to upgrade from.
-    refuse_unreadable(options.dest, plugin_id, "upgrade")
+    refuse_unreadable(options.dest, plugin_id, "upgrade it")
     current = install_api.require_installed(options.dest, plugin_id)[0]
     assert current.receipt is not None  # noqa: S101 (require_installed only returns receipts)
     hold = install_api.read_hold(options.dest, plugin_id)

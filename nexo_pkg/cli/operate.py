@@ -708,6 +708,9 @@ def rollback_command(
 
     def run() -> RollbackResult:
         root = _holding(_roots(dest, config), plugin_id)[0]
+        # The installed version's receipt cannot be read: the kept one would come back beside
+        # it (two installs of one id, `doctor`'s `shadowed`), so refused as `hold` refuses.
+        refuse_unreadable(root, plugin_id, "roll it back")
         return install_api.rollback(root, plugin_id, dry_run=dry_run)
 
     def show(result: RollbackResult) -> None:
@@ -749,7 +752,7 @@ def hold_command(
     def run() -> dict[str, Any]:
         root = _holding(_roots(dest, config), plugin_id)[0]
         held_in.append(root)
-        refuse_unreadable(root, plugin_id, "hold")  # no version to hold it at
+        refuse_unreadable(root, plugin_id, "hold it")  # no version to hold it at
         with install_api.locked_root(root):
             # Looked up again under the lock: a `remove` that ran meanwhile leaves nothing
             # to hold (`not_installed`), never a hold on a version that is gone.
