@@ -290,3 +290,41 @@ def test_a_relock_that_fails_names_its_kind_as_every_sync_failure_line(
             assert not document["error"].endswith("]")  # the kind is its own key there
         assert not (tmp_path / "nexo-plugins.lock").exists()
         assert not root.exists() or not any(root.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("holds", "found"),
+    [
+        ("two versions", "echo 1.2.3, echo 1.3.0"),
+        ("two plugins", "echo 1.2.3, other 1.2.3"),
+        ("no tarball", "no <id>-<version>-<target>.tar.gz"),
+    ],
+)
+def test_push_of_a_dist_not_holding_one_version_is_refused_and_pushes_nothing(
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    holds: str,
+    found: str,
+) -> None:
+    """``push`` publishes the tarballs of one version: a DIST two packs wrote into (or none)
+    is refused before anything is sent, and neither DIST nor NEXO_HOME is touched."""
+    from support.tarballs import tree_snapshot
+
+    dist = make_dist()
+    if holds == "no tarball":
+        for tarball in dist.glob("*.tar.gz*"):
+            tarball.unlink()
+    else:
+        other = make_dist(*(("echo", "1.3.0") if holds == "two versions" else ("other",)))
+        for path in other.glob("*.tar.gz*"):
+            path.rename(dist / path.name)
+    home = Path(fleet_env["NEXO_HOME"])
+    before = tree_snapshot(dist), tree_snapshot(home)
+    result = push_cli(dist, registry, fleet_env)
+    _assert_refused(result, registry, "source_invalid", str(dist))
+    assert f"must hold the tarballs of exactly one plugin version (found {found})" in (
+        result.error_line
+    )
+    assert result.error_line.endswith(" [source_invalid]"), result.error_line
+    assert (tree_snapshot(dist), tree_snapshot(home)) == before
