@@ -328,3 +328,54 @@ def test_push_of_a_dist_not_holding_one_version_is_refused_and_pushes_nothing(
     )
     assert result.error_line.endswith(" [source_invalid]"), result.error_line
     assert (tree_snapshot(dist), tree_snapshot(home)) == before
+
+
+def _files_and_times(root: Path) -> dict[str, tuple[str, int]]:
+    """Every entry below ``root``: its content hash (a directory: ``dir``) and modification
+    time (a file rewritten with the same bytes is written too)."""
+    from support.tarballs import tree_snapshot
+
+    return {
+        path: (entry[2] or entry[0], (root / path).lstat().st_mtime_ns if entry[0] == "file" else 0)
+        for path, entry in tree_snapshot(root).items()
+    }
+
+
+LOCKED = "lock_version = 1\n"
+UNCLOSED = "lock_version = 1\n[plugins.echo\n"
+NO_TARGETS = "lock_version = 1\n[plugins.echo]\nsource = 'acme/echo'\n"
+ECHO = '[plugins.echo]\nsource = "acme/echo"\n'
+
+# (command, the wanted file or None, the lock, the kind of the refusal)
+BAD_FLEET_FILES = {
+    "lock-wanted-not-a-table": ("lock", "[plugins]\nhello = 3\n", LOCKED, "wanted_invalid"),
+    "lock-wanted-url": ("lock", ECHO.replace("acme/echo", "http://x/y"), LOCKED, "wanted_invalid"),
+    "lock-lock-unclosed": ("lock", ECHO, UNCLOSED, "lock_invalid"),
+    "sync-lock-version": ("sync", None, "lock_version = true\n", "lock_invalid"),
+    "sync-lock-no-targets": ("sync", None, NO_TARGETS, "lock_invalid"),
+    "sync-wanted-not-a-table": ("sync", "plugins = 1\n", LOCKED, "wanted_invalid"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(BAD_FLEET_FILES))
+def test_a_bad_wanted_set_or_lock_is_refused_before_anything_is_written(
+    tmp_path: Path, fleet_env: dict[str, str], case: str
+) -> None:
+    """``lock`` and ``sync`` read the wanted set and the lock before they write: a refusal
+    leaves the lock (bytes and time), the wanted file and NEXO_HOME as they were, and makes no
+    plugin root."""
+    command, wanted, lock, kind = BAD_FLEET_FILES[case]
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "nexo-plugins.lock").write_text(lock)
+    if wanted is not None:
+        (work / "nexo-plugins.toml").write_text(wanted)
+    before = _files_and_times(tmp_path)
+    dest = ["--dest", str(tmp_path / "root")] if command == "sync" else []
+    for output in (["--json"], []):
+        result = nexo("plugin", command, *dest, "--yes", *output, env=fleet_env, cwd=work)
+        assert result.code == 2, result.stderr
+        assert result.error_line.endswith(f" [{kind}]"), result.stderr
+        if output:
+            assert (result.document["ok"], result.document["kind"]) == (False, kind)
+        assert _files_and_times(tmp_path) == before
