@@ -63,6 +63,7 @@ def test_bad_input_is_one_line_with_its_kind(
     ]
     if filled[0] == "install":
         filled += ["--dest", str(tmp_path / "root")]
+    before = _files_and_times(tmp_path)
     result = nexo("plugin", *filled, "--json", env=fleet_env, in_process=True)
     assert result.code == code, result.stderr
     assert "Traceback" not in result.stderr
@@ -70,7 +71,9 @@ def test_bad_input_is_one_line_with_its_kind(
     assert problems.count("\n") == 1
     assert problems.startswith("error: ")
     assert result.document["kind"] == kind
-    assert not (tmp_path / "root").exists() or not any((tmp_path / "root").iterdir())
+    assert result.error_line.endswith(f" [{kind}]"), result.error_line
+    # Nothing written anywhere: no root, no NEXO_HOME, no cache, no lock.
+    assert _files_and_times(tmp_path) == before
 
 
 @pytest.mark.parametrize("option", ["--lock", "-f"])
