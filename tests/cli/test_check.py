@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from support.cli import nexo
 from support.stderr import without_notes
+from support.tarballs import tree_snapshot
 
 PLUGINS = Path(__file__).resolve().parent.parent / "fixtures" / "plugins"
 
@@ -176,16 +177,24 @@ def test_bad_options_are_usage_errors_and_spawn_nothing(
     root = sdk_project(tmp_path / "sdkdemo")
     pid_file = tmp_path / "pids"
     monkeypatch.setenv("FIXTURE_PID_FILE", str(pid_file))
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+    before = tree_snapshot(tmp_path)
     result = plugin_check(str(root), *options)
     assert result.code == 2
     assert message in result.stderr
+    assert result.error_line.endswith(" [usage]"), result.stderr
     assert result.stdout == ""
     assert not pid_file.exists(), "the plugin was started despite a usage error"
+    assert tree_snapshot(tmp_path) == before  # the project as it was, no NEXO_HOME made
 
 
 @pytest.mark.parametrize("json_flag", [False, True])
-def test_nothing_runnable_is_exit_2_with_one_line(tmp_path: Path, json_flag: bool) -> None:
+def test_nothing_runnable_is_exit_2_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, json_flag: bool
+) -> None:
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
     result = plugin_check(str(tmp_path), *(["--json"] if json_flag else []))
+    assert list(tmp_path.iterdir()) == []  # nothing written there, no NEXO_HOME made
     assert result.code == 2
     assert result.stderr.strip().splitlines() == [
         f"error: {tmp_path}: no plugin.toml or nexo-plugin.toml found; is this a plugin directory? "
@@ -215,10 +224,14 @@ def test_a_fifo_planted_as_a_receipt_is_passed_over_not_waited_on(tmp_path: Path
     ]
 
 
-def test_unknown_installed_id_is_exit_2(tmp_path: Path) -> None:
-    result = plugin_check("weather", "--dest", str(tmp_path))
-    assert result.code == 2
-    assert "no installed plugin with that id" in result.stderr
+def test_unknown_installed_id_is_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+    for dest in (tmp_path / "root", None):  # an absent root, given and the default one
+        result = plugin_check("weather", *(["--dest", str(dest)] if dest else []))
+        assert result.code == 2
+        assert "no installed plugin with that id" in result.stderr
+        assert result.error_line.endswith(" [target_invalid]"), result.stderr
+        assert list(tmp_path.iterdir()) == []  # neither root nor NEXO_HOME made
 
 
 def test_usage_error_from_a_real_process_has_no_traceback(tmp_path: Path) -> None:

@@ -55,6 +55,11 @@ def _version_no_file_name(project: Path) -> list[str]:
     return []
 
 
+def _version_no_file_name_out_elsewhere(project: Path) -> list[str]:
+    _version_no_file_name(project)
+    return ["--out", str(project.parent / "out" / "deep")]  # not made for a refused pack
+
+
 def _binary_not_executable(project: Path) -> list[str]:
     (project / "exe").write_bytes(b"\x7fELF")
     return ["--target", "x86_64-unknown-linux-gnu", "--binary", str(project / "exe")]
@@ -87,6 +92,7 @@ def _snapshot(root: Path) -> dict[str, tuple[str, int, str]]:
         (_uninstallable, (1, "vendor_failed", "no-such-distribution-x")),
         (_dist_is_a_file, (2, "usage", "exists and is not a directory")),
         (_version_no_file_name, (1, "manifest_invalid", "has 1 lint error")),
+        (_version_no_file_name_out_elsewhere, (1, "manifest_invalid", "has 1 lint error")),
         (_binary_not_executable, (2, "usage", "is not executable")),
     ],
     ids=lambda value: getattr(value, "__name__", None),

@@ -6,14 +6,18 @@ install, a GitHub or registry on a loopback port nothing listens on), run three 
 the installed console script (``.venv/bin/nexo``, a real subprocess): as it is, with ``-q``,
 and with ``--json`` where the command offers it. The quiet run exits as the plain one, says
 the failure as the plain one does, and drops nothing but the plain run's notes and progress:
-every ``error:`` and ``warning:`` line stays. The ``--json`` run prints one failure document.
+every ``error:`` and ``warning:`` line stays. The ``--json`` run prints one failure document,
+and writes and loses nothing (NEXO_HOME, the lock, the projects) beyond what its error says it
+left.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import socket
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -301,6 +305,40 @@ CASES: dict[str, tuple[list[str], int, str, bool, str | None]] = {
 }
 
 
+# What a failure may leave: the root a sync created (with its two lock files) before its
+# plugins failed, when no earlier run created it; nothing else is written or lost.
+LEFT = {
+    "sync-refused": {"synced", "synced/.nexo-install.lock", "synced/.nexo-sync.lock"},
+}
+# The failures that report on what they made, and leave it to be looked at: the packed
+# output whose check failed, the plugin installed (its tarball cached) before its check
+# failed (the error says where and how to remove it).
+MADE = {"pack-check": ("packed",), "install-check": ("chk", "home/cache")}
+
+
+def _under(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(f"{directory}/")
+
+
+def _state(root: Path) -> dict[str, tuple[str, int, str, int]]:
+    """Every entry below ``root``: kind, mode, content hash (or link target) and, for a file,
+    its modification time (a lock rewritten with the same bytes is a write too)."""
+    state: dict[str, tuple[str, int, str, int]] = {}
+    for path in sorted(root.rglob("*")):
+        info = path.lstat()
+        relative, mode = path.relative_to(root).as_posix(), stat.S_IMODE(info.st_mode)
+        if stat.S_ISLNK(info.st_mode):
+            state[relative] = ("link", 0, str(path.readlink()), 0)
+        elif stat.S_ISREG(info.st_mode):
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            # A cached blob's time records its use (`cache prune` ages blobs by it).
+            used = relative.startswith("home/cache/")
+            state[relative] = ("file", mode, digest, 0 if used else info.st_mtime_ns)
+        else:
+            state[relative] = ("dir", mode, "", 0)
+    return state
+
+
 def _without_summary(stdout: str) -> str:
     """``stdout`` without lint's closing summary (``Found 5 errors and 0 warnings in 1
     file.``), which ``-q`` drops."""
@@ -338,8 +376,16 @@ def test_quiet_keeps_the_failure(case: str, world: World) -> None:
 @pytest.mark.parametrize("case", [case for case, row in CASES.items() if row[3]])
 def test_json_prints_one_failure_document(case: str, world: World) -> None:
     _, code, said, _, kind = CASES[case]
+    before = _state(world.tmp)
     result = _script([*_args(case, world), "--json"], world)
     assert result.code == code, result
+    # A refusal writes nothing and loses nothing: NEXO_HOME (receipts, kept versions,
+    # policy), the lock and the wanted file, the projects (bytes, modes and times alike).
+    after = _state(world.tmp)
+    changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+    changed = {p for p in changed if not any(_under(p, made) for made in MADE.get(case, ()))}
+    assert changed <= LEFT.get(case, set()), (sorted(changed), result.stderr)
+    assert all(before.get(p) is None for p in changed), sorted(changed)  # added, not lost
     document = json.loads(result.stdout)  # one document and nothing else
     assert isinstance(document, dict)
     if case == "lint-findings":

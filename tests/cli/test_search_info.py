@@ -12,7 +12,13 @@ import pytest
 from support.cli import nexo
 from support.github_server import GitHubServer
 from support.private_sigstore import PrivateSigstore
-from support.tarballs import asset_name, plugin_tarball, release_assets, sidecar_line
+from support.tarballs import (
+    asset_name,
+    plugin_tarball,
+    release_assets,
+    sidecar_line,
+    tree_snapshot,
+)
 
 IDENTITY = "https://github.com/acme/hello/.github/workflows/release.yml@refs/tags/v1.0.0"
 
@@ -41,7 +47,8 @@ def test_search_asks_for_the_topic_with_the_token(
     assert "No plugin repository matches" in result.stderr
 
 
-def test_search_failures_are_one_line(home: Path, server: GitHubServer) -> None:
+def test_search_failures_are_one_line(home: Path, server: GitHubServer, tmp_path: Path) -> None:
+    before = tree_snapshot(tmp_path)
     server.fail(status=500, times=None)
     result = plugin("search", "weather", "--json")
     assert result.code == 1
@@ -50,6 +57,7 @@ def test_search_failures_are_one_line(home: Path, server: GitHubServer) -> None:
     result = plugin("search", " ", "--json")
     assert result.code == 2
     assert json.loads(result.stdout)["kind"] == "usage"
+    assert tree_snapshot(tmp_path) == before  # no NEXO_HOME, no cache made
 
 
 def test_info_shows_targets_and_the_verified_signer(
@@ -88,15 +96,31 @@ def test_info_shows_targets_and_the_verified_signer(
     assert not (home / "state" / "plugins").exists()
 
 
-def test_info_refuses_what_install_refuses(home: Path, server: GitHubServer) -> None:
+def test_info_refuses_what_install_refuses(
+    home: Path, server: GitHubServer, tmp_path: Path
+) -> None:
     assets = release_assets("hello", "1.0.0")
     name = asset_name("hello", "1.0.0")
     assets[name + ".sha256"] = sidecar_line(b"other bytes", name).encode()
     server.publish("acme", "hello", "v1.0.0", assets)
+    before = tree_snapshot(tmp_path)
     result = plugin("info", "acme/hello", "--json")
     assert result.code == 1
     assert json.loads(result.stdout)["kind"] == "checksum_mismatch"
+    assert result.error_line.endswith(" [checksum_mismatch]"), result.stderr
     assert "Traceback" not in result.stderr
+    # The refused tarball is not kept in the download cache, and nothing else is written
+    # (the cache's empty directories and lock file aside).
+    after = tree_snapshot(tmp_path)
+    assert {path: after[path] for path in before} == before
+    assert sorted(after.keys() - before.keys()) == [
+        "home",
+        "home/cache",
+        "home/cache/blobs",
+        "home/cache/blobs/.lock",
+        "home/cache/blobs/sha256",
+        "home/cache/blobs/tmp",
+    ]
 
 
 def test_info_real_process_text(home: Path, server: GitHubServer) -> None:

@@ -63,6 +63,7 @@ def test_bad_input_is_one_line_with_its_kind(
     ]
     if filled[0] == "install":
         filled += ["--dest", str(tmp_path / "root")]
+    before = _files_and_times(tmp_path)
     result = nexo("plugin", *filled, "--json", env=fleet_env, in_process=True)
     assert result.code == code, result.stderr
     assert "Traceback" not in result.stderr
@@ -70,7 +71,9 @@ def test_bad_input_is_one_line_with_its_kind(
     assert problems.count("\n") == 1
     assert problems.startswith("error: ")
     assert result.document["kind"] == kind
-    assert not (tmp_path / "root").exists() or not any((tmp_path / "root").iterdir())
+    assert result.error_line.endswith(f" [{kind}]"), result.error_line
+    # Nothing written anywhere: no root, no NEXO_HOME, no cache, no lock.
+    assert _files_and_times(tmp_path) == before
 
 
 @pytest.mark.parametrize("option", ["--lock", "-f"])
@@ -290,3 +293,92 @@ def test_a_relock_that_fails_names_its_kind_as_every_sync_failure_line(
             assert not document["error"].endswith("]")  # the kind is its own key there
         assert not (tmp_path / "nexo-plugins.lock").exists()
         assert not root.exists() or not any(root.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("holds", "found"),
+    [
+        ("two versions", "echo 1.2.3, echo 1.3.0"),
+        ("two plugins", "echo 1.2.3, other 1.2.3"),
+        ("no tarball", "no <id>-<version>-<target>.tar.gz"),
+    ],
+)
+def test_push_of_a_dist_not_holding_one_version_is_refused_and_pushes_nothing(
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    holds: str,
+    found: str,
+) -> None:
+    """``push`` publishes the tarballs of one version: a DIST two packs wrote into (or none)
+    is refused before anything is sent, and neither DIST nor NEXO_HOME is touched."""
+    from support.tarballs import tree_snapshot
+
+    dist = make_dist()
+    if holds == "no tarball":
+        for tarball in dist.glob("*.tar.gz*"):
+            tarball.unlink()
+    else:
+        other = make_dist(*(("echo", "1.3.0") if holds == "two versions" else ("other",)))
+        for path in other.glob("*.tar.gz*"):
+            path.rename(dist / path.name)
+    home = Path(fleet_env["NEXO_HOME"])
+    before = tree_snapshot(dist), tree_snapshot(home)
+    result = push_cli(dist, registry, fleet_env)
+    _assert_refused(result, registry, "source_invalid", str(dist))
+    assert f"must hold the tarballs of exactly one plugin version (found {found})" in (
+        result.error_line
+    )
+    assert result.error_line.endswith(" [source_invalid]"), result.error_line
+    assert (tree_snapshot(dist), tree_snapshot(home)) == before
+
+
+def _files_and_times(root: Path) -> dict[str, tuple[str, int]]:
+    """Every entry below ``root``: its content hash (a directory: ``dir``) and modification
+    time (a file rewritten with the same bytes is written too)."""
+    from support.tarballs import tree_snapshot
+
+    return {
+        path: (entry[2] or entry[0], (root / path).lstat().st_mtime_ns if entry[0] == "file" else 0)
+        for path, entry in tree_snapshot(root).items()
+    }
+
+
+LOCKED = "lock_version = 1\n"
+UNCLOSED = "lock_version = 1\n[plugins.echo\n"
+NO_TARGETS = "lock_version = 1\n[plugins.echo]\nsource = 'acme/echo'\n"
+ECHO = '[plugins.echo]\nsource = "acme/echo"\n'
+
+# (command, the wanted file or None, the lock, the kind of the refusal)
+BAD_FLEET_FILES = {
+    "lock-wanted-not-a-table": ("lock", "[plugins]\nhello = 3\n", LOCKED, "wanted_invalid"),
+    "lock-wanted-url": ("lock", ECHO.replace("acme/echo", "http://x/y"), LOCKED, "wanted_invalid"),
+    "lock-lock-unclosed": ("lock", ECHO, UNCLOSED, "lock_invalid"),
+    "sync-lock-version": ("sync", None, "lock_version = true\n", "lock_invalid"),
+    "sync-lock-no-targets": ("sync", None, NO_TARGETS, "lock_invalid"),
+    "sync-wanted-not-a-table": ("sync", "plugins = 1\n", LOCKED, "wanted_invalid"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(BAD_FLEET_FILES))
+def test_a_bad_wanted_set_or_lock_is_refused_before_anything_is_written(
+    tmp_path: Path, fleet_env: dict[str, str], case: str
+) -> None:
+    """``lock`` and ``sync`` read the wanted set and the lock before they write: a refusal
+    leaves the lock (bytes and time), the wanted file and NEXO_HOME as they were, and makes no
+    plugin root."""
+    command, wanted, lock, kind = BAD_FLEET_FILES[case]
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "nexo-plugins.lock").write_text(lock)
+    if wanted is not None:
+        (work / "nexo-plugins.toml").write_text(wanted)
+    before = _files_and_times(tmp_path)
+    dest = ["--dest", str(tmp_path / "root")] if command == "sync" else []
+    for output in (["--json"], []):
+        result = nexo("plugin", command, *dest, "--yes", *output, env=fleet_env, cwd=work)
+        assert result.code == 2, result.stderr
+        assert result.error_line.endswith(f" [{kind}]"), result.stderr
+        if output:
+            assert (result.document["ok"], result.document["kind"]) == (False, kind)
+        assert _files_and_times(tmp_path) == before

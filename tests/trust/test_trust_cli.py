@@ -1254,3 +1254,45 @@ def test_a_hostile_trusted_root_is_refused_in_one_line_without_reading_it_whole(
     lint = nexo("plugin", "lint", str(policy), "--format", "json", cwd=tmp_path, timeout=30)
     [diagnostic] = json.loads(lint.stdout)["files"][0]["diagnostics"]
     assert (diagnostic["code"], problem in diagnostic["message"]) == ("NXT008", True)
+
+
+def _with_times(root: Path) -> dict[str, tuple[tuple[str, int, str], int]]:
+    """:func:`tree_snapshot` with each file's modification time (a policy rewritten with the
+    same bytes is written too)."""
+    return {
+        path: (entry, (root / path).lstat().st_mtime_ns if entry[0] == "file" else 0)
+        for path, entry in tree_snapshot(root).items()
+    }
+
+
+@pytest.mark.parametrize("policy_text", ['default = "maybe"\n', "[[authors]\nowner = 'acme'\n"])
+@pytest.mark.parametrize("command", ["trust add", "trust remove", "install", "sync"])
+def test_a_command_refused_for_an_invalid_policy_writes_nothing(
+    tmp_path: Path, command: str, policy_text: str
+) -> None:
+    """Every command that reads the trust policy refuses an invalid one (``policy_invalid``,
+    exit 2) before it writes: the policy keeps its bytes and time, and no plugin root,
+    NEXO_HOME or download is made."""
+    work = tmp_path / "work"
+    tarball = write_plugin(work, "hello", "1.0.0")
+    (work / "nexo-plugins.lock").write_text("lock_version = 1\n")
+    policy = work / "trusted_keys.toml"
+    policy.write_text(policy_text)
+    identity = "https://github.com/acme/x/.github/workflows/r.yml@refs/tags/v1"
+    root = str(tmp_path / "root")
+    args = {
+        "trust add": ["trust", "add", "acme", "--identity", identity],
+        "trust remove": ["trust", "remove", "acme"],
+        "install": ["install", str(tarball), "--dest", root],
+        "sync": ["sync", "--lock", str(work / "nexo-plugins.lock"), "--dest", root],
+    }[command]
+    before = _with_times(tmp_path)
+    for output in (["--json"], []):
+        result = nexo("plugin", *args, "--trusted-keys", str(policy), "--yes", *output,
+                      env=cli_env(tmp_path), cwd=work, in_process=True)  # fmt: skip
+        assert result.code == 2, result.stderr
+        assert result.error_line.endswith(" [policy_invalid]"), result.stderr
+        assert "invalid trust policy" in result.error_line, result.error_line
+        if output:
+            assert (result.document["ok"], result.document["kind"]) == (False, "policy_invalid")
+        assert _with_times(tmp_path) == before
