@@ -54,11 +54,13 @@ def show_report(report: CheckReport, stream: TextIO) -> None:
     reports on stdout; ``pack --check`` and ``install --check``, whose result is the pack or
     install, report on stderr."""
     from nexo_pkg.check import render_report  # noqa: PLC0415
+    from nexo_pkg.core.credentials import without_credentials  # noqa: PLC0415
 
     encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
     unicode = stream.isatty() and encoding == "utf8"
     for line in render_report(report, unicode=unicode, colour=colour_enabled(stream)):
-        stream.write(line + "\n")
+        # A path given as a URL (`--dest https://user:TOKEN@host/…`) is shown masked.
+        stream.write(without_credentials(line) + "\n")
     stream.flush()
 
 

@@ -157,13 +157,26 @@ def guarded(action: Callable[[], T], *, json_output: bool = False) -> T:
         fail(error, json_output=json_output)
 
 
-def answer(action: Callable[[], D], *, json_output: bool, show: Callable[[D], object]) -> D:
+def answer(
+    action: Callable[[], D],
+    *,
+    json_output: bool,
+    show: Callable[[D], object],
+    mask: bool = True,
+) -> D:
     """Run ``action`` as :func:`guarded` does; with ``--json`` print its result's document
     (the result itself when it is a ``dict``), else hand the result to ``show``. Returns the
-    result (for the exit code)."""
+    result (for the exit code). ``mask``: the document's texts are shown with the credentials
+    of any URL in them masked (a root given as ``https://USER:TOKEN@…``), as every error is;
+    the trust commands, whose documents are identities and patterns, print theirs as they are."""
     result = guarded(action, json_output=json_output)
     if json_output:
-        emit_json(result if isinstance(result, dict) else result.to_json())
+        document = result if isinstance(result, dict) else result.to_json()
+        if mask:
+            from nexo_pkg.core.credentials import masked  # noqa: PLC0415
+
+            document = masked(document)
+        emit_json(document)
     else:
         show(result)
     return result

@@ -104,11 +104,12 @@ def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
 
 def refuse_unreadable(dest: Path, plugin_id: str, doing: str) -> None:
     """``not_installed`` naming the receipt when ``plugin_id`` is in ``dest`` only with a
-    receipt nexo-pkg cannot read: no version to ``doing`` from (reinstall with --force)."""
+    receipt nexo-pkg cannot read: no version to ``doing`` from (``"hold it"``; reinstall with
+    --force)."""
     unreadable = install_api.unreadable_installs(dest, plugin_id)
     if unreadable and not install_api.installed_versions(dest, plugin_id):
         raise NexoError(
-            f"{plugin_id} at {unreadable[0].path} has a {unreadable[0].problem}; to {doing} it, "
+            f"{plugin_id} at {unreadable[0].path} has a {unreadable[0].problem}; to {doing}, "
             f"{install_api.reinstall_command(unreadable[0])}",
             kind="not_installed",
             details={"id": plugin_id, "path": str(unreadable[0].path)},
@@ -283,7 +284,7 @@ def _upgrade_one(
     (``known``: what was already read of the newest versions)."""
 
     # As the reference: a plugin without a receipt it can read has nothing to upgrade from.
-    refuse_unreadable(options.dest, plugin_id, "upgrade")
+    refuse_unreadable(options.dest, plugin_id, "upgrade it")
     current = install_api.require_installed(options.dest, plugin_id)[0]
     assert current.receipt is not None  # noqa: S101 (require_installed only returns receipts)
     hold = install_api.read_hold(options.dest, plugin_id)
@@ -304,18 +305,16 @@ def _upgrade_one(
         tag=tag,
         known=known,
     )
-    if hold is None:
-        return result
     from dataclasses import replace  # noqa: PLC0415
 
-    if result.install is None:
+    if result.install is not None and result.install.released_hold is not None:
+        # The version was named (or the hold came meanwhile): the install step ended the
+        # hold under the root's lock, in the step that put the new version in place.
+        return replace(result, released_hold=result.install.released_hold)
+    if hold is not None and result.install is None:
         # The version named is the one installed: nothing changes, the hold included (as an
         # install that finds the version in place keeps it).
         return replace(result, kept_hold=hold.version)
-    if not options.dry_run:
-        released = install_api.release_hold(options.dest, plugin_id)  # the version was named
-        if released is not None:
-            return replace(result, released_hold=released.version)
     return result
 
 
@@ -598,19 +597,13 @@ def install_command(
             plain_http=plain_http,
             registry_mirrors=registry_mirrors(),
         )
-        result = install_api.install(
+        # The operator named what to install: a hold on that plugin is over once the new
+        # tree is in place (ended under the root's lock, in the same step). An install that
+        # found it in place changed nothing, the hold included (as a sync that leaves a
+        # plugin as it is).
+        return install_api.install(
             source_text, options, _callbacks(yes=yes, json_output=json_output)
         )
-        if not result.dry_run and not result.was_already_present:
-            # The operator named what to install: a hold on that plugin is over. An install
-            # that found it in place changed nothing, the hold included (as a sync that
-            # leaves a plugin as it is).
-            released = install_api.release_hold(options.dest, result.plan.plugin_id)
-            if released is not None:
-                from dataclasses import replace  # noqa: PLC0415
-
-                return replace(result, released_hold=released.version)
-        return result
 
     result = guarded(run, json_output=json_output)
     if not check or result.dry_run:
@@ -624,7 +617,7 @@ def install_command(
     failure = "the installed plugin failed its checks"
     passed = check_after(Path(result.path), document, failure, json_output=json_output)
     if json_output:
-        emit_json(document)
+        emit_json(masked(document))
     if not passed:
         # The plugin stays installed (the install itself succeeded); say so and how to undo.
         plugin = printable(result.plan.plugin_id)
@@ -632,8 +625,11 @@ def install_command(
             "remove", result.plan.plugin_id, root=Path(result.path).parent
         )
         sys.stderr.write(
-            f"error: {plugin} failed the handshake checks; it is installed at "
-            f"{printable(result.path)} (remove it with `{printable(remove)}`) [check_failed]\n"
+            without_credentials(
+                f"error: {plugin} failed the handshake checks; it is installed at "
+                f"{printable(result.path)} (remove it with `{printable(remove)}`) "
+                "[check_failed]\n"
+            )
         )
         raise typer.Exit(1)
 
@@ -830,7 +826,7 @@ def upgrade_command(
             f"({len(stopped)} plugin(s) not upgraded) [rate_limited]\n"
         )
     if json_output:
-        emit_json({"ok": not failed, "plugins": documents, "skipped": skipped})
+        emit_json(masked({"ok": not failed, "plugins": documents, "skipped": skipped}))
     elif not ids:
         say(f"No plugins to upgrade in {printable(chosen.dest)}.")
     raise typer.Exit(EXIT_FAILURE if failed else EXIT_OK)
@@ -957,7 +953,7 @@ def remove_command(
 
     removed = guarded(run, json_output=json_output)
     if json_output:
-        emit_json({"ok": True, "id": plugin_id, "removed": removed})
+        emit_json(masked({"ok": True, "id": plugin_id, "removed": removed}))
     else:
         for path in removed:
             say(f"Removed {printable(path)}.")
@@ -1028,7 +1024,7 @@ def verify_command(
     ok_mark, changed_mark = painted("ok      ", "green"), painted("CHANGED ", "red")
     if json_output:
         lock = {"lock": str(lock_file), "dest": str(root)} if lock_file is not None else {}
-        emit_json({"ok": ok, **lock, "plugins": [report.to_json() for report in reports]})
+        emit_json(masked({"ok": ok, **lock, "plugins": [report.to_json() for report in reports]}))
     elif lock_file is not None:
         for check in reports:
             label = f"{check.plugin_id} {check.version}"

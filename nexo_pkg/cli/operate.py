@@ -667,7 +667,7 @@ def outdated_command(
     stale = any(entry.is_outdated for entry in entries)
     if json_output:
         plugins = [entry.to_json() for entry in entries]
-        emit_json({"ok": not failed, "outdated": stale, "plugins": plugins})
+        emit_json(masked({"ok": not failed, "outdated": stale, "plugins": plugins}))
         for entry in entries:
             _say_failure(entry)
         _say_rate_limit(entries)
@@ -708,6 +708,9 @@ def rollback_command(
 
     def run() -> RollbackResult:
         root = _holding(_roots(dest, config), plugin_id)[0]
+        # The installed version's receipt cannot be read: the kept one would come back beside
+        # it (two installs of one id, `doctor`'s `shadowed`), so refused as `hold` refuses.
+        refuse_unreadable(root, plugin_id, "roll it back")
         return install_api.rollback(root, plugin_id, dry_run=dry_run)
 
     def show(result: RollbackResult) -> None:
@@ -749,10 +752,12 @@ def hold_command(
     def run() -> dict[str, Any]:
         root = _holding(_roots(dest, config), plugin_id)[0]
         held_in.append(root)
-        refuse_unreadable(root, plugin_id, "hold")  # no version to hold it at
+        refuse_unreadable(root, plugin_id, "hold it")  # no version to hold it at
         with install_api.locked_root(root):
-            current = install_api.installed_versions(root, plugin_id)
-            version = current[0].receipt.version if current and current[0].receipt else "?"
+            # Looked up again under the lock: a `remove` that ran meanwhile leaves nothing
+            # to hold (`not_installed`), never a hold on a version that is gone.
+            current = install_api.require_installed(root, plugin_id)
+            version = current[0].receipt.version if current[0].receipt else "?"
             earlier = install_api.read_hold(root, plugin_id)
             if earlier is not None and earlier.version == version:
                 return {"ok": True, "id": plugin_id, "version": version, "changed": False}

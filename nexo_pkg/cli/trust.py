@@ -210,7 +210,7 @@ def add_command(
         else:
             say(f"{printable(document['policy'])} already has this entry; nothing changed.")
 
-    answer(run, json_output=json_output, show=show)
+    answer(run, json_output=json_output, show=show, mask=False)
 
 
 def list_command(
@@ -309,7 +309,7 @@ def remove_command(
             )
         say(" ".join(said))
 
-    answer(run, json_output=json_output, show=show)
+    answer(run, json_output=json_output, show=show, mask=False)
 
 
 def verify_command(

@@ -316,8 +316,14 @@ def _installed_findings(
     try:
         ok, warnings, summary = handshake(item.path, _as_read(manifest, linted))
     except NexoError as error:
+        ok, warnings, summary = False, False, f"cannot be spawned: {error.message}"
+    if not ok and not os.path.lexists(item.path):
+        # doctor only reads the root: an upgrade, rollback or remove that ran meanwhile took
+        # this version out of the daemon's sight while it ran, which is no fault of the plugin.
         report.add(
-            "error", "check", f"cannot be spawned: {error.message}",
+            "warning", "check",
+            f"{item.path.name} left the root while it was checked (another nexo command "
+            "replaced or removed it); run doctor again once it is done",
             plugin_id=plugin_id, path=item.path,
         )  # fmt: skip
         return

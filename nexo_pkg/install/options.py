@@ -119,7 +119,11 @@ class InstallStep:
     ``locked_signer`` is the signer the lock recorded, which the artifact's verified
     signature must name (``signer_untrusted`` otherwise, before anything is written). For
     ``install``: ``bind_installed`` makes every installed version of the plugin it replaces
-    bind the new one to its signer, as an upgrade's ``previous_signature`` does.
+    bind the new one to its signer, as an upgrade's ``previous_signature`` does. Holds are
+    judged under the root's lock, where no other command changes them meanwhile:
+    ``unless_held`` installs nothing when the plugin is held (an upgrade that names no
+    version: a ``hold`` that ran since it looked wins), ``release_hold`` ends the plugin's
+    hold once the new version is in place (the operator named what to install).
     """
 
     root: InstallRoot | None = None
@@ -129,10 +133,12 @@ class InstallStep:
     installed: tuple[Path, ...] | None = None
     locked_signer: LockedSigner | None = None
     bind_installed: bool = False
+    unless_held: bool = False
+    release_hold: bool = False
 
 
 NO_CALLBACKS = InstallCallbacks()
 ONE_INSTALL = InstallStep()
 #: ``install SOURCE``: one install that replaces any other version of its plugin as an upgrade
 #: would, signer continuity included, keeping the version replaced for ``rollback``.
-PLAIN_INSTALL = InstallStep(bind_installed=True, keep_old=True)
+PLAIN_INSTALL = InstallStep(bind_installed=True, keep_old=True, release_hold=True)

@@ -749,6 +749,8 @@ def _install_tree(
         contextlib.nullcontext(step.root) if step.root is not None else locked_root(options.dest)
     )
     with held as root:
+        if step.unless_held:
+            _refuse_held(root.dest, fetched.plugin_id)
         # A link in the plugin's place is not an install (verify fails it): it is never
         # followed to a receipt, and only --force replaces it (the link, not its target).
         occupied = final.is_symlink() or final.exists()
@@ -824,7 +826,34 @@ def _install_tree(
                     f"cannot install into {final}: {exc.strerror or exc}", kind="io"
                 ) from exc
             raise
-    return InstallResult(plan, final, set_aside=set_aside)
+        released = _released_hold(root.dest, plan.plugin_id) if step.release_hold else None
+    return InstallResult(plan, final, set_aside=set_aside, released_hold=released)
+
+
+class HeldMeanwhileError(NexoError):
+    """An upgrade that named no version found the plugin held under the root's lock (a
+    ``hold`` or ``rollback`` ran since it looked): nothing was installed."""
+
+    def __init__(self, version: str) -> None:
+        super().__init__(f"held at {version}", kind="held")
+        self.version = version
+
+
+def _refuse_held(dest: Path, plugin_id: str) -> None:
+    from nexo_pkg.install.hold import read_hold  # noqa: PLC0415 - holds are rare
+
+    hold = read_hold(dest, plugin_id)
+    if hold is not None:
+        raise HeldMeanwhileError(hold.version)
+
+
+def _released_hold(dest: Path, plugin_id: str) -> str | None:
+    """End the hold on ``plugin_id`` (the caller holds the root's lock); the version it
+    held, or ``None`` when there was none."""
+    from nexo_pkg.install.hold import release_hold  # noqa: PLC0415 - holds are rare
+
+    released = release_hold(dest, plugin_id)
+    return released.version if released is not None else None
 
 
 # -- upgrade and remove -----------------------------------------------------------------------
@@ -979,6 +1008,7 @@ def upgrade(
             latest=offered.said + ",",
             allow_downgrade=allow_downgrade,
             keep_old=keep_old,
+            named=tag is not None,
         )
 
 
@@ -993,6 +1023,7 @@ def _upgrade_to(
     latest: str,
     allow_downgrade: bool,
     keep_old: bool | None,
+    named: bool = False,
 ) -> UpgradeResult:
     """:func:`upgrade` once the installed versions (``matches``, newest first) and the
     version ``source`` offers are known: same version, no-op; lower, ``downgrade_refused``
@@ -1023,6 +1054,7 @@ def _upgrade_to(
         options=options,
         versions=(receipt.version, new_version),
         keep_old=keep_old,
+        named=named,
     )
 
 
@@ -1034,23 +1066,39 @@ def replace_installed(
     options: InstallOptions,
     versions: tuple[str, str],
     keep_old: bool | None,
+    named: bool = False,
 ) -> UpgradeResult:
     """The install step of an upgrade, whatever the source: ``run_install`` puts the new
     version in place of the installed ones (``matches``, current first), which leave the
     daemon's sight in the same step, and the new version must keep the installed signer.
-    ``keep_old``: as :func:`upgrade` says."""
+    ``keep_old``: as :func:`upgrade` says. Unless the version was ``named``, a plugin found
+    held under the root's lock is left as it is (``held``); a new version in place ends its
+    hold."""
     keep = keep_old is not False
     current = matches[0]
     olds = tuple(item.path for item in matches)
     previous = current.receipt.signature if current.receipt is not None else None
     # Whether an older version may come in was decided by the caller, from the versions.
-    step = InstallStep(replaces=olds, keep_old=keep, previous_signature=previous)
+    step = InstallStep(
+        replaces=olds,
+        keep_old=keep,
+        previous_signature=previous,
+        unless_held=not named,
+        release_hold=True,
+    )
     earlier = [item.path for item in scan_kept(options.dest) if item.plugin_id == plugin_id]
-    result = run_install(replace(options, allow_downgrade=True), step)
+    try:
+        result = run_install(replace(options, allow_downgrade=True), step)
+    except HeldMeanwhileError as held:
+        return UpgradeResult(
+            plugin_id, versions[0], versions[0], current.path, None, False, held=held.version
+        )
     moved = result.set_aside
     if result.was_already_present:
         # The new version was already there beside the old: only the old ones move out.
         with locked_root(options.dest) as root:
+            if not result.dry_run and (released := _released_hold(options.dest, plugin_id)):
+                result = replace(result, released_hold=released)
             moved = tuple(
                 root.set_aside(path, keep=keep)
                 for path in olds

@@ -19,6 +19,7 @@ import os
 import posixpath
 import re
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -142,7 +143,7 @@ def manifest_options(path: str) -> LintOptions | None:
     try:
         return LintSettings(Path.cwd()).options_for(file)
     except NexoError as error:
-        logger.warning("lint settings for %s: %s", path, error.message)
+        _settings_failed(path, error)
         return None
 
 
@@ -156,8 +157,22 @@ def excluded(path: str) -> bool:
     try:
         return LintSettings(Path.cwd()).excluded(file)
     except NexoError as error:
-        logger.warning("lint settings for %s: %s", path, error.message)
+        _settings_failed(path, error)
         return False
+
+
+# The lint settings failures met by the lint running on this thread, when it collects them.
+_settings_problems = threading.local()
+
+
+def _settings_failed(path: str, error: NexoError) -> None:
+    """Log that the lint settings for ``path`` could not be read, and note it for the lint
+    running on this thread (the server tells the editor too: the command refuses to lint)."""
+    message = f"lint settings for {path}: {error.message}"
+    logger.warning("%s", message)
+    noted: list[str] | None = getattr(_settings_problems, "found", None)
+    if noted is not None and message not in noted:
+        noted.append(message)
 
 
 def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...]:
@@ -542,6 +557,8 @@ class NexoLanguageServer(LanguageServer):
         )
         self.debounce_seconds = debounce_seconds
         self._pending: dict[str, asyncio.Task[None]] = {}
+        # Per document, the lint settings failures last said in the editor.
+        self.settings_problems_said: dict[str, tuple[str, ...]] = {}
         # One worker: lints run in order, off the event loop, so hover and completion stay
         # responsive while a large manifest is being checked.
         self._lint_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nexo-lint")
@@ -652,12 +669,13 @@ class NexoLanguageServer(LanguageServer):
                 return
             encoding = self.encoding
             loop = asyncio.get_running_loop()
-            diagnostics = await loop.run_in_executor(
-                self._lint_pool, self._diagnose, snapshot, encoding
+            diagnostics, problems = await loop.run_in_executor(
+                self._lint_pool, self._diagnose_noting, snapshot, encoding
             )
             current = self.snapshot(uri)
             if current is None or current.version != snapshot.version:
                 return  # A newer version is on its way (or the document closed).
+            self._tell_settings_problems(uri, problems)
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(
                     uri=uri, diagnostics=diagnostics, version=snapshot.version
@@ -675,6 +693,33 @@ class NexoLanguageServer(LanguageServer):
                 )
             except Exception:  # reporting a failure must not fail in turn
                 logger.exception("could not send window/logMessage")
+
+    def _tell_settings_problems(self, uri: str, problems: tuple[str, ...]) -> None:
+        """Say in the editor's output panel that the lint settings for ``uri`` could not be
+        read (where ``nexo plugin lint`` refuses to run), once until what is wrong changes,
+        not after every edit."""
+        if problems == self.settings_problems_said.get(uri, ()):
+            return
+        self.settings_problems_said[uri] = problems
+        for problem in problems:
+            self.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"nexo: {problem}; linted with every rule",
+                )
+            )
+
+    @classmethod
+    def _diagnose_noting(
+        cls, snapshot: _Snapshot, encoding: Encoding
+    ) -> tuple[list[types.Diagnostic], tuple[str, ...]]:
+        """:meth:`_diagnose`, and the lint settings failures met on the way."""
+        noted: list[str] = []
+        _settings_problems.found = noted
+        try:
+            return cls._diagnose(snapshot, encoding), tuple(noted)
+        finally:
+            del _settings_problems.found
 
     @staticmethod
     def _diagnose(snapshot: _Snapshot, encoding: Encoding) -> list[types.Diagnostic]:
@@ -797,6 +842,7 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
         uri = params.text_document.uri
         if document_kind(uri) is not None:
             ls.cancel_lint(uri)
+            ls.settings_problems_said.pop(uri, None)
             ls.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
             )

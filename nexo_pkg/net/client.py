@@ -237,6 +237,43 @@ def certificate_refused(exc: BaseException) -> bool:
     return isinstance(exc, httpx.ConnectError) and "CERTIFICATE_VERIFY_FAILED" in str(exc)
 
 
+# OpenSSL's verify codes of a certificate that a CA setting cannot make acceptable.
+_WRONG_HOST_CODES = frozenset({62, 64})  # X509_V_ERR_HOSTNAME_MISMATCH, _IP_ADDRESS_MISMATCH
+_OUT_OF_DATE_CODES = frozenset({9, 10})  # X509_V_ERR_CERT_NOT_YET_VALID, _CERT_HAS_EXPIRED
+
+
+def _certificate_remedy(exc: BaseException) -> tuple[str, str]:
+    """What is wrong with a certificate :func:`certificate_refused` found refused, as the
+    ``certificate`` detail and the remedy of its message: a CA setting helps only a
+    certificate whose issuer is not trusted, not one for another host or out of date."""
+    code = None
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            code = cause.verify_code
+            break
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    if code in _WRONG_HOST_CODES:
+        return (
+            "wrong_host",
+            "the server's certificate is not for this host name: check the host in the URL",
+        )
+    if code in _OUT_OF_DATE_CODES:
+        return (
+            "out_of_date",
+            "the server's certificate has expired or is not valid yet: check this "
+            "machine's clock, or have the server's certificate renewed",
+        )
+    return (
+        "untrusted",
+        "the server's certificate is not trusted here: if your own CA signs it, name that "
+        "CA's certificate with SSL_CERT_FILE (or a directory of them with SSL_CERT_DIR), or "
+        "add it to the system trust store",
+    )
+
+
 def plain_http_answer(exc: Exception) -> bool:
     """Whether a TLS handshake failed because the server answered in plain http (OpenSSL's
     ``WRONG_VERSION_NUMBER``, or ``record layer failure`` since 3.2): asking again cannot help;
@@ -792,12 +829,11 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
             )
         if certificate_refused(exc):
             # The same certificate is refused on every attempt: asking again cannot help.
+            problem, remedy = _certificate_remedy(exc)
             return NexoError(
-                f"{what}: {in_words(exc, what)}; the server's certificate is not trusted here: "
-                "if your own CA signs it, name that CA's certificate with SSL_CERT_FILE (or a "
-                "directory of them with SSL_CERT_DIR), or add it to the system trust store",
+                f"{what}: {in_words(exc, what)}; {remedy}",
                 kind="network",
-                details={"certificate": "untrusted"},
+                details={"certificate": problem},
             )
         if not is_retryable(exc):
             return NexoError(f"{what}: {in_words(exc, what)}", kind="network")

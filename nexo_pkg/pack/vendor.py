@@ -50,6 +50,12 @@ _NETWORK_FAILURE = re.compile(
 _UNTRUSTED_CERTIFICATE = re.compile(
     r"problem confirming the ssl certificate|CERTIFICATE_VERIFY_FAILED", re.IGNORECASE
 )
+# OpenSSL's words for a certificate no CA setting makes acceptable: one for another host,
+# one out of date.
+_WRONG_HOST_CERTIFICATE = re.compile(r"(Hostname|IP address) mismatch", re.IGNORECASE)
+_OUT_OF_DATE_CERTIFICATE = re.compile(
+    r"certificate has expired|certificate is not yet valid", re.IGNORECASE
+)
 # The time stamp `pip --log` puts before each line of its log file.
 _LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+ ")
 
@@ -391,13 +397,7 @@ def vendor_requirements(
         network = _network_lines(completed, logged)
         if network:
             reason = summarise_pip_output(network[-1])
-            remedy = (
-                "the index's certificate is not trusted here: if your own CA signs it, name "
-                "that CA's certificate with SSL_CERT_FILE (or a directory of them with "
-                "SSL_CERT_DIR), or add it to the system trust store"
-                if _UNTRUSTED_CERTIFICATE.search("\n".join(network))
-                else "check the network or proxy (HTTPS_PROXY)"
-            )
+            remedy = _network_remedy("\n".join(network))
             raise PackError(
                 f"could not vendor {requirements.name}: the package index could not be "
                 f"reached ({reason}); {remedy}, or point PIP_INDEX_URL or PIP_FIND_LINKS at a "
@@ -564,6 +564,24 @@ def _sdist_only_hint(logged: str) -> str:
         f" (found only as source distributions: {listed}; pack vendors wheels only, so build "
         f"the wheel with `pip wheel --no-deps <requirement> -w wheels` and require "
         "./wheels/<file>.whl, or add that directory to PIP_FIND_LINKS)"
+    )
+
+
+def _network_remedy(said: str) -> str:
+    """What to do about an index pip could not reach, by what pip ``said`` of it."""
+    if not _UNTRUSTED_CERTIFICATE.search(said):
+        return "check the network or proxy (HTTPS_PROXY)"
+    if _WRONG_HOST_CERTIFICATE.search(said):
+        return "the index's certificate is not for this host name: check the host in the index URL"
+    if _OUT_OF_DATE_CERTIFICATE.search(said):
+        return (
+            "the index's certificate has expired or is not valid yet: check this machine's "
+            "clock, or have the index's certificate renewed"
+        )
+    return (
+        "the index's certificate is not trusted here: if your own CA signs it, name that CA's "
+        "certificate with SSL_CERT_FILE (or a directory of them with SSL_CERT_DIR), or add it "
+        "to the system trust store"
     )
 
 

@@ -150,7 +150,7 @@ def add_author(path: Path, author: AuthorPolicy) -> EditResult:
         # A blank line between two entries, as the policy's own examples are written.
         if hiding is not None:
             table.add(tomlkit.nl())
-        elif len(authors) and not _trailing_lines(authors[-1]).strip(" \t").startswith("\n"):
+        elif len(authors) and not _blank_line_ends(authors[-1]):
             authors[-1].add(tomlkit.nl())
     if hiding is None:
         authors.append(table)
@@ -159,6 +159,11 @@ def add_author(path: Path, author: AuthorPolicy) -> EditResult:
         # entry would be ignored. Limited to its repositories, it goes before it instead.
         authors.insert(hiding, table)
     return EditResult(path, _write(path, _dumps(document, text), bom=_has_bom(path)), 1)
+
+
+def _blank_line_ends(table: Any) -> bool:
+    """Whether ``table``'s body ends with a blank line after its last key (LF or CRLF)."""
+    return _trailing_lines(table).strip(" \t").startswith(("\n", "\r\n"))
 
 
 def _trailing_lines(table: Any) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from support.cli import TRACEBACK, nexo
 from support.github_server import GitHubServer
-from support.tarballs import asset_name, plugin_tarball, release_assets
+from support.tarballs import asset_name, plugin_tarball, release_assets, tree_snapshot
 
 plugin = partial(nexo, "plugin", in_process=True)
 TARBALL = asset_name("hello", "1.0.0")
@@ -114,11 +114,13 @@ def test_prune_refuses_an_age_that_is_no_number_of_days(
 ) -> None:
     digest = _publish(server)
     assert plugin("install", "acme/hello", "--yes", "--dest", str(tmp_path / "root")).code == 0
+    before = tree_snapshot(home)
     done = plugin("cache", "prune", "--older-than-days", days, "--json")
     assert done.code == 2
     assert json.loads(done.stdout)["kind"] == "usage"
     assert "--older-than-days" in done.error_line
     assert (_store(home) / digest).is_file()
+    assert tree_snapshot(home) == before
 
 
 def test_dir_size_and_clean_on_a_home_with_no_cache(home: Path) -> None:

@@ -27,7 +27,7 @@ from crash.scenario import Root, installed_versions, leftovers, publish, wait_fo
 from faults.server import FaultyGitHubServer
 from support import cli
 from support.stderr import without_notes
-from support.tarballs import write_plugin
+from support.tarballs import tree_snapshot, write_plugin
 
 from nexo_pkg import __version__
 
@@ -492,11 +492,13 @@ def test_remove_without_a_terminal_needs_yes(tmp_path: Path) -> None:
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     assert nexo("plugin", "install", str(tarball), "--yes", env=env).code == 0
     installed = home / "state/plugins/hello-1.0.0"
+    before = tree_snapshot(tmp_path)
     refused = nexo("plugin", "remove", "hello", env=env)
     assert refused.code == 2
     assert "--yes" in refused.stderr
     assert len(without_notes(refused.stderr).splitlines()) == 1
-    assert installed.is_dir()
+    assert without_notes(refused.stderr).rstrip().endswith(" [usage]"), refused.stderr
+    assert tree_snapshot(tmp_path) == before
     listed = nexo("plugin", "list", env=env)
     assert len(listed.stdout.splitlines()) == 1
     removed = nexo("plugin", "remove", "hello", "--yes", env=env)

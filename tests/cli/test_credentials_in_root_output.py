@@ -82,3 +82,64 @@ def test_install_never_prints_the_credentials_of_its_root(
         assert f"Installed echo 0.1.0 to {tmp_path}/{SHOWN}/echo-0.1.0." in done.stderr
     installed = tmp_path / "https:" / DEST.split("//", 1)[1] / "echo-0.1.0"
     assert installed.is_dir() is ("--dry-run" not in flags)
+
+
+@pytest.mark.daemon_host
+@pytest.mark.parametrize("flags", [(), ("--json",)], ids=["text", "json"])
+def test_install_check_never_prints_the_credentials_of_its_root(
+    tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    """``install --check --dest URL``: the check's report on stderr, the line of a failed
+    check (with its `remove` remedy) and the ``--json`` document with its ``check`` part name
+    the root masked, as ``install`` without ``--check`` does."""
+    tarball = write_plugin(tmp_path / "dist", "echo", "0.1.0")  # exits before `initialize`
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    done = nexo(
+        "plugin", "install", tarball, "--dest", DEST, "--yes", "--check", *flags,
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.exit_code == 1, done.stderr
+    assert SECRET not in done.stdout + done.stderr
+    assert "x-access-token" not in done.stdout + done.stderr
+    assert f"{SHOWN}/echo-0.1.0/bin/echo" in done.stderr + done.stdout
+    assert "failed the handshake checks" in done.stderr
+    assert done.stderr.rstrip().endswith("[check_failed]"), done.stderr
+    assert f"--dest {tmp_path}/{SHOWN}`" in done.stderr, done.stderr
+    if flags:
+        document = json.loads(done.stdout)
+        assert document["kind"] == "check_failed"
+        assert document["path"].endswith(f"{SHOWN}/echo-0.1.0")
+        assert document["check"]["ok"] is False
+    assert (tmp_path / "https:" / DEST.split("//", 1)[1] / "echo-0.1.0").is_dir()
+
+
+@pytest.mark.daemon_host
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("verify",),
+        ("verify", "echo"),
+        ("outdated",),
+        ("hold", "echo"),
+        ("disable", "echo"),
+        ("upgrade", "--all"),
+        ("remove", "echo", "--yes"),
+    ],
+    ids=" ".join,
+)
+def test_json_answers_never_print_the_credentials_of_a_root(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """Every command's ``--json`` answer names a root given as a URL masked, as its text
+    output and its errors do."""
+    tarball = write_plugin(tmp_path / "dist", "echo", "0.1.0")
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), NEXO_GITHUB_API_BASE="http://127.0.0.1:9")
+    done = nexo("plugin", "install", tarball, "--dest", DEST, "--yes", env=env, cwd=tmp_path)
+    assert done.exit_code == 0, done.stderr
+    extra = ("--config", str(tmp_path / "config")) if command[0] == "disable" else ()
+    if extra:
+        (tmp_path / "config" / "plugins").mkdir(parents=True)
+    result = nexo("plugin", *command, "--dest", DEST, "--json", *extra, env=env, cwd=tmp_path)
+    json.loads(result.stdout)
+    assert SECRET not in result.stdout + result.stderr, result.stdout
+    assert "x-access-token" not in result.stdout + result.stderr, result.stdout

@@ -140,6 +140,7 @@ def test_a_file_the_daemon_cannot_load_is_not_edited(config: Path) -> None:
     assert result.code == 2
     assert json.loads(result.stdout)["kind"] == "config"
     assert _file(config).read_bytes() == before
+    assert sorted(p.name for p in _file(config).parent.iterdir()) == ["discovery.yaml"]
 
 
 def test_enable_of_an_id_only_listed_cleans_the_list(config: Path) -> None:

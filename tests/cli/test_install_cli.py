@@ -212,6 +212,7 @@ def test_a_local_tarball_not_named_as_pack_names_it_says_how_to_name_it(
     renamed = tarball.rename(tarball.with_name("my plugin.tar.gz"))
     sidecar = tarball.with_name(tarball.name + ".sha256")
     sidecar.rename(renamed.with_name(renamed.name + ".sha256"))
+    before = tree_snapshot(tmp_path)
     refused = nexo("plugin", "install", str(renamed), "--yes", "--json", in_process=True)
     assert refused.code == 1
     assert refused.document["kind"] == "source_invalid"
@@ -220,7 +221,8 @@ def test_a_local_tarball_not_named_as_pack_names_it_says_how_to_name_it(
         "plugin pack` names a release tarball (e.g. hello-1.0.0-noarch.tar.gz, from its "
         "manifest's id and version), its .sha256 and signature files with it"
     )
-    assert not (home / "state/plugins").exists() or not any((home / "state/plugins").iterdir())
+    assert tree_snapshot(tmp_path) == before
+    assert tree_snapshot(home) == {}
 
 
 def test_real_process_has_no_traceback(home: Path, server: GitHubServer) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support.cli import clean_env, nexo, stand_in_env
 from support.github_server import GitHubServer, github_server
-from support.tarballs import release_assets
+from support.tarballs import release_assets, tree_snapshot
 
 __all__ = ["github_server"]
 
@@ -93,8 +93,10 @@ def test_unhold_releases_a_hold_whose_plugin_was_removed_by_hand(tmp_path: Path)
     shutil.rmtree(root / "hello-1.0.0")
     released = nexo("plugin", "unhold", "hello", "--dest", root, "--json", env=env, in_process=True)
     assert (released.code, released.document["changed"]) == (0, True), released.stdout
+    before = tree_snapshot(tmp_path)
     again = nexo("plugin", "unhold", "hello", "--dest", root, "--json", env=env, in_process=True)
     assert (again.code, again.document["kind"]) == (1, "not_installed")
+    assert tree_snapshot(tmp_path) == before
 
 
 def test_hold_of_a_plugin_whose_receipt_is_unreadable_is_refused(tmp_path: Path) -> None:
@@ -103,11 +105,13 @@ def test_hold_of_a_plugin_whose_receipt_is_unreadable_is_refused(tmp_path: Path)
     plugin "at ?", and writes no hold."""
     env, root = _hello_installed(tmp_path)
     (root / "hello-1.0.0" / ".nexo-install.json").write_text('{"id":')
+    before = tree_snapshot(tmp_path)
     held = nexo("plugin", "hold", "hello", "--dest", root, "--json", env=env, in_process=True)
     assert (held.code, held.document["kind"]) == (1, "not_installed"), held.stdout
     assert "receipt unreadable" in held.document["error"]
     assert "--force" in held.document["error"]
     assert not (root / ".nexo" / "holds" / "hello.json").exists()
+    assert tree_snapshot(tmp_path) == before
 
 
 _UNWORKABLE = [
@@ -308,3 +312,52 @@ def test_check_of_a_mistyped_installed_id_names_the_closest_ones(tmp_path: Path)
     far = nexo("plugin", "check", "zzz", "--dest", root, env=env, cwd=tmp_path)
     assert far.code == 2
     assert far.error_line.endswith("(use --dest to look elsewhere) [target_invalid]")
+
+
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]], ids=["run", "dry-run"])
+def test_rollback_of_a_plugin_whose_receipt_is_unreadable_is_refused(
+    tmp_path: Path, dry_run: list[str]
+) -> None:
+    """With the installed version's receipt unreadable, ``rollback`` refuses as ``hold``
+    does (``not_installed`` naming the receipt, reinstall with ``--force``) and changes
+    nothing, rather than putting the kept version back beside the unreadable one (two
+    installs of one id, one of them shadowed)."""
+    from support.tarballs import write_plugin
+
+    env, root = _hello_installed(tmp_path)
+    newer = write_plugin(tmp_path / "dist", "hello", "1.1.0")
+    upgraded = nexo("plugin", "install", newer, "--dest", root, "--yes", env=env, in_process=True)
+    assert upgraded.code == 0, upgraded.stderr
+    (root / "hello-1.1.0" / ".nexo-install.json").write_text('{"id":')
+    before = tree_snapshot(tmp_path)
+    refused = nexo(
+        "plugin", "rollback", "hello", *dry_run, "--dest", root, "--json", env=env,
+        in_process=True,
+    )  # fmt: skip
+    assert (refused.code, refused.document["kind"]) == (1, "not_installed"), refused.stdout
+    assert "receipt unreadable" in refused.document["error"]
+    assert "; to roll it back, reinstall it with" in refused.document["error"]
+    assert "--force" in refused.document["error"]
+    assert tree_snapshot(tmp_path) == before
+    said = nexo("plugin", "rollback", "hello", *dry_run, "--dest", root, env=env, in_process=True)
+    assert said.code == 1
+    assert said.stderr.rstrip().endswith("[not_installed]"), said.stderr
+    assert tree_snapshot(tmp_path) == before
+
+
+def test_upgrade_of_a_plugin_installed_from_a_file_is_refused_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    """A plugin installed from a local tarball has no source to follow: ``upgrade`` refuses
+    it (``source_invalid``, naming ``install PATH``), text and ``--json`` alike, and writes
+    nothing: no hold, no cache entry, no lock file touched."""
+    env, root = _hello_installed(tmp_path)
+    before = tree_snapshot(tmp_path)
+    refused = nexo("plugin", "upgrade", "hello", "--dest", root, "--yes", "--json", env=env,
+                   in_process=True)  # fmt: skip
+    assert (refused.code, refused.document["kind"]) == (1, "source_invalid"), refused.stdout
+    assert "installed from a local file" in refused.document["error"]
+    said = nexo("plugin", "upgrade", "hello", "--dest", root, "--yes", env=env, in_process=True)
+    assert said.code == 1
+    assert said.stderr.rstrip().endswith(" [source_invalid]"), said.stderr
+    assert tree_snapshot(tmp_path) == before

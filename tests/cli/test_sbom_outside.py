@@ -15,7 +15,7 @@ import pytest
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 from support.cli import nexo
-from support.tarballs import Member, file, plugin_members, targz, write_plugin
+from support.tarballs import Member, file, plugin_members, targz, tree_snapshot, write_plugin
 
 from nexo_pkg.install.receipts import REFERENCE_RECEIPT_FIELDS
 from nexo_pkg.sbom.cyclonedx import PluginSbom, write_sbom
@@ -280,16 +280,20 @@ def test_json_makes_every_failure_a_document_and_output_a_report(
     printed = nexo("plugin", "sbom", "hello", "--dest", root, "--json", env=env, in_process=True)
     assert printed.code == 0, printed.stderr
     assert printed.stdout.encode() == (root / "hello-1.0.0" / "sbom.cdx.json").read_bytes()
+    before = tree_snapshot(tmp_path)
     for args, code, kind in (
         (("nothere",), 1, "not_installed"),
         ((), 2, "usage"),
         (("hello", "--format", "spdx-json"), 2, "usage"),
         (("hello", "-o", str(tmp_path)), 1, "io"),
+        (("hello", "-o", str(tmp_path / "absent" / "sbom.json")), 1, "io"),
+        (("nothere", "-o", str(tmp_path / "sbom.json")), 1, "not_installed"),
     ):
         done = nexo("plugin", "sbom", *args, "--dest", root, "--json", env=env, in_process=True)
         assert done.code == code, (args, done.stderr)
         assert done.document["ok"] is False
         assert done.document["kind"] == kind
+        assert tree_snapshot(tmp_path) == before, args
     out = tmp_path / "out.cdx.json"
     written = nexo(
         "plugin", "sbom", "hello", "--dest", root, "--json", "-o", out, env=env, in_process=True

@@ -4,12 +4,15 @@ would lint them now. A raw JSON-RPC client speaks to the real server process."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
+import sys
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
 
+from .client import LspSession
 from .test_hostile_client import frame, read_message, spawn
 
 MANIFEST = '[plugin]\nid = "demo"\nversion = "0.1.0"\n'
@@ -152,3 +155,60 @@ def test_an_extensions_yaml_created_on_disk_relints_an_open_agents_yaml(tmp_path
     finally:
         process.kill()
         process.communicate(timeout=10)
+
+
+def _refusal(tmp_path: Path, manifest: Path) -> str:
+    """What ``nexo plugin lint`` says of the lint settings for ``manifest``, without the kind."""
+    result = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "lint", str(manifest)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: ")
+    assert line.endswith(" [config_invalid]")
+    return line.removeprefix("error: ").removesuffix(" [config_invalid]")
+
+
+@pytest.mark.timeout(120)  # before the fix, the editor was never told (server log only)
+def test_a_broken_lint_config_is_said_in_the_editor_once_until_it_changes(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / ".nexo.toml"
+    config.write_bytes(b'\xff[lint]\nignore = ["NX010"]\n')
+    manifest = tmp_path / "nexo-plugin.toml"
+    manifest.write_text(MANIFEST, "utf-8")
+    unreadable = _refusal(tmp_path, manifest)
+    config.write_text('[lint]\nselect = ["NX999"]\n', "utf-8")
+    unknown_rule = _refusal(tmp_path, manifest)
+    config.write_bytes(b'\xff[lint]\nignore = ["NX010"]\n')
+
+    async def scenario() -> None:
+        async with LspSession() as session:
+            uri = session.open(manifest, MANIFEST)
+            published = await session.diagnostics(uri, version=1)
+            # Linted with every rule, and the editor is told why, in the command's words.
+            assert [d.code for d in published.diagnostics] == ["NX010"] * 3
+            [said] = session.log_messages
+            assert said.startswith(f"nexo: lint settings for {manifest}: ")
+            assert unreadable in said
+            # Edits do not say it again while it stays as it is.
+            session.change(uri, MANIFEST + "# é😀\n")
+            version = session.change(uri, MANIFEST + "# é😀 日本\n")
+            await session.diagnostics(uri, version=version)
+            assert session.log_messages == [said]
+            # Mended: nothing to say; broken another way: said once more.
+            config.write_text("[lint]\n", "utf-8")
+            await session.diagnostics(uri, version=session.change(uri, MANIFEST))
+            assert session.log_messages == [said]
+            config.write_text('[lint]\nselect = ["NX999"]\n', "utf-8")
+            await session.diagnostics(uri, version=session.change(uri, MANIFEST + "\n"))
+            assert len(session.log_messages) == 2
+            assert unknown_rule in session.log_messages[1]
+        assert session.returncode == 0
+
+    asyncio.run(scenario())

@@ -197,3 +197,54 @@ def test_an_untrusted_certificate_is_refused_at_once_naming_the_ca_settings(
         listener.close()
     assert len(accepted) == 2  # one connection for each run: no retry
     assert not (tmp_path / "home" / "state" / "plugins").exists()
+
+
+@pytest.mark.parametrize(
+    ("problem", "remedy"),
+    [
+        ("wrong_host", "not for this host name: check the host in the URL"),
+        ("out_of_date", "has expired or is not valid yet: check this machine's clock"),
+    ],
+)
+def test_a_certificate_for_another_host_or_out_of_date_is_not_sent_to_the_ca_settings(
+    tmp_path: Path, problem: str, remedy: str
+) -> None:
+    """A certificate whose CA is trusted (``SSL_CERT_FILE`` names it) but that names another
+    host, or has expired, is refused at once saying that: naming the CA again (the remedy of
+    an untrusted issuer) cannot help."""
+    certificate = make_certificate(
+        tmp_path, other_host=problem == "wrong_host", expired=problem == "out_of_date"
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate.cert_file, certificate.key_file)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            with contextlib.suppress(OSError), connection:
+                context.wrap_socket(connection, server_side=True).close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE=f"https://127.0.0.1:{port}",
+        SSL_CERT_FILE=str(certificate.cert_file),
+    )
+    try:
+        result = nexo("plugin", "install", "acme/nexo-plugin-echo@v1.0.0", "--yes", "--json",
+                      env=env, cwd=tmp_path)  # fmt: skip
+    finally:
+        listener.close()
+    assert result.exit_code == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert document["kind"] == "network", document
+    assert "CERTIFICATE_VERIFY_FAILED" in document["error"], document
+    assert remedy in document["error"], document
+    assert "SSL_CERT_FILE" not in document["error"], document
+    assert document["certificate"] == problem, document
+    assert "gave up after" not in document["error"], document

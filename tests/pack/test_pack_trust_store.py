@@ -170,3 +170,40 @@ def test_ssl_cert_dir_names_the_ca_pip_trusts_when_pack_vendors(
         )
     assert code == 0, stderr
     assert "lib/rfc8785/__init__.py" in _vendored(out)
+
+
+@pytest.mark.parametrize(
+    ("problem", "remedy"),
+    [
+        ("wrong_host", "not for this host name: check the host in the index URL"),
+        ("out_of_date", "has expired or is not valid yet: check this machine's clock"),
+    ],
+)
+def test_an_index_certificate_for_another_host_or_expired_is_not_sent_to_the_ca_settings(
+    make_project: ProjectFactory, wheelhouse: Path, tmp_path: Path, problem: str, remedy: str
+) -> None:
+    """The index's CA is trusted (``SSL_CERT_FILE`` names it) but its certificate names
+    another host, or has expired: naming the CA again, the remedy of an untrusted issuer,
+    cannot help, and the line says what can."""
+    directory = tmp_path / "ca"
+    directory.mkdir()
+    certificate = make_certificate(
+        directory, other_host=problem == "wrong_host", expired=problem == "out_of_date"
+    )
+    project = make_project(requirements="rfc8785\n")
+    out = tmp_path / "out"
+    with _index(wheelhouse, certificate) as server:
+        code, stderr = _pack(
+            project,
+            out,
+            f"{server.url}/simple/",
+            tmp_path / "home",
+            SSL_CERT_FILE=str(certificate.cert_file),
+        )
+    assert code == 1, stderr
+    (line,) = [line for line in stderr.splitlines() if line.startswith("error: ")]
+    assert line.endswith(" [network]"), stderr
+    assert "CERTIFICATE_VERIFY_FAILED" in line, line
+    assert remedy in line, line
+    assert "SSL_CERT_FILE" not in line, line
+    assert not out.exists()

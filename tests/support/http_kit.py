@@ -79,12 +79,20 @@ class Certificate:
     key_file: Path
 
 
-def make_certificate(directory: Path, name: str = "loopback") -> Certificate:
+def make_certificate(
+    directory: Path, name: str = "loopback", *, other_host: bool = False, expired: bool = False
+) -> Certificate:
     """A self-signed CA certificate valid for IP 127.0.0.1 and ``localhost``, for a day,
-    written to ``directory`` as ``NAME.pem`` and ``NAME.key``."""
+    written to ``directory`` as ``NAME.pem`` and ``NAME.key``. ``other_host``: valid for
+    ``elsewhere.invalid`` only; ``expired``: its day ended yesterday."""
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"nexo test {name}")])
-    now = dt.datetime.now(dt.UTC)
+    now = dt.datetime.now(dt.UTC) - dt.timedelta(days=2 if expired else 0)
+    names: list[x509.GeneralName] = (
+        [x509.DNSName("elsewhere.invalid")]
+        if other_host
+        else [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+    )
     certificate = (
         x509.CertificateBuilder()
         .subject_name(subject)
@@ -93,12 +101,7 @@ def make_certificate(directory: Path, name: str = "loopback") -> Certificate:
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - dt.timedelta(minutes=5))
         .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
-            ),
-            critical=False,
-        )
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )

@@ -110,3 +110,19 @@ def test_entries_are_written_a_blank_line_apart(tmp_path: Path) -> None:
     assert text.count("\n\n[[authors]]\n") == 3, text
     assert "\n\n\n" not in text, text
     assert [a.owner for a in parse_policy(text, path=path).authors] == ["bob", "acme", "acme"]
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_blank_line_after_the_last_entry_is_not_doubled(tmp_path: Path, eol: str) -> None:
+    """A policy whose last entry already stands before a blank line gets the new entry after
+    that one blank line, in a CRLF policy too (its blank line is ``\\r\\n``, not ``\\n``)."""
+    path = tmp_path / "trusted_keys.toml"
+    path.write_bytes(
+        f'schema_version = "1.0"\n\n{HEAD.partition(chr(10))[2]}\n\n'.replace("\n", eol).encode()
+    )
+    _add(path)
+    edited = path.read_bytes().decode("utf-8")
+    assert f'identity_regexp = "^b$"{eol}{eol}[[authors]]{eol}owner = "acme"' in edited, edited
+    assert eol * 3 not in edited, edited
+    assert edited.count("\n") == edited.count(eol)
+    assert [a.owner for a in parse_policy(edited, path=path).authors] == ["bob", "acme"]

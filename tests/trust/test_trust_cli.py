@@ -13,7 +13,7 @@ from support.cli import CliResult, nexo
 from support.github_server import BlobServer, GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
 from support.shared_fixtures import skip_unless_present
-from support.tarballs import asset_name, release_assets, write_plugin
+from support.tarballs import asset_name, release_assets, tree_snapshot, write_plugin
 
 from nexo_pkg.trust.api import load_policy
 from nexo_pkg.trust.identity_pattern import full_match
@@ -332,10 +332,12 @@ def test_add_list_remove_keep_comments(tmp_path: Path) -> None:
                    "--yes", "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
     assert removed.code == 0, removed.stderr
     assert policy.read_text().rstrip() == COMMENTED.rstrip()
+    before = tree_snapshot(policy.parent)
     missing = nexo("plugin", "trust", "remove", "acme", "--trusted-keys", str(policy), "--yes",
                    "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
     assert missing.code == 1
     assert json.loads(missing.stdout)["kind"] == "not_trusted"
+    assert tree_snapshot(policy.parent) == before
 
 
 @pytest.mark.parametrize("command", ["list", "remove"])
