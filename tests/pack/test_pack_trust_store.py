@@ -196,7 +196,7 @@ def test_an_index_certificate_for_another_host_or_expired_is_not_sent_to_the_ca_
         code, stderr = _pack(
             project,
             out,
-            f"{server.url}/simple/",
+            _index_url(server),
             tmp_path / "home",
             SSL_CERT_FILE=str(certificate.cert_file),
         )
