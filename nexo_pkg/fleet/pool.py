@@ -9,6 +9,7 @@ worker processes, one per core, while the threads go on with the network.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import pickle
 import signal
@@ -186,12 +187,17 @@ class CpuPool:
             return function(*args, **kwargs)
         from multiprocessing.reduction import ForkingPickler  # noqa: PLC0415 - loaded by now
 
+        # Pickled to bytes, not to ForkingPickler.dumps's view of a BytesIO: a step that
+        # raises leaves this frame in a cycle with its exception, and Python 3.12 crashes
+        # (3.13 complains on stderr) collecting a BytesIO whose buffer a view still exports.
+        pickled = io.BytesIO()
         try:
-            message = ForkingPickler.dumps((function, args, kwargs))
+            ForkingPickler(pickled).dump((function, args, kwargs))
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
             # As an answer that cannot be sent back: the step fails, not the run.
             name = getattr(function, "__name__", "a step")
             raise NexoError(f"{name} cannot be sent to a worker process: {exc}", kind="io") from exc
+        message = pickled.getvalue()
         while True:
             sent = self._send(message)
             if sent is None:
@@ -207,7 +213,7 @@ class CpuPool:
             return result
         raise value
 
-    def _send(self, message: memoryview) -> tuple[_Worker, int] | None:
+    def _send(self, message: bytes) -> tuple[_Worker, int] | None:
         """Write ``message`` to the worker with the fewest calls, waiting for one with room;
         the worker and the call's number, or ``None`` when no worker is left."""
         with self._room:

@@ -250,6 +250,9 @@ def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
                         if link_text is None
                         else _follow_recorded_link(path, link_text, walk.links)
                     )
+                    if target.is_symlink():
+                        # Python 3.13's resolve() stops at a loop instead of raising.
+                        raise RuntimeError(f"symlink loop at {target}")
                 except (RuntimeError, OSError) as exc:  # a loop, or a link to itself
                     raise layout_error(
                         f"{path} is a symlink that never reaches a file (a loop or a link to "

@@ -312,10 +312,27 @@ def summarise_pip_output(output: str) -> str:
     """Keep pip's ``ERROR:`` lines (or its last line) as one line for the error message."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     errors = [line.removeprefix("ERROR:").strip() for line in lines if line.startswith("ERROR:")]
+    crash = _crash_line(output)
+    if crash is not None:
+        # pip's own crash says only `ERROR: Exception:` above its traceback; the exception
+        # itself is the line that closes the traceback.
+        errors = [
+            f"pip failed with {crash}" if error == "Exception:" else error for error in errors
+        ]
     summary = "; ".join(errors) if errors else (lines[-1] if lines else "no output")
     if len(summary) > _SUMMARY_LIMIT:
         summary = summary[: _SUMMARY_LIMIT - 1] + "…"
     return summary
+
+
+def _crash_line(output: str) -> str | None:
+    """The exception line closing the last Python traceback in ``output``, if any."""
+    raw = output.splitlines()
+    starts = [at for at, line in enumerate(raw) if line.startswith("Traceback (most recent call")]
+    if not starts:
+        return None
+    closing = [line.strip() for line in raw[starts[-1] + 1 :] if line[:1] not in ("", " ", "\t")]
+    return closing[0] if closing else None
 
 
 def _tail(log: Path, limit: int = 256 * 1024) -> str:

@@ -176,6 +176,41 @@ def test_threads_share_the_workers_and_each_gets_its_own_answer() -> None:
             os.kill(pid, 0)
 
 
+_FAILING_STEPS_THEN_COLLECT = """
+import gc
+from nexo_pkg.fleet.pool import CpuPool
+
+def run():
+    with CpuPool(2, per_core=False) as pool:
+        for _ in range(3):
+            try:
+                pool.call(int, "not a number")
+            except ValueError:
+                pass
+
+run()
+gc.collect()
+print("collected")
+"""
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_steps_that_raise_leave_nothing_the_collector_chokes_on(tmp_path: Path) -> None:
+    """A step's exception, raised again in the caller, keeps the caller's frame in a cycle
+    until the collector runs: nothing in that frame may be a view of a BytesIO (Python 3.12
+    crashes collecting it, 3.13 prints "Exception ignored" for each one)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _FAILING_STEPS_THEN_COLLECT],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "collected\n", "")
+
+
 def _die_after(seconds: float) -> None:
     time.sleep(seconds)
     os._exit(3)

@@ -57,3 +57,20 @@ def test_last_line_without_error_lines_and_truncation() -> None:
     assert summarise_pip_output("a\nb\n") == "b"
     assert summarise_pip_output("") == "no output"
     assert len(summarise_pip_output("ERROR: " + "x" * 5000)) == 600
+
+
+def test_a_pip_crash_is_summarised_by_its_exception() -> None:
+    # pip 26 on Python 3.13 against an https index named by an IP address (its truststore).
+    output = (
+        "ERROR: Exception:\n"
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.13/site-packages/pip/_internal/cli/base_command.py", '
+        "line 107, in _run_wrapper\n"
+        "    status = _inner_run()\n"
+        '  File "/usr/lib/python3.13/ssl.py", line 1004, in _create\n'
+        '    raise ValueError("check_hostname requires server_hostname")\n'
+        "ValueError: check_hostname requires server_hostname\n"
+    )
+    assert summarise_pip_output(output) == (
+        "pip failed with ValueError: check_hostname requires server_hostname"
+    )
