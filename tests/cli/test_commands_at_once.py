@@ -227,3 +227,29 @@ def test_a_hold_made_after_an_upgrade_found_its_version_in_place_stands(
     assert _listed(home) == [("2.0.0", True)]
     hold = json.loads((home / "state/plugins/.nexo/holds/hello.json").read_text())
     assert hold["version"] == "2.0.0"
+
+
+@pytest.mark.daemon_host
+def test_a_remove_of_a_plugin_not_there_never_waits_for_another_command(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = home / "state/plugins"
+    # Another command holds the root (an install at its confirmation screen, say) and has a
+    # removal under way; no other plugin is installed under the id the operator mistyped.
+    removal = root / ".nexo/removing/world-1.0.0-0123456789ab/tree"
+    removal.mkdir(parents=True)
+    (removal / "plugin.toml").write_text("id = 'world'\n")
+    monkeypatch.setenv("NEXO_INSTALL_LOCK_TIMEOUT", "20")
+    descriptor = os.open(root / ".nexo-install.lock", os.O_RDWR)
+    try:
+        posix.lock_exclusive(descriptor)
+        started = time.monotonic()
+        removed = nexo("plugin", "remove", "world", "--yes", "--json")
+        took = time.monotonic() - started
+    finally:
+        os.close(descriptor)
+
+    # Answered at once, as before any removal was left: not installed, nothing touched.
+    assert (removed.code, removed.document["kind"]) == (1, "not_installed"), removed.stdout
+    assert took < 10, took
+    assert (removal / "plugin.toml").read_text() == "id = 'world'\n"
