@@ -83,6 +83,7 @@ _LOCATION = "nexo_location"
 HEADER_SECONDS = re.compile(r"^\s*([0-9]{1,10})\s*$")
 
 T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
 Origin = tuple[str, str, int | None]
 
 
@@ -212,28 +213,28 @@ def backoff_delay(attempt: int, base: float, retry_after: float | None = None) -
     return delay
 
 
-def is_name_resolution_failure(exc: BaseException) -> bool:
-    """Whether ``exc`` was caused by a failed host name lookup (``getaddrinfo``)."""
+def _caused_by(exc: BaseException, kind: type[E]) -> E | None:
+    """The first exception of ``kind`` in ``exc``'s chain of causes (``exc`` included)."""
     seen: set[int] = set()
     cause: BaseException | None = exc
     while cause is not None and id(cause) not in seen:
-        if isinstance(cause, socket.gaierror):
-            return True
+        if isinstance(cause, kind):
+            return cause
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__
-    return False
+    return None
+
+
+def is_name_resolution_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` was caused by a failed host name lookup (``getaddrinfo``)."""
+    return _caused_by(exc, socket.gaierror) is not None
 
 
 def certificate_refused(exc: BaseException) -> bool:
     """Whether a TLS handshake failed because the server's certificate does not verify
     against the CA certificates in use (unknown issuer, self-signed, expired, wrong host)."""
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        if isinstance(cause, ssl.SSLCertVerificationError):
-            return True
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
+    if _caused_by(exc, ssl.SSLCertVerificationError) is not None:
+        return True
     return isinstance(exc, httpx.ConnectError) and "CERTIFICATE_VERIFY_FAILED" in str(exc)
 
 
@@ -246,15 +247,8 @@ def _certificate_remedy(exc: BaseException) -> tuple[str, str]:
     """What is wrong with a certificate :func:`certificate_refused` found refused, as the
     ``certificate`` detail and the remedy of its message: a CA setting helps only a
     certificate whose issuer is not trusted, not one for another host or out of date."""
-    code = None
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        if isinstance(cause, ssl.SSLCertVerificationError):
-            code = cause.verify_code
-            break
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
+    refused = _caused_by(exc, ssl.SSLCertVerificationError)
+    code = None if refused is None else refused.verify_code
     if code in _WRONG_HOST_CODES:
         return (
             "wrong_host",
