@@ -913,10 +913,15 @@ def remove_command(
             ]
             if not kept:
                 # A removal killed once its trees left the daemon's sight: the files it had
-                # not deleted yet go now, as the docs promise of the next remove.
+                # not deleted yet go now, as the docs promise of the next remove. Never
+                # waited for: a run that holds the lock swept them when it took it, and what
+                # is there now is its own removal under way.
                 for root in roots:
                     if _removal_left(root):
-                        with install_api.locked_root(root):
+                        with (
+                            contextlib.suppress(NexoError),
+                            install_api.locked_root(root, timeout=0),
+                        ):
                             pass
                 raise
             holding = [

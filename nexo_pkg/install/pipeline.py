@@ -1097,7 +1097,14 @@ def replace_installed(
     if result.was_already_present:
         # The new version was already there beside the old: only the old ones move out.
         with locked_root(options.dest) as root:
-            if not result.dry_run and (released := _released_hold(options.dest, plugin_id)):
+            # Only a named version ends a hold here: the step above found none under the
+            # lock, so a hold now is one a `hold` made since, which an upgrade that named
+            # no version leaves standing.
+            if (
+                named
+                and not result.dry_run
+                and (released := _released_hold(options.dest, plugin_id))
+            ):
                 result = replace(result, released_hold=released)
             moved = tuple(
                 root.set_aside(path, keep=keep)

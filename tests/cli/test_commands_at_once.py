@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 import time
 import urllib.request
 from pathlib import Path
@@ -168,3 +169,87 @@ def test_a_plugin_removed_while_doctor_checks_it_is_no_error_of_the_plugin(
     assert [(item["severity"], item["id"]) for item in findings] == [("warning", "hello")], findings
     assert "left the root while it was checked" in findings[0]["message"]
     assert doctor.returncode == 0, (out, err)
+
+
+# Runs `nexo plugin ARGV...` with two other real commands around the upgrade's install step:
+# an `install` of the same new version just before it (so the upgrade finds that version
+# already in place), then a `hold` right after it (between the upgrade's two locked steps).
+AROUND_THE_INSTALL_STEP = textwrap.dedent(
+    """
+    import subprocess, sys
+
+    from nexo_pkg.install import pipeline
+
+    real = pipeline.install_from
+
+    def nexo(*args):
+        command = [sys.executable, "-m", "nexo_pkg", "plugin", *args]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+        sys.stderr.write(f"{args[0]}: {done.returncode} {done.stderr}")
+
+    def install_from(*args, **kwargs):
+        nexo("install", "acme/hello@v2.0.0", "--yes")
+        result = real(*args, **kwargs)
+        nexo("hold", "hello")
+        return result
+
+    pipeline.install_from = install_from
+    sys.argv = ["nexo", *sys.argv[1:]]
+    from nexo_pkg.cli.main import main
+    main()
+    """
+)
+
+
+@pytest.mark.daemon_host
+def test_a_hold_made_after_an_upgrade_found_its_version_in_place_stands(
+    home: Path, server: GitHubServer
+) -> None:
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    wrapped = [sys.executable, "-c", AROUND_THE_INSTALL_STEP]
+    upgrade = subprocess.run(
+        [*wrapped, "plugin", "upgrade", "hello", "--yes", "--json"],
+        check=False,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert "Traceback" not in upgrade.stderr
+    # The other commands ran where they were meant to, and `hold` told the operator it held.
+    assert "install: 0 " in upgrade.stderr, upgrade.stderr
+    assert "hold: 0 hello is held at 2.0.0" in upgrade.stderr, upgrade.stderr
+    assert upgrade.returncode == 0, upgrade.stderr
+    # Nothing it names was released: the hold came after this upgrade judged holds.
+    assert json.loads(upgrade.stdout).get("released_hold") is None, upgrade.stdout
+    # The hold the operator was told of stands: the upgrade judged holds before it was made.
+    assert _listed(home) == [("2.0.0", True)]
+    hold = json.loads((home / "state/plugins/.nexo/holds/hello.json").read_text())
+    assert hold["version"] == "2.0.0"
+
+
+@pytest.mark.daemon_host
+def test_a_remove_of_a_plugin_not_there_never_waits_for_another_command(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = home / "state/plugins"
+    # Another command holds the root (an install at its confirmation screen, say) and has a
+    # removal under way; no other plugin is installed under the id the operator mistyped.
+    removal = root / ".nexo/removing/world-1.0.0-0123456789ab/tree"
+    removal.mkdir(parents=True)
+    (removal / "plugin.toml").write_text("id = 'world'\n")
+    monkeypatch.setenv("NEXO_INSTALL_LOCK_TIMEOUT", "20")
+    descriptor = os.open(root / ".nexo-install.lock", os.O_RDWR)
+    try:
+        posix.lock_exclusive(descriptor)
+        started = time.monotonic()
+        removed = nexo("plugin", "remove", "world", "--yes", "--json")
+        took = time.monotonic() - started
+    finally:
+        os.close(descriptor)
+
+    # Answered at once, as before any removal was left: not installed, nothing touched.
+    assert (removed.code, removed.document["kind"]) == (1, "not_installed"), removed.stdout
+    assert took < 10, took
+    assert (removal / "plugin.toml").read_text() == "id = 'world'\n"
