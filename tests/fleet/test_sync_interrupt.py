@@ -133,6 +133,6 @@ def test_a_signal_stops_a_sync_waiting_on_a_registry_that_does_not_answer(
     assert {path.name for path in dest.iterdir()} <= {".nexo-install.lock", ".nexo-sync.lock"}
     downloads = sync_home / "cache" / "blobs"
     # No partial download left in the blob cache (its lock file is all there is).
-    assert not downloads.exists() or [p.name for p in downloads.rglob("*") if p.is_file()] == [
-        ".lock"
-    ]
+    # (A signal that lands while the cache is being made may come before its lock file.)
+    left = [p.name for p in downloads.rglob("*") if p.is_file()] if downloads.exists() else []
+    assert set(left) <= {".lock"}, left
