@@ -33,6 +33,7 @@ __all__ = [
     "push_dist",
     "registry",
     "token_registry",
+    "write_wanted",
 ]
 
 ACME_IDENTITY = (
@@ -138,6 +139,16 @@ def push_dist(dist: Path, reference: str, home: Path, config: Path | None = None
         dest=home / "plugins", nexo_home=home, plain_http=True, registry_config=config
     )
     push(dist, reference, FleetOptions(choices))
+
+
+def write_wanted(path: Path, entries: Mapping[str, str]) -> Path:
+    """Write the wanted file ``path`` (a ``nexo-plugins.toml``): one ``[plugins.ID]`` table
+    with its ``source`` for each entry, in order."""
+    lines = [
+        f'[plugins.{plugin_id}]\nsource = "{source}"\n' for plugin_id, source in entries.items()
+    ]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
 
 
 def push_cli(dist: Path, registry: Registry, env: Mapping[str, str]) -> CliResult:
