@@ -27,6 +27,7 @@ __all__ = [
     "auth_registry",
     "fleet_env",
     "fleet_run",
+    "isolated_env",
     "make_dist",
     "policy",
     "private_sigstore",
@@ -52,12 +53,22 @@ def private_sigstore() -> PrivateSigstore:
 @pytest.fixture
 def fleet_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """An isolated environment: own NEXO_HOME, no tokens or proxies, no docker config."""
+    cleared = {"REGISTRY_AUTH_FILE", "DOCKER_CONFIG", "SOURCE_DATE_EPOCH"}
+    return isolated_env(tmp_path, monkeypatch, cleared)
+
+
+def isolated_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cleared: set[str]
+) -> dict[str, str]:
+    """Make this process's environment (and return it) an isolated one: NEXO_HOME and the XDG
+    directories under ``tmp_path``, the linux target, no GitHub token, no proxy, none of
+    ``cleared``."""
     env = {
         key: value
         for key, value in os.environ.items()
         if key not in {"NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL"}
         and "proxy" not in key.lower()
-        and key not in {"REGISTRY_AUTH_FILE", "DOCKER_CONFIG", "SOURCE_DATE_EPOCH"}
+        and key not in cleared
     }
     env.update(
         NEXO_HOME=str(tmp_path / "home"),
