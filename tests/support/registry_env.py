@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from support.cli import CliResult, nexo
+from support.github_server import GitHubServer
 from support.private_sigstore import PrivateSigstore
 from support.registry import PASSWORD, USER, Registry, auth_registry, registry, token_registry
-from support.tarballs import manifest_text, write_plugin
+from support.tarballs import manifest_text, release_assets, write_plugin
 
 __all__ = [
     "ACME_IDENTITY",
@@ -31,6 +32,7 @@ __all__ = [
     "make_dist",
     "policy",
     "private_sigstore",
+    "publish_signed_echo",
     "push_dist",
     "registry",
     "token_registry",
@@ -150,6 +152,17 @@ def push_dist(dist: Path, reference: str, home: Path, config: Path | None = None
         dest=home / "plugins", nexo_home=home, plain_http=True, registry_config=config
     )
     push(dist, reference, FleetOptions(choices))
+
+
+def publish_signed_echo(server: GitHubServer, instance: PrivateSigstore, version: str) -> None:
+    """Publish acme/nexo-plugin-echo ``v{version}`` on the GitHub stand-in: echo's linux
+    release, its tarball signed by ``instance`` as acme's release run of that tag."""
+    assets = release_assets("echo", version, target=LINUX)
+    name = f"echo-{version}-{LINUX}.tar.gz"
+    identity = ACME_IDENTITY.replace("v1.2.3", f"v{version}")
+    bundle = instance.sign(assets[name], identity=identity)
+    assets[name + ".sigstore.json"] = json.dumps(bundle).encode()
+    server.publish("acme", "nexo-plugin-echo", f"v{version}", assets)
 
 
 def write_wanted(path: Path, entries: Mapping[str, str]) -> Path:
