@@ -47,6 +47,7 @@ measured in docs/benchmarks.md: ``--workload uniform --counts 8 --runs 5 --skip-
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import hashlib
 import importlib
@@ -261,6 +262,10 @@ def _forked_nexo(args: list[str], env: dict[str, str], cwd: Path) -> float:
     if pid == 0:  # the child: never returns
         code = 1
         try:
+            # The exit functions this process registered (the temporary work directory's
+            # removal among them) are not the child's: nexo's exit runs its own, and would
+            # run these too (removing the fleet under the benchmark).
+            atexit._clear()
             os.environ.clear()
             os.environ.update(env)
             os.chdir(cwd)
