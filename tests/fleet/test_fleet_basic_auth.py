@@ -12,7 +12,7 @@ from support.cli import nexo
 from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
 from support.registry import Registry
-from support.registry_env import publish_signed_echo
+from support.registry_env import publish_signed_release
 from support.tarballs import tree_snapshot
 
 from .conftest import ACME_IDENTITY, MakeDist, auth_config, fleet_run
@@ -30,7 +30,7 @@ def test_mirror_push_lock_and_sync_through_basic_auth_and_refused_without_it(
     make_dist: MakeDist,
     policy: Path,
 ) -> None:
-    publish_signed_echo(github_server, private_sigstore, "1.2.3")
+    publish_signed_release(github_server, private_sigstore, "1.2.3")
     anonymous = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
     config = auth_config(tmp_path, auth_registry)
     by_file = {**anonymous, "REGISTRY_AUTH_FILE": str(config)}

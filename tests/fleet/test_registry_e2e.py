@@ -14,7 +14,7 @@ from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
 from support.receipts import reference_receipt_struct
 from support.registry import Registry
-from support.registry_env import publish_signed_echo, write_wanted
+from support.registry_env import publish_signed_release, write_wanted
 from support.tarballs import release_assets, tree_snapshot
 from support.token_server import TokenServer
 
@@ -156,7 +156,7 @@ def test_mirror_then_air_gapped_sync_keeps_the_original_signer(
     private_sigstore: PrivateSigstore,
     policy: Path,
 ) -> None:
-    publish_signed_echo(github_server, private_sigstore, "1.2.3")
+    publish_signed_release(github_server, private_sigstore, "1.2.3")
     env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
     mirrored = nexo(
         "plugin",

@@ -32,7 +32,7 @@ __all__ = [
     "make_dist",
     "policy",
     "private_sigstore",
-    "publish_signed_echo",
+    "publish_signed_release",
     "push_dist",
     "registry",
     "token_registry",
@@ -154,15 +154,19 @@ def push_dist(dist: Path, reference: str, home: Path, config: Path | None = None
     push(dist, reference, FleetOptions(choices))
 
 
-def publish_signed_echo(server: GitHubServer, instance: PrivateSigstore, version: str) -> None:
-    """Publish acme/nexo-plugin-echo ``v{version}`` on the GitHub stand-in: echo's linux
-    release, its tarball signed by ``instance`` as acme's release run of that tag."""
-    assets = release_assets("echo", version, target=LINUX)
-    name = f"echo-{version}-{LINUX}.tar.gz"
-    identity = ACME_IDENTITY.replace("v1.2.3", f"v{version}")
+def publish_signed_release(
+    server: GitHubServer, instance: PrivateSigstore, version: str, plugin: str = "echo"
+) -> None:
+    """Publish acme/nexo-plugin-``plugin`` ``v{version}`` on the GitHub stand-in: the plugin's
+    linux release, its tarball signed by ``instance`` as acme's release run of that tag."""
+    assets = release_assets(plugin, version, target=LINUX)
+    name = f"{plugin}-{version}-{LINUX}.tar.gz"
+    identity = ACME_IDENTITY.replace("nexo-plugin-echo", f"nexo-plugin-{plugin}").replace(
+        "v1.2.3", f"v{version}"
+    )
     bundle = instance.sign(assets[name], identity=identity)
     assets[name + ".sigstore.json"] = json.dumps(bundle).encode()
-    server.publish("acme", "nexo-plugin-echo", f"v{version}", assets)
+    server.publish("acme", f"nexo-plugin-{plugin}", f"v{version}", assets)
 
 
 def write_wanted(path: Path, entries: Mapping[str, str]) -> Path:
