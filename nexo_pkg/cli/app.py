@@ -116,8 +116,10 @@ def _apply(action: Any) -> None:
         raise typer.BadParameter(error.message) from error
 
 
-def _shared_options(
-    quiet: bool = typer.Option(
+# -q, -v and --color: declared once, taken by the root (`nexo -v`) and by every command and
+# group (`nexo plugin lint -v`); the root's help is shorter, so the help is a parameter.
+def _quiet_option() -> Any:
+    return typer.Option(
         False,
         "--quiet",
         "-q",
@@ -125,26 +127,41 @@ def _shared_options(
         callback=_quiet_callback,
         expose_value=False,
         is_eager=True,
-    ),
-    verbose: bool = typer.Option(
+    )
+
+
+def _verbose_option(help_text: str) -> Any:
+    return typer.Option(
         False,
         "--verbose",
         "-v",
-        help="Print debug detail on stderr (and the kind and causes of an error).",
+        help=help_text,
         callback=_verbose_callback,
         expose_value=False,
         is_eager=True,
-    ),
-    color: str | None = typer.Option(
+    )
+
+
+def _color_option(help_text: str) -> Any:
+    return typer.Option(
         None,
         "--color",
         metavar="[auto|always|never]",
-        help="Colour output (default auto: on a terminal, unless NO_COLOR, CLICOLOR=0 or "
-        "TERM=dumb; "
-        "FORCE_COLOR or CLICOLOR_FORCE forces).",
+        help=help_text,
         callback=_color_callback,
         expose_value=False,
         is_eager=True,
+    )
+
+
+def _shared_options(
+    quiet: bool = _quiet_option(),
+    verbose: bool = _verbose_option(
+        "Print debug detail on stderr (and the kind and causes of an error)."
+    ),
+    color: str | None = _color_option(
+        "Colour output (default auto: on a terminal, unless NO_COLOR, CLICOLOR=0 or TERM=dumb; "
+        "FORCE_COLOR or CLICOLOR_FORCE forces)."
     ),
 ) -> None:
     """Declaration of the options every command takes (never run)."""
@@ -417,33 +434,9 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
         ),
         # Applied as they are parsed (as on every command), so a bad value is named even
         # when no command follows (`nexo --color bogus`), not hidden by "Missing command".
-        quiet: bool = typer.Option(
-            False,
-            "--quiet",
-            "-q",
-            help="Print only results, warnings and errors.",
-            callback=_quiet_callback,
-            expose_value=False,
-            is_eager=True,
-        ),
-        verbose: bool = typer.Option(
-            False,
-            "--verbose",
-            "-v",
-            help="Print debug detail on stderr.",
-            callback=_verbose_callback,
-            expose_value=False,
-            is_eager=True,
-        ),
-        color: str | None = typer.Option(
-            None,
-            "--color",
-            metavar="[auto|always|never]",
-            help="Colour output (default auto).",
-            callback=_color_callback,
-            expose_value=False,
-            is_eager=True,
-        ),
+        quiet: bool = _quiet_option(),
+        verbose: bool = _verbose_option("Print debug detail on stderr."),
+        color: str | None = _color_option("Colour output (default auto)."),
         install_completion: str | None = typer.Option(
             None,
             "--install-completion",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -196,41 +196,42 @@ JobsOption = Annotated[
     ),
 ]
 
+
 # The archive limits (SPEC §5 step 6) of every command that reads a release archive; parsed
 # into bytes and entries here, turned into ArchiveLimits by cli.limits.archive_limits.
+def _archive_limit(flag: str, metavar: str, parser: Callable[[str], int], help_text: str) -> Any:
+    """The declaration of one archive-limit option (left out: the limit's default)."""
+    return typer.Option(flag, metavar=metavar, parser=parser, help=help_text)
+
+
 MaxDownloadSizeOption = Annotated[
     int | None,
-    typer.Option(
+    _archive_limit(
         "--max-download-size",
-        metavar="SIZE",
-        parser=size_value("--max-download-size"),
-        help="Download limit (default 100M).",
+        "SIZE",
+        size_value("--max-download-size"),
+        "Download limit (default 100M).",
     ),
 ]
 MaxEntriesOption = Annotated[
     int | None,
-    typer.Option(
-        "--max-entries",
-        metavar="N",
-        parser=entries_value,
-        help="Archive entry limit (default 10000).",
-    ),
+    _archive_limit("--max-entries", "N", entries_value, "Archive entry limit (default 10000)."),
 ]
 MaxTotalSizeOption = Annotated[
     int | None,
-    typer.Option(
+    _archive_limit(
         "--max-total-size",
-        metavar="SIZE",
-        parser=size_value("--max-total-size"),
-        help="Extracted size limit (default 250M).",
+        "SIZE",
+        size_value("--max-total-size"),
+        "Extracted size limit (default 250M).",
     ),
 ]
 MaxEntrySizeOption = Annotated[
     int | None,
-    typer.Option(
+    _archive_limit(
         "--max-entry-size",
-        metavar="SIZE",
-        parser=size_value("--max-entry-size"),
-        help="Per-file size limit (default 100M).",
+        "SIZE",
+        size_value("--max-entry-size"),
+        "Per-file size limit (default 100M).",
     ),
 ]
