@@ -332,7 +332,16 @@ def dry_run_plan(
             _refuse_stale(lock_path, result.stale)
     _check_registry_config(locked, registry_config)
     present = installed_by_id(dest) if dest.is_dir() else {}
-    result.plan = sync_plan(locked.plugins, present, host_candidates(target), prune=prune)
+    candidates = host_candidates(target)
+    result.plan = sync_plan(locked.plugins, present, candidates, prune=prune)
+    # A locked plugin with no tarball for this host is the run's failure (asset_not_found):
+    # planned as refused, not as the install the run never makes.
+    result.plan = [
+        _refused_without_target(step, locked.plugins[step.plugin_id], candidates)
+        if step.plugin_id in locked.plugins
+        else step
+        for step in result.plan
+    ]
     if present:
         # The holds the run would end, said with the change that ends them.
         from nexo_pkg.install.api import holds  # noqa: PLC0415 - a dry run's reading
@@ -349,6 +358,18 @@ def dry_run_plan(
     return result
 
 
+def _refused_without_target(
+    step: PlanStep, entry: LockedPlugin, candidates: tuple[str, ...]
+) -> PlanStep:
+    """``step`` marked with the run's failure when the lock has no tarball of ``entry`` for
+    this host."""
+    try:
+        pick_target(entry, candidates)
+    except NexoError as error:
+        return replace(step, kind=error.kind, error=error.message)
+    return step
+
+
 def _refused_beside_links(plan: list[PlanStep], dest: Path) -> list[PlanStep]:
     """``plan`` with each change the run refuses because a development link holds the
     plugin's id in ``dest`` (``install --link``: sync never replaces one) marked with the
@@ -361,7 +382,7 @@ def _refused_beside_links(plan: list[PlanStep], dest: Path) -> list[PlanStep]:
     marked = []
     for step in plan:
         found = links.get(step.plugin_id)
-        if found is not None and step.change in _FETCHED:
+        if found is not None and step.change in _FETCHED and step.error is None:
             words = _link_words(step.plugin_id, found.path, found.target, dest)
             marked.append(replace(step, kind="already_installed", error=words))
         else:
