@@ -779,13 +779,17 @@ def upgrade_command(
         return chosen, roots, named, at_tag
 
     chosen, roots, named, at_tag = guarded(options, json_output=json_output)
+    from dataclasses import replace  # noqa: PLC0415
+
     callbacks = _callbacks(yes=yes, json_output=json_output)
     if named is not None:
+        # As install: once the new version goes into place, a signal waits for the result.
+        committing = replace(callbacks, committing=defer_signals)
         answer(
             lambda: _upgrade_one(
                 named,
                 chosen,
-                callbacks,
+                committing,
                 tag=at_tag,
                 allow_downgrade=allow_downgrade,
                 keep_old=keep_old,
@@ -794,7 +798,6 @@ def upgrade_command(
             show=_report_upgrade,
         )
         return
-    from dataclasses import replace  # noqa: PLC0415
 
     skipped: list[dict[str, Any]] = []
     ids = guarded(
