@@ -53,6 +53,7 @@ from nexo_pkg.check.sandbox import (
     plan_sandbox,
 )
 from nexo_pkg.check.scratch import collecting_leftovers, scratch_directory
+from nexo_pkg.check.shebang import missing_interpreter
 from nexo_pkg.check.target import (
     ResolvedPlugin,
     default_install_root,
@@ -317,7 +318,9 @@ def check_plugin(
             process = PluginProcess(plan.argv, cwd=plugin.root, env=env, trim_stderr=True)
         except OSError as error:
             reason = error.strerror or str(error)
-            report.add("spawn", "fail", f"cannot start {plan.argv[0]}: {reason}")
+            lacking = missing_interpreter(plugin.argv[0], cwd=plugin.root, env=env)
+            hint = f"; {lacking}" if lacking is not None else ""
+            report.add("spawn", "fail", f"cannot start {plan.argv[0]}: {reason}{hint}")
             return report
         with process:
             inside = " inside the daemon's bwrap sandbox" if plan.wrapped else ""
@@ -330,6 +333,7 @@ def check_plugin(
                 session.add_host_checks()
                 session.add_frame_checks()
     report.stderr_tail = list(process.stderr_tail)
+    _name_a_missing_interpreter(report, plugin, env)
     stopped = process.stderr_stopped_detail("subprocess.rs:294-310")
     if stopped is not None:
         report.add("stderr", "warn", stopped)
@@ -340,6 +344,25 @@ def check_plugin(
             "spawn", "fail", f"bwrap could not start the plugin: {refused}"
         )
     return report
+
+
+def _name_a_missing_interpreter(
+    report: CheckReport, plugin: ResolvedPlugin, env: Mapping[str, str]
+) -> None:
+    """A plugin that never answered ``initialize`` because its launcher's ``#!`` interpreter
+    is not on this host (``env`` exited 127): its failure line says which, and what to
+    install. Only the words change: the verdict is the same."""
+    failed = next(
+        (check for check in report.checks if check.name == "initialize" and check.status == "fail"),
+        None,
+    )
+    if failed is None:
+        return
+    lacking = missing_interpreter(plugin.argv[0], cwd=plugin.root, env=env)
+    if lacking is not None:
+        report.checks[report.checks.index(failed)] = CheckResult(
+            failed.name, failed.status, f"{failed.detail}; {lacking}"
+        )
 
 
 def manifest_refusal(plugin: ResolvedPlugin, nexo_version: str | None) -> str | None:

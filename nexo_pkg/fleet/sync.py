@@ -25,7 +25,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.core import posix
 from nexo_pkg.core.dirs import make_dirs
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
@@ -54,7 +53,9 @@ from nexo_pkg.install.api import (
     InstallRoot,
     InstallStep,
     LockedSigner,
+    LockWait,
     left_behind,
+    lock_timeout,
     locked_root,
     remove_tree,
     scan_kept,
@@ -198,7 +199,11 @@ def _sync_lock(dest: Path) -> Iterator[None]:
             f"cannot open the lock file {lock_path}: {exc.strerror or exc}", kind="io"
         ) from exc
     try:
-        posix.lock_exclusive(descriptor)
+        # Bounded as the root's lock is (NEXO_INSTALL_LOCK_TIMEOUT), and said after a second.
+        try:
+            LockWait(lock_path, lock_timeout(), "another nexo sync").take(descriptor)
+        except OSError as exc:
+            raise NexoError(f"cannot lock {lock_path}: {exc.strerror or exc}", kind="io") from exc
         yield
     finally:
         os.close(descriptor)

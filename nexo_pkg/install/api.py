@@ -124,9 +124,11 @@ if TYPE_CHECKING:
         REMOVING_AREA,
         STAGING_AREA,
         InstallRoot,
+        LockWait,
         is_leftover,
         is_removal_leftover,
         left_behind,
+        lock_timeout,
         locked_root,
         remove_tree,
     )
@@ -175,7 +177,8 @@ _HOMES = homes(
         "rollback": "RollbackResult rollback",
         "root": (
             "BOOKKEEPING_DIR CLEANED_BY JOURNAL_AREA LEGACY_PREFIXES REMOVING_AREA STAGING_AREA "
-            "InstallRoot is_leftover is_removal_leftover left_behind locked_root remove_tree"
+            "InstallRoot LockWait is_leftover is_removal_leftover left_behind lock_timeout "
+            "locked_root remove_tree"
         ),
         "sbom": "InstalledSbom installed_sbom",
         "summary": "InstallPlan render_plan",
@@ -210,6 +213,7 @@ __all__ = [
     "InstalledSbom",
     "LatestVersion",
     "LinkResult",
+    "LockWait",
     "LockedSigner",
     "OutdatedEntry",
     "Receipt",
@@ -242,6 +246,7 @@ __all__ = [
     "linked_plugin",
     "linked_plugins",
     "load_daemon_config",
+    "lock_timeout",
     "locked_root",
     "manifest_asset_problem",
     "misnamed_manifest",

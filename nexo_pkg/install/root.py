@@ -53,6 +53,9 @@ REMOVING_MARK = ".removing-"
 MAX_JOURNAL_BYTES = 32 * 1024 * 1024
 LOCK_TIMEOUT_ENV = "NEXO_INSTALL_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 120.0
+# How long a held lock is waited for before the wait is said (as apt says "Waiting for cache
+# lock"): a lock that comes free at once, or soon, is taken in silence.
+LOCK_NOTE_AFTER = 1.0
 
 
 # What deletes what a run left under `.nexo/staging`, `.nexo/removing` (and finishes a journal):
@@ -475,7 +478,9 @@ def recover_interrupted(dest: Path) -> None:
         pass
 
 
-def _lock_timeout() -> float:
+def lock_timeout() -> float:
+    """How long a held lock of the root is waited for: ``NEXO_INSTALL_LOCK_TIMEOUT`` seconds,
+    default 120."""
     raw = os.environ.get(LOCK_TIMEOUT_ENV)
     try:
         return float(raw) if raw else DEFAULT_LOCK_TIMEOUT
@@ -489,7 +494,7 @@ def locked_root(dest: Path, *, timeout: float | None = None) -> Iterator[Install
     ``timeout`` seconds (``NEXO_INSTALL_LOCK_TIMEOUT``, default 120), then raises ``io``.
     When the body fails, a ``dest`` or lock file this call created is removed again, so a
     failed first install leaves no trace."""
-    wait = _lock_timeout() if timeout is None else timeout
+    wait = lock_timeout() if timeout is None else timeout
     created: list[Path] = []
     try:
         created.extend(make_dirs(dest))
@@ -523,7 +528,7 @@ def locked_root(dest: Path, *, timeout: float | None = None) -> Iterator[Install
 
 
 def _acquire(lock_path: Path, wait: float, created: list[Path]) -> Any:
-    deadline = time.monotonic() + wait
+    waiting = LockWait(lock_path, wait, "another nexo install")
     while True:
         existed = lock_path.exists()
         try:
@@ -533,21 +538,13 @@ def _acquire(lock_path: Path, wait: float, created: list[Path]) -> Any:
                     posix.set_mode(handle.fileno(), lock_path, 0o644)
         except OSError as exc:
             raise io_error(f"open the lock file {lock_path}", exc) from exc
-        while True:
-            try:
-                posix.lock_exclusive(handle.fileno(), wait=False)
-                break
-            except OSError as exc:
-                if exc.errno not in {errno.EAGAIN, errno.EACCES}:
-                    handle.close()
-                    raise io_error(f"lock {lock_path}", exc) from exc
-                if time.monotonic() >= deadline:
-                    handle.close()
-                    raise NexoError(
-                        f"another nexo install holds {lock_path}; try again when it is done",
-                        kind="io",
-                    ) from exc
-                time.sleep(0.05)
+        try:
+            waiting.take(handle.fileno())
+        except BaseException as exc:
+            handle.close()
+            if isinstance(exc, OSError):
+                raise io_error(f"lock {lock_path}", exc) from exc
+            raise
         # A failed first install unlinks the lock file; a waiter holding the old inode must
         # retry on the new file instead of believing it owns the lock.
         try:
@@ -559,6 +556,50 @@ def _acquire(lock_path: Path, wait: float, created: list[Path]) -> Any:
                 created.append(lock_path)
             return handle
         handle.close()
+
+
+@dataclass
+class LockWait:
+    """One wait for a lock file another process holds: said once (a note on stderr, dropped
+    by ``--quiet``) when it has lasted :data:`LOCK_NOTE_AFTER`, given up after ``wait``
+    seconds with ``io``; a lock that is free is taken in silence."""
+
+    lock_path: Path
+    wait: float
+    # Who holds the lock, in the refusal's words: "another nexo install".
+    holder: str
+    started: float = field(default_factory=time.monotonic)
+    said: bool = False
+
+    def take(self, descriptor: int) -> None:
+        """``flock(LOCK_EX)`` on ``descriptor``, polled until this wait's end. Raises
+        ``NexoError`` (``io``) when the wait ends, ``OSError`` when the lock cannot be taken."""
+        while True:
+            try:
+                posix.lock_exclusive(descriptor, wait=False)
+                return
+            except OSError as exc:
+                if exc.errno not in {errno.EAGAIN, errno.EACCES}:
+                    raise
+                waited = time.monotonic() - self.started
+                if waited >= self.wait:
+                    raise NexoError(
+                        f"{self.holder} holds {self.lock_path}; try again when it is done",
+                        kind="io",
+                    ) from exc
+                if not self.said and waited >= LOCK_NOTE_AFTER:
+                    self.said = True
+                    self._say()
+            time.sleep(0.05)
+
+    def _say(self) -> None:
+        from nexo_pkg.core.output import say  # noqa: PLC0415 - only when a lock is held
+        from nexo_pkg.core.terminal import printable  # noqa: PLC0415
+
+        say(
+            f"note: waiting for {printable(str(self.lock_path))}: {self.holder} holds it "
+            f"(waiting at most {self.wait:g} s; {LOCK_TIMEOUT_ENV} sets the limit)"
+        )
 
 
 # -- publish and remove -----------------------------------------------------------------------

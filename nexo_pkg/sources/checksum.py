@@ -110,10 +110,20 @@ def no_checksum(asset_name: str, listed_digest: str | None = None) -> NexoError:
 def one_listed(asset_name: str, listed: Mapping[str, Sequence[str]]) -> tuple[str, str] | None:
     """The sha256 checksums files list for ``asset_name`` (``listed``: each sha256 with the
     files that list it) and the first file that lists it; ``None`` when none does. Files that
-    list it with different hashes are ``checksum_mismatch``: no download could match them all."""
+    list it with different hashes, or one file that lists it twice with two (under two paths, see
+    :func:`~nexo_pkg.trust.verifiers.checksums.names_asset`), are ``checksum_mismatch``: no
+    download could match them all."""
     if not listed:
         return None
     if len(listed) > 1:
+        files = {name for names in listed.values() for name in names}
+        if len(files) == 1:
+            # One file names it twice (`name` and `dist/name`, say): ambiguous on its own.
+            raise NexoError(
+                f"checksum mismatch for {asset_name}: {files.pop()} lists it with different "
+                f"hashes ({', '.join(listed)}), so it vouches for neither",
+                kind="checksum_mismatch",
+            )
         named = "; ".join(f"{', '.join(names)}: {digest}" for digest, names in listed.items())
         raise NexoError(
             f"checksum mismatch for {asset_name}: its checksums files list it with different "

@@ -35,16 +35,10 @@ def _big_tarball(plugin_id: str, version: str) -> bytes:
 
 
 @pytest.fixture
-def env(tmp_path: Path, server: GitHubServer) -> dict[str, str]:
+def env(github_env: dict[str, str], server: GitHubServer) -> dict[str, str]:
     """hello 1.0.0 as an ordinary release on the loopback GitHub; isolated NEXO_HOME."""
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    return cli.clean_env(
-        NEXO_HOME=str(tmp_path / "home"),
-        NEXO_GITHUB_API_BASE=server.url,
-        NEXO_HTTP_RETRY_BASE_MS="1",
-        NO_PROXY="127.0.0.1",
-        GH_CONFIG_DIR=str(tmp_path / "gh"),
-    )
+    return github_env
 
 
 @pytest.mark.parametrize("which", [["hello"], ["--all"]], ids=["one", "all"])

@@ -32,17 +32,11 @@ COMMAND = re.compile(r"`(nexo plugin [^`]*)`")
 
 
 @pytest.fixture
-def env(tmp_path: Path, server: GitHubServer) -> dict[str, str]:
+def env(github_env: dict[str, str], server: GitHubServer) -> dict[str, str]:
     """An isolated NEXO_HOME pointing at the loopback GitHub, with hello 1.0.0 and 1.1.0."""
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
-    return cli.clean_env(
-        NEXO_HOME=str(tmp_path / "home"),
-        NEXO_GITHUB_API_BASE=server.url,
-        NEXO_HTTP_RETRY_BASE_MS="1",
-        NO_PROXY="127.0.0.1",
-        GH_CONFIG_DIR=str(tmp_path / "gh"),
-    )
+    return github_env
 
 
 def _printed(result: CliResult, verb: str) -> list[str]:

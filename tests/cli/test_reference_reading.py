@@ -24,15 +24,9 @@ nexo = partial(cli.nexo, in_process=True)
 
 
 @pytest.fixture
-def env(tmp_path: Path, server: GitHubServer) -> dict[str, str]:
+def env(github_env: dict[str, str]) -> dict[str, str]:
     """An isolated NEXO_HOME pointing at the loopback GitHub."""
-    return cli.clean_env(
-        NEXO_HOME=str(tmp_path / "home"),
-        NEXO_GITHUB_API_BASE=server.url,
-        NEXO_HTTP_RETRY_BASE_MS="1",
-        NO_PROXY="127.0.0.1",
-        GH_CONFIG_DIR=str(tmp_path / "gh"),
-    )
+    return github_env
 
 
 def plugins_dir(env: dict[str, str]) -> Path:

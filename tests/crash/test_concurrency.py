@@ -8,25 +8,13 @@ import json
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from faults.server import FaultyGitHubServer
 
 from .scenario import PLUGIN, Root, assert_complete, leftovers, publish
 
 OTHERS = ("alpha", "bravo", "charlie", "delta")
-
-
-@pytest.fixture
-def server() -> Iterator[FaultyGitHubServer]:
-    server = FaultyGitHubServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 class StagingWatcher(threading.Thread):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import random
 import tarfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,16 +35,6 @@ from .scenario import (
 
 FAST_POINTS = 2  # install, upgrade and --force 2 each, --keep-old and remove 1: eight kills
 SLOW_POINTS = 50
-
-
-@pytest.fixture
-def server() -> Iterator[FaultyGitHubServer]:
-    server = FaultyGitHubServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _root(server: FaultyGitHubServer, tmp_path: Path, name: str) -> Root:

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,16 +17,6 @@ from support.daemon_walk import discoverable
 from .scenario import PLUGIN, Root, assert_complete, kill_after, leftovers, publish
 
 POINTS = 6
-
-
-@pytest.fixture
-def server() -> Iterator[FaultyGitHubServer]:
-    server = FaultyGitHubServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _upgraded_root(server: FaultyGitHubServer, tmp_path: Path, name: str) -> Root:

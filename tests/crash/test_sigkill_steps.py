@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,16 +58,6 @@ KILLER = textwrap.dedent(
     """
 )
 MAX_STEPS = 80
-
-
-@pytest.fixture
-def server() -> Iterator[FaultyGitHubServer]:
-    server = FaultyGitHubServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _kill_before(root: Root, step: int, command: str, *rest: str) -> bool:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from support.cli import nexo
 from support.registry import Registry
+from support.registry_env import write_wanted
 from support.tarballs import tree_snapshot
 
 from .conftest import LINUX, MakeDist, push_dist
@@ -39,12 +40,8 @@ def _publish(registry: Registry, make_dist: MakeDist, home: Path, *, signed: boo
 def _wanted(directory: Path, registry: Registry, *, missing: str | None = None) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     names = [*PLUGINS[:3], *([missing] if missing else []), *PLUGINS[3:]]
-    text = "".join(
-        f'[plugins.{name}]\nsource = "{registry.ref(f"plugins/{name}")}"\n\n' for name in names
-    )
-    path = directory / "nexo-plugins.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
+    sources = {name: registry.ref(f"plugins/{name}") for name in names}
+    return write_wanted(directory / "nexo-plugins.toml", sources)
 
 
 def test_lock_with_many_jobs_writes_the_bytes_of_one_at_a_time(

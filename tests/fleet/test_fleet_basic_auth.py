@@ -6,16 +6,16 @@ and ``sync --frozen --require-signature`` read from it, credentials from
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from support.cli import nexo
 from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
 from support.registry import Registry
-from support.tarballs import release_assets, tree_snapshot
+from support.registry_env import publish_signed_release
+from support.tarballs import tree_snapshot
 
-from .conftest import ACME_IDENTITY, LINUX, MakeDist, auth_config, fleet_run
+from .conftest import ACME_IDENTITY, MakeDist, auth_config, fleet_run
 
 __all__ = ["github_server"]
 
@@ -30,11 +30,7 @@ def test_mirror_push_lock_and_sync_through_basic_auth_and_refused_without_it(
     make_dist: MakeDist,
     policy: Path,
 ) -> None:
-    assets = release_assets("echo", "1.2.3", target=LINUX)
-    tarball = f"echo-1.2.3-{LINUX}.tar.gz"
-    bundle = private_sigstore.sign(assets[tarball], identity=ACME_IDENTITY)
-    assets[tarball + ".sigstore.json"] = json.dumps(bundle).encode()
-    github_server.publish("acme", "nexo-plugin-echo", "v1.2.3", assets)
+    publish_signed_release(github_server, private_sigstore, "1.2.3")
     anonymous = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
     config = auth_config(tmp_path, auth_registry)
     by_file = {**anonymous, "REGISTRY_AUTH_FILE": str(config)}

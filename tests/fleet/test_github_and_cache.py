@@ -11,6 +11,7 @@ import pytest
 from support.cli import nexo
 from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
+from support.registry_env import publish_signed_release
 from support.tarballs import release_assets, tree_snapshot
 
 from nexo_pkg.core.errors import NexoError
@@ -22,15 +23,6 @@ from nexo_pkg.sources.cache import BlobCache, BlobSink
 from .conftest import ACME_IDENTITY, LINUX, fleet_run
 
 __all__ = ["github_server"]
-
-
-def _publish(server: GitHubServer, instance: PrivateSigstore, version: str) -> None:
-    assets = release_assets("echo", version, target=LINUX)
-    name = f"echo-{version}-{LINUX}.tar.gz"
-    identity = ACME_IDENTITY.replace("v1.2.3", f"v{version}")
-    bundle = instance.sign(assets[name], identity=identity)
-    assets[name + ".sigstore.json"] = json.dumps(bundle).encode()
-    server.publish("acme", "nexo-plugin-echo", f"v{version}", assets)
 
 
 def _wants_echo(
@@ -52,7 +44,7 @@ def test_github_sources_lock_sync_and_upgrade(
     private_sigstore: PrivateSigstore,
     policy: Path,
 ) -> None:
-    _publish(github_server, private_sigstore, "1.2.3")
+    publish_signed_release(github_server, private_sigstore, "1.2.3")
     env, wanted = _wants_echo(tmp_path, fleet_env, github_server, "^1.2")
     lock_file = tmp_path / "nexo-plugins.lock"
     common = ("--trusted-keys", str(policy), "--require-signature")
@@ -81,7 +73,7 @@ def test_github_sources_lock_sync_and_upgrade(
     assert receipt["signature"]["identity"] == ACME_IDENTITY
 
     # A newer release does not move the lock until asked, and asking GitHub is not needed.
-    _publish(github_server, private_sigstore, "1.3.0")
+    publish_signed_release(github_server, private_sigstore, "1.3.0")
     seen = len(github_server.requests)
     again = fleet_run("lock", "-f", wanted, *common, env=env)
     assert again.document["written"] is False
@@ -120,7 +112,7 @@ def test_frozen_syncs_of_a_github_lock_write_the_same_receipts_on_every_host(
 ) -> None:
     """The lock records the release's publication time; every host's receipt carries it as
     ``installed_at``, so two clean roots end byte-identical, receipts included."""
-    _publish(github_server, private_sigstore, "1.2.3")
+    publish_signed_release(github_server, private_sigstore, "1.2.3")
     published = github_server.releases[("acme", "nexo-plugin-echo")][0].published_at
     env, wanted = _wants_echo(tmp_path, fleet_env, github_server)
     lock_file = tmp_path / "nexo-plugins.lock"
@@ -186,7 +178,7 @@ def test_a_lock_that_names_another_signer_is_refused_at_sync(
     private_sigstore: PrivateSigstore,
     policy: Path,
 ) -> None:
-    _publish(github_server, private_sigstore, "1.2.3")
+    publish_signed_release(github_server, private_sigstore, "1.2.3")
     env, wanted = _wants_echo(tmp_path, fleet_env, github_server)
     assert (
         nexo(
@@ -241,7 +233,7 @@ def test_the_locked_signer_is_a_rule_of_the_install_step_not_of_a_callback(
     """``sync`` called with callbacks that accept every plan: a lock naming the signer of the
     release installs it (the plan reached that confirmation), a lock naming another one is
     refused (``signer_untrusted``) before any plan is shown, and nothing is installed."""
-    _publish(github_server, private_sigstore, "1.2.3")
+    publish_signed_release(github_server, private_sigstore, "1.2.3")
     env, wanted = _wants_echo(tmp_path, fleet_env, github_server)
     locked = fleet_run("lock", "-f", wanted, "--trusted-keys", str(policy), env=env)
     assert locked.code == 0, locked.stderr
@@ -438,7 +430,7 @@ def test_no_signature_request_when_signatures_are_not_verified(
 ) -> None:
     """lock and sync with --skip-signature-verify ask neither the attestations endpoint nor
     for the signature assets; the same release verified does (the check can fail)."""
-    _publish(github_server, private_sigstore, "1.2.3")
+    publish_signed_release(github_server, private_sigstore, "1.2.3")
     name = f"echo-1.2.3-{LINUX}.tar.gz"
     release = github_server.releases[("acme", "nexo-plugin-echo")][0]
     signature_path = github_server.asset_api_url(release, name + ".sigstore.json").removeprefix(
@@ -524,7 +516,7 @@ def test_mirror_refuses_a_destination_it_cannot_use_before_fetching_the_release(
     case: tuple[str, tuple[str, ...], str],
 ) -> None:
     destination, flags, kind = case
-    _publish(github_server, private_sigstore, "1.2.3")
+    publish_signed_release(github_server, private_sigstore, "1.2.3")
     env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
     env.update(flag.partition("=")[::2] for flag in flags if "=" in flag)  # the environment
     filled = [flag.replace("{tmp}", str(tmp_path)) for flag in flags if "=" not in flag]

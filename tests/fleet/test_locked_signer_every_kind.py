@@ -9,7 +9,7 @@ from pathlib import Path
 
 from support.cli import nexo
 from support.registry import Registry
-from support.registry_env import ACME_IDENTITY, MakeDist, push_dist
+from support.registry_env import ACME_IDENTITY, MakeDist, push_dist, write_wanted
 
 OTHER = "https://github.com/acme/nexo-plugin-echo/.github/workflows/other.yml@refs/tags/v1"
 
@@ -22,8 +22,7 @@ def test_a_registry_row_naming_another_signer_is_refused_and_nothing_installed(
     policy: Path,
 ) -> None:
     push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
-    wanted = tmp_path / "nexo-plugins.toml"
-    wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo")}"\n')
+    wanted = write_wanted(tmp_path / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
     locked = nexo("plugin", "lock", "-f", str(wanted), "--plain-http", "--trusted-keys",
                   str(policy), "--json", env=fleet_env, in_process=True)  # fmt: skip
     assert locked.code == 0, locked.stderr

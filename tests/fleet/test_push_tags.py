@@ -10,6 +10,7 @@ from pathlib import Path
 from support.cli import CliResult, nexo
 from support.github_server import GitHubServer, github_server
 from support.registry import Registry, start_registry
+from support.registry_env import write_wanted
 from support.tarballs import release_assets
 
 from .conftest import LINUX, MakeDist, push_cli, push_dist
@@ -147,9 +148,10 @@ def test_a_repository_of_prereleases_only_says_which_tags_it_has(
     """No release version is not no version: the refusal names the prerelease tags there
     and how to ask for one, instead of calling the repository empty."""
     push_dist(make_dist(version="1.2.3-rc.1"), registry.ref("plugins/echo"), tmp_path / "home")
-    wanted = tmp_path / "fleet" / "nexo-plugins.toml"
-    wanted.parent.mkdir()
-    wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo")}"\n')
+    (tmp_path / "fleet").mkdir()
+    wanted = write_wanted(
+        tmp_path / "fleet" / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")}
+    )
     locked = nexo(
         "plugin", "lock", "-f", str(wanted), "--plain-http", "--json",
         env=fleet_env, in_process=True,

@@ -14,6 +14,7 @@ from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
 from support.receipts import reference_receipt_struct
 from support.registry import Registry
+from support.registry_env import publish_signed_release, write_wanted
 from support.tarballs import release_assets, tree_snapshot
 from support.token_server import TokenServer
 
@@ -29,14 +30,6 @@ from .conftest import (
 __all__ = ["github_server"]
 
 ISSUER = "https://token.actions.githubusercontent.com"
-
-
-def _wanted(path: Path, entries: dict[str, str]) -> Path:
-    lines = [
-        f'[plugins.{plugin_id}]\nsource = "{source}"\n' for plugin_id, source in entries.items()
-    ]
-    path.write_text("\n".join(lines), encoding="utf-8")
-    return path
 
 
 def test_push_then_install_from_an_authenticated_registry_verifies_the_signer(
@@ -163,11 +156,7 @@ def test_mirror_then_air_gapped_sync_keeps_the_original_signer(
     private_sigstore: PrivateSigstore,
     policy: Path,
 ) -> None:
-    assets = release_assets("echo", "1.2.3", target=LINUX)
-    tarball = f"echo-1.2.3-{LINUX}.tar.gz"
-    bundle = private_sigstore.sign(assets[tarball], identity=ACME_IDENTITY)
-    assets[tarball + ".sigstore.json"] = json.dumps(bundle).encode()
-    github_server.publish("acme", "nexo-plugin-echo", "v1.2.3", assets)
+    publish_signed_release(github_server, private_sigstore, "1.2.3")
     env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
     mirrored = nexo(
         "plugin",
@@ -187,7 +176,7 @@ def test_mirror_then_air_gapped_sync_keeps_the_original_signer(
     offline = {**env, "NEXO_HOME": str(tmp_path / "offline-home")}
     project = tmp_path / "fleet"
     project.mkdir()
-    _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("mirror/echo")})
+    write_wanted(project / "nexo-plugins.toml", {"echo": registry.ref("mirror/echo")})
     lock_file = project / "nexo-plugins.lock"
     locked = nexo(
         "plugin",
@@ -281,7 +270,7 @@ def test_lock_sync_is_idempotent_and_prune_removes_what_the_lock_drops(
         push_dist(make_dist(plugin_id), registry.ref(f"plugins/{plugin_id}"), home)
     project = tmp_path / "fleet"
     project.mkdir()
-    wanted = _wanted(
+    wanted = write_wanted(
         project / "nexo-plugins.toml",
         {"echo": registry.ref("plugins/echo"), "weather": registry.ref("plugins/weather")},
     )
@@ -326,7 +315,7 @@ def test_lock_sync_is_idempotent_and_prune_removes_what_the_lock_drops(
     assert {p: p.stat().st_mtime_ns for p in dest.rglob("*")} == times
 
     # Drop weather from the wanted set: sync relocks, and --prune removes it.
-    _wanted(wanted, {"echo": registry.ref("plugins/echo")})
+    write_wanted(wanted, {"echo": registry.ref("plugins/echo")})
     stale = nexo("plugin", "lock", "-f", str(wanted), "--check", env=fleet_env, in_process=True)
     assert stale.code == 1
     assert "weather is locked but no longer wanted" in stale.stderr
@@ -368,7 +357,7 @@ def test_a_tampered_blob_in_registry_storage_is_refused(
     push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
     project = tmp_path / "fleet"
     project.mkdir()
-    wanted = _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
+    wanted = write_wanted(project / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
     assert (
         nexo(
             "plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env, in_process=True
@@ -415,7 +404,7 @@ def test_a_lock_row_whose_size_was_edited_is_refused(
     push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
     project = tmp_path / "fleet"
     project.mkdir()
-    wanted = _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
+    wanted = write_wanted(project / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
     assert fleet_run("lock", "-f", wanted, "--plain-http", env=fleet_env).code == 0
     lock_file = project / "nexo-plugins.lock"
     size = len((dist / f"echo-1.2.3-{LINUX}.tar.gz").read_bytes())
@@ -447,7 +436,7 @@ def test_frozen_sync_on_two_clean_roots_is_byte_identical_without_github(
     env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
     project = tmp_path / "fleet"
     project.mkdir()
-    wanted = _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
+    wanted = write_wanted(project / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
     common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
     assert nexo("plugin", "lock", "-f", str(wanted), *common, env=env, in_process=True).code == 0
     roots = []
@@ -486,7 +475,7 @@ def test_twenty_roots_syncing_concurrently_end_byte_identical(
         push_dist(dist, registry.ref(f"plugins/{plugin_id}"), Path(fleet_env["NEXO_HOME"]))
     project = tmp_path / "fleet"
     project.mkdir()
-    wanted = _wanted(
+    wanted = write_wanted(
         project / "nexo-plugins.toml",
         {"echo": registry.ref("plugins/echo"), "weather": registry.ref("plugins/weather")},
     )
@@ -669,7 +658,7 @@ def test_concurrent_syncs_of_one_root_install_each_plugin_once(
     make_dist: MakeDist,
 ) -> None:
     push_dist(make_dist(identity=None), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
-    wanted = _wanted(tmp_path / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
+    wanted = write_wanted(tmp_path / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
     assert (
         nexo(
             "plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env, in_process=True
@@ -763,7 +752,7 @@ def test_a_release_signed_by_artifact_attestations_mirrors_and_verifies_offline(
     # A lock written when the calling workflow was the recorded identity still syncs.
     project = tmp_path / "fleet"
     project.mkdir()
-    _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("mirror/echo")})
+    write_wanted(project / "nexo-plugins.toml", {"echo": registry.ref("mirror/echo")})
     common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
     locked = nexo(
         "plugin",

@@ -5,25 +5,15 @@ newest release, and a lock pinning ``+b1`` over an installed ``+b2`` is a downgr
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
-from support.tarballs import release_assets
+from support.registry_env import publish_signed_release
 
-from .conftest import ACME_IDENTITY, LINUX, fleet_run
+from .conftest import fleet_run
 
 __all__ = ["github_server"]
-
-
-def _publish(server: GitHubServer, instance: PrivateSigstore, version: str) -> None:
-    assets = release_assets("echo", version, target=LINUX)
-    name = f"echo-{version}-{LINUX}.tar.gz"
-    identity = ACME_IDENTITY.replace("v1.2.3", f"v{version}")
-    bundle = instance.sign(assets[name], identity=identity)
-    assets[name + ".sigstore.json"] = json.dumps(bundle).encode()
-    server.publish("acme", "nexo-plugin-echo", f"v{version}", assets)
 
 
 def _paths(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -45,7 +35,7 @@ def test_lock_takes_the_highest_matching_build_as_the_daemon_orders_it(
     # The latest release (2.0.0) does not match ^1, so lock walks the older ones: GitHub lists
     # +b1 (published later) before +b2, and only the crate's order makes +b2 the highest.
     for version in ("1.0.0+b2", "1.0.0+b1", "2.0.0"):
-        _publish(github_server, private_sigstore, version)
+        publish_signed_release(github_server, private_sigstore, version)
     env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
     wanted, lock_file, _ = _paths(tmp_path)
     wanted.write_text('[plugins.echo]\nsource = "acme/nexo-plugin-echo"\nversion = "^1"\n')
@@ -65,7 +55,7 @@ def test_sync_plans_a_lower_build_as_a_downgrade(
     policy: Path,
 ) -> None:
     for version in ("1.0.0+b1", "1.0.0+b2"):
-        _publish(github_server, private_sigstore, version)
+        publish_signed_release(github_server, private_sigstore, version)
     env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
     wanted, lock_file, dest = _paths(tmp_path)
     common = ("--trusted-keys", str(policy), "--require-signature")

@@ -5,29 +5,18 @@ a sync replaced is kept for ``rollback`` as ``upgrade`` keeps it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from support.cli import nexo
 from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
 from support.registry import Registry
+from support.registry_env import publish_signed_release
 from support.tarballs import release_assets, tree_snapshot
 
-from .conftest import ACME_IDENTITY, LINUX, MakeDist, fleet_run
+from .conftest import MakeDist, fleet_run
 
 __all__ = ["github_server"]
-
-
-def _publish(server: GitHubServer, instance: PrivateSigstore, plugin: str, version: str) -> None:
-    assets = release_assets(plugin, version, target=LINUX)
-    name = f"{plugin}-{version}-{LINUX}.tar.gz"
-    identity = ACME_IDENTITY.replace("nexo-plugin-echo", f"nexo-plugin-{plugin}").replace(
-        "v1.2.3", f"v{version}"
-    )
-    bundle = instance.sign(assets[name], identity=identity)
-    assets[name + ".sigstore.json"] = json.dumps(bundle).encode()
-    server.publish("acme", f"nexo-plugin-{plugin}", f"v{version}", assets)
 
 
 def _want(wanted: Path, **sources: str) -> None:
@@ -45,8 +34,8 @@ def test_sync_plans_downgrades_as_locked_and_keeps_what_it_replaces(
     policy: Path,
 ) -> None:
     for version in ("1.2.3", "1.3.0"):
-        _publish(github_server, private_sigstore, "echo", version)
-    _publish(github_server, private_sigstore, "other", "1.0.0")
+        publish_signed_release(github_server, private_sigstore, version)
+    publish_signed_release(github_server, private_sigstore, "1.0.0", "other")
     env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
     wanted, lock_file, dest = (
         tmp_path / "nexo-plugins.toml",
@@ -153,7 +142,7 @@ def test_lock_takes_the_newest_matching_release_and_warns_on_unsigned_ones(
     cargo and uv), found by walking releases as ``install`` does for min_nexo_version; an
     unsigned artifact is warned about as ``install`` warns, ``-q`` or not."""
     for version in ("0.1.0", "0.1.1", "0.2.0"):
-        _publish(github_server, private_sigstore, "echo", version)
+        publish_signed_release(github_server, private_sigstore, version)
     github_server.publish("acme", "nexo-plugin-other", "v1.0.0", release_assets("other", "1.0.0"))
     env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
     wanted, lock_file = tmp_path / "nexo-plugins.toml", tmp_path / "nexo-plugins.lock"

@@ -9,22 +9,30 @@ from pathlib import Path
 
 from support.cli import nexo
 from support.registry import Registry
+from support.registry_env import write_wanted
 
 from .conftest import LINUX, MakeDist, push_dist
+
+
+def _locked_alpha(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> Path:
+    """alpha 1.0.0 (unsigned, linux) pushed to ``registry`` and locked in ``tmp_path/project``
+    (the directory returned)."""
+    push_dist(make_dist("alpha", "1.0.0", identity=None, targets=(LINUX,)),
+              registry.ref("plugins/alpha"), Path(fleet_env["NEXO_HOME"]))  # fmt: skip
+    project = tmp_path / "project"
+    project.mkdir()
+    wanted = write_wanted(project / "nexo-plugins.toml", {"alpha": registry.ref("plugins/alpha")})
+    locked = nexo("plugin", "lock", "-f", wanted, "--plain-http", env=fleet_env, in_process=True)
+    assert locked.code == 0, locked.stderr
+    return project
 
 
 def test_sync_warns_about_a_root_the_daemon_does_not_discover(
     tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
 ) -> None:
-    home = Path(fleet_env["NEXO_HOME"])
-    push_dist(make_dist("alpha", "1.0.0", identity=None, targets=(LINUX,)),
-              registry.ref("plugins/alpha"), home)  # fmt: skip
-    project = tmp_path / "project"
-    project.mkdir()
-    wanted = project / "nexo-plugins.toml"
-    wanted.write_text(f'[plugins.alpha]\nsource = "{registry.ref("plugins/alpha")}"\n')
-    locked = nexo("plugin", "lock", "-f", wanted, "--plain-http", env=fleet_env, in_process=True)
-    assert locked.code == 0, locked.stderr
+    project = _locked_alpha(tmp_path, fleet_env, registry, make_dist)
     root = tmp_path / "root"
     config = tmp_path / "config"
     (config / "plugins").mkdir(parents=True)
@@ -63,14 +71,7 @@ def test_sync_into_a_root_no_daemon_reads_notes_it_as_install_does(
     daemon will not load it: on stderr, and in its --json outcome (``notes``), never
     silently; not a warning, as for install."""
     home = Path(fleet_env["NEXO_HOME"])
-    push_dist(make_dist("alpha", "1.0.0", identity=None, targets=(LINUX,)),
-              registry.ref("plugins/alpha"), home)  # fmt: skip
-    project = tmp_path / "project"
-    project.mkdir()
-    wanted = project / "nexo-plugins.toml"
-    wanted.write_text(f'[plugins.alpha]\nsource = "{registry.ref("plugins/alpha")}"\n')
-    locked = nexo("plugin", "lock", "-f", wanted, "--plain-http", env=fleet_env, in_process=True)
-    assert locked.code == 0, locked.stderr
+    project = _locked_alpha(tmp_path, fleet_env, registry, make_dist)
     lock = project / "nexo-plugins.lock"
     root = home / "state" / "plugins"
     as_json = nexo(

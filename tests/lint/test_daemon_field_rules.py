@@ -13,14 +13,8 @@ from pathlib import Path
 
 import pytest
 from support.lint_cli import run_lint_json
+from support.toml_texts import WEATHER_MANIFEST as BASE
 
-BASE = """[plugin]
-id = "weather"
-version = "0.1.0"
-name = "Weather"
-description = "Forecasts"
-min_nexo_version = ">=0.1.0"
-"""
 GATE = """
 [[plugin.capability_gates.gate]]
 extension = "weather"

@@ -16,14 +16,8 @@ from typing import Any
 
 import pytest
 from support.lint_cli import run_lint_json
+from support.toml_texts import WEATHER_MANIFEST as BASE
 
-BASE = """[plugin]
-id = "weather"
-version = "0.1.0"
-name = "Weather"
-description = "Forecasts"
-min_nexo_version = ">=0.1.0"
-"""
 SPAWNABLE = '\n[plugin.entrypoint]\ncommand = "./bin/weather"\n'
 OUTBOUND = """
 [plugin.tools]

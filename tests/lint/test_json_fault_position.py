@@ -12,16 +12,13 @@ from typing import Any
 
 import pytest
 from support.lint_cli import run_lint_json
+from support.toml_texts import WEATHER_MANIFEST
 
 from nexo_pkg.core.toml_spans import string_offsets
 
-BASE = """[plugin]
-id = "weather"
-version = "0.1.0"
-name = "Weather"
-description = "Forecasts"
-min_nexo_version = ">=0.1.0"
-
+BASE = (
+    WEATHER_MANIFEST
+    + """
 [plugin.tools]
 expose = ["weather_now"]
 
@@ -29,6 +26,7 @@ expose = ["weather_now"]
 name = "weather_now"
 description = "Now"
 """
+)
 FIRST = BASE.count("\n") + 1  # the line of `input_schema = ...`
 _TRAILING_COMMA = (
     ("a trailing comma before `]`", 19)

@@ -95,6 +95,22 @@ def _pack(
     return completed.returncode, completed.stderr
 
 
+def _pack_with_ca_file(
+    project: Path, out: Path, wheelhouse: Path, certificate: Certificate, tmp_path: Path
+) -> tuple[int, str, LoopbackServer]:
+    """``pack`` from the https index served under ``certificate``, with ``SSL_CERT_FILE``
+    naming its CA (home ``tmp_path/home``); the stopped index keeps the requests it saw."""
+    with _index(wheelhouse, certificate) as server:
+        code, stderr = _pack(
+            project,
+            out,
+            _index_url(server),
+            tmp_path / "home",
+            SSL_CERT_FILE=str(certificate.cert_file),
+        )
+    return code, stderr, server
+
+
 def _vendored(out: Path) -> set[str]:
     (tarball,) = out.glob("*.tar.gz")
     with tarfile.open(tarball) as archive:
@@ -141,15 +157,8 @@ def test_ssl_cert_file_names_the_ca_pip_trusts_when_pack_vendors(
 ) -> None:
     project = make_project(requirements="rfc8785\n")
     out = tmp_path / "out"
-    with _index(wheelhouse, certificate) as server:
-        code, stderr = _pack(
-            project,
-            out,
-            _index_url(server),
-            tmp_path / "home",
-            SSL_CERT_FILE=str(certificate.cert_file),
-        )
-        assert server.requests_to("/files/rfc8785-")
+    code, stderr, server = _pack_with_ca_file(project, out, wheelhouse, certificate, tmp_path)
+    assert server.requests_to("/files/rfc8785-")
     assert code == 0, stderr
     assert "lib/rfc8785/__init__.py" in _vendored(out)
 
@@ -192,14 +201,7 @@ def test_an_index_certificate_for_another_host_or_expired_is_not_sent_to_the_ca_
     )
     project = make_project(requirements="rfc8785\n")
     out = tmp_path / "out"
-    with _index(wheelhouse, certificate) as server:
-        code, stderr = _pack(
-            project,
-            out,
-            _index_url(server),
-            tmp_path / "home",
-            SSL_CERT_FILE=str(certificate.cert_file),
-        )
+    code, stderr, _ = _pack_with_ca_file(project, out, wheelhouse, certificate, tmp_path)
     assert code == 1, stderr
     (line,) = [line for line in stderr.splitlines() if line.startswith("error: ")]
     assert line.endswith(" [network]"), stderr

@@ -402,14 +402,15 @@ def test_a_checksums_line_with_a_long_run_of_blanks_is_read_at_once(
 def test_a_checksums_line_names_what_sha256sum_reads(
     blanks: str, star: bool, name: str, tail: str
 ) -> None:
-    """``<hex>``, blanks, an optional ``*`` and the name (trailing blanks dropped, a ``./``
-    prefix too): the line lists the asset exactly when that name is the asset's, as the
-    backtracking pattern it replaced read it (on lines short enough for that one to end)."""
+    """``<hex>``, blanks, an optional ``*`` and the name (trailing blanks dropped): the line
+    lists the asset exactly when that name's last ``/``-separated part is the asset's, the
+    name split as the backtracking pattern it replaced split it (on lines short enough for
+    that one to end)."""
     import re
 
     old = re.compile(r"^([0-9a-fA-F]{64})[ \t]+\*?(.+?)[ \t]*$")
     line = "A" * 64 + blanks + ("*" if star else "") + name + tail
     match = old.match(line.removesuffix("\r"))
     for asset in ("a.b", "a b", "*a", "a.b\x85"):
-        named = match is not None and match.group(2).removeprefix("./") == asset
+        named = match is not None and match.group(2).rsplit("/", 1)[-1] == asset
         assert listed_digests(line + "\n", asset) == ({"a" * 64} if named else set()), line

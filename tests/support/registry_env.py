@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from support.cli import CliResult, nexo
+from support.github_server import GitHubServer
 from support.private_sigstore import PrivateSigstore
 from support.registry import PASSWORD, USER, Registry, auth_registry, registry, token_registry
-from support.tarballs import manifest_text, write_plugin
+from support.tarballs import manifest_text, release_assets, write_plugin
 
 __all__ = [
     "ACME_IDENTITY",
@@ -27,12 +28,15 @@ __all__ = [
     "auth_registry",
     "fleet_env",
     "fleet_run",
+    "isolated_env",
     "make_dist",
     "policy",
     "private_sigstore",
+    "publish_signed_release",
     "push_dist",
     "registry",
     "token_registry",
+    "write_wanted",
 ]
 
 ACME_IDENTITY = (
@@ -51,12 +55,22 @@ def private_sigstore() -> PrivateSigstore:
 @pytest.fixture
 def fleet_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """An isolated environment: own NEXO_HOME, no tokens or proxies, no docker config."""
+    cleared = {"REGISTRY_AUTH_FILE", "DOCKER_CONFIG", "SOURCE_DATE_EPOCH"}
+    return isolated_env(tmp_path, monkeypatch, cleared)
+
+
+def isolated_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cleared: set[str]
+) -> dict[str, str]:
+    """Make this process's environment (and return it) an isolated one: NEXO_HOME and the XDG
+    directories under ``tmp_path``, the linux target, no GitHub token, no proxy, none of
+    ``cleared``."""
     env = {
         key: value
         for key, value in os.environ.items()
         if key not in {"NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL"}
         and "proxy" not in key.lower()
-        and key not in {"REGISTRY_AUTH_FILE", "DOCKER_CONFIG", "SOURCE_DATE_EPOCH"}
+        and key not in cleared
     }
     env.update(
         NEXO_HOME=str(tmp_path / "home"),
@@ -138,6 +152,31 @@ def push_dist(dist: Path, reference: str, home: Path, config: Path | None = None
         dest=home / "plugins", nexo_home=home, plain_http=True, registry_config=config
     )
     push(dist, reference, FleetOptions(choices))
+
+
+def publish_signed_release(
+    server: GitHubServer, instance: PrivateSigstore, version: str, plugin: str = "echo"
+) -> None:
+    """Publish acme/nexo-plugin-``plugin`` ``v{version}`` on the GitHub stand-in: the plugin's
+    linux release, its tarball signed by ``instance`` as acme's release run of that tag."""
+    assets = release_assets(plugin, version, target=LINUX)
+    name = f"{plugin}-{version}-{LINUX}.tar.gz"
+    identity = ACME_IDENTITY.replace("nexo-plugin-echo", f"nexo-plugin-{plugin}").replace(
+        "v1.2.3", f"v{version}"
+    )
+    bundle = instance.sign(assets[name], identity=identity)
+    assets[name + ".sigstore.json"] = json.dumps(bundle).encode()
+    server.publish("acme", f"nexo-plugin-{plugin}", f"v{version}", assets)
+
+
+def write_wanted(path: Path, entries: Mapping[str, str]) -> Path:
+    """Write the wanted file ``path`` (a ``nexo-plugins.toml``): one ``[plugins.ID]`` table
+    with its ``source`` for each entry, in order."""
+    lines = [
+        f'[plugins.{plugin_id}]\nsource = "{source}"\n' for plugin_id, source in entries.items()
+    ]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
 
 
 def push_cli(dist: Path, registry: Registry, env: Mapping[str, str]) -> CliResult:
