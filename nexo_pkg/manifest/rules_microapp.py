@@ -116,6 +116,10 @@ EXTENSION_MANIFEST = Table(
 _HTTP_URL = re.compile(rf"https?://[^/{re.escape(RUST_WHITESPACE)}:?#]+(?::\d+)?(?:/.*)?")
 _MCP_NAME = re.compile(r"[a-z][a-z0-9_-]*")
 _UNIFIED_DROPS = ("requires", "context", "mcp_servers", "outbound_bindings")
+_UNIFIED_DROP_HELP = (
+    "keep it while you target daemons that read the extension shape; check the unified "
+    "manifest's replacement before moving to it"
+)
 _STRUCTURE_RULES: dict[str, Rule] = {
     "missing": MISSING_KEY,
     "unknown": UNKNOWN_KEY,
@@ -176,6 +180,7 @@ def check_microapp(
                 (section,),
                 f"[{section}] works with the extension parser; the unified plugin manifest of "
                 "newer daemons drops it with a warning",
+                _UNIFIED_DROP_HELP,
                 part="key",
             )
     if "priority" in plugin:
@@ -184,6 +189,7 @@ def check_microapp(
             ("plugin", "priority"),
             "`plugin.priority` orders hooks under the extension parser; the unified plugin "
             "manifest of newer daemons drops it with a warning",
+            _UNIFIED_DROP_HELP,
             part="key",
         )
     return report.found

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
@@ -23,7 +24,13 @@ if TYPE_CHECKING:
 
     from nexo_pkg.core.toml_spans import SpanMap
 
-__all__ = ["VALUE_CONSTRAINT_KEYWORDS", "load_schema", "schema_diagnostics", "schema_text"]
+__all__ = [
+    "VALUE_CONSTRAINT_KEYWORDS",
+    "expected_types",
+    "load_schema",
+    "schema_diagnostics",
+    "schema_text",
+]
 
 # Unsigned Rust integer types of manifest fields (``x-rust-type`` in the schema) -> bits.
 _UNSIGNED_BITS = {"u8": 8, "u16": 16, "u32": 32, "u64": 64, "usize": 64}
@@ -89,7 +96,7 @@ def _validator() -> Validator:
     return validator
 
 
-def _expected_types(expected: object) -> str:
+def expected_types(expected: object) -> str:
     names = [expected] if isinstance(expected, str) else list(expected)  # type: ignore[call-overload]
     words = [_TYPE_WORDS.get(str(name), str(name)) for name in names]
     return " or ".join(words)
@@ -232,12 +239,13 @@ def _translate_alternatives(error: ValidationError, spans: SpanMap) -> list[Diag
             return _translate(best, spans)
     path: KeyPath = tuple(error.absolute_path)
     dotted = format_key_path(path) or "the manifest"
-    wanted = " or ".join(_expected_types(sub.validator_value) for sub in mismatches)
+    wanted = " or ".join(expected_types(sub.validator_value) for sub in mismatches)
     return [
         core_rules.WRONG_TYPE.diagnostic(
             f"`{dotted}` must be {wanted}, found {toml_type_name(error.instance)}",
             dotted,
             spans.locate(path, "value"),
+            f"write {wanted} here",
         )
     ]
 
@@ -261,7 +269,7 @@ def _value_problem(error: ValidationError, dotted: str) -> tuple[Rule, str, str]
     """The rule, message and hint for a schema error about the value at ``dotted``."""
     keyword, bound, value = error.validator, error.validator_value, error.instance
     if keyword == "type":
-        expected = _expected_types(bound)
+        expected = expected_types(bound)
         hint = ""
         if isinstance(value, float) and "integer" in str(bound):
             hint = "integers are written without a decimal point"
@@ -269,6 +277,8 @@ def _value_problem(error: ValidationError, dotted: str) -> tuple[Rule, str, str]
                 hint += f": `{int(value)}`"
         elif isinstance(value, datetime.date | datetime.time) and expected == "a string":
             hint = "quote the value to make it a string"
+        else:
+            hint = _type_help(bound, value, expected)
         message = f"`{dotted}` must be {expected}, found {toml_type_name(value)}"
         return core_rules.WRONG_TYPE, message, hint
     if keyword in {"enum", "const"}:
@@ -281,7 +291,12 @@ def _value_problem(error: ValidationError, dotted: str) -> tuple[Rule, str, str]
         suggestion = (
             _suggest(value, [str(item) for item in allowed]) if isinstance(value, str) else None
         )
-        hint = f'did you mean "{suggestion}"?' if suggestion is not None else ""
+        if suggestion is not None:
+            hint = f'did you mean "{suggestion}"?'
+        else:
+            hint = f"use {'one of ' if len(allowed) > 1 else ''}{choices}"
+            if any(isinstance(item, str) for item in allowed):
+                hint += " (case matters)"
         return core_rules.INVALID_VALUE, message, hint
     if keyword in _RELATIONS:
         message = f"`{dotted}` must be {_RELATIONS[str(keyword)]} {bound}, found {_show(value)}"
@@ -290,22 +305,54 @@ def _value_problem(error: ValidationError, dotted: str) -> tuple[Rule, str, str]
         if bits is not None and isinstance(value, int) and not 0 <= value < 2**bits:
             # The daemon's serde error for a value outside the field's Rust integer type.
             message += f" (invalid value: integer `{value}`, expected {rust_type})"
-        return core_rules.OUT_OF_RANGE, message, ""
+        return core_rules.OUT_OF_RANGE, message, _range_help(error.schema, str(keyword), bound)
     if keyword == "minItems":
-        message = f"array `{dotted}` must have at least {bound} item{'s' if bound != 1 else ''}"
+        items = f"{bound} item{'s' if bound != 1 else ''}"
+        message = f"array `{dotted}` must have at least {items}"
+        hint = f"list at least {items} in the array"
     elif keyword == "minLength" and bound == 1:
         message = f"`{dotted}` must not be empty"
+        hint = "write a value that is not empty"
     elif keyword == "pattern":
         message = f"`{dotted}` value {_show(value)} does not match the pattern {bound}"
+        hint = f"write a value that matches {bound}"
     elif keyword == "maxLength" and isinstance(value, str):
         message = f"`{dotted}` must be at most {bound} characters, found {len(value)}"
+        hint = f"shorten the value to {bound} characters or fewer"
     else:
         # Anything else: name the constraint rather than echo jsonschema's repr of the value.
         message = (
             f"`{dotted}` breaks the schema's `{keyword}` constraint "
             f"({json.dumps(bound, default=str)[:80]})"
         )
-    return core_rules.SCHEMA_VIOLATION, message, ""
+        hint = f"change the value to meet the `{keyword}` constraint of the schema"
+    return core_rules.SCHEMA_VIOLATION, message, hint
+
+
+def _type_help(bound: object, value: object, expected: str) -> str:
+    """The help of a value of the wrong TOML type: the value rewritten when it plainly is one
+    of the expected type written in the wrong form (``8080`` for a string, ``"true"`` for a
+    boolean), else the type to write."""
+    names = {bound} if isinstance(bound, str) else {str(name) for name in bound}  # type: ignore[attr-defined]
+    if "string" in names and isinstance(value, bool | int | float):
+        return f'quote the value to make it a string: `"{_show(value)}"`'
+    if "boolean" in names and value in ("true", "false"):
+        return f"write the boolean without quotes: `{value}`"
+    if "integer" in names and isinstance(value, str) and _INTEGER_TEXT.fullmatch(value):
+        return f"write the integer without quotes: `{int(value)}`"
+    return f"write {expected} here"
+
+
+def _range_help(schema: object, keyword: str, bound: object) -> str:
+    """The help of a number out of range: the whole range when the schema states both ends."""
+    low = schema.get("minimum") if isinstance(schema, dict) else None
+    high = schema.get("maximum") if isinstance(schema, dict) else None
+    if isinstance(low, int) and isinstance(high, int):
+        return f"use a value from {low} to {high}"
+    return f"use a value that is {_RELATIONS[keyword]} {bound}"
+
+
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
 
 
 _RELATIONS = {

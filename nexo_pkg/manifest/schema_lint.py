@@ -20,6 +20,7 @@ from nexo_pkg.core.toml_spans import SpanMap, scan_spans
 from nexo_pkg.core.toml_text import KeyPath, format_key_path
 from nexo_pkg.manifest import core_rules
 from nexo_pkg.manifest.document import parse_manifest
+from nexo_pkg.manifest.schema import expected_types
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -35,7 +36,7 @@ def packaged_schema(file_name: str) -> dict[str, Any]:
     return loaded
 
 
-def _diagnostics(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
+def _diagnostics(error: ValidationError, spans: SpanMap, schema_file: str) -> list[Diagnostic]:
     path: KeyPath = tuple(error.absolute_path)
     dotted = format_key_path(path)
     where = f"`{dotted}`" if dotted else "the top level"
@@ -51,15 +52,28 @@ def _diagnostics(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
             for key in sorted(set(error.instance) - set(known))
         ]
     rule: Rule
+    # Where the whole shape is written down, for the help of a value the schema refuses.
+    described = f"`nexo plugin schema --kind {_KINDS.get(schema_file, 'plugin')}` describes it"
     if error.validator == "required":
         rule, span = core_rules.MISSING_KEY, spans.nearest(path)
+        given = error.instance if isinstance(error.instance, dict) else {}
+        wanted = error.validator_value if isinstance(error.validator_value, list) else []
+        missing = [f"`{key}`" for key in wanted if key not in given]
+        help_text = f"add {', '.join(missing)}" if missing else described
     elif error.validator == "type":
         rule, span = core_rules.WRONG_TYPE, spans.locate(path)
+        help_text = f"write {expected_types(error.validator_value)} here"
     elif error.validator in _VALUE_KEYWORDS:
         rule, span = core_rules.INVALID_VALUE, spans.locate(path)
+        help_text = described
     else:
         rule, span = core_rules.SCHEMA_VIOLATION, spans.nearest(path)
-    return [rule.diagnostic(f"{where}: {error.message}", dotted, span)]
+        help_text = described
+    return [rule.diagnostic(f"{where}: {error.message}", dotted, span, help_text)]
+
+
+# The schema files linted here -> their `nexo plugin schema --kind`.
+_KINDS = {"nexo-plugins.schema.json": "wanted", "nexo-plugins.lock.schema.json": "lock"}
 
 
 def lint_against_schema(text: str, schema_file: str, *, path: str) -> FileResult:
@@ -74,6 +88,6 @@ def lint_against_schema(text: str, schema_file: str, *, path: str) -> FileResult
     if not errors:
         return FileResult(path, (), text)
     spans, _ = scan_spans(text)
-    found = [item for error in errors for item in _diagnostics(error, spans)]
+    found = [item for error in errors for item in _diagnostics(error, spans, schema_file)]
     found.sort(key=lambda item: (item.span.start, item.code))
     return FileResult(path, tuple(found), text)

@@ -181,8 +181,12 @@ def check_shape(
         return
     if not _fits(spec, value):
         what = f"`{_dotted(path)}`" if path else "the file"
+        expected = _expected(spec)
         yield ShapeProblem(
-            "type", path, f"{what} must be {_expected(spec)}, not {type_name(value)}"
+            "type",
+            path,
+            f"{what} must be {expected}, not {type_name(value)}",
+            f"write {'an' if expected[0] in 'aeiou' else 'a'} {expected} here",
         )
         return
     if isinstance(spec, Integer):
@@ -192,6 +196,7 @@ def check_shape(
                 path,
                 f"`{_dotted(path)}` = {value} is outside the range of {spec.rust} "
                 f"({spec.minimum} to {spec.maximum})",
+                f"use a value from {spec.minimum} to {spec.maximum}",
             )
     elif isinstance(spec, ListOf):
         for index, item in enumerate(value):
@@ -215,7 +220,7 @@ def _check_table(
         else:
             yield from check_shape(item, child, (*path, str(key)), skip=skip)
     for key in sorted(spec.required - {str(key) for key in value}):
-        yield ShapeProblem("missing", path, f"`{_dotted((*path, key))}` is missing")
+        yield ShapeProblem("missing", path, f"`{_dotted((*path, key))}` is missing", f"add `{key}`")
 
 
 def _check_tagged(
@@ -240,6 +245,7 @@ def _check_tagged(
             "variant",
             (*path, spec.tag),
             f"`{_dotted((*path, spec.tag))}` must be one of {choices}, not {tag!r}",
+            f"use one of {choices} (case matters)",
         )
     # Without a variant, the other keys are still judged against every variant's fields, so
     # a key no variant has shows in this run rather than once the tag is repaired.
