@@ -316,13 +316,32 @@ def _holds(
 
 def roots(packages: Iterable[Package], graph: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
     """The packages the plugin itself depends on: those requested, else (when that is not
-    known, as for a tree read back) those no other vendored package requires."""
+    known, as for a tree read back) those no other vendored package requires, and then one of
+    each ring of packages requiring one another that none of those reaches (``a`` needs ``b``
+    and ``b`` needs ``a``): every vendored package is reached from the plugin."""
     listed = list(packages)
     requested = [package.key for package in listed if package.requested]
     if requested:
         return tuple(sorted(requested))
     required = {name for names in graph.values() for name in names}
-    return tuple(sorted(package.key for package in listed if package.key not in required))
+    found = sorted(package.key for package in listed if package.key not in required)
+    reached: set[str] = set()
+
+    def reach(start: str) -> None:
+        pending = [start]
+        while pending:
+            key = pending.pop()
+            if key not in reached:
+                reached.add(key)
+                pending.extend(graph.get(key, ()))
+
+    for key in found:
+        reach(key)
+    for key in sorted(package.key for package in listed):
+        if key not in reached:
+            found.append(key)
+            reach(key)
+    return tuple(sorted(found))
 
 
 def files_digest(files: Mapping[str, str]) -> str:
