@@ -91,3 +91,42 @@ def test_a_plugin_logging_more_than_a_pipe_holds_passes_with_the_last_50_lines(
     pids = recorded_pids(pid_file)
     assert len(pids) == 1
     assert_reaped(pids[0])
+
+
+def test_a_plugin_dying_inside_tool_invoke_fails_invoke_with_its_stderr(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pids"
+    root = scripted_plugin(tmp_path / "dies", "with_child", tools=("scripted_echo",))
+    code, document = _check(
+        root, pid_file, "--timeout-ms", "20000",
+        "--invoke", "scripted_echo", "--args", '{"answer": "crash"}',
+    )  # fmt: skip
+    assert code == 1
+    assert document["ok"] is False
+    assert _by_status(document, "fail") == {
+        "invoke": "no reply to tool.invoke: the plugin exited with code 9 before replying"
+    }
+    assert document["stderr_tail"][-1] == "scripted: died inside tool.invoke"
+    names = [check["name"] for check in document["checks"]]
+    # The handshake passed before it; nothing is asked of a plugin that is gone.
+    assert "initialize" in _by_status(document, "pass")
+    assert "unknown_method" not in names
+    assert "shutdown" not in names
+    _nothing_left(pid_file)
+
+
+def test_a_tool_invoke_never_answered_fails_at_the_deadline_and_nothing_is_left(
+    tmp_path: Path,
+) -> None:
+    pid_file = tmp_path / "pids"
+    root = scripted_plugin(tmp_path / "mute", "with_child", tools=("scripted_echo",))
+    code, document = _check(
+        root, pid_file, "--timeout-ms", "1500",
+        "--invoke", "scripted_echo", "--args", '{"answer": "silent"}',
+    )  # fmt: skip
+    assert code == 1
+    assert _by_status(document, "fail") == {
+        "invoke": "no reply to tool.invoke: no reply within 1500 ms"
+    }
+    assert "initialize" in _by_status(document, "pass")
+    # The plugin, still busy with the call, is killed with its child.
+    _nothing_left(pid_file)
