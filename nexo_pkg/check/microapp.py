@@ -46,7 +46,6 @@ from nexo_pkg.check.microapp_wire import (
     ADMIN_METHODS,
     CALL_TIMEOUT_SECONDS,
     CHILD_EXITED_CODE,
-    EXT_NAME_PREFIX,
     HANDSHAKE_TIMEOUT_SECONDS,
     SAMPLE_SESSION_ID,
     HandshakeInfo,
@@ -69,7 +68,7 @@ from nexo_pkg.check.target import is_script, python_entry_instead
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.core import posix
 from nexo_pkg.core.files import open_regular
-from nexo_pkg.manifest.microapp import HOOK_NAMES, env_is_blocked
+from nexo_pkg.manifest.microapp import EXT_NAME_PREFIX, HOOK_NAMES, env_is_blocked
 
 #: The reason ``main`` gives every runtime at exit (``src/main.rs:5627-5641``).
 SHUTDOWN_REASON = "sigterm"

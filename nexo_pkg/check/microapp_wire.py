@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nexo_pkg.check.text import CHECK_AGENT_ID
-from nexo_pkg.manifest.microapp import env_is_blocked
+from nexo_pkg.manifest.microapp import MAX_TOOL_NAME_LEN, env_is_blocked
 
 #: ``StdioSpawnOptions::default()`` (``crates/extensions/src/runtime/stdio.rs:71-81``).
 HANDSHAKE_TIMEOUT_SECONDS = 10.0
@@ -25,11 +25,6 @@ CALL_TIMEOUT_SECONDS = 30.0
 AGENT_VERSION_ENV = "AGENT_VERSION"
 AGENT_EXTENSION_ID_ENV = "AGENT_EXTENSION_ID"
 STATE_ROOT_ENV = "NEXO_EXTENSION_STATE_ROOT"
-
-#: ``EXT_NAME_PREFIX`` (``crates/core/src/agent/extension_tool.rs:13``) and
-#: ``ToolDef::MAX_NAME_LEN`` (``crates/llm/src/types.rs:309``).
-EXT_NAME_PREFIX = "ext_"
-MAX_TOOL_NAME_LEN = 64
 
 #: ``HookResponse`` fields and their JSON types (``runtime/mod.rs:58-85``).
 _HOOK_FIELDS: dict[str, tuple[type, ...]] = {

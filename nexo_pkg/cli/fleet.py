@@ -244,8 +244,9 @@ def sync_command(
     --frozen a nexo-plugins.toml beside the lock is locked first when the lock is stale; a
     version that locking brings in must keep the installed version's signer
     (signer_changed, unless --allow-signer-change), as for upgrade. Exit codes: 0 in sync
-    (or planned); 1 a plugin failed (the others are synced); 2 usage or configuration
-    error.
+    (or planned); 1 a plugin failed (the others are synced), or with --dry-run the run
+    would fail one (a development link holds its id, or the lock has no tarball for this
+    host); 2 usage or configuration error.
     """
     del yes  # nothing is asked: accepted as on every command that changes state
     code = run_sync(

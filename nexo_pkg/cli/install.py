@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from nexo_pkg.cli import DEFERRED, SIGNAL_EXIT, defer_signals
 from nexo_pkg.cli.common import (
     answer,
     colour_enabled,
@@ -601,14 +602,31 @@ def install_command(
         # tree is in place (ended under the root's lock, in the same step). An install that
         # found it in place changed nothing, the hold included (as a sync that leaves a
         # plugin as it is).
-        return install_api.install(
-            source_text, options, _callbacks(yes=yes, json_output=json_output)
-        )
+        from dataclasses import replace  # noqa: PLC0415
+
+        # Once the new tree goes into place a signal waits for the result to be printed:
+        # the plugin is installed, and the command says so before it says it was stopped.
+        callbacks = replace(_callbacks(yes=yes, json_output=json_output), committing=deferring)
+        return install_api.install(source_text, options, callbacks)
+
+    handlers: dict[int, Any] = {}
+
+    def deferring() -> None:
+        import signal  # noqa: PLC0415
+
+        with contextlib.suppress(ValueError):  # not the main thread: not ours to handle
+            handlers.update({signum: signal.getsignal(signum) for signum in SIGNAL_EXIT})
+        defer_signals()
 
     result = guarded(run, json_output=json_output)
-    if not check or result.dry_run:
+    if not check or result.dry_run or DEFERRED:
         _report_install(result, json_output=json_output)
         return
+    # The check after the install stops on Ctrl-C as any other step does.
+    import signal  # noqa: PLC0415
+
+    for signum, handler in handlers.items():
+        signal.signal(signum, handler)
     if not json_output:
         _report_install(result, json_output=False)
     from nexo_pkg.cli.check import check_after  # noqa: PLC0415
@@ -761,13 +779,17 @@ def upgrade_command(
         return chosen, roots, named, at_tag
 
     chosen, roots, named, at_tag = guarded(options, json_output=json_output)
+    from dataclasses import replace  # noqa: PLC0415
+
     callbacks = _callbacks(yes=yes, json_output=json_output)
     if named is not None:
+        # As install: once the new version goes into place, a signal waits for the result.
+        committing = replace(callbacks, committing=defer_signals)
         answer(
             lambda: _upgrade_one(
                 named,
                 chosen,
-                callbacks,
+                committing,
                 tag=at_tag,
                 allow_downgrade=allow_downgrade,
                 keep_old=keep_old,
@@ -776,7 +798,6 @@ def upgrade_command(
             show=_report_upgrade,
         )
         return
-    from dataclasses import replace  # noqa: PLC0415
 
     skipped: list[dict[str, Any]] = []
     ids = guarded(

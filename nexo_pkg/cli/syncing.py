@@ -37,7 +37,7 @@ from nexo_pkg.install import api as install_api
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
-    from nexo_pkg.fleet.api import FleetOptions, PluginOutcome, SyncResult
+    from nexo_pkg.fleet.api import FleetOptions, PlanStep, PluginOutcome, SyncResult
     from nexo_pkg.install.api import InstallCallbacks
     from nexo_pkg.sources.api import ArchiveLimits
 
@@ -218,6 +218,9 @@ def run_sync(request: SyncRequest) -> int:
             for item in result.outcomes:
                 if item.action == "failed":
                     _say_failure(item)
+            for step in result.plan:
+                if step.error is not None:
+                    _say_refusal(step)
         return _warned(result)
 
     def show(result: SyncResult) -> None:
@@ -261,6 +264,13 @@ def _say_failure(item: PluginOutcome) -> None:
     sys.stderr.write("\n")
 
 
+def _say_refusal(step: PlanStep) -> None:
+    """The ``error:`` line of a plugin a dry run found the run would fail on, as the run
+    says it."""
+    sys.stderr.write(printable(f"error: {step.plugin_id}: {step.error} [{step.kind}]"))
+    sys.stderr.write("\n")
+
+
 def _warned(result: SyncResult) -> SyncResult:
     """Say what install would warn about each plugin sync installed (an unsigned artifact, a
     capability the daemon would not wire), as install does: with --quiet and --json too."""
@@ -294,16 +304,25 @@ def _show_plan(result: SyncResult) -> None:
         else:
             versions = step.version or step.from_version or ""
         ends = f"; ends the hold at {step.releases_hold}" if step.releases_hold else ""
-        words = f"{_PLAN_WORDS[step.change]}{ends}"
+        refusal = f": refused [{step.kind}]" if step.error is not None else ""
+        words = f"{_PLAN_WORDS[step.change]}{ends}{refusal}"
         result_line(printable(f"{step.plugin_id:<24} {versions:<24} {words}"))
-    changes = sum(step.change != "unchanged" for step in result.plan)
+    for step in result.plan:
+        if step.error is not None:
+            _say_refusal(step)  # an error: said with --quiet too
+    changes = sum(step.change != "unchanged" and step.error is None for step in result.plan)
     downgrades = [
         f"{step.plugin_id} {step.from_version} \u2192 {step.version}"
         for step in result.plan
-        if step.change == "downgrade"
+        if step.change == "downgrade" and step.error is None
     ]
     as_locked = f"; would downgrade as locked: {', '.join(downgrades)}" if downgrades else ""
-    note(f"Dry run: {changes} change(s) planned in {result.dest}{as_locked}; nothing was changed.")
+    refused = [step.plugin_id for step in result.plan if step.error is not None]
+    failing = f"; the run would fail: {', '.join(refused)}" if refused else ""
+    note(
+        f"Dry run: {changes} change(s) planned in {result.dest}{as_locked}{failing}; "
+        "nothing was changed."
+    )
 
 
 def _outcome_line(item: PluginOutcome) -> str:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME, lock_command, read_registries
     from nexo_pkg.fleet.publish import PushResult, mirror, push
     from nexo_pkg.fleet.sources import FleetOptions
-    from nexo_pkg.fleet.sync import PluginOutcome, SyncResult, dry_run_plan, sync
+    from nexo_pkg.fleet.sync import PlanStep, PluginOutcome, SyncResult, dry_run_plan, sync
     from nexo_pkg.fleet.treehash import check_root
 
 # Where each name lives: the module of ``nexo_pkg.fleet`` that ``__getattr__`` loads for it.
@@ -32,7 +32,7 @@ _HOMES = homes(
         "lockfile": "LOCK_NAME WANTED_NAME lock_command read_registries",
         "publish": "PushResult mirror push",
         "sources": "FleetOptions",
-        "sync": "PluginOutcome SyncResult dry_run_plan sync",
+        "sync": "PlanStep PluginOutcome SyncResult dry_run_plan sync",
         "treehash": "check_root",
     }
 )
@@ -43,6 +43,7 @@ __all__ = [
     "CopyResult",
     "FleetOptions",
     "LockResult",
+    "PlanStep",
     "PluginOutcome",
     "PushResult",
     "SyncResult",

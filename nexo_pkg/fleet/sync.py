@@ -88,6 +88,10 @@ class PlanStep:
     # A dry run's: the version a hold (`rollback`, `hold`) keeps the plugin at, which this
     # change ends (the lock names the version; a pruned plugin has nothing left to hold).
     releases_hold: str | None = None
+    # A dry run's: the change the run would refuse (a development link holds the id), with
+    # the kind and the words of the run's failure.
+    kind: str | None = None
+    error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         document = {
@@ -98,6 +102,9 @@ class PlanStep:
         }
         if self.releases_hold is not None:
             document["releases_hold"] = self.releases_hold
+        if self.error is not None:
+            document["kind"] = self.kind
+            document["error"] = self.error
         return document
 
 
@@ -155,7 +162,13 @@ class SyncResult:
 
     @property
     def ok(self) -> bool:
-        return all(item.action != "failed" for item in self.outcomes)
+        return not self.failed
+
+    @property
+    def failed(self) -> list[str]:
+        """The plugins the run failed on, or (a dry run) would fail on."""
+        failed = [item.plugin_id for item in self.outcomes if item.action == "failed"]
+        return failed + [step.plugin_id for step in self.plan if step.error is not None]
 
     @property
     def changed(self) -> bool:
@@ -177,8 +190,9 @@ class SyncResult:
             document["stale"] = self.stale
         if not self.ok:
             document["kind"] = "sync_failed"
-            failed = [item.plugin_id for item in self.outcomes if item.action == "failed"]
-            document["error"] = f"{len(failed)} plugin(s) failed: {', '.join(failed)}"
+            failed = self.failed
+            verb = "would fail" if self.dry_run else "failed"
+            document["error"] = f"{len(failed)} plugin(s) {verb}: {', '.join(failed)}"
         return document
 
 
@@ -318,7 +332,16 @@ def dry_run_plan(
             _refuse_stale(lock_path, result.stale)
     _check_registry_config(locked, registry_config)
     present = installed_by_id(dest) if dest.is_dir() else {}
-    result.plan = sync_plan(locked.plugins, present, host_candidates(target), prune=prune)
+    candidates = host_candidates(target)
+    result.plan = sync_plan(locked.plugins, present, candidates, prune=prune)
+    # A locked plugin with no tarball for this host is the run's failure (asset_not_found):
+    # planned as refused, not as the install the run never makes.
+    result.plan = [
+        _refused_without_target(step, locked.plugins[step.plugin_id], candidates)
+        if step.plugin_id in locked.plugins
+        else step
+        for step in result.plan
+    ]
     if present:
         # The holds the run would end, said with the change that ends them.
         from nexo_pkg.install.api import holds  # noqa: PLC0415 - a dry run's reading
@@ -330,7 +353,41 @@ def dry_run_plan(
             else step
             for step in result.plan
         ]
+    if dest.is_dir():
+        result.plan = _refused_beside_links(result.plan, dest)
     return result
+
+
+def _refused_without_target(
+    step: PlanStep, entry: LockedPlugin, candidates: tuple[str, ...]
+) -> PlanStep:
+    """``step`` marked with the run's failure when the lock has no tarball of ``entry`` for
+    this host."""
+    try:
+        pick_target(entry, candidates)
+    except NexoError as error:
+        return replace(step, kind=error.kind, error=error.message)
+    return step
+
+
+def _refused_beside_links(plan: list[PlanStep], dest: Path) -> list[PlanStep]:
+    """``plan`` with each change the run refuses because a development link holds the
+    plugin's id in ``dest`` (``install --link``: sync never replaces one) marked with the
+    run's failure, so the rehearsal says what the run will do."""
+    from nexo_pkg.install.api import linked_plugins  # noqa: PLC0415 - a dry run's reading
+
+    links = {found.plugin_id: found for found in linked_plugins(dest)}
+    if not links:
+        return plan
+    marked = []
+    for step in plan:
+        found = links.get(step.plugin_id)
+        if found is not None and step.change in _FETCHED and step.error is None:
+            words = _link_words(step.plugin_id, found.path, found.target, dest)
+            marked.append(replace(step, kind="already_installed", error=words))
+        else:
+            marked.append(step)
+    return marked
 
 
 def _check_registry_config(locked: Lock, registry_config: Path | None) -> None:
@@ -679,6 +736,11 @@ def _linked_refusal(plugin_id: str, error: NexoError, dest: Path) -> str | None:
     link, target = error.details.get("path"), error.details.get("linked_to")
     if error.kind != "already_installed" or target is None:
         return None
+    return _link_words(plugin_id, link, target, dest)
+
+
+def _link_words(plugin_id: str, link: object, target: object, dest: Path) -> str:
+    """Why sync leaves ``plugin_id`` alone: the development ``link`` (-> ``target``)."""
     from nexo_pkg.install.api import plugin_command  # noqa: PLC0415 (a refusal)
 
     remove = plugin_command("remove", plugin_id, root=dest)

@@ -96,6 +96,10 @@ class InstallCallbacks:
     notice: Callable[[str], None] | None = None
     # Shows a download as it goes (the CLI draws a bar on stderr on a terminal).
     progress: ProgressBar | None = None
+    # Told just before the new tree goes into place: from there the install runs to its end
+    # (the CLI holds a signal back until the result is printed, never "interrupted" for a
+    # plugin that is installed).
+    committing: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)

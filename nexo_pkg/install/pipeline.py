@@ -806,6 +806,8 @@ def _install_tree(
             )
             write_receipt(staging, receipt)
             sync_tree(staging)
+            if callbacks.committing is not None:
+                callbacks.committing()
             set_aside = publish(
                 root,
                 staging,

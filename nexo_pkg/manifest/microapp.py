@@ -29,12 +29,14 @@ __all__ = [
     "COMPANION_MANIFEST_NAME",
     "DEFAULT_HEALTH_PATH",
     "DEFAULT_HTTP_BIND",
+    "EXT_NAME_PREFIX",
     "HOOK_NAMES",
     "ID_PATTERN",
     "MAX_CAPABILITY_NAME_LENGTH",
     "MAX_DESCRIPTION_LENGTH",
     "MAX_ID_LENGTH",
     "MAX_MCP_SERVER_NAME_LENGTH",
+    "MAX_TOOL_NAME_LEN",
     "MICROAPP_MANIFEST_NAME",
     "RESERVED_IDS",
     "capability_name_problem",
@@ -57,6 +59,11 @@ MAX_DESCRIPTION_LENGTH = 512
 CAPABILITY_NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
 MAX_CAPABILITY_NAME_LENGTH = 64
 MAX_MCP_SERVER_NAME_LENGTH = 32
+#: ``EXT_NAME_PREFIX`` (``crates/core/src/agent/extension_tool.rs:13``) and
+#: ``ToolDef::MAX_NAME_LEN`` (``crates/llm/src/types.rs:309``): the model sees a microapp's
+#: tool as ``ext_<id>_<tool>``, cut and hashed past 64 bytes.
+EXT_NAME_PREFIX = "ext_"
+MAX_TOOL_NAME_LEN = 64
 
 RESERVED_IDS: frozenset[str] = frozenset(
     {"agent", "browser", "core", "email", "heartbeat", "memory", "telegram", "whatsapp"}

@@ -25,7 +25,12 @@ from nexo_pkg import __version__
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
 from nexo_pkg.core.git import git_output
 from nexo_pkg.core.terminal import CONTROL_CHARACTERS, printable, toml_string
-from nexo_pkg.manifest.microapp import MAX_DESCRIPTION_LENGTH, RESERVED_IDS
+from nexo_pkg.manifest.microapp import (
+    EXT_NAME_PREFIX,
+    MAX_DESCRIPTION_LENGTH,
+    MAX_TOOL_NAME_LEN,
+    RESERVED_IDS,
+)
 from nexo_pkg.manifest.names import find_manifest, shadowed_message
 from nexo_pkg.scaffold.slug import MAX_LENGTH, SLUG_PATTERN, slug_problem
 
@@ -74,8 +79,10 @@ class CreatedProject:
     warnings: tuple[str, ...] = ()
 
 
-def tool_name_for(plugin_id: str) -> str:
-    """``<id>_hello``, shortened so it stays within the 32-character slug limit."""
+def tool_name_for(plugin_id: str, kind: str = "plugin") -> str:
+    """``<id>_hello``, shortened so it stays within the 32-character slug limit and, for a
+    microapp, so the model sees it whole: the daemon names it ``ext_<id>_<tool>`` and cuts
+    and hashes a longer name than 64 bytes (``check`` warns ``tools.names``)."""
     room = MAX_LENGTH - len(plugin_id) - 1
     if room < 1:
         raise ScaffoldError(
@@ -83,6 +90,18 @@ def tool_name_for(plugin_id: str) -> str:
             f"`{plugin_id}_<name>` and share the {MAX_LENGTH}-character limit; "
             f"use an id of at most {MAX_LENGTH - 2} characters"
         )
+    if kind == "microapp":
+        # ext_ + id + _ + id + _ + name, within the 64 bytes (ids are ASCII).
+        fixed = len(EXT_NAME_PREFIX) + 2 * len(plugin_id) + 2
+        if MAX_TOOL_NAME_LEN - fixed < 1:
+            longest = (MAX_TOOL_NAME_LEN - len(EXT_NAME_PREFIX) - 3) // 2
+            raise ScaffoldError(
+                f"microapp id {plugin_id!r} leaves no room for a tool name the model sees "
+                f"whole: the daemon names a tool `{EXT_NAME_PREFIX}{plugin_id}_{plugin_id}_<name>` "
+                f"and cuts and hashes one over {MAX_TOOL_NAME_LEN} characters; use an id of at "
+                f"most {longest} characters"
+            )
+        room = min(room, MAX_TOOL_NAME_LEN - fixed)
     return f"{plugin_id}_{TOOL_SUFFIX[:room]}"
 
 
@@ -297,7 +316,7 @@ def render(request: NewProject, pin: Pin | None = None) -> dict[str, str]:
             "letters, digits, `-` and `_`, not starting with `-` (the README's install command "
             "and trust policy name it)"
         )
-    values = placeholders(request, tool_name_for(request.plugin_id), pin)
+    values = placeholders(request, tool_name_for(request.plugin_id, request.kind), pin)
     directory = request.lang if request.kind == "plugin" else f"{request.kind}-{request.lang}"
     templates = resources.files("nexo_pkg.scaffold") / "templates"
     walks = [_walk(templates / directory)]

@@ -43,6 +43,23 @@ def test_every_command_that_changes_state_takes_yes(command: str) -> None:
     assert "--yes" in shown.stdout, command
 
 
+@pytest.mark.parametrize("command", STATE_CHANGING)
+def test_every_command_that_changes_state_accepts_yes_when_run(
+    tmp_path: Path, command: str
+) -> None:
+    """Accepted, not only listed in the help: a script passing ``--yes`` to any of them
+    (``rollback --yes``, prompt or not) gets the command's own answer, never a usage error
+    about the flag."""
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    env.pop("NEXO_CONFIG_DIR", None)
+    for flag in ("--yes", "-y"):
+        ran = nexo(
+            "plugin", *command.split(), flag, "--json", env=env, cwd=tmp_path, in_process=True
+        )
+        assert "No such option" not in ran.stderr, (command, flag, ran.stderr)
+        assert flag not in ran.document.get("error", ""), (command, flag, ran.document)
+
+
 def _env(tmp_path: Path) -> dict[str, str]:
     env = clean_env(NEXO_HOME=str(tmp_path / "home"))
     env.pop("NEXO_CONFIG_DIR", None)

@@ -82,3 +82,33 @@ def test_a_dry_run_refuses_a_malformed_source_date_epoch_as_the_run_does(
     assert "SOURCE_DATE_EPOCH" in run.document["error"]
     assert (rehearsal.code, rehearsal.document) == (run.code, run.document)
     assert not dest.exists()
+
+
+def test_a_dry_run_plans_a_plugin_without_a_tarball_for_this_host_as_the_run_fails_it(
+    tmp_path: Path, fleet_env: dict[str, str]
+) -> None:
+    """The lock has alpha for another host only: the run fails alpha (asset_not_found,
+    exit 1), so the plan says refused with the run's words and exit code, not `install`."""
+    lock = _lock(tmp_path / "nexo-plugins.lock")
+    lock.write_text(lock.read_text(encoding="utf-8").replace(LINUX, "aarch64-apple-darwin"))
+    dest = tmp_path / "root"
+    common = ("plugin", "sync", "--lock", str(lock), "--dest", str(dest), "--frozen", "--json")
+    rehearsal = nexo(*common, "--dry-run", env=fleet_env, in_process=True)
+    assert not dest.exists()
+    run = nexo(*common, env=fleet_env, in_process=True)
+    assert (run.code, run.document["kind"]) == (1, "sync_failed"), run.stdout
+    (failed,) = run.document["plugins"]
+    assert (rehearsal.code, rehearsal.document["kind"]) == (1, "sync_failed")
+    assert rehearsal.document["error"] == "1 plugin(s) would fail: alpha"
+    (step,) = rehearsal.document["plan"]
+    assert (step["action"], step["kind"], step["error"]) == (
+        "install",
+        "asset_not_found",
+        failed["error"],
+    )
+    line = f"error: alpha: {failed['error']} [asset_not_found]"
+    assert line in rehearsal.stderr.splitlines()
+    assert line in run.stderr.splitlines()
+    text = nexo(*common[:-1], "--dry-run", env=fleet_env, in_process=True)
+    assert text.code == 1
+    assert text.stdout.split() == ["alpha", "1.0.0", "install:", "refused", "[asset_not_found]"]
