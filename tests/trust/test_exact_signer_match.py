@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import nexo, nexo_with_sitecustomize
+from support.private_sigstore import PrivateSigstore
 
 from .helpers import FIXTURES, VECTOR_ARTIFACT, VECTOR_IDENTITY, VECTOR_ISSUER, cli_env
 
@@ -105,3 +106,20 @@ def test_the_public_good_vector_verifies_with_no_network(tmp_path: Path) -> None
     assert (document["status"], document["identity"]) == ("verified", VECTOR_IDENTITY)
     assert document["scheme"] == "sigstore-bundle"
     assert not attempts.exists(), attempts.read_text()
+
+
+def test_a_private_trusted_root_no_longer_trusts_the_public_good_instance(tmp_path: Path) -> None:
+    """docs/trust.md: with ``trusted_root`` set only that instance is trusted. The public-good
+    vector, which verifies without it (above), is refused as invalid under a policy naming the
+    right signer and another instance's root."""
+    PrivateSigstore.create().write_trusted_root(tmp_path / "private_trusted_root.json")
+    policy = _policy(tmp_path, f'identity = "{VECTOR_IDENTITY}"')
+    policy.write_text(
+        policy.read_text(encoding="utf-8").replace(
+            'default = "require"\n',
+            'default = "require"\ntrusted_root = "private_trusted_root.json"\n',
+        ),
+        encoding="utf-8",
+    )
+    code, document = _verify(tmp_path, policy)
+    assert (code, document.get("kind")) == (1, "signature_invalid"), document
