@@ -338,6 +338,44 @@ def test_clean_lint_without_sarif_uploads_nothing(tmp_path: Path) -> None:
     assert not [uses for uses, _ in run.recorded_uses if "upload-sarif" in uses]
 
 
+WARNED = GOOD + '\n[plugin.sandbox]\nnetwork = "deny"\n'
+
+
+def test_warnings_annotate_and_pass_unless_strict(tmp_path: Path) -> None:
+    """A sandbox table that is not enabled is a warning: annotated, the job goes on and packs;
+    with `strict: true` the same finding fails the lint (the SARIF report is still uploaded)."""
+    run = _run(tmp_path / "lenient", WARNED, pack="true")
+    assert not run.failed, run.logs
+    assert "::warning file=plugin/nexo-plugin.toml,line=8," in run.logs["lint"]
+    assert "title=NX140 " in run.logs["lint"]
+    assert run.outcomes["pack"] == "success"
+    strict = _run(tmp_path / "strict", WARNED, pack="true", strict="true", sarif="true")
+    assert strict.outcomes["lint"] == "failure"
+    assert "::warning file=plugin/nexo-plugin.toml,line=8," in strict.logs["lint"]
+    assert strict.outcomes["pack"] == "skipped"
+    assert not (tmp_path / "strict" / "workspace" / "plugin" / "dist").exists()
+    report = json.loads(Path(strict.action_outputs["sarif-file"]).read_text("utf-8"))
+    assert [result["ruleId"] for result in report["runs"][0]["results"]] == ["NX140"]
+    assert [uses for uses, _ in strict.recorded_uses if "upload-sarif" in uses]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_format_input_picks_the_log_report(tmp_path: Path, fmt: str) -> None:
+    run = _run(tmp_path, BAD, format=fmt)
+    assert run.outcomes["lint"] == "failure"
+    log = run.logs["lint"]
+    assert "::error" not in log
+    if fmt == "text":
+        assert log.startswith("plugin/nexo-plugin.toml:2:6: NX100 ")
+        return
+    report = json.loads(log)
+    if fmt == "json":
+        assert [f["path"] for f in report["files"]] == ["plugin/nexo-plugin.toml"]
+        assert [d["code"] for d in report["files"][0]["diagnostics"]] == ["NX100"]
+    else:
+        assert [r["ruleId"] for r in report["runs"][0]["results"]] == ["NX100"]
+
+
 @pytest.mark.parametrize(
     ("inputs", "message"),
     [

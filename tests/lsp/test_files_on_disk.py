@@ -5,6 +5,7 @@ would lint them now. A raw JSON-RPC client speaks to the real server process."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -209,6 +210,45 @@ def test_a_broken_lint_config_is_said_in_the_editor_once_until_it_changes(
             await session.diagnostics(uri, version=session.change(uri, MANIFEST + "\n"))
             assert len(session.log_messages) == 2
             assert unknown_rule in session.log_messages[1]
+        assert session.returncode == 0
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.timeout(120)
+def test_a_save_lints_again_with_the_files_on_disk_as_they_are_now(tmp_path: Path) -> None:
+    """A client that watches no files still gets the command's verdict at each save: the lint
+    config and a manifest beside the document are read as they are when it is saved."""
+    manifest = tmp_path / "plugin.toml"
+    text = MANIFEST + '\n[plugin.extends]\ntools = ["hello"]\n'
+    manifest.write_text(text, "utf-8")
+
+    def command_codes() -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "nexo_pkg", "plugin", "lint", "--format", "json", str(manifest)],
+            capture_output=True,
+            check=False,
+        )
+        [report] = json.loads(done.stdout)["files"]
+        return [item["code"] for item in report["diagnostics"]]
+
+    async def scenario() -> None:
+        async with LspSession() as session:
+            uri = session.open(manifest, text)
+            opened = await session.diagnostics(uri, version=1)
+            assert [d.code for d in opened.diagnostics] == command_codes()
+            assert "NX113" in command_codes()
+            # Changed on disk, no didChangeWatchedFiles: the save is what brings it in.
+            (tmp_path / ".nexo.toml").write_text('[lint]\nignore = ["NX113"]\n', "utf-8")
+            session.save(uri)
+            saved = await session.diagnostics(uri, version=1)
+            assert [d.code for d in saved.diagnostics] == command_codes()
+            assert "NX113" not in command_codes()
+            (tmp_path / "nexo-plugin.toml").write_text(text, "utf-8")
+            session.save(uri)
+            shadowed = await session.diagnostics(uri, version=1)
+            assert [d.code for d in shadowed.diagnostics] == command_codes()
+            assert "NX006" in command_codes()
         assert session.returncode == 0
 
     asyncio.run(scenario())
