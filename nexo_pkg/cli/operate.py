@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from nexo_pkg.cli import defer_signals
 from nexo_pkg.cli.common import answer, guarded, painted, policy_path, result_line
 from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.install import _holding, _roots, notices, refuse_unreadable, registry_mirrors
@@ -711,7 +712,10 @@ def rollback_command(
         # The installed version's receipt cannot be read: the kept one would come back beside
         # it (two installs of one id, `doctor`'s `shadowed`), so refused as `hold` refuses.
         refuse_unreadable(root, plugin_id, "roll it back")
-        return install_api.rollback(root, plugin_id, dry_run=dry_run)
+        # Once the two versions start to change places a signal waits for the result: the
+        # rollback is done (the hold written), and the command says so before it says it
+        # was stopped.
+        return install_api.rollback(root, plugin_id, dry_run=dry_run, committing=defer_signals)
 
     def show(result: RollbackResult) -> None:
         before = f" (from {result.from_version})" if result.from_version else ""

@@ -17,6 +17,7 @@ kept. The plugin is then held on the version put back
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,12 +149,20 @@ def _taken(final: Path, olds: tuple[Path, ...], plugin_id: str, version: str) ->
     )
 
 
-def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackResult:
+def rollback(
+    dest: Path,
+    plugin_id: str,
+    *,
+    dry_run: bool = False,
+    committing: Callable[[], None] | None = None,
+) -> RollbackResult:
     """Swap the installed ``plugin_id`` with the version kept before it, once the kept tree
     is re-hashed against its receipt: a changed, missing or extra file refuses the rollback
     (``checksum_mismatch``, nothing moved), and so does a receipt without file hashes
     (``checksum_missing``). Raises ``not_installed`` when no earlier version
-    is kept, ``io`` when the root cannot be changed."""
+    is kept, ``io`` when the root cannot be changed. ``committing`` is called once everything
+    is checked, just before the root changes (as :attr:`InstallCallbacks.committing`: the
+    command holds a signal back from there until the rollback is done and said)."""
     with locked_root(dest) as root:
         current = [item for item in scan_installed(dest) if item.plugin_id == plugin_id]
         earlier = read_hold(dest, plugin_id)
@@ -205,6 +214,8 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
             return RollbackResult(
                 plugin_id, from_version, target.receipt.version, final, None, dry_run=True
             )
+        if committing is not None:
+            committing()
         if empty:
             final.rmdir()  # holds nothing: replaced, as install replaces it
         if len(olds) == 1 and olds[0].is_dir() and not olds[0].is_symlink():

@@ -124,17 +124,30 @@ def test_a_daemon_version_that_is_no_version_is_a_usage_error(
     assert "findings" not in document
 
 
-def test_disabled_plugins_are_not_spawned(root: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("lists", "state"),
+    [
+        ("disabled: [mute]", "discovery.disabled"),
+        ("allowlist: [loud]", "not in discovery.allowlist"),
+    ],
+    ids=["disabled", "not-allowlisted"],
+)
+def test_disabled_plugins_are_not_spawned(
+    root: Path, tmp_path: Path, lists: str, state: str
+) -> None:
     _install(root, "mute", mode="silent")
+    _install(root, "loud")
     config = tmp_path / "config"
     (config / "plugins").mkdir(parents=True)
     (config / "plugins" / "discovery.yaml").write_text(
-        f"discovery:\n  search_paths: ['{root}']\n  disabled: [mute]\n"
+        f"discovery:\n  search_paths: ['{root}']\n  {lists}\n"
     )
     result = plugin("doctor", "--json", "--timeout-ms", "2000")
     document = json.loads(result.stdout)
     assert result.code == 0, document
     assert _findings(document) == [("note", "discovery", "mute")]
+    [finding] = document["findings"]
+    assert finding["message"] == f"{state}: the daemon does not load it"
 
 
 def test_root_level_findings(root: Path) -> None:
