@@ -611,6 +611,34 @@ def test_ctrl_c_at_the_prompt_is_130_not_aborted(tmp_path: Path) -> None:
     assert not (home / "state/plugins/hello-1.0.0").exists()
 
 
+@pytest.mark.parametrize(
+    ("sent", "code", "line"),
+    [
+        (signal.SIGINT, 130, b"error: interrupted [interrupted]"),
+        (signal.SIGTERM, 143, b"error: terminated [interrupted]"),
+    ],
+)
+def test_a_signal_at_the_prompt_takes_the_staged_tree_away_and_says_one_line(
+    tmp_path: Path, sent: signal.Signals, code: int, line: bytes
+) -> None:
+    # The tarball is extracted before the question: a staged tree waits in the root while the
+    # prompt is up. Ctrl-C or SIGTERM there takes it away, then prints one line with its kind.
+    root = tmp_path / "home/state/plugins"
+    process, controller, shown = _install_asking(tmp_path)
+    try:
+        assert b"Install this plugin?" in shown, shown
+        staged = [path for path in root.rglob("*") if "staging" in path.parts]
+        assert staged, sorted(root.rglob("*"))
+        process.send_signal(sent)
+        assert process.wait(timeout=30) == code
+        rest = _read_until(controller, line, 5)
+    finally:
+        os.close(controller)
+    assert [said for said in rest.splitlines() if said.strip()] == [line], rest
+    left = sorted(str(path) for path in root.rglob("*") if path.name != ".nexo-install.lock")
+    assert left == [], left
+
+
 def test_json_install_on_a_terminal_shows_what_it_asks_about(tmp_path: Path) -> None:
     # --json keeps stdout to one document, but the person asked on the terminal still sees
     # the plugin, its source and its signer before the question, as without --json.
