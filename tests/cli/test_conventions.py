@@ -199,6 +199,27 @@ def test_install_completion_into_a_profile_that_cannot_be_written_is_one_line(
     assert "unexpected" not in refused.stderr
 
 
+@pytest.mark.parametrize(("shell", "profile"), [("bash", ".bashrc"), ("zsh", ".zshrc")])
+def test_install_completion_into_a_profile_that_is_not_utf8_is_one_line(
+    tmp_path: Path, shell: str, profile: str
+) -> None:
+    # A profile written on a Latin-1 system: one io line naming it and the way by hand,
+    # never an unexpected error of nexo-pkg, and the home directory exactly as it was.
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / profile).write_bytes(b"export NAME=caf\xe9\n")
+    before = tree_snapshot(home)
+    refused = cli.nexo("--install-completion", shell, env=base_env(HOME=str(home)))
+    assert refused.code == 1, refused.stderr
+    [line] = refused.stderr.splitlines()
+    assert line.startswith(f"error: cannot add completion to {home / profile}: it is not UTF-8"), (
+        line
+    )
+    assert f"nexo --show-completion {shell}" in line
+    assert line.endswith(" [io]"), line
+    assert tree_snapshot(home) == before
+
+
 @pytest.mark.skipif(
     os.name != "posix" or os.geteuid() != 0, reason="runs as a uid without a passwd entry"
 )
