@@ -306,6 +306,8 @@ def test_the_error_line_names_its_kind_and_verbose_adds_details(tmp_path: Path) 
         (["--color", "never"], {"FORCE_COLOR": "1"}, False),
         ([], {"CLICOLOR_FORCE": "1"}, True),
         ([], {"CLICOLOR_FORCE": "0"}, False),
+        ([], {"FORCE_COLOR": ""}, False),  # set but empty: not forced, as NO_COLOR=""
+        ([], {"FORCE_COLOR": "", "CLICOLOR_FORCE": "1"}, True),
         ([], {"CLICOLOR_FORCE": "1", "NO_COLOR": "1"}, False),
         ([], {"CLICOLOR_FORCE": "1", "CLICOLOR": "0"}, True),
         (["--color", "never"], {"CLICOLOR_FORCE": "1"}, False),
