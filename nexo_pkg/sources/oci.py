@@ -430,6 +430,22 @@ def _bundle_annotations(data: bytes, created: str) -> tuple[str, dict[str, str]]
     return media_type, annotations
 
 
+def _sigstore_bundle(name: str, path: Path) -> bool:
+    """Whether ``name`` is a Sigstore bundle: a ``.sigstore.json``/``.sigstore`` file, or a
+    ``.bundle`` whose document declares a Sigstore bundle media type (what ``cosign sign-blob
+    --new-bundle-format --bundle`` writes), not a legacy cosign bundle."""
+    if artifact.signature_media_type(name) == artifact.BUNDLE_MEDIA_TYPE:
+        return True
+    if not name.endswith(".bundle"):
+        return False
+    try:
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return False
+    declared = document.get("mediaType") if isinstance(document, dict) else None
+    return isinstance(declared, str) and declared.startswith(artifact.BUNDLE_TYPE_PREFIX)
+
+
 def _push_signatures(
     client: RegistryClient,
     repository: str,
@@ -447,7 +463,7 @@ def _push_signatures(
     others = []
     for name, path in sorted(files.signatures.items()):
         digest, size = client.push_blob(repository, path)
-        if artifact.signature_media_type(name) != artifact.BUNDLE_MEDIA_TYPE:
+        if not _sigstore_bundle(name, path):
             others.append(
                 artifact.descriptor(
                     artifact.OCTET_STREAM, digest, size, annotations={artifact.TITLE: name}

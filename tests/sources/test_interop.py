@@ -1091,3 +1091,36 @@ def test_a_skopeo_copy_of_the_version_tag_alone_is_refused_unsigned_under_a_requ
     assert "sha256-… tags are copied too" in line
     assert ".sigstore.json" not in line
     assert not dest.exists() or not list(dest.iterdir())
+
+
+def test_a_sigstore_bundle_named_dot_bundle_is_attached_as_a_cosign_bundle_referrer(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """``cosign sign-blob --new-bundle-format --bundle X.bundle`` writes a Sigstore bundle
+    under the ``.bundle`` name: a push attaches it as cosign's bundle spec does (its own
+    referrer of the bundle's type), so cosign-style tooling finds it, and install verifies."""
+    dist = make_dist(targets=(LINUX,))
+    name = f"echo-1.2.3-{LINUX}.tar.gz"
+    (dist / f"{name}.sigstore.json").rename(dist / f"{name}.bundle")
+    push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    (entry,) = get_json(registry, "plugins/echo/manifests/1.2.3")["manifests"]
+    fallback = get_json(registry, "plugins/echo/manifests/" + entry["digest"].replace(":", "-"))
+    (descriptor,) = fallback["manifests"]
+    assert descriptor["artifactType"] == artifact.BUNDLE_MEDIA_TYPE
+    referrer = get_json(registry, f"plugins/echo/manifests/{descriptor['digest']}")
+    assert referrer["artifactType"] == artifact.BUNDLE_MEDIA_TYPE
+    assert referrer["annotations"][artifact.BUNDLE_CONTENT] == "message-signature"
+    (layer,) = referrer["layers"]
+    assert layer["mediaType"] == artifact.BUNDLE_MEDIA_TYPE
+    result = install_verified(
+        fleet_env, registry.ref("plugins/echo:1.2.3"), tmp_path / "plugins", policy
+    )
+    assert (result["signature"]["status"], result["signature"]["identity"]) == (
+        "verified",
+        ACME_IDENTITY,
+    )
