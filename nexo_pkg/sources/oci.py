@@ -175,6 +175,10 @@ def target_asset(
     return artifact.parse_target_manifest(manifest.json(), entry, plugin.plugin_id, plugin.version)
 
 
+# The layer title cosign's bundle spec suggests: the bundle's own digest, not a release name.
+_COSIGN_BUNDLE_TITLE = re.compile(r"sha256-[0-9a-f]{64}\.sigstore\.json\Z")
+
+
 def fetch_signatures(
     client: RegistryClient,
     repository: str,
@@ -190,6 +194,9 @@ def fetch_signatures(
     ``{file name: path}`` for the trust step.
     """
     offered: dict[str, str] = {}
+    # Bundle layers of Sigstore-bundle referrers as cosign attaches them: untitled, or titled
+    # by the bundle's own digest (``sha256-<hex>.sigstore.json``), a name of no release file.
+    bundles: list[str] = []
     for referrer in client.referrers(repository, asset.manifest_digest):
         declared = referrer.get("artifactType")
         # A descriptor without artifactType (a copy tool re-serialised the index) is judged
@@ -207,16 +214,27 @@ def fetch_signatures(
                 continue
             title = (layer.get("annotations") or {}).get(artifact.TITLE)
             layer_digest = layer.get("digest")
-            if not isinstance(title, str) and artifact.is_signature_type(layer.get("mediaType")):
-                # cosign's bundle layer has no title: it is the asset's Sigstore bundle.
-                title = asset.asset_name + ".sigstore.json"
-            if isinstance(title, str) and layer_digest is not None:
-                where = f"the signature layer {title[:100]!r} of {digest}"
-                offered.setdefault(title, artifact.followed_digest(layer_digest, where))
+            if layer_digest is None:
+                continue
+            cosign_named = not isinstance(title, str) or _COSIGN_BUNDLE_TITLE.match(title)
+            bundle = cosign_named and artifact.is_signature_type(layer.get("mediaType"))
+            if not isinstance(title, str) and not bundle:
+                continue
+            shown = title if isinstance(title, str) else "(untitled)"
+            where = f"the signature layer {shown[:100]!r} of {digest}"
+            followed = artifact.followed_digest(layer_digest, where)
+            if bundle:
+                bundles.append(followed)
+            elif isinstance(title, str):
+                offered.setdefault(title, followed)
     # Only names install would read beside this asset, so a title can never name a path.
     # The material readers load with the first blob fetched, not before the first request.
     from nexo_pkg.trust.api import material_names  # noqa: PLC0415
 
+    if bundles:
+        # A cosign-attached bundle is the asset's Sigstore bundle (unless a layer titled so
+        # was offered too).
+        offered.setdefault(asset.asset_name + ".sigstore.json", bundles[0])
     names = material_names(asset.asset_name, offered)
     if not names:
         return {}
