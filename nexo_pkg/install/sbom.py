@@ -10,9 +10,11 @@ another installer) gets one derived from its ``lib/*.dist-info``, marked
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nexo_pkg.core.errors import NexoError
@@ -155,6 +157,28 @@ def _epoch(installed_at: str) -> int:
         return 0
 
 
+#: What ``pack`` records of the target it vendored for (its marker environment included).
+_VENDOR_RECORD = "nexo-vendor.json"
+_MAX_VENDOR_RECORD_BYTES = 64 * 1024
+
+
+def _resolved_for(lib: Path) -> dict[str, str] | None:
+    """The marker environment ``lib`` was vendored for, as ``lib/nexo-vendor.json`` records
+    it (the target's Python and platform, not those nexo runs on), else ``None``."""
+    try:
+        record = json.loads(
+            read_capped_bytes(lib / _VENDOR_RECORD, _MAX_VENDOR_RECORD_BYTES, follow_links=False)
+        )
+    except (OSError, ValueError, RecursionError):
+        return None
+    markers = record.get("markers") if isinstance(record, dict) else None
+    if not isinstance(markers, dict) or not all(
+        isinstance(key, str) and isinstance(value, str) for key, value in markers.items()
+    ):
+        return None
+    return markers
+
+
 def _derived(item: Installed, warnings: list[str]) -> InstalledSbom:
     """An SBOM built from the tree's ``lib/*.dist-info`` (no archive hashes are known)."""
     from nexo_pkg.sbom.cyclonedx import ORIGIN_DERIVED, PluginSbom, write_sbom  # noqa: PLC0415
@@ -178,6 +202,7 @@ def _derived(item: Installed, warnings: list[str]) -> InstalledSbom:
         origin=ORIGIN_DERIVED,
         epoch=_epoch(receipt.installed_at),
         files_sha256=files,
+        environment=_resolved_for(item.path / "lib"),
     )
     notes = [
         *warnings,

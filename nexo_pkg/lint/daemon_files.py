@@ -42,6 +42,7 @@ from nexo_pkg.manifest.daemon_config import (
     EXTENSIONS_DEFAULT_IGNORE_DIRS,
     EXTENSIONS_DEFAULT_MAX_DEPTH,
     EXTENSIONS_DEFAULT_SEARCH_PATHS,
+    PLACEHOLDER_SCHEMA_PATTERN,
     find_placeholders,
     placeholder_name,
     resolve_placeholder,
@@ -1401,6 +1402,25 @@ def _check_agents(
 _SCHEMA_BASE = "https://raw.githubusercontent.com/nexo-pkg/nexo-pkg/main/schemas/"
 
 
+def _as_the_loader_reads(schema: dict[str, Any]) -> None:
+    """Widen ``schema`` (in place, every level) to what the daemon's loader accepts before
+    its types apply: a null list, map or struct is an empty one (serde_yaml 0.9.34
+    ``src/value/de.rs``: ``Value::Null => visit_sequence/visit_mapping``, as
+    :func:`_serde_defaults` reads it), and a value of another type than a string may be
+    written as a ``${VAR}`` placeholder, which ``resolve_placeholders`` substitutes in the
+    text before the YAML is parsed (lint judges the substituted value)."""
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind != "string":
+        widened = [kind, "null"] if kind in ("array", "object") else [kind]
+        schema["type"] = [*widened, "string"]
+        schema["pattern"] = PLACEHOLDER_SCHEMA_PATTERN
+    for child in schema.get("properties", {}).values():
+        _as_the_loader_reads(child)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict) and schema[key]:
+            _as_the_loader_reads(schema[key])
+
+
 def microapp_schemas() -> dict[str, dict[str, Any]]:
     """The published JSON Schemas (file name -> schema) of the microapp manifest and of
     ``extensions.yaml``, built from the models the linter checks with."""
@@ -1427,6 +1447,7 @@ def microapp_schemas() -> dict[str, dict[str, Any]]:
         )
         capabilities[kind]["uniqueItems"] = True
     extensions = to_json_schema(EXTENSIONS_FILE_SPEC)
+    _as_the_loader_reads(extensions["properties"]["extensions"])
     extensions["properties"]["schema_version"] = {
         "description": "Dropped by the daemon's loader before the file is read."
     }

@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 from nexo_pkg.lsp.completion import Candidate
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
+from nexo_pkg.manifest.daemon_config import PLACEHOLDER_SCHEMA_PATTERN
 
 __all__ = ["complete_yaml", "hover_yaml", "yaml_navigator"]
 
@@ -63,8 +65,30 @@ AGENTS_SCHEMA: dict[str, Any] = {
 def yaml_navigator(kind: Literal["extensions", "agents"]) -> SchemaNavigator | None:
     """The schema navigator for a daemon YAML file of ``kind``."""
     if kind == "extensions":
-        return packaged_navigator("extensions.schema.json")
+        return _typed_navigator()
     return SchemaNavigator(AGENTS_SCHEMA)
+
+
+@cache
+def _typed_navigator() -> SchemaNavigator | None:
+    """``extensions.schema.json`` with each key's type as the daemon declares it: the
+    published schema also lets a list, map or struct be null and any other value be a
+    ``${VAR}`` placeholder (what the loader accepts before the types apply), which hover and
+    completion would otherwise show as ``string`` and ``null`` types of every key."""
+    published = packaged_navigator("extensions.schema.json")
+    return None if published is None else SchemaNavigator(_declared(published.schema))
+
+
+def _declared(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_declared(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    typed = {key: _declared(value) for key, value in node.items()}
+    if typed.get("pattern") == PLACEHOLDER_SCHEMA_PATTERN and isinstance(typed.get("type"), list):
+        del typed["pattern"]
+        typed["type"] = typed["type"][0]
+    return typed
 
 
 @dataclass(frozen=True)

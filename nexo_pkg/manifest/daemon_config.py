@@ -204,6 +204,11 @@ def _note(message: str, *, warn: bool = False) -> None:
     output.say_once(text if warn else f"note: {text}", warning=warn)
 
 
+#: The JSON Schema ``pattern`` of ``extensions.schema.json`` for a value written as a ``${VAR}``
+#: placeholder where the daemon's type is not a string (the loader substitutes the text first).
+PLACEHOLDER_SCHEMA_PATTERN = r"\$\{"
+
+
 def find_placeholders(text: str) -> Iterator[tuple[int, int, str]]:
     """``(start, end, inner)`` of every ``${...}``, skipping comments as the daemon's config
     loader does (``find_placeholders`` in its ``crates/config/src/env.rs``).

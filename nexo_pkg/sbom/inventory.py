@@ -36,10 +36,12 @@ def canonical_name(name: str) -> str:
 
 @dataclass(frozen=True)
 class Requirement:
-    """One ``Requires-Dist`` line: the distribution it names and its marker (or ``None``)."""
+    """One ``Requires-Dist`` line: the distribution it names, its marker (or ``None``) and
+    the extras it asks of that distribution (``beta[fast]``)."""
 
     name: str
     marker: str | None = None
+    extras: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -144,10 +146,15 @@ def declared_licenses(metadata: Any) -> tuple[tuple[str, ...], bool]:
 
 def _requirement(line: str) -> Requirement | None:
     text, _, marker = line.partition(";")
-    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", text)
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?", text)
     if match is None:
         return None
-    return Requirement(canonical_name(match.group(1)), marker.strip() or None)
+    extras = (canonical_name(e.strip()) for e in (match.group(2) or "").split(","))
+    return Requirement(
+        canonical_name(match.group(1)),
+        marker.strip() or None,
+        tuple(sorted({extra for extra in extras if extra})),
+    )
 
 
 def read_package(dist_info: Path, archive_prefix: str) -> Package:
@@ -264,41 +271,77 @@ def dependency_graph(
 ) -> dict[str, tuple[str, ...]]:
     """For each package (by key), the vendored packages it requires: a ``Requires-Dist``
     whose marker holds in ``environment`` (pip's report's, else this interpreter's) for no
-    extra or one of the package's requested extras."""
+    extra or one of the package's extras: those requested of it, and those another vendored
+    package asks of it (``beta[fast]``), as pip resolved them."""
     from packaging.markers import InvalidMarker, Marker  # noqa: PLC0415
 
     present = {package.key: package for package in packages}
-    graph: dict[str, tuple[str, ...]] = {}
-    for package in present.values():
-        needed: set[str] = set()
-        for requirement in package.requires:
-            if requirement.name not in present or requirement.name == package.key:
-                continue
-            if requirement.marker is None:
-                needed.add(requirement.name)
-                continue
-            try:
-                marker = Marker(requirement.marker)
-            except InvalidMarker:
-                continue
-            for extra in ("", *package.extras):
-                scope = {**(environment or {}), "extra": extra}
-                if marker.evaluate(scope):
-                    needed.add(requirement.name)
-                    break
-        graph[package.key] = tuple(sorted(needed))
-    return graph
+    extras = {key: {canonical_name(e) for e in p.extras} for key, p in present.items()}
+    graph: dict[str, set[str]] = {key: set() for key in present}
+    changed = True
+    while changed:  # an extra asked of a package may open requirements asking for more
+        changed = False
+        for key, package in present.items():
+            for requirement in package.requires:
+                if requirement.name not in present or requirement.name == key:
+                    continue
+                if not _holds(requirement.marker, extras[key], environment, Marker, InvalidMarker):
+                    continue
+                graph[key].add(requirement.name)
+                more = set(requirement.extras) - extras[requirement.name]
+                if more:
+                    extras[requirement.name] |= more
+                    changed = True
+    return {key: tuple(sorted(needed)) for key, needed in graph.items()}
+
+
+def _holds(
+    marker: str | None,
+    extras: Iterable[str],
+    environment: Mapping[str, str] | None,
+    parse: Any,
+    invalid: type[Exception],
+) -> bool:
+    """Whether a requirement's ``marker`` holds for no extra or one of ``extras``."""
+    if marker is None:
+        return True
+    try:
+        parsed = parse(marker)
+    except invalid:
+        return False
+    return any(
+        parsed.evaluate({**(environment or {}), "extra": extra}) for extra in ("", *sorted(extras))
+    )
 
 
 def roots(packages: Iterable[Package], graph: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
     """The packages the plugin itself depends on: those requested, else (when that is not
-    known, as for a tree read back) those no other vendored package requires."""
+    known, as for a tree read back) those no other vendored package requires, and then one of
+    each ring of packages requiring one another that none of those reaches (``a`` needs ``b``
+    and ``b`` needs ``a``): every vendored package is reached from the plugin."""
     listed = list(packages)
     requested = [package.key for package in listed if package.requested]
     if requested:
         return tuple(sorted(requested))
     required = {name for names in graph.values() for name in names}
-    return tuple(sorted(package.key for package in listed if package.key not in required))
+    found = sorted(package.key for package in listed if package.key not in required)
+    reached: set[str] = set()
+
+    def reach(start: str) -> None:
+        pending = [start]
+        while pending:
+            key = pending.pop()
+            if key not in reached:
+                reached.add(key)
+                pending.extend(graph.get(key, ()))
+
+    for key in found:
+        reach(key)
+    for key in sorted(package.key for package in listed):
+        if key not in reached:
+            found.append(key)
+            reach(key)
+    return tuple(sorted(found))
 
 
 def files_digest(files: Mapping[str, str]) -> str:

@@ -101,3 +101,56 @@ def test_pack_check_failure_exits_1_and_keeps_the_assets(tmp_path: Path) -> None
     assert verdicts(result["check"]) == verdicts(checked.document)
     assert "noisy-0.1.0" in tree(dest)
     assert "nexo plugin remove noisy" in installed.stderr
+
+
+def test_a_microapp_the_extension_host_cannot_load_fails_pack_and_install_check(
+    tmp_path: Path,
+) -> None:
+    """A scaffolded microapp changed to answer `initialize` with its tools as bare names (the
+    Rust SDK's shape): the extension host's decode fails, so `pack --check` and `install
+    --check` each fail with `check_failed`, naming the daemon's reason, and keep what they
+    wrote (the tarball; the installed tree, with the command that removes it)."""
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "NEXO_HOME": str(tmp_path / "nexo")}
+    assert plugin("new", "greeter", "--kind", "microapp", cwd=tmp_path, env=env).code == 0
+    project = tmp_path / "greeter"
+    main = project / "src" / "main.py"
+    daemon_shape = '"tools": TOOLS, "hooks"'
+    assert daemon_shape in main.read_text(encoding="utf-8")
+    main.write_text(
+        main.read_text(encoding="utf-8").replace(
+            daemon_shape, '"tools": [tool["name"] for tool in TOOLS], "hooks"'
+        ),
+        encoding="utf-8",
+    )
+
+    def failed(document: dict[str, object]) -> dict[str, str]:
+        check = document["check"]
+        assert isinstance(check, dict)
+        assert check["ok"] is False
+        return {
+            item["name"]: item["detail"] for item in check["checks"] if item["status"] == "fail"
+        }
+
+    packed = plugin("pack", "--check", "--json", cwd=project, env=env)
+    assert packed.code == 1, packed.stderr
+    document = json.loads(packed.stdout)
+    assert (document["ok"], document["kind"]) == (False, "check_failed")
+    reasons = failed(document)
+    assert sorted(reasons) == ["handshake", "initialize"]
+    assert "StartError::DecodeHandshake" in reasons["handshake"]
+    assert packed.stderr.rstrip().splitlines()[-1].endswith(" [check_failed]")
+    [tarball] = (project / "dist").glob("greeter-0.1.0-*.tar.gz")
+
+    dest = tmp_path / "ext"
+    installed = plugin(
+        "install", str(tarball), "--dest", str(dest), "--yes", "--check", "--json",
+        cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert installed.code == 1, installed.stderr
+    result = json.loads(installed.stdout)
+    assert (result["ok"], result["kind"]) == (False, "check_failed")
+    assert sorted(failed(result)) == ["handshake", "initialize"]
+    assert (dest / "greeter-0.1.0" / "plugin.toml").is_file()
+    last = installed.stderr.rstrip().splitlines()[-1]
+    assert last.endswith(" [check_failed]"), installed.stderr
+    assert f"nexo plugin remove greeter --dest {dest}" in last

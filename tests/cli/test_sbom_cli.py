@@ -17,7 +17,7 @@ from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 from pack.pack_helpers import build_wheel, write_project
 from support.cli import CliResult, clean_env, nexo
-from support.tarballs import file, plugin_members, targz, tree_snapshot, write_plugin
+from support.tarballs import Member, file, plugin_members, targz, tree_snapshot, write_plugin
 
 from nexo_pkg.pack.build import PackOptions, pack
 from nexo_pkg.sbom.cyclonedx import PluginSbom, write_sbom
@@ -291,3 +291,80 @@ def test_a_development_link_is_named_as_one_never_as_an_orphan(
     assert "no plugins installed" not in every.stderr
     assert f"hello: a development link ({root / 'hello'} -> {checkout})" in every.stderr
     assert strict_errors(every.stdout) is None
+
+
+def test_a_derived_sbom_reads_markers_as_the_tree_was_resolved(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A tree without a carried SBOM, vendored for Python 3.10 (its `lib/nexo-vendor.json`
+    says so): `alpha` needs `beta` only below 3.11, and pip put beta there. The derived graph
+    judges that marker for the tree's Python, not for the one nexo runs on."""
+    markers = {
+        "implementation_name": "cpython", "implementation_version": "3.10.0",
+        "os_name": "posix", "platform_machine": "x86_64",
+        "platform_python_implementation": "CPython", "platform_system": "Linux",
+        "python_full_version": "3.10.0", "python_version": "3.10", "sys_platform": "linux",
+    }  # fmt: skip
+    record = {"implementation": "cp", "markers": markers, "python_version": "3.10"}
+    members = [
+        *plugin_members("hello", "1.0.0"),
+        file("lib/nexo-vendor.json", json.dumps(record)),
+        file(
+            "lib/alpha-1.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: alpha\nVersion: 1.0\n"
+            "Requires-Dist: beta; python_version < '3.11'\n",
+        ),
+        file("lib/alpha/__init__.py", ""),
+        file(
+            "lib/beta-2.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: beta\nVersion: 2.0\n"
+        ),
+        file("lib/beta.py", ""),
+    ]
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", data=targz(members))
+    root = tmp_path / "root"
+    install(env, tarball, root)
+    done = sbom(env, root, "hello")
+    assert done.code == 0, done.stderr
+    assert "derived from its *.dist-info" in done.stderr
+    assert strict_errors(done.stdout) is None
+    graph = {
+        item["ref"]: item.get("dependsOn", []) for item in json.loads(done.stdout)["dependencies"]
+    }
+    assert graph == {
+        "plugin:hello@1.0.0": ["pkg:pypi/alpha@1.0"],
+        "pkg:pypi/alpha@1.0": ["pkg:pypi/beta@2.0"],
+        "pkg:pypi/beta@2.0": [],
+    }
+
+
+def test_a_derived_sbom_reaches_packages_that_require_one_another(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A tree without a carried SBOM whose two vendored packages require each other (so no
+    package is required by none): the plugin still depends on one of them, and every
+    component is reached from the plugin in the derived graph."""
+
+    def dist(name: str, needs: str) -> list[Member]:
+        return [
+            file(
+                f"lib/{name}-1.0.dist-info/METADATA",
+                f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\nRequires-Dist: {needs}\n",
+            ),
+            file(f"lib/{name}.py", ""),
+        ]
+
+    members = [*plugin_members("hello", "1.0.0"), *dist("alpha", "beta"), *dist("beta", "alpha")]
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", data=targz(members))
+    root = tmp_path / "root"
+    install(env, tarball, root)
+    done = sbom(env, root, "hello")
+    assert done.code == 0, done.stderr
+    assert strict_errors(done.stdout) is None
+    graph = {
+        item["ref"]: item.get("dependsOn", []) for item in json.loads(done.stdout)["dependencies"]
+    }
+    assert graph == {
+        "plugin:hello@1.0.0": ["pkg:pypi/alpha@1.0"],
+        "pkg:pypi/alpha@1.0": ["pkg:pypi/beta@1.0"],
+        "pkg:pypi/beta@1.0": ["pkg:pypi/alpha@1.0"],
+    }

@@ -563,6 +563,65 @@ def test_the_extensions_schema_accepts_what_the_daemon_does_and_no_more() -> Non
     assert [error.validator for error in validator.iter_errors(bad)] == ["additionalProperties"]
 
 
+# (extensions.yaml, environment, whether the daemon's loader accepts it). serde_yaml reads a
+# null list, map or struct as an empty one (0.9.34 `src/value/de.rs`: `Value::Null =>
+# visit_sequence/visit_mapping`) and the loader substitutes `${VAR}` in the text before the
+# YAML is parsed (`crates/config/src/lib.rs` `load_optional`, `env.rs`).
+LOADER_CASES: list[tuple[str, dict[str, str], bool]] = [
+    ("extensions:\n", {}, True),
+    ("extensions:\n  disabled:\n    # - greeter\n", {}, True),
+    ("extensions:\n  allowlist: ~\n  search_paths:\n", {}, True),
+    ("extensions:\n  entries:\n    agent_creator:\n", {}, True),
+    ("extensions:\n  entries:\n    agent_creator:\n      capabilities_grant:\n", {}, True),
+    ("extensions:\n  transport_defaults:\n    nats:\n  watch:\n  doctor:\n", {}, True),
+    ("extensions:\n  max_depth: ${DEPTH}\n", {"DEPTH": "4"}, True),
+    (
+        "extensions:\n  follow_links: ${LINKS}\n  enabled: ${ON}\n",
+        {"LINKS": "true", "ON": "true"},
+        True,
+    ),
+    ("extensions:\n  enabled:\n", {}, False),
+    ("extensions:\n  max_depth: -1\n", {}, False),
+    ("extensions:\n  max_depth:\n", {}, False),
+    ("extensions:\n  disabled: agent_creator\n", {}, False),
+    ("extensions:\n  entries:\n    agent_creator: {timeout_secs: 3}\n", {}, False),
+]
+
+
+@pytest.mark.parametrize(("text", "environ", "accepted"), LOADER_CASES)
+def test_the_extensions_schema_judges_nulls_and_placeholders_as_lint_does(
+    tmp_path: Path, text: str, environ: dict[str, str], *, accepted: bool
+) -> None:
+    """An editor validating with the published schema and `nexo plugin lint` agree on what
+    the daemon loads: a null list or table, a `${VAR}` where a number or a boolean goes."""
+    code, findings = lint_yaml(tmp_path, "extensions.yaml", text, env={**os.environ, **environ})
+    assert (code == 0) is accepted, findings
+    assert all(severity != "error" for _, _, severity in findings) is accepted, findings
+    schema = microapp_schemas()["extensions.schema.json"]
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(yaml.safe_load(text)))
+    assert (errors == []) is accepted, [error.message for error in errors]
+
+
+def test_hover_shows_the_types_the_daemon_declares() -> None:
+    """The schema's allowances for null and `${VAR}` do not show as types in hover."""
+    from nexo_pkg.lsp.yaml_help import yaml_navigator
+
+    navigator = yaml_navigator("extensions")
+    assert navigator is not None
+    types = {
+        key: info.types
+        for key in ("max_depth", "enabled", "disabled", "entries", "doctor")
+        if (info := navigator.key_info(("extensions", key))) is not None
+    }
+    assert types == {
+        "max_depth": ("integer",),
+        "enabled": ("boolean",),
+        "disabled": ("array",),
+        "entries": ("object",),
+        "doctor": ("object",),
+    }
+
+
 def test_the_microapp_schema_accepts_what_the_daemon_does_and_no_more() -> None:
     import tomllib
 

@@ -925,3 +925,31 @@ def test_a_main_py_that_is_no_file_is_named_for_what_it_is(
     assert (error.kind, error.exit_code) == ("layout_invalid", 1)
     assert error.message.startswith(f"{main} {problem}; a Python plugin runs src/main.py")
     assert not (project / "dist").exists()
+
+
+def test_the_sbom_is_dated_as_the_tarball_whatever_the_epoch_s_source(
+    make_project: ProjectFactory,
+) -> None:
+    """The SBOM's timestamp is the tarball's epoch however it was found: the fixed constant
+    without git or SOURCE_DATE_EPOCH, then the last commit's time once DIR is a git checkout."""
+    from datetime import UTC, datetime
+
+    project = make_project()
+    for expected in (FALLBACK_EPOCH, 1_600_000_000):
+        if expected != FALLBACK_EPOCH:
+            env = {
+                **os.environ,
+                "GIT_AUTHOR_DATE": f"@{expected} +0000", "GIT_COMMITTER_DATE": f"@{expected} +0000",
+                "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+                "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+            }  # fmt: skip
+            subprocess.run(["git", "init", "-q", str(project)], check=True, env=env)
+            subprocess.run(["git", "-C", str(project), "add", "."], check=True, env=env)
+            subprocess.run(["git", "-C", str(project), "commit", "-qm", "i"], check=True, env=env)
+        out = project.parent / f"out-{expected}"
+        result = pack(PackOptions(project=project, out=out), environ={})
+        assert {m.mtime for m in _members(result.tarball.path).values()} == {expected}
+        carried = _read(result.tarball.path, "sbom.cdx.json")
+        assert (out / "demo-0.1.0-noarch.cdx.json").read_bytes() == carried
+        stamp = datetime.fromisoformat(json.loads(carried)["metadata"]["timestamp"])
+        assert stamp == datetime.fromtimestamp(expected, UTC)

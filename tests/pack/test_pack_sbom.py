@@ -378,3 +378,38 @@ def test_purls_follow_the_package_url_specification(
     assert component["purl"] == expected
     assert component["bom-ref"] == expected
     assert _strict_errors(_members(result.tarball.path)["sbom.cdx.json"]) is None
+
+
+def test_an_extra_asked_for_by_a_vendored_package_keeps_its_edge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline_pip_env: dict[str, str],
+    make_project: ProjectFactory,
+) -> None:  # fmt: skip
+    """``alpha`` needs ``beta[fast]``, and ``beta`` needs ``gamma`` only for that extra: pip
+    vendors gamma (the extra was asked for, though not in the requirements file), so the graph
+    has beta -> gamma; no vendored package hangs off the graph unreached from the plugin."""
+    directory = tmp_path / "wheels"
+    build_wheel(
+        directory, "alpha", "1.0.0", {"alpha/__init__.py": b""}, purelib=True,
+        tag="py3-none-any", metadata="Requires-Dist: beta[fast]>=1\n",
+    )  # fmt: skip
+    build_wheel(
+        directory, "beta", "1.0.0", {"beta/__init__.py": b""}, purelib=True, tag="py3-none-any",
+        metadata="Provides-Extra: fast\nRequires-Dist: gamma; extra == 'fast'\n",
+    )  # fmt: skip
+    build_wheel(
+        directory, "gamma", "1.0.0", {"gamma/__init__.py": b""}, purelib=True, tag="py3-none-any"
+    )
+    monkeypatch.setenv("PIP_FIND_LINKS", f"{directory} {offline_pip_env['PIP_FIND_LINKS']}")
+    project = make_project(requirements="alpha\n")
+    pack(PackOptions(project=project, source_date_epoch=EPOCH))
+    data = (project / "dist" / "demo-0.1.0-noarch.cdx.json").read_bytes()
+    assert _strict_errors(data) is None
+    graph = {
+        item["ref"]: sorted(item.get("dependsOn", [])) for item in json.loads(data)["dependencies"]
+    }
+    assert graph == {
+        "plugin:demo@0.1.0": ["pkg:pypi/alpha@1.0.0"],
+        "pkg:pypi/alpha@1.0.0": ["pkg:pypi/beta@1.0.0"],
+        "pkg:pypi/beta@1.0.0": ["pkg:pypi/gamma@1.0.0"],
+        "pkg:pypi/gamma@1.0.0": [],
+    }
