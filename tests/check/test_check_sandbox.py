@@ -387,6 +387,30 @@ def test_a_program_bwrap_cannot_start_fails_spawn_with_bwraps_own_line(tmp_path:
 
 
 @needs_bwrap
+def test_a_plugin_logging_a_line_that_starts_like_bwraps_is_not_taken_for_bwrap(
+    tmp_path: Path,
+) -> None:
+    """bwrap speaks only before it runs the plugin. A plugin that starts, answers every
+    request and logs a line beginning `bwrap: ` ran inside the sandbox as under the daemon:
+    its log line is no failure of bwrap's."""
+    root = sandboxed_plugin(tmp_path / "boxed", "ok", command=str(tmp_path / "boxed" / "run"))
+    launcher = root / "run"
+    launcher.write_text(
+        f"#!/bin/sh\necho 'bwrap: the plugin logs this' >&2\nexec {SYSTEM_PYTHON} \"$@\"\n",
+        encoding="utf-8",
+    )
+    launcher.chmod(0o755)
+    code, document = cli_check(root)
+    assert code == 0, (document["checks"], document["stderr_tail"])
+    assert document["sandbox"]["wrapped"] is True
+    spawn = check(document, "spawn")
+    assert spawn["status"] == "pass"
+    assert "inside the daemon's bwrap sandbox" in spawn["detail"]
+    assert check(document, "initialize")["status"] == "pass"
+    assert document["stderr_tail"][0] == "bwrap: the plugin logs this"
+
+
+@needs_bwrap
 def test_a_bare_command_is_handed_to_bwrap_as_written_and_found_on_the_sandboxs_path(
     tmp_path: Path,
 ) -> None:
