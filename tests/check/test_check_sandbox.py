@@ -411,6 +411,28 @@ def test_a_plugin_logging_a_line_that_starts_like_bwraps_is_not_taken_for_bwrap(
 
 
 @needs_bwrap
+def test_drop_user_runs_the_plugin_as_nobody_inside_the_sandbox(tmp_path: Path) -> None:
+    """`drop_user = true`: the daemon's argv maps the plugin to uid/gid 65534 in a user
+    namespace (`build_bwrap_args`), and the plugin check runs is that user."""
+    root = sandboxed_plugin(tmp_path / "boxed", "ok", command=str(tmp_path / "boxed" / "run"))
+    launcher = root / "run"
+    launcher.write_text(
+        f'#!/bin/sh\necho "ids: $(id -u) $(id -g)" >&2\nexec {SYSTEM_PYTHON} "$@"\n',
+        encoding="utf-8",
+    )
+    launcher.chmod(0o755)
+    manifest = root / "nexo-plugin.toml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace('network = "deny"\n', 'network = "deny"\ndrop_user = true\n'))
+    code, document = cli_check(root)
+    assert code == 0, (document["checks"], document["stderr_tail"])
+    argv = document["sandbox"]["argv"]
+    start = argv.index("--unshare-user")
+    assert argv[start : start + 5] == ["--unshare-user", "--uid", "65534", "--gid", "65534"]
+    assert "ids: 65534 65534" in document["stderr_tail"]
+
+
+@needs_bwrap
 def test_a_bare_command_is_handed_to_bwrap_as_written_and_found_on_the_sandboxs_path(
     tmp_path: Path,
 ) -> None:
