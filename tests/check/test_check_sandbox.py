@@ -258,6 +258,23 @@ def test_connecting_out_under_network_deny_fails_and_no_sandbox_says_what_it_ski
     assert document["sandbox"]["wrapped"] is False
 
 
+@needs_bwrap
+def test_host_network_with_the_operators_permission_shares_the_hosts_network(
+    tmp_path: Path, listener: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`network = "host"` under `NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW=1`: still wrapped, but
+    without `--unshare-net`, so the plugin reaches the host's loopback at start."""
+    monkeypatch.setenv("NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW", "1")
+    root = sandboxed_plugin(tmp_path / "boxed", "connect_out", network="host")
+    code, document = cli_check(root, env={"FIXTURE_CONNECT_PORT": str(listener)})
+    assert code == 0, (document["checks"], document["stderr_tail"])
+    assert document["sandbox"]["wrapped"] is True
+    argv = document["sandbox"]["argv"]
+    assert "--unshare-net" not in argv
+    assert "--unshare-pid" in argv
+    assert check(document, "spawn")["status"] == "pass"
+
+
 def test_sandbox_required_with_the_sandbox_off_fails_with_the_daemons_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
