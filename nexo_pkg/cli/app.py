@@ -206,6 +206,7 @@ def _install_completion(shell: str) -> tuple[str, Any]:
     """Typer's installer for ``shell``. PowerShell is asked where its profile is: a shell that
     is not installed, or that fails to answer, is a usage error naming the way by hand."""
     import subprocess  # noqa: PLC0415 - only when installing completion
+    from pathlib import Path  # noqa: PLC0415
 
     from typer import _completion_shared as shared  # noqa: PLC0415
 
@@ -227,6 +228,16 @@ def _install_completion(shell: str) -> tuple[str, Any]:
     except OSError as error:
         raise NexoError(
             f"cannot write {error.filename or 'the completion files'}: {error.strerror}; {by_hand}",
+            kind="io",
+        ) from error
+    except UnicodeDecodeError as error:
+        # Typer reads the profile as text to add its line: one that is not UTF-8 (a Latin-1
+        # `.bashrc`) is left as it is, and nothing else is written.
+        profile = {"bash": ".bashrc", "zsh": ".zshrc"}.get(shell)
+        named = str(Path.home() / profile) if profile else f"the {shell} profile"
+        raise NexoError(
+            f"cannot add completion to {named}: it is not UTF-8 text ({error.reason} at byte "
+            f"{error.start}); {by_hand}",
             kind="io",
         ) from error
     except RuntimeError as error:  # Path.home(): "Could not determine home directory."

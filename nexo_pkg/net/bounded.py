@@ -97,31 +97,47 @@ class SocketWatch:
 
     def __init__(self) -> None:
         self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        # The deadline of the request each socket carries now (threads of one command send
+        # requests side by side): one request's deadline cuts only its own connections.
+        self._owners: weakref.WeakKeyDictionary[socket.socket, Deadline] = (
+            weakref.WeakKeyDictionary()
+        )
         self._lock = threading.Lock()
         # The deadlines of the watchdog blocks under way.
         self._watched: list[Deadline] = []
         # Set by :meth:`stop`: every socket is cut, those connected later too.
         self._stopped = False
 
-    def note(self, event: str, info: dict[str, Any]) -> None:
-        """httpcore trace hook: remember each socket as soon as it is connected. One
-        connected once a watched deadline has passed (the transport sending a request once
-        more after the cut ended its connection) is cut at once: nothing goes out on it."""
-        if not event.endswith((".connect_tcp.complete", ".start_tls.complete")):
+    def note(self, event: str, info: dict[str, Any], deadline: Deadline | None = None) -> None:
+        """httpcore trace hook: remember each socket as soon as it is connected (or taken
+        again from the pool), with the ``deadline`` of the request it carries. One connected
+        once that deadline has passed (the transport sending a request once more after the
+        cut ended its connection) is cut at once: nothing goes out on it."""
+        if not event.endswith((".connect_tcp.complete", ".start_tls.complete", ".reuse")):
             return
         stream = info.get("return_value")
         sock = stream.get_extra_info("socket") if stream is not None else None
         if isinstance(sock, socket.socket):
             with self._lock:
                 self._sockets.add(sock)
-                late = self._stopped or any(deadline.expired() for deadline in self._watched)
+                if deadline is not None:
+                    self._owners[sock] = deadline
+                    late = self._stopped or deadline.expired()
+                else:
+                    late = self._stopped or any(watched.expired() for watched in self._watched)
             if late:
                 _shut(sock)
 
     def cut(self) -> None:
-        """Shut every socket down, which wakes a read blocked on one of them."""
+        """Shut down every socket whose request's deadline has passed (every socket of a
+        request sent without one), which wakes a read blocked on it; the requests other
+        threads have under way keep their connections."""
         with self._lock:
-            sockets = list(self._sockets)
+            sockets = [
+                sock
+                for sock in self._sockets
+                if sock not in self._owners or self._owners[sock].expired()
+            ]
         for sock in sockets:
             _shut(sock)
 
@@ -129,7 +145,9 @@ class SocketWatch:
         """Cut every socket, now and whenever one is connected from now on."""
         with self._lock:
             self._stopped = True
-        self.cut()
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
 
     @contextmanager
     def watchdog(self, deadline: Deadline) -> Iterator[None]:

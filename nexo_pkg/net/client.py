@@ -29,6 +29,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
@@ -731,7 +732,7 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
                     data=data,
                     params=params,
                     timeout=self._attempt_timeout(),
-                    extensions={"trace": self._watch.note},
+                    extensions={"trace": partial(self._watch.note, deadline=self.deadline)},
                 )
                 response = self._http.send(request, stream=True)
             except httpx.InvalidURL as exc:

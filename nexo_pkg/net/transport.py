@@ -238,7 +238,7 @@ class DirectTransport(httpx.BaseTransport):
         return sock
 
     def _idle_connection(
-        self, origin: Origin, timeouts: dict[str, Any]
+        self, origin: Origin, timeouts: dict[str, Any], trace: Any
     ) -> http.client.HTTPConnection | None:
         """The origin's kept-alive connection, when it is still open and quiet."""
         connection = self._idle.pop(origin, None)
@@ -246,6 +246,8 @@ class DirectTransport(httpx.BaseTransport):
             sock = connection.sock
             if isinstance(sock, socket.socket) and not _is_readable(sock):
                 sock.settimeout(timeouts.get("read"))
+                if trace is not None:  # the request it carries now, for its deadline
+                    trace("connection.reuse", {"return_value": _Stream(sock)})
                 return connection
             connection.close()
         return None
@@ -268,7 +270,7 @@ class DirectTransport(httpx.BaseTransport):
         trace = request.extensions.get("trace")
         if scheme == "https":
             self._tls_context()  # CA settings are checked before any connection is tried
-        connection = self._idle_connection(origin, timeouts)
+        connection = self._idle_connection(origin, timeouts, trace)
         if connection is None:
             connection = self._new_connection(origin, timeouts, trace)
         elif request.method in IDEMPOTENT:

@@ -177,9 +177,10 @@ def verify_checksums(
                 label = str(sidecar_name)
             if source != "digest" and local_dir is not None:
                 label += " beside it"
+            # A tarball on disk was not downloaded: its words are the file's, not a release's.
+            hashed = "the download" if local_dir is None else "the tarball"
             raise NexoError(
-                f"checksum mismatch for {asset_name}: {label} says {value}, the download is "
-                f"{actual}",
+                f"checksum mismatch for {asset_name}: {label} says {value}, {hashed} is {actual}",
                 kind="checksum_mismatch",
                 details={"expected": value, "actual": actual, "checked_against": source},
             )

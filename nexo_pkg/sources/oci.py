@@ -175,6 +175,10 @@ def target_asset(
     return artifact.parse_target_manifest(manifest.json(), entry, plugin.plugin_id, plugin.version)
 
 
+# The layer title cosign's bundle spec suggests: the bundle's own digest, not a release name.
+_COSIGN_BUNDLE_TITLE = re.compile(r"sha256-[0-9a-f]{64}\.sigstore\.json\Z")
+
+
 def fetch_signatures(
     client: RegistryClient,
     repository: str,
@@ -190,6 +194,9 @@ def fetch_signatures(
     ``{file name: path}`` for the trust step.
     """
     offered: dict[str, str] = {}
+    # Bundle layers of Sigstore-bundle referrers as cosign attaches them: untitled, or titled
+    # by the bundle's own digest (``sha256-<hex>.sigstore.json``), a name of no release file.
+    bundles: list[str] = []
     for referrer in client.referrers(repository, asset.manifest_digest):
         declared = referrer.get("artifactType")
         # A descriptor without artifactType (a copy tool re-serialised the index) is judged
@@ -207,16 +214,27 @@ def fetch_signatures(
                 continue
             title = (layer.get("annotations") or {}).get(artifact.TITLE)
             layer_digest = layer.get("digest")
-            if not isinstance(title, str) and artifact.is_signature_type(layer.get("mediaType")):
-                # cosign's bundle layer has no title: it is the asset's Sigstore bundle.
-                title = asset.asset_name + ".sigstore.json"
-            if isinstance(title, str) and layer_digest is not None:
-                where = f"the signature layer {title[:100]!r} of {digest}"
-                offered.setdefault(title, artifact.followed_digest(layer_digest, where))
+            if layer_digest is None:
+                continue
+            cosign_named = not isinstance(title, str) or _COSIGN_BUNDLE_TITLE.match(title)
+            bundle = cosign_named and artifact.is_signature_type(layer.get("mediaType"))
+            if not isinstance(title, str) and not bundle:
+                continue
+            shown = title if isinstance(title, str) else "(untitled)"
+            where = f"the signature layer {shown[:100]!r} of {digest}"
+            followed = artifact.followed_digest(layer_digest, where)
+            if bundle:
+                bundles.append(followed)
+            elif isinstance(title, str):
+                offered.setdefault(title, followed)
     # Only names install would read beside this asset, so a title can never name a path.
     # The material readers load with the first blob fetched, not before the first request.
     from nexo_pkg.trust.api import material_names  # noqa: PLC0415
 
+    if bundles:
+        # A cosign-attached bundle is the asset's Sigstore bundle (unless a layer titled so
+        # was offered too).
+        offered.setdefault(asset.asset_name + ".sigstore.json", bundles[0])
     names = material_names(asset.asset_name, offered)
     if not names:
         return {}
@@ -430,6 +448,22 @@ def _bundle_annotations(data: bytes, created: str) -> tuple[str, dict[str, str]]
     return media_type, annotations
 
 
+def _sigstore_bundle(name: str, path: Path) -> bool:
+    """Whether ``name`` is a Sigstore bundle: a ``.sigstore.json``/``.sigstore`` file, or a
+    ``.bundle`` whose document declares a Sigstore bundle media type (what ``cosign sign-blob
+    --new-bundle-format --bundle`` writes), not a legacy cosign bundle."""
+    if artifact.signature_media_type(name) == artifact.BUNDLE_MEDIA_TYPE:
+        return True
+    if not name.endswith(".bundle"):
+        return False
+    try:
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return False
+    declared = document.get("mediaType") if isinstance(document, dict) else None
+    return isinstance(declared, str) and declared.startswith(artifact.BUNDLE_TYPE_PREFIX)
+
+
 def _push_signatures(
     client: RegistryClient,
     repository: str,
@@ -447,7 +481,7 @@ def _push_signatures(
     others = []
     for name, path in sorted(files.signatures.items()):
         digest, size = client.push_blob(repository, path)
-        if artifact.signature_media_type(name) != artifact.BUNDLE_MEDIA_TYPE:
+        if not _sigstore_bundle(name, path):
             others.append(
                 artifact.descriptor(
                     artifact.OCTET_STREAM, digest, size, annotations={artifact.TITLE: name}

@@ -199,6 +199,27 @@ def test_install_completion_into_a_profile_that_cannot_be_written_is_one_line(
     assert "unexpected" not in refused.stderr
 
 
+@pytest.mark.parametrize(("shell", "profile"), [("bash", ".bashrc"), ("zsh", ".zshrc")])
+def test_install_completion_into_a_profile_that_is_not_utf8_is_one_line(
+    tmp_path: Path, shell: str, profile: str
+) -> None:
+    # A profile written on a Latin-1 system: one io line naming it and the way by hand,
+    # never an unexpected error of nexo-pkg, and the home directory exactly as it was.
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / profile).write_bytes(b"export NAME=caf\xe9\n")
+    before = tree_snapshot(home)
+    refused = cli.nexo("--install-completion", shell, env=base_env(HOME=str(home)))
+    assert refused.code == 1, refused.stderr
+    [line] = refused.stderr.splitlines()
+    assert line.startswith(f"error: cannot add completion to {home / profile}: it is not UTF-8"), (
+        line
+    )
+    assert f"nexo --show-completion {shell}" in line
+    assert line.endswith(" [io]"), line
+    assert tree_snapshot(home) == before
+
+
 @pytest.mark.skipif(
     os.name != "posix" or os.geteuid() != 0, reason="runs as a uid without a passwd entry"
 )
@@ -285,6 +306,8 @@ def test_the_error_line_names_its_kind_and_verbose_adds_details(tmp_path: Path) 
         (["--color", "never"], {"FORCE_COLOR": "1"}, False),
         ([], {"CLICOLOR_FORCE": "1"}, True),
         ([], {"CLICOLOR_FORCE": "0"}, False),
+        ([], {"FORCE_COLOR": ""}, False),  # set but empty: not forced, as NO_COLOR=""
+        ([], {"FORCE_COLOR": "", "CLICOLOR_FORCE": "1"}, True),
         ([], {"CLICOLOR_FORCE": "1", "NO_COLOR": "1"}, False),
         ([], {"CLICOLOR_FORCE": "1", "CLICOLOR": "0"}, True),
         (["--color", "never"], {"CLICOLOR_FORCE": "1"}, False),
@@ -609,6 +632,34 @@ def test_ctrl_c_at_the_prompt_is_130_not_aborted(tmp_path: Path) -> None:
     assert b"interrupted" in rest
     assert b"Aborted" not in rest
     assert not (home / "state/plugins/hello-1.0.0").exists()
+
+
+@pytest.mark.parametrize(
+    ("sent", "code", "line"),
+    [
+        (signal.SIGINT, 130, b"error: interrupted [interrupted]"),
+        (signal.SIGTERM, 143, b"error: terminated [interrupted]"),
+    ],
+)
+def test_a_signal_at_the_prompt_takes_the_staged_tree_away_and_says_one_line(
+    tmp_path: Path, sent: signal.Signals, code: int, line: bytes
+) -> None:
+    # The tarball is extracted before the question: a staged tree waits in the root while the
+    # prompt is up. Ctrl-C or SIGTERM there takes it away, then prints one line with its kind.
+    root = tmp_path / "home/state/plugins"
+    process, controller, shown = _install_asking(tmp_path)
+    try:
+        assert b"Install this plugin?" in shown, shown
+        staged = [path for path in root.rglob("*") if "staging" in path.parts]
+        assert staged, sorted(root.rglob("*"))
+        process.send_signal(sent)
+        assert process.wait(timeout=30) == code
+        rest = _read_until(controller, line, 5)
+    finally:
+        os.close(controller)
+    assert [said for said in rest.splitlines() if said.strip()] == [line], rest
+    left = sorted(str(path) for path in root.rglob("*") if path.name != ".nexo-install.lock")
+    assert left == [], left
 
 
 def test_json_install_on_a_terminal_shows_what_it_asks_about(tmp_path: Path) -> None:

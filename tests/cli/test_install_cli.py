@@ -225,6 +225,29 @@ def test_a_local_tarball_not_named_as_pack_names_it_says_how_to_name_it(
     assert tree_snapshot(home) == {}
 
 
+def test_a_local_tarball_that_fails_its_sidecar_speaks_of_the_file_not_a_download(
+    home: Path, tmp_path: Path
+) -> None:
+    """A tarball on disk was never downloaded: a `.sha256` beside it that does not match says
+    what the tarball hashes to, in one line ending with its kind, and nothing is written."""
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    sidecar = tarball.with_name(tarball.name + ".sha256")
+    sidecar.write_text(f"{'0' * 64}  {tarball.name}\n")
+    before = tree_snapshot(tmp_path)
+    refused = nexo("plugin", "install", str(tarball), "--yes", env=dict(os.environ))
+    assert refused.code == 1, refused.stderr
+    [line] = without_notes(refused.stderr).splitlines()
+    assert line.startswith(
+        f"error: checksum mismatch for {tarball.name}: {tarball.name}.sha256 beside it says "
+        f"{'0' * 64}, the tarball is "
+    ), line
+    assert line.endswith(" [checksum_mismatch]"), line
+    assert "download" not in line
+    assert refused.stdout == ""
+    assert tree_snapshot(tmp_path) == before
+    assert not home.exists()
+
+
 def test_real_process_has_no_traceback(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     environment = dict(os.environ)

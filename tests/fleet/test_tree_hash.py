@@ -180,6 +180,7 @@ CHANGES = {
     "file": ("modified", "lib/plugin/main.py"),
     "mode": ("mode_changed", "lib/plugin/main.py"),
     "extra": ("extra", "lib/plugin/extra.py"),
+    "missing": ("missing", "lib/plugin/main.py"),
     "extra-directory": ("extra", "lib/empty"),
     "extra-link": ("extra", "lib/link"),
     "directory-mode": ("mode_changed", "lib"),
@@ -201,6 +202,8 @@ def test_verify_lock_detects_a_changed_file_mode_or_extra_file(
         main.chmod(0o755)
     elif change == "extra":
         (tree / "lib" / "plugin" / "extra.py").write_text("")
+    elif change == "missing":
+        main.unlink()
     elif change == "extra-directory":
         (tree / "lib" / "empty").mkdir()
     elif change == "extra-link":

@@ -4,8 +4,13 @@ request cut at its deadline says so, whatever another thread began meanwhile."""
 
 from __future__ import annotations
 
+import socket
 import threading
+import time
 
+import pytest
+
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.net.client import HttpClient
 
 
@@ -26,3 +31,34 @@ def test_each_thread_sees_the_deadline_of_its_own_request() -> None:
         assert seen[0] is not first
         # This thread's request is still judged by its own deadline.
         assert client.deadline is first
+
+
+def test_one_requests_deadline_leaves_another_threads_request_running() -> None:
+    """A sync's worker and its signature lookup both wait on a silent registry: the first
+    deadline to pass cuts only its own connection, so the later request runs to its own
+    deadline and says so (it used to be cut with the first, as "the server closed the
+    connection without answering")."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)  # accepted by the kernel, never answered
+        url = f"http://127.0.0.1:{server.getsockname()[1]}/v2/"
+        with HttpClient(timeout=1.0, retries=0, plain_only_to=lambda _host: True) as client:
+            outcomes: dict[str, tuple[float, str]] = {}
+
+            def ask(name: str) -> None:
+                started = time.monotonic()
+                with pytest.raises(NexoError) as caught:
+                    client.with_retries(lambda: client.send("GET", url, name))
+                outcomes[name] = (time.monotonic() - started, caught.value.message)
+
+            first = threading.Thread(target=ask, args=("first",))
+            first.start()
+            time.sleep(0.5)
+            second = threading.Thread(target=ask, args=("second",))
+            second.start()
+            first.join(10)
+            second.join(10)
+    for name in ("first", "second"):
+        took, message = outcomes[name]
+        assert "gave up at the 1 s deadline" in message, (name, message)
+        assert took >= 0.95, (name, took, message)

@@ -260,10 +260,9 @@ def test_verify_checksums_mismatch(
             DIGEST, "p", sidecar=sidecar, digest=digest, local_dir=Path("/d") if local else None
         )
     assert caught.value.kind == "checksum_mismatch"
-    assert (
-        caught.value.message
-        == f"checksum mismatch for p: {label} {OTHER}, the download is {DIGEST}"
-    )
+    # A tarball on disk was not downloaded: the message says so.
+    hashed = "the tarball" if local else "the download"
+    assert caught.value.message == f"checksum mismatch for p: {label} {OTHER}, {hashed} is {DIGEST}"
     assert caught.value.details == {"expected": OTHER, "actual": DIGEST, "checked_against": source}
 
 

@@ -1091,3 +1091,108 @@ def test_a_skopeo_copy_of_the_version_tag_alone_is_refused_unsigned_under_a_requ
     assert "sha256-… tags are copied too" in line
     assert ".sigstore.json" not in line
     assert not dest.exists() or not list(dest.iterdir())
+
+
+def test_a_sigstore_bundle_named_dot_bundle_is_attached_as_a_cosign_bundle_referrer(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """``cosign sign-blob --new-bundle-format --bundle X.bundle`` writes a Sigstore bundle
+    under the ``.bundle`` name: a push attaches it as cosign's bundle spec does (its own
+    referrer of the bundle's type), so cosign-style tooling finds it, and install verifies."""
+    dist = make_dist(targets=(LINUX,))
+    name = f"echo-1.2.3-{LINUX}.tar.gz"
+    (dist / f"{name}.sigstore.json").rename(dist / f"{name}.bundle")
+    push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    (entry,) = get_json(registry, "plugins/echo/manifests/1.2.3")["manifests"]
+    fallback = get_json(registry, "plugins/echo/manifests/" + entry["digest"].replace(":", "-"))
+    (descriptor,) = fallback["manifests"]
+    assert descriptor["artifactType"] == artifact.BUNDLE_MEDIA_TYPE
+    referrer = get_json(registry, f"plugins/echo/manifests/{descriptor['digest']}")
+    assert referrer["artifactType"] == artifact.BUNDLE_MEDIA_TYPE
+    assert referrer["annotations"][artifact.BUNDLE_CONTENT] == "message-signature"
+    (layer,) = referrer["layers"]
+    assert layer["mediaType"] == artifact.BUNDLE_MEDIA_TYPE
+    result = install_verified(
+        fleet_env, registry.ref("plugins/echo:1.2.3"), tmp_path / "plugins", policy
+    )
+    assert (result["signature"]["status"], result["signature"]["identity"]) == (
+        "verified",
+        ACME_IDENTITY,
+    )
+
+
+@pytest.mark.parametrize("titled", [False, True], ids=["untitled", "digest-title"])
+def test_a_bundle_attached_as_cosign_s_bundle_spec_lays_it_out_verifies(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    private_sigstore: PrivateSigstore,
+    policy: Path,
+    titled: bool,
+) -> None:
+    """cosign attaches a bundle as a referrer whose one layer is either untitled or titled
+    ``sha256-<bundle digest hex>.sigstore.json`` (its bundle spec's suggested file name), and
+    lists it in the ``sha256-<subject>`` index on a registry without the referrers API: either
+    way it is the signature of the manifest it refers to."""
+    dist = make_dist(identity=None, targets=(LINUX,))
+    push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    (entry,) = get_json(registry, "plugins/echo/manifests/1.2.3")["manifests"]
+    bundle = json.dumps(
+        private_sigstore.sign(
+            (dist / f"echo-1.2.3-{LINUX}.tar.gz").read_bytes(), identity=ACME_IDENTITY
+        )
+    ).encode()
+    with RegistryClient(registry.host, plain_http=True, loopback=True) as client:
+        empty, empty_size = client.push_blob("plugins/echo", artifact.EMPTY_DATA)
+        layer, layer_size = client.push_blob("plugins/echo", bundle)
+        title = {artifact.TITLE: layer.replace(":", "-") + ".sigstore.json"} if titled else None
+        annotations = {
+            artifact.BUNDLE_CONTENT: "message-signature",
+            artifact.CREATED: "2024-03-07T18:17:38.000Z",
+        }
+        referrer = {
+            "schemaVersion": 2,
+            "mediaType": MANIFEST_MEDIA_TYPE,
+            "artifactType": artifact.BUNDLE_MEDIA_TYPE,
+            "config": artifact.descriptor(artifact.EMPTY_MEDIA_TYPE, empty, empty_size),
+            "layers": [
+                artifact.descriptor(
+                    artifact.BUNDLE_MEDIA_TYPE, layer, layer_size, annotations=title
+                )
+            ],
+            "subject": artifact.descriptor(MANIFEST_MEDIA_TYPE, entry["digest"], entry["size"]),
+            "annotations": annotations,
+        }  # fmt: skip
+        data = json.dumps(referrer, indent=2).encode()
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        client.put_manifest("plugins/echo", digest, data, MANIFEST_MEDIA_TYPE)
+        fallback = {
+            "schemaVersion": 2,
+            "mediaType": INDEX_MEDIA_TYPE,
+            "manifests": [
+                artifact.descriptor(
+                    MANIFEST_MEDIA_TYPE, digest, len(data),
+                    artifactType=artifact.BUNDLE_MEDIA_TYPE, annotations=annotations,
+                )
+            ],
+        }  # fmt: skip
+        client.put_manifest(
+            "plugins/echo",
+            entry["digest"].replace(":", "-"),
+            json.dumps(fallback).encode(),
+            INDEX_MEDIA_TYPE,
+        )
+    result = install_verified(
+        fleet_env, registry.ref("plugins/echo:1.2.3"), tmp_path / "plugins", policy
+    )
+    assert (result["signature"]["status"], result["signature"]["identity"]) == (
+        "verified",
+        ACME_IDENTITY,
+    )
