@@ -944,6 +944,7 @@ def lint_config_text(
     ]
     overridden = [problem for problem in problems if _overridden(problem, drop_in=drop_in)]
     problems = [problem for problem in problems if problem not in overridden]
+    problems += _read_over(document.problems, drop_in=drop_in, kind=kind)
     as_written = "fix the YAML at this position"
     if any(problem.kind in _UNREADABLE for problem in problems):
         if drop_in:
@@ -999,7 +1000,7 @@ def lint_config_text(
             for problem in read.problems
             if _refused(problem, drop_in=drop_in, kind=kind)
             and not _overridden(problem, drop_in=drop_in)
-        ]
+        ] + _read_over(read.problems, drop_in=drop_in, kind=kind)
         for problem in read.problems:
             findings.at(
                 "NX222",
@@ -1104,6 +1105,28 @@ def _overridden(problem: YamlProblem, *, drop_in: bool) -> bool:
     )
 
 
+def _read_over(
+    problems: tuple[YamlProblem, ...] | list[YamlProblem], *, drop_in: bool, kind: ConfigKind
+) -> list[YamlProblem]:
+    """What the daemon refuses in the values written after keys written again, where it takes
+    the key again (an id of a drop-in's `extensions_config`, whose map visitor reads each value
+    before it keeps the last; two keys a `Value` holds apart, `!x id` and `id`): it reads those
+    values too."""
+    found: list[YamlProblem] = []
+    for duplicate in problems:
+        if duplicate.within and (
+            _overridden(duplicate, drop_in=drop_in)
+            or not _refused(duplicate, drop_in=drop_in, kind=kind)
+        ):
+            found += [
+                problem
+                for problem in duplicate.within
+                if _refused(problem, drop_in=drop_in, kind=kind)
+            ]
+            found += _read_over(duplicate.within, drop_in=drop_in, kind=kind)
+    return found
+
+
 def _struct_field(path: KeyPath, kind: ConfigKind) -> bool:
     """Whether the key at ``path`` (of a file read through a ``Value``) names a field of a
     struct: serde's derived ``visit_map`` refuses a field given twice (``duplicate_field``)
@@ -1146,9 +1169,13 @@ def _refused(problem: YamlProblem, *, drop_in: bool, kind: ConfigKind) -> bool:
         )
     if problem.kind == "wide-int":
         # A drop-in reads its typed fields straight from the text (a string field takes the
-        # digits as text): only its opaque settings go through a `Value`.
+        # digits as text, a microapp id too): only its opaque settings, the value of each id
+        # and all below it, go through a `Value`.
         return not drop_in or (
-            len(path) >= 5 and path[0] == "agents" and path[2] == "extensions_config"
+            len(path) >= 4
+            and path[0] == "agents"
+            and path[2] == "extensions_config"
+            and (len(path) > 4 or not problem.at_key)
         )
     in_settings = len(path) >= 4 and path[0] == "agents" and path[2] == "extensions_config"
     if problem.kind in ("duplicate-value", "duplicate-text"):
