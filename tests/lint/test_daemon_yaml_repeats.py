@@ -116,3 +116,93 @@ def test_an_integer_past_64_bits_as_an_ids_value_in_a_drop_in(
     _plain(tmp_path)
     text = "agents:\n  - id: a\n" + MODEL + f"    extensions_config: {settings}\n"
     assert _errors(tmp_path, DROP_IN, text) == ((1, [("NX222", 4)]) if refused else (0, []))
+
+
+# -- an agent's required fields, typed as `AgentConfig` types them ------------------------------
+# lordmacu/nexo-rs eec3f33 crates/config/src/types/agents.rs:31 `id: String`, :38
+# `model: ModelConfig`, :936-941 `ModelConfig { provider: String, model: String }`,
+# `deny_unknown_fields`. Through a `Value` (agents.yaml) a `String` is a YAML string only
+# (serde_yaml 0.9.34 src/value/de.rs `deserialize_string`); a drop-in takes any scalar's text
+# (src/de.rs `deserialize_str` reads the value, never the tag or the type).
+@pytest.mark.parametrize(
+    ("value", "in_agents_yaml", "in_a_drop_in"),
+    [
+        ("a", True, True),
+        ("'3'", True, True),
+        ("!x a", True, True),  # untagged first: a string
+        ("!!str 3", True, True),
+        ("3", False, True),
+        ("0x3", False, True),
+        ("true", False, True),
+        ("~", False, True),
+        ("", False, True),
+        ("!x 3", False, True),
+        ("!!int 3", False, True),
+        ("!!int x", False, True),  # refused through a `Value`: `!!int` that is no integer
+        ("!!null ''", False, True),
+        ("[a]", False, False),
+        ("{a: b}", False, False),
+    ],
+)
+def test_an_agents_id_and_model_strings_are_typed_as_the_daemon_reads_them(
+    tmp_path: Path, value: str, in_agents_yaml: bool, in_a_drop_in: bool
+) -> None:
+    _plain(tmp_path)
+    texts = [
+        f"agents:\n  - id: {value}\n" + MODEL,
+        f"agents:\n  - id: a\n    model: {{provider: {value}, model: m}}\n",
+        f"agents:\n  - id: a\n    model:\n      provider: p\n      model: {value}\n",
+    ]
+    for name, accepted in (("agents.yaml", in_agents_yaml), (DROP_IN, in_a_drop_in)):
+        for text in texts:
+            code, errors = _errors(tmp_path, name, text)
+            assert (code == 0, name, text) == (accepted, name, text)
+            assert accepted or len(errors) == 1
+            assert accepted or errors[0][0] in ("NX221", "NX222")
+
+
+@pytest.mark.parametrize(
+    ("model", "line", "code"),
+    [
+        ("3", 3, "NX221"),  # "invalid type: integer `3`, expected struct ModelConfig"
+        ("~", 3, "NX221"),  # null: an empty map, `missing field provider`
+        ("", 3, "NX221"),
+        ("[]", 3, "NX221"),
+        ("{model: m}", 3, "NX221"),  # missing field `provider`
+        ("{provider: p}", 3, "NX221"),
+        ("{provider: p, model: m, region: x}", 3, "NX220"),  # deny_unknown_fields
+        # No merge keys (serde_yaml 0.9 applies none unless asked): `<<` is an unknown key
+        # and `provider` is missing.
+        ("{<<: {provider: p}, model: m}", 3, "NX220 NX221"),
+    ],
+)
+def test_an_agents_model_is_a_model_config(
+    tmp_path: Path, model: str, line: int, code: str
+) -> None:
+    _plain(tmp_path)
+    text = f"agents:\n  - id: a\n    model: {model}\n"
+    for name in ("agents.yaml", DROP_IN):
+        found = _errors(tmp_path, name, text)
+        assert found[0] == 1
+        assert {item[0] for item in found[1]} == set(code.split())
+        assert {item[1] for item in found[1]} == {line}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "!!null agents:\n  - id: a\n" + MODEL,  # the file's key
+        "agents:\n  - !!int id: a\n" + MODEL,  # an agent's field name
+        "agents:\n  - id: a\n    model: {!!bool provider: p, model: m}\n",  # a model's
+        "agents:\n  - id: a\n" + MODEL + "    extensions_config: {!!int agent_creator: 1}\n",
+    ],
+)
+def test_a_key_a_drop_in_reads_as_text_takes_any_tag(tmp_path: Path, text: str) -> None:
+    """`deserialize_identifier` is `deserialize_str` (serde_yaml 0.9.34 src/de.rs): a drop-in
+    reads a field name or a `String` key as its text; through a `Value` (agents.yaml) the
+    `!!int`/`!!bool`/`!!null` tag is read and the file refused."""
+    _plain(tmp_path)
+    assert _errors(tmp_path, DROP_IN, text)[0] == 0
+    code, errors = _errors(tmp_path, "agents.yaml", text)
+    assert code == 1
+    assert [item[0] for item in errors] == ["NX222"]
