@@ -696,3 +696,27 @@ def test_config_discovery_as_docs_cli_states_it(tmp_path: Path) -> None:
     # From a directory with no config anywhere above it, the outside manifest gets both.
     alone = nexo("plugin", "lint", "--format", "json", ".", cwd=outside, env=env)
     assert sorted(left(alone)) == ["NX106", "NX113"]
+
+
+def test_quiet_keeps_the_machine_report_of_a_clean_lint(tmp_path: Path) -> None:
+    """`-q` drops the summary line, never the report a program reads: as `ruff check -q
+    --output-format json` prints `[]`, a clean `lint -q` in JSON or SARIF prints its whole
+    document (a CI step piping it gets something to parse); text and GitHub print nothing."""
+    clean = project(
+        tmp_path,
+        MANIFEST.replace("NEXO_DEBUG", "WEATHER_DEBUG").replace('"forecast"', '"weather_forecast"'),
+    )
+    env = {"NEXO_HOME": str(tmp_path / "home"), "NO_COLOR": "1"}
+    for flags in (["--format", "json"], ["--json"]):
+        result = nexo("plugin", "lint", "-q", *flags, cwd=clean, env=env)
+        assert (result.code, result.stderr) == (0, ""), result.stderr
+        document = json.loads(result.stdout)
+        assert document["summary"] == {"files": 1, "errors": 0, "warnings": 0}
+        assert [f["diagnostics"] for f in document["files"]] == [[]]
+    sarif = nexo("plugin", "lint", "--quiet", "--format", "sarif", cwd=clean, env=env)
+    assert (sarif.code, sarif.stderr) == (0, ""), sarif.stderr
+    [run] = json.loads(sarif.stdout)["runs"]
+    assert run["results"] == []
+    for quiet in (["--format", "github"], ["--format", "text"]):
+        result = nexo("plugin", "lint", "-q", *quiet, cwd=clean, env=env)
+        assert (result.code, result.stdout, result.stderr) == (0, "", "")
