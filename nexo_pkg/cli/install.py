@@ -196,7 +196,8 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
         _report_pruned(result.pruned, result.left, result.unfinished)
     if result.link_warning is not None:
         warn(printable(result.link_warning))
-    if result.released_hold is not None:
+    if result.released_hold is not None and not upgraded:
+        # (An upgrade says it once, as the upgrade's: _report_upgrade.)
         _say_released(result.released_hold, "install", plan.version)
 
 

@@ -224,7 +224,8 @@ def _check_min_nexo_version(context: Context) -> None:
 def _command_problem(command: str) -> tuple[str, str] | None:
     """(reason, fix) when ``command`` is not absolute, bare, or ``./`` inside the root."""
     if command != rust_trim(command):
-        return "has leading or trailing whitespace", f'write `command = "{rust_trim(command)}"`'
+        trimmed = _toml(rust_trim(command))
+        return "has leading or trailing whitespace", f"write `command = {trimmed}`"
     if command.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", command):
         return None
     if "/" not in command and "\\" not in command:
@@ -256,12 +257,28 @@ def _command_problem(command: str) -> tuple[str, str] | None:
         depth += 1
     if depth == 0:
         return "names the plugin root directory, not a program", "write `./bin/<program>`"
+    if "\\" in relative:
+        # The daemon runs on Linux and macOS, where `\` is part of a file name: `./bin\x`
+        # names one file called `bin\x` in the root, never `x` in `bin/`.
+        slashed = "./" + "/".join(
+            segment for segment in re.split(r"[\\/]", relative) if segment not in ("", ".")
+        )
+        return (
+            "separates its path with `\\`, which the daemon's Linux and macOS hosts read as "
+            "part of a file name",
+            f"write `command = {_toml(slashed)}`",
+        )
     if not command.startswith("./"):
         return (
             "is a relative path that does not start with `./`",
-            f'write `command = "./{relative}"`',
+            f"write `command = {_toml('./' + relative)}`",
         )
     return None
+
+
+def _toml(text: str) -> str:
+    """``text`` as a TOML basic string a fix can offer to paste (JSON's escapes are TOML's)."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _check_spawn_inputs(context: Context, command: str) -> None:

@@ -123,11 +123,13 @@ _RULES: tuple[Rule, ...] = (
         summary="`[plugin.entrypoint] command` is not absolute, a bare name or `./`-relative",
         what="`command` must be an absolute path, a bare program name resolved on PATH "
         "(`python3`), or a `./`-relative path that stays inside the plugin root after "
-        "normalisation. `bin/x`, `../x` and `./../x` are reported, and a command line such "
-        "as `python3 main.py` in `command`.",
+        "normalisation. `bin/x`, `../x` and `./../x` are reported, a path separated by `\\` "
+        "(`./bin\\x`), and a command line such as `python3 main.py` in `command`.",
         why="The daemon does not check the command's shape, but a path such as `bin/x` is "
         "resolved against whatever directory the daemon runs in, and `..` reaches outside the "
-        "installed plugin. The daemon spawns `command` as one program name, without a shell: "
+        "installed plugin. On the Linux and macOS hosts the daemon runs on, `\\` is part of a "
+        "file name, not a separator. The daemon spawns `command` as one program name, without a "
+        "shell: "
         "`python3 main.py` names a program that does not exist; arguments go in `args`.",
         example='[plugin.entrypoint]\ncommand = "bin/weather"',
         fix='Write `command = "./bin/weather"` (inside the plugin root) or an absolute path.',

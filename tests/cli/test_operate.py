@@ -322,6 +322,8 @@ def test_an_install_or_upgrade_that_ends_a_hold_says_so_as_sync_does(
         assert (document["version"], document["released_hold"]) == ("2.0.0", "1.0.0")
     else:
         assert err.splitlines().count(note) == 1, err
+        # Said once: never a second time in another command's words.
+        assert err.count("hold at 1.0.0 released") == 1, err
     assert list(holds.iterdir()) == []
     assert sorted(p.name for p in root.iterdir()) == [".nexo", ".nexo-install.lock", "hello-2.0.0"]
     # No hold left to end: nothing said of one.

@@ -10,8 +10,11 @@ manifest, never from the tag; every receipt parses under the reference installer
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import shutil
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -275,3 +278,104 @@ def test_an_earlier_real_release_upgrades_to_the_head(
     versions = {(p["id"], p["version"], bool(p.get("kept"))) for p in listing.document["plugins"]}
     assert versions == {(plugin_id, new_version, False), (plugin_id, old_version, True)}
     assert _run(install_env, "verify", plugin_id).code == 0
+
+
+# The targets the first-party release workflows build (x86_64/aarch64 musl, macOS, Windows).
+WORKFLOW_TARGETS = (
+    *MUSL_ONLY,
+    "x86_64-apple-darwin",
+    "aarch64-apple-darwin",
+    "x86_64-pc-windows-msvc",
+)
+
+
+def _workflow_release(work: Path, text: str) -> dict[str, bytes]:
+    """The assets of a release as the first-party workflows build it (release.yml of
+    nexo-rs-plugin-google and nexo-rs-plugin-admin): per target, ``tar czf T -C staging
+    bin/<id> nexo-plugin.toml`` by the real ``tar`` (no directory entries; admin ships its
+    ``plugin.toml`` under this name), a ``.sha256`` of bare hex from ``sha256sum | awk``, and
+    the manifest as the ``nexo-plugin.toml`` asset."""
+    plugin_id, version = _identity(text)
+    staging = work / f"{plugin_id}-{version}"
+    (staging / "bin").mkdir(parents=True)
+    (staging / "nexo-plugin.toml").write_text(text, encoding="utf-8")
+    launcher = staging / "bin" / plugin_id
+    launcher.write_text(launcher_text(), encoding="utf-8")
+    launcher.chmod(0o755)
+    tar = shutil.which("tar")
+    assert tar is not None
+    assets: dict[str, bytes] = {"nexo-plugin.toml": text.encode()}
+    for target in WORKFLOW_TARGETS:
+        name = asset_name(plugin_id, version, target)
+        subprocess.run(
+            [tar, "czf", str(work / name), "-C", str(staging), f"bin/{plugin_id}",
+             "nexo-plugin.toml"],
+            check=True,
+        )  # fmt: skip
+        data = (work / name).read_bytes()
+        assets[name] = data
+        assets[name + ".sha256"] = (hashlib.sha256(data).hexdigest() + "\n").encode()
+    return assets
+
+
+def _real_history(repo: str) -> list[str]:
+    """Every real manifest of ``repo`` (head and earlier), one per version, oldest first;
+    of several with one version, the head's (else the first by name)."""
+    folder = require_shared_fixture("daemon-parity", "real-manifests")
+    index = json.loads((folder / "index.json").read_text(encoding="utf-8"))
+    chosen: dict[tuple[int, ...], tuple[bool, str]] = {}
+    for entry in sorted(index, key=lambda entry: entry["file"]):
+        if entry["repo"] != f"lordmacu/{repo}":
+            continue
+        key = _version_key(_identity(_manifest(entry["file"]))[1])
+        if key not in chosen or (entry["at_head"] and not chosen[key][0]):
+            chosen[key] = (entry["at_head"], entry["file"])
+    return [chosen[key][1] for key in sorted(chosen)]
+
+
+@pytest.mark.skipif(shutil.which("tar") is None, reason="needs the tar program")
+@pytest.mark.parametrize(
+    ("repo", "file_name", "shape"), WITH_HISTORY, ids=[entry[0] for entry in WITH_HISTORY]
+)
+def test_every_real_release_in_turn_installs_and_upgrades_as_the_workflow_builds_it(
+    install_env: InstallEnv, tmp_path: Path, repo: str, file_name: str, shape: str
+) -> None:
+    """Each real version of the repository's manifest, oldest first, released as its
+    workflow builds releases and under its tag shape: the oldest installs, each later one is
+    an `upgrade` to it; at every step exactly that version is discoverable, `verify` passes
+    and the receipt parses under the reference installer's struct; at the end `list` shows
+    the head and the one version kept out of the daemon's sight."""
+    history = _real_history(repo)
+    assert history[-1] == file_name
+    assert len(history) >= 3
+    plugin_id = _identity(_manifest(file_name))[0]
+    versions: list[str] = []
+    for step, name in enumerate(history):
+        text = _manifest(name)
+        version = _identity(text)[1]
+        tag = _tag(shape, plugin_id, version)
+        assets = _workflow_release(tmp_path / str(step), text)
+        install_env.server.publish("lordmacu", repo, tag, assets)
+        if not versions:
+            done = _run(install_env, "install", f"lordmacu/{repo}", "--yes", "--json")
+        else:
+            done = _run(install_env, "upgrade", plugin_id, "--yes", "--json")
+            assert (done.document["upgraded"], done.document["from_version"]) == (
+                True,
+                versions[-1],
+            ), done.stdout
+        assert done.code == 0, (name, done.stdout)
+        assert (done.document["version"], done.document["target"]) == (version, MUSL_ONLY[0])
+        versions.append(version)
+        assert discovered_versions(install_env.dest) == {plugin_id: version}, name
+        receipt = json.loads(
+            (install_env.dest / f"{plugin_id}-{version}" / RECEIPT_NAME).read_text()
+        )
+        assert reference_receipt_struct(receipt)["version"] == version
+        assert (receipt["tag"], receipt["resolved_tag"]) == ("latest", tag)
+        assert _run(install_env, "verify", plugin_id).code == 0, name
+    listing = _run(install_env, "list", "--json").document["plugins"]
+    assert {(p["id"], p["version"], bool(p.get("kept"))) for p in listing} == {
+        (plugin_id, versions[-1], False),
+        (plugin_id, versions[-2], True),
+    }

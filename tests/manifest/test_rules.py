@@ -272,6 +272,10 @@ def test_valid_commands(command: str) -> None:
         ("./", "write `./bin/<program>`"),
         (".", 'write e.g. `command = "./bin/plugin"`'),
         (" ./bin/x", 'write `command = "./bin/x"`'),
+        (" ./bin\\x", 'write `command = "./bin\\\\x"`'),
+        ("./bin\\weather", 'write `command = "./bin/weather"`'),
+        (".\\bin\\weather", 'write `command = "./bin/weather"`'),
+        ("bin\\weather", 'write `command = "./bin/weather"`'),
     ],
 )
 def test_invalid_commands(command: str, fix: str) -> None:
