@@ -337,9 +337,12 @@ def check_plugin(
     stopped = process.stderr_stopped_detail("subprocess.rs:294-310")
     if stopped is not None:
         report.add("stderr", "warn", stopped)
-    refused = next((line for line in report.stderr_tail if line.startswith("bwrap: ")), None)
-    if plan.wrapped and refused is not None:
-        # bwrap itself gave up (a mount, a namespace): the plugin never ran.
+    tail = report.stderr_tail
+    refused = tail[0] if tail and tail[0].startswith("bwrap: ") else None
+    if plan.wrapped and refused is not None and not process.stdout_seen:
+        # bwrap itself gave up (a mount, a namespace): the plugin never ran. bwrap speaks
+        # only before it runs the plugin, so its line comes first and nothing reached stdout;
+        # a plugin's own log line that starts the same way is no failure of bwrap's.
         report.checks[report.checks.index(spawn)] = CheckResult(
             "spawn", "fail", f"bwrap could not start the plugin: {refused}"
         )

@@ -169,6 +169,8 @@ class PluginProcess:
         #: The first stderr line that is not UTF-8 (its first bytes), at which the host stopped
         #: reading stderr and closed the pipe, as the daemon's line reader does; else None.
         self.stderr_stopped: bytes | None = None
+        #: Whether the child wrote anything on stdout (a wrapper such as bwrap never does).
+        self.stdout_seen = False
         self.killed = False
         self._closed = False
         #: Bytes of the last :meth:`send` still unwritten when its deadline passed (0: all
@@ -330,6 +332,7 @@ class PluginProcess:
             self._forget(self._stdout)
             self._stdout = None
             return
+        self.stdout_seen = True
         start = 0
         while start < len(chunk):
             newline = chunk.find(b"\n", start)

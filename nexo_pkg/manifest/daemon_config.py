@@ -205,8 +205,10 @@ def _note(message: str, *, warn: bool = False) -> None:
 
 
 #: The JSON Schema ``pattern`` of ``extensions.schema.json`` for a value written as a ``${VAR}``
-#: placeholder where the daemon's type is not a string (the loader substitutes the text first).
-PLACEHOLDER_SCHEMA_PATTERN = r"\$\{"
+#: placeholder where the daemon's type is not a string (the loader substitutes the text first):
+#: at least one ``${``, and every ``${`` closed (braces inside nest one level deep), since the
+#: loader scans for the ``}`` of one that never closes forever (:func:`find_placeholders`).
+PLACEHOLDER_SCHEMA_PATTERN = r"^(?=[\s\S]*\$\{)(?:[^$]|\$(?!\{)|\$\{(?:[^{}]|\{[^{}]*\})*\})*$"
 
 
 def find_placeholders(text: str) -> Iterator[tuple[int, int, str]]:

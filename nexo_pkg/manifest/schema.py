@@ -273,12 +273,12 @@ def _value_problem(error: ValidationError, dotted: str) -> tuple[Rule, str, str]
         hint = ""
         if isinstance(value, float) and "integer" in str(bound):
             hint = "integers are written without a decimal point"
-            if value.is_integer():
+            if value.is_integer() and _fits(error.schema, int(value)):
                 hint += f": `{int(value)}`"
         elif isinstance(value, datetime.date | datetime.time) and expected == "a string":
             hint = "quote the value to make it a string"
         else:
-            hint = _type_help(bound, value, expected)
+            hint = _type_help(bound, value, expected, error.schema)
         message = f"`{dotted}` must be {expected}, found {toml_type_name(value)}"
         return core_rules.WRONG_TYPE, message, hint
     if keyword in {"enum", "const"}:
@@ -329,18 +329,39 @@ def _value_problem(error: ValidationError, dotted: str) -> tuple[Rule, str, str]
     return core_rules.SCHEMA_VIOLATION, message, hint
 
 
-def _type_help(bound: object, value: object, expected: str) -> str:
+def _type_help(bound: object, value: object, expected: str, schema: object) -> str:
     """The help of a value of the wrong TOML type: the value rewritten when it plainly is one
     of the expected type written in the wrong form (``8080`` for a string, ``"true"`` for a
-    boolean), else the type to write."""
+    boolean) and the rewritten value is one the key takes (``schema``), else the type to
+    write."""
     names = {bound} if isinstance(bound, str) else {str(name) for name in bound}  # type: ignore[attr-defined]
-    if "string" in names and isinstance(value, bool | int | float):
+    quoted = isinstance(value, bool | int | float) and _fits(schema, _show(value))
+    if "string" in names and quoted:
         return f'quote the value to make it a string: `"{_show(value)}"`'
     if "boolean" in names and value in ("true", "false"):
         return f"write the boolean without quotes: `{value}`"
-    if "integer" in names and isinstance(value, str) and _INTEGER_TEXT.fullmatch(value):
-        return f"write the integer without quotes: `{int(value)}`"
+    digits = isinstance(value, str) and _INTEGER_TEXT.fullmatch(value) is not None
+    if "integer" in names and digits and _fits(schema, int(str(value))):
+        return f"write the integer without quotes: `{int(str(value))}`"
     return f"write {expected} here"
+
+
+def _fits(schema: object, value: object) -> bool:
+    """Whether ``value``, a rewrite a help would offer, is one the key whose ``schema`` this
+    is takes (its pattern, its range, its Rust integer type) and TOML can write: a help never
+    offers a fix that lint then refuses."""
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        return False  # beyond TOML's 64-bit integers
+    if not isinstance(schema, dict):
+        return False
+    rust_type = schema.get("x-rust-type")
+    bits = _UNSIGNED_BITS.get(rust_type) if isinstance(rust_type, str) else None
+    if bits is not None and isinstance(value, int) and not 0 <= value < 2**bits:
+        return False
+    try:
+        return bool(_validator().evolve(schema=schema).is_valid(value))  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - a reference the part cannot resolve: offer no rewrite
+        return False
 
 
 def _range_help(schema: object, keyword: str, bound: object) -> str:

@@ -100,6 +100,20 @@ def test_golden_daemon_shaped_microapp_passes(tmp_path: Path) -> None:
     assert "kills the child at once" in detail(document, "shutdown")
 
 
+def test_a_required_plugin_sandbox_does_not_stop_a_microapp(tmp_path: Path) -> None:
+    """`NEXO_PLUGIN_SANDBOX_REQUIRE` is read by the plugin host's sandbox runner
+    (`SandboxRunner::discover`, plugin_sandbox.rs), which the extension host never calls: a
+    microapp still starts, unsandboxed, where every plugin must be sandboxed."""
+    root = copy_microapp("golden", tmp_path / "echo")
+    code, document = nexo_check(str(root), cwd=tmp_path, env={"NEXO_PLUGIN_SANDBOX_REQUIRE": "1"})
+    assert code == 0, document
+    assert statuses(document)["spawn"] == "pass"
+    assert document["microapp"]["sandboxed"] is False
+    assert document["sandbox"]["refusal"] is None
+    assert document["sandbox"]["wrapped"] is False
+    assert "not sandboxed" in detail(document, "spawn")
+
+
 def test_sdk_string_tools_fail_initialize_with_the_daemons_reason(tmp_path: Path) -> None:
     """The Rust SDK answers tools as strings (microapp-sdk/src/runtime.rs:171-181); serde
     cannot decode a string as ToolDescriptor, so StartError::DecodeHandshake

@@ -258,6 +258,23 @@ def test_connecting_out_under_network_deny_fails_and_no_sandbox_says_what_it_ski
     assert document["sandbox"]["wrapped"] is False
 
 
+@needs_bwrap
+def test_host_network_with_the_operators_permission_shares_the_hosts_network(
+    tmp_path: Path, listener: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`network = "host"` under `NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW=1`: still wrapped, but
+    without `--unshare-net`, so the plugin reaches the host's loopback at start."""
+    monkeypatch.setenv("NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW", "1")
+    root = sandboxed_plugin(tmp_path / "boxed", "connect_out", network="host")
+    code, document = cli_check(root, env={"FIXTURE_CONNECT_PORT": str(listener)})
+    assert code == 0, (document["checks"], document["stderr_tail"])
+    assert document["sandbox"]["wrapped"] is True
+    argv = document["sandbox"]["argv"]
+    assert "--unshare-net" not in argv
+    assert "--unshare-pid" in argv
+    assert check(document, "spawn")["status"] == "pass"
+
+
 def test_sandbox_required_with_the_sandbox_off_fails_with_the_daemons_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -384,6 +401,52 @@ def test_a_program_bwrap_cannot_start_fails_spawn_with_bwraps_own_line(tmp_path:
     assert spawn["detail"].startswith(
         f"bwrap could not start the plugin: bwrap: execvp {launcher}: No such file or directory"
     )
+
+
+@needs_bwrap
+def test_a_plugin_logging_a_line_that_starts_like_bwraps_is_not_taken_for_bwrap(
+    tmp_path: Path,
+) -> None:
+    """bwrap speaks only before it runs the plugin. A plugin that starts, answers every
+    request and logs a line beginning `bwrap: ` ran inside the sandbox as under the daemon:
+    its log line is no failure of bwrap's."""
+    root = sandboxed_plugin(tmp_path / "boxed", "ok", command=str(tmp_path / "boxed" / "run"))
+    launcher = root / "run"
+    launcher.write_text(
+        f"#!/bin/sh\necho 'bwrap: the plugin logs this' >&2\nexec {SYSTEM_PYTHON} \"$@\"\n",
+        encoding="utf-8",
+    )
+    launcher.chmod(0o755)
+    code, document = cli_check(root)
+    assert code == 0, (document["checks"], document["stderr_tail"])
+    assert document["sandbox"]["wrapped"] is True
+    spawn = check(document, "spawn")
+    assert spawn["status"] == "pass"
+    assert "inside the daemon's bwrap sandbox" in spawn["detail"]
+    assert check(document, "initialize")["status"] == "pass"
+    assert document["stderr_tail"][0] == "bwrap: the plugin logs this"
+
+
+@needs_bwrap
+def test_drop_user_runs_the_plugin_as_nobody_inside_the_sandbox(tmp_path: Path) -> None:
+    """`drop_user = true`: the daemon's argv maps the plugin to uid/gid 65534 in a user
+    namespace (`build_bwrap_args`), and the plugin check runs is that user."""
+    root = sandboxed_plugin(tmp_path / "boxed", "ok", command=str(tmp_path / "boxed" / "run"))
+    launcher = root / "run"
+    launcher.write_text(
+        f'#!/bin/sh\necho "ids: $(id -u) $(id -g)" >&2\nexec {SYSTEM_PYTHON} "$@"\n',
+        encoding="utf-8",
+    )
+    launcher.chmod(0o755)
+    manifest = root / "nexo-plugin.toml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace('network = "deny"\n', 'network = "deny"\ndrop_user = true\n'))
+    code, document = cli_check(root)
+    assert code == 0, (document["checks"], document["stderr_tail"])
+    argv = document["sandbox"]["argv"]
+    start = argv.index("--unshare-user")
+    assert argv[start : start + 5] == ["--unshare-user", "--uid", "65534", "--gid", "65534"]
+    assert "ids: 65534 65534" in document["stderr_tail"]
 
 
 @needs_bwrap

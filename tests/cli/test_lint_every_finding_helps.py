@@ -6,6 +6,7 @@ manifest, a microapp manifest, the daemon's YAML and a fleet's files alike."""
 from __future__ import annotations
 
 import json
+import re
 from functools import partial
 from pathlib import Path
 
@@ -146,3 +147,65 @@ def test_the_daemons_yaml_a_microapp_and_a_fleet_are_told_the_fix_too(tmp_path: 
         ("nexo-plugins.lock", "NX010", "add `lock_version`"),
     } <= helps, sorted(helps)
     assert _without_help(findings) == []
+
+
+# A value the help rewrites: the line as written, the key, and whether a rewrite is offered.
+_REWRITES = [
+    ('[plugin.capabilities.http_server]\ntoken_env = "T"\nport = "8080"\n', "port", True),
+    ('[plugin.capabilities.http_server]\ntoken_env = "T"\nport = 8080.0\n', "port", True),
+    ('[plugin.supervisor]\nrespawn = "true"\n', "respawn", True),
+    ('[plugin.entrypoint]\ncommand = "x"\nenv = { PORT = 8080 }\n', "PORT", True),
+    # Rewritten, each would break the key's pattern or range: only the type is named.
+    ('[plugin.capabilities.http_server]\ntoken_env = "T"\nport = "70000"\n', "port", False),
+    ('[plugin.capabilities.http_server]\ntoken_env = "T"\nport = 70000.0\n', "port", False),
+    ('[plugin.supervisor]\nbackoff_ms = "-1"\n', "backoff_ms", False),
+    ('[plugin.supervisor]\nbackoff_ms = "99999999999999999999"\n', "backoff_ms", False),
+]
+_PLUGIN_KEYS = [('version = "0.1.0"', "version = 1"), ('id = "weather"', "id = 123")]
+
+
+@pytest.mark.parametrize(
+    ("manifest", "key", "offered"),
+    [(MINIMAL + "\n" + line, key, offered) for line, key, offered in _REWRITES]
+    + [(MINIMAL.replace(good, bad), bad.split(" ")[0], False) for good, bad in _PLUGIN_KEYS],
+    ids=[
+        "quoted-port",
+        "float-port",
+        "quoted-bool",
+        "int-env",
+        "quoted-port-out-of-range",
+        "float-port-out-of-range",
+        "quoted-negative-u64",
+        "quoted-beyond-toml-integers",
+        "int-version",
+        "int-id",
+    ],
+)
+def test_a_value_a_help_rewrites_is_one_lint_then_takes(
+    tmp_path: Path, manifest: str, key: str, offered: bool
+) -> None:
+    """Each rewrite a help offers, applied, lints clean at that key: never a fix that lint
+    (or TOML) then refuses; where none would be taken, the help names the type instead."""
+    path = tmp_path / "nexo-plugin.toml"
+    path.write_text(manifest, encoding="utf-8")
+    result = nexo("plugin", "lint", "--format", "json", path)
+    found = [
+        item
+        for file in json.loads(result.stdout)["files"]
+        for item in file["diagnostics"]
+        if item["key_path"].split(".")[-1] == key
+    ]
+    assert [item["code"] for item in found] == ["NX012"], found
+    help_text = found[0]["help"]
+    rewrite = re.search(r": `(.+)`$", help_text)
+    assert (rewrite is not None) is offered, help_text
+    if rewrite is None:
+        assert re.fullmatch(
+            r"(write an? \w+.* here|integers are written without a decimal point)", help_text
+        )
+        return
+    # The value as written after `KEY = `, to the line's end or the inline table's ` }`.
+    value = re.compile(rf"(?m)(\b{key} = )([^\n}}]+?)( }}|$)")
+    path.write_text(value.sub(rf"\g<1>{rewrite[1]}\g<3>", manifest, count=1), encoding="utf-8")
+    again = nexo("plugin", "lint", "--format", "json", path)
+    assert again.code == 0, again.stdout

@@ -585,6 +585,13 @@ LOADER_CASES: list[tuple[str, dict[str, str], bool]] = [
     ("extensions:\n  max_depth:\n", {}, False),
     ("extensions:\n  disabled: agent_creator\n", {}, False),
     ("extensions:\n  entries:\n    agent_creator: {timeout_secs: 3}\n", {}, False),
+    # A `${` that never closes: the loader scans for its `}` forever (`find_placeholders`),
+    # the daemon never starts; a closed one beside it does not make it load.
+    ("extensions:\n  max_depth: 3${\n", {}, False),
+    ("extensions:\n  max_depth: ${DEPTH}${\n", {"DEPTH": "4"}, False),
+    ("extensions:\n  enabled: ${ON\n", {"ON": "true"}, False),
+    ("extensions:\n  max_depth: ${DEPTH{X}\n", {"DEPTH": "4"}, False),
+    ("extensions:\n  max_depth: ${DEPTH:-4}\n", {}, True),
 ]
 
 
