@@ -274,9 +274,10 @@ def same_workflow(signed: str | None, named: str) -> bool:
 
 
 def spelling_hint(signed: str | None, named: str) -> str:
-    """A note for a ``named`` workflow that differs from ``signed`` only in case: it is
-    compared exactly as the certificate writes it, so the operator can copy that spelling."""
-    if signed is not None and signed != named and signed.casefold() == named.casefold():
+    """A note for a ``named`` workflow that is not ``signed`` (:func:`same_workflow`) only by
+    its case: it is compared exactly as the certificate writes it, so the operator can copy
+    that spelling."""
+    if signed is not None and signed.casefold() == named.casefold():
         return " (compared exactly as the certificate writes it)"
     return ""
 
