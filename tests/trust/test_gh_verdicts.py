@@ -211,29 +211,31 @@ def test_the_issuer_is_compared_exactly_where_gh_ignores_its_case(
 
 
 @pytest.mark.parametrize(
-    ("fixture", "flags"),
+    ("fixture", "flags", "kind"),
     [
         (REUSABLE, ["--owner", "malancas",
-                    "--signer-workflow", SIGNER.replace("github/", "GitHub/", 1)]),
+                    "--signer-workflow", SIGNER.replace("github/", "GitHub/", 1)],
+         "signer_untrusted"),
         (CUSTOM, ["--repo", "too-legit/attest", "--oidc-issuer", CUSTOM_ISSUER,
-                  "--signer-workflow", CUSTOM_WORKFLOW.replace("too-legit", "Too-Legit")]),
-        (REUSABLE, ["--owner", "malancas", "--signer-workflow", f"https://github.com/{SIGNER}"]),
-        (REUSABLE, ["--owner", "malancas", "--signer-workflow", f"GITHUB.com/{SIGNER}"]),
+                  "--signer-workflow", CUSTOM_WORKFLOW.replace("too-legit", "Too-Legit")],
+         "signer_untrusted"),
+        (REUSABLE, ["--owner", "malancas", "--signer-workflow", f"https://github.com/{SIGNER}"],
+         "usage"),
+        (REUSABLE, ["--owner", "malancas", "--signer-workflow", f"GITHUB.com/{SIGNER}"],
+         "usage"),
     ],
     ids=["owner-case", "repository-case", "https-url", "host-case"],
 )  # fmt: skip
-def test_the_signer_workflow_names_its_repository_as_github_does_where_gh_reads_text(
-    tmp_path: Path, trusted_roots: Path, fixture: tuple[str, str], flags: list[str]
+def test_the_signer_workflow_is_compared_as_the_certificate_writes_it(
+    tmp_path: Path, trusted_roots: Path, fixture: tuple[str, str], flags: list[str], kind: str
 ) -> None:
-    """Rows where nexo-pkg accepts what gh refuses, all spellings of the one workflow that
-    signed: gh turns ``--signer-workflow`` into a case-sensitive pattern over the SAN
+    """gh turns ``--signer-workflow`` into a case-sensitive pattern over the SAN
     (``^https://HOST/…``, the host prepended unless the text starts with one), so the owner
     or repository in another case, the host in capitals or the whole URL with its scheme
-    match nothing. nexo-pkg reads the owner and repository as GitHub names them (in any
-    case: no two repositories differ only in case), the host ``github.com`` in any case and
-    an ``https://`` URL of it; the file's path is still compared exactly (the table above).
-    No other workflow is accepted: the certificate's signer is the one gh accepts with the
-    exact spelling."""
+    match nothing, and gh refuses; so does nexo-pkg. A spelling no certificate could hold
+    (a scheme, a host other than ``github.com``) is a usage error; the owner or repository in
+    another case is ``signer_untrusted`` naming the certificate's workflow beside the
+    flag's, so the operator can copy it."""
     artifact, bundle = (str(ATTESTATIONS / name) for name in fixture)
     env = _offline_env(tmp_path)
     gh_flags = ["--cert-oidc-issuer" if flag == "--oidc-issuer" else flag for flag in flags]
@@ -245,12 +247,18 @@ def test_the_signer_workflow_names_its_repository_as_github_does_where_gh_reads_
     assert gh.returncode == 1, gh.stdout
     nexo = cli.nexo("plugin", "trust", "verify", artifact, "--bundle", bundle, *flags,
                     "--json", env=env, in_process=True)  # fmt: skip
-    assert nexo.code == 0, nexo.stdout
+    assert nexo.code == (2 if kind == "usage" else 1), nexo.stdout
     document = json.loads(nexo.stdout)
-    # The signer gh accepts when the workflow is spelled as the certificate spells it.
-    signer = SIGNER if fixture == REUSABLE else CUSTOM_WORKFLOW
-    assert document["claims"]["signer_workflow"] == signer
-    assert document["identity"].startswith(f"https://github.com/{signer}@")
+    assert document["kind"] == kind
+    named = flags[flags.index("--signer-workflow") + 1]
+    if kind == "usage":
+        assert document["error"].startswith(f"--signer-workflow {named!r}")
+        assert "github.com/OWNER/REPO/" in document["error"]
+    else:
+        # The workflow that signed, as the certificate spells it, and the flag's spelling.
+        signer = SIGNER if fixture == REUSABLE else CUSTOM_WORKFLOW
+        assert f"signer workflow {signer} is not {named}" in document["error"]
+        assert "compared exactly as the certificate writes it" in document["error"]
 
 
 @pytest.mark.parametrize(
