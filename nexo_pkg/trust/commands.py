@@ -352,16 +352,25 @@ _PINNED_WORKFLOW = re.compile(r"(?P<path>.+?\.ya?ml)@(?P<ref>refs/.+|[0-9a-fA-F]
 def signer_workflow_pin(value: str | None) -> tuple[str | None, str | None]:
     """``--signer-workflow`` of ``trust verify``, read as gh reads it: ``[github.com/]OWNER/
     REPO/.github/workflows/FILE``, optionally pinned to the ref the signer ran at
-    (``FILE@refs/…`` or ``FILE@<sha>``); the workflow path and the ref. A usage error for any
-    other shape, which no certificate could match."""
+    (``FILE@refs/…`` or ``FILE@<sha>``); the workflow path and the ref. The text is taken as
+    written (gh matches it case-sensitively): no ``https://`` scheme, the host ``github.com``
+    in lower case. A usage error for any other shape, which no certificate could match."""
     if value is None:
         return None, None
-    path = value.removeprefix("https://")
+    if "://" in value:
+        # gh prepends `https://` to the text itself: a URL with its scheme matches nothing.
+        raise UsageError(
+            f"--signer-workflow {value!r}: name the workflow without a scheme, as gh reads "
+            "it: OWNER/REPO/.github/workflows/FILE or github.com/OWNER/REPO/…"
+        )
+    path = value
     host, _, rest = path.partition("/")
     if "." in host:  # gh's `[HOST/]OWNER/REPO/…`: an owner never has a dot, a host has
-        if host.casefold() != "github.com":
+        if host != "github.com":
+            # gh matches `^https://HOST/…` case-sensitively: no certificate names another.
             raise UsageError(
-                f"--signer-workflow {value!r}: only workflows on github.com can be named"
+                f"--signer-workflow {value!r}: only workflows on github.com can be named "
+                "(the host as the certificate writes it: github.com/OWNER/REPO/…)"
             )
         path = rest
     ref = None
@@ -506,12 +515,12 @@ def _require_flags(
         reasons.append(f"its issuer is {outcome.issuer}, not {issuer} (--oidc-issuer)")
     signed_by = outcome.claims.get("signer_workflow")
     if signer_workflow is not None:
-        from nexo_pkg.trust.verifiers.claims import same_workflow  # noqa: PLC0415
+        from nexo_pkg.trust.verifiers.claims import same_workflow, spelling_hint  # noqa: PLC0415
 
         if not same_workflow(signed_by, signer_workflow):
             reasons.append(
                 f"it was signed by {signed_by or 'no workflow'}, not by {signer_workflow} "
-                "(--signer-workflow)"
+                f"(--signer-workflow){spelling_hint(signed_by, signer_workflow)}"
             )
     if reasons:
         raise SignerUntrustedError(

@@ -201,8 +201,11 @@ def _streamed_targz(
     return compressed.getvalue()
 
 
-def _pax_header_block(records: dict[str, str | bytes], name: str = "././@PaxHeader") -> bytes:
-    """A raw PAX extended header (type ``x``) carrying ``records``, padded to blocks.
+def _pax_header_block(
+    records: dict[str, str | bytes], name: str = "././@PaxHeader", kind: bytes = tarfile.XHDTYPE
+) -> bytes:
+    """A raw PAX extended header (type ``x``, or ``g`` for a global one) carrying ``records``,
+    padded to blocks.
 
     Written by hand because :mod:`tarfile` refuses to emit some values (a NUL in a path).
     """
@@ -216,7 +219,7 @@ def _pax_header_block(records: dict[str, str | bytes], name: str = "././@PaxHead
             length += 1
         length += len(str(length))
         body += str(length).encode() + payload
-    info = _info(name, kind=tarfile.XHDTYPE, size=len(body))
+    info = _info(name, kind=kind, size=len(body))
     header = info.tobuf(format=tarfile.USTAR_FORMAT)
     padding = (tarfile.BLOCKSIZE - len(body) % tarfile.BLOCKSIZE) % tarfile.BLOCKSIZE
     return header + body + bytes(padding)
@@ -227,6 +230,12 @@ def _raw_member(info: tarfile.TarInfo, data: bytes = b"") -> bytes:
     header = info.tobuf(format=tarfile.USTAR_FORMAT)
     padding = (tarfile.BLOCKSIZE - len(data) % tarfile.BLOCKSIZE) % tarfile.BLOCKSIZE
     return header + data + bytes(padding)
+
+
+def _raw_file(name: str, data: str) -> bytes:
+    """One regular-file member written as :func:`_raw_member` writes it."""
+    raw = data.encode()
+    return _raw_member(_info(name, size=len(raw)), raw)
 
 
 def _end_of_archive() -> bytes:
@@ -631,6 +640,68 @@ def gnu_multivolume_member(context: CorpusContext) -> bytes:
 
 
 @case(UNSAFE)
+def pax_global_header_traversal(context: CorpusContext) -> bytes:
+    """A PAX global header (type ``g``) whose ``path=../../escaped`` names the members after it."""
+    del context
+    header = _pax_header_block({"path": "../../global-escaped"}, "pax_global_header", b"g")
+    late = _raw_file("lib/plugin/late.txt", "pwned")
+    return _gzip(_baseline_tar_without_end() + header + late + _end_of_archive())
+
+
+@case(UNSAFE)
+def contiguous_file_member(context: CorpusContext) -> bytes:
+    """A member of type ``7`` (contiguous file), which some readers write as a regular file."""
+    del context
+    info, data = _file("lib/plugin/contiguous.bin", "x")
+    info.type = tarfile.CONTTYPE
+    return _with((info, data))
+
+
+@case(UNSAFE)
+def volume_label_member(context: CorpusContext) -> bytes:
+    """A GNU volume label (type ``V``) among the members."""
+    del context
+    info = _info("lib/plugin/label", kind=b"V", size=0)
+    return _gzip(
+        _baseline_tar_without_end() + info.tobuf(format=tarfile.GNU_FORMAT) + _end_of_archive()
+    )
+
+
+@case(UNSAFE)
+def over_long_component(context: CorpusContext) -> bytes:
+    """A name component of 300 bytes, more than any file system holds in one name."""
+    del context
+    return _with(_file("lib/" + "c" * 300, "x"))
+
+
+@case(UNSAFE)
+def over_long_name(context: CorpusContext) -> bytes:
+    """A name of more than 1024 bytes made of short components."""
+    del context
+    return _with(_file("lib/" + "/".join(["d" * 200] * 6), "x"))
+
+
+@case(UNSAFE)
+def undecodable_name(context: CorpusContext) -> bytes:
+    """A PAX ``path`` of raw bytes that are not UTF-8 (``hdrcharset=BINARY``)."""
+    del context
+    header = _pax_header_block({"hdrcharset": "BINARY", "path": b"lib/plugin/\xff\xfe"})
+    member = _raw_file("lib/plugin/named.txt", "x")
+    return _gzip(_baseline_tar_without_end() + header + member + _end_of_archive())
+
+
+@case(UNSAFE)
+def second_gzip_stream_smuggles_traversal(context: CorpusContext) -> bytes:
+    """The plugin in one gzip member, then a second gzip member carrying ``../escaped``.
+
+    ``gzip -d`` joins the members into one tar, so the second is read, not ignored.
+    """
+    del context
+    escaped = _raw_file("../second-stream-escaped", "pwned")
+    return _gzip(_baseline_tar_without_end()) + _gzip(escaped + _end_of_archive())
+
+
+@case(UNSAFE)
 def regular_file_named_dot(context: CorpusContext) -> bytes:
     """A regular file named ``.`` (would replace the plugin root itself)."""
     del context
@@ -762,6 +833,21 @@ def garbage_instead_of_end_marker(context: CorpusContext) -> bytes:
     del context
     noise = hashlib.sha512(b"noise").digest() * 16
     return _gzip(_baseline_tar_without_end() + noise + _end_of_archive())
+
+
+@case(INVALID)
+def member_hidden_after_end_marker(context: CorpusContext) -> bytes:
+    """The plugin and its end marker, then ``../escaped`` that readers stopping there never see."""
+    del context
+    escaped = _raw_file("../hidden-escaped", "pwned")
+    return _gzip(_baseline_tar_without_end() + _end_of_archive() + escaped + _end_of_archive())
+
+
+@case(INVALID)
+def bytes_after_the_gzip_stream(context: CorpusContext) -> bytes:
+    """A complete plugin ``.tar.gz`` followed by bytes that are no gzip member."""
+    del context
+    return _targz(_baseline_members()) + b"not gzip, but carried along"
 
 
 # --------------------------------------------------------------------------------------------

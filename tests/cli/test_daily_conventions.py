@@ -782,11 +782,52 @@ def test_every_command_asking_github_explains_a_slow_answer(
 
 
 @pytest.mark.parametrize(
-    "args", [["plugin", "install"], ["plugin", "lock"], ["plugin", "trust", "add"]]
-)
+    "args",
+    [
+        ["plugin", *words]
+        for words in (
+            ["install"], ["upgrade"], ["outdated"], ["sync"], ["lock"], ["info"], ["search"],
+            ["mirror"], ["push"], ["trust", "add"],
+        )
+    ],
+)  # fmt: skip
 def test_help_documents_the_default_deadline(tmp_path: Path, args: list[str]) -> None:
     shown = " ".join(
         nexo(*args, "-h", cwd=tmp_path, env=base_env(tmp_path / "home")).stdout.split()
     )
     assert "NEXO_HTTP_TIMEOUT, else 300 s" in shown
     assert "slower than 3 s is noted on stderr" in shown
+
+
+def test_lock_sync_and_trust_add_explain_a_slow_answer(
+    tmp_path: Path, github_server: GitHubServer
+) -> None:
+    """The other commands asking GitHub: `lock` (the release lookup), `sync` (the tarball it
+    locked) and `trust add` (the release it is asked to trust) say on stderr that they are
+    waiting, naming the host and the attempt, as `install` does; not with --json."""
+    github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    env = base_env(tmp_path / "home", NEXO_GITHUB_API_BASE=github_server.url)
+    host = github_server.url.split("://", 1)[1].rstrip("/")
+    (tmp_path / "nexo-plugins.toml").write_text(
+        '[plugins.hello]\nsource = "acme/hello"\n', encoding="utf-8"
+    )
+
+    def notes(result: cli.CliResult) -> list[str]:
+        return [line for line in result.stderr.splitlines() if line.startswith("waiting for")]
+
+    for command, code in (
+        (["lock"], 0),
+        (["sync", "--yes", "--dest", str(tmp_path / "p")], 0),
+        (["trust", "add", "acme/hello", "--yes"], 1),
+    ):
+        github_server.slow(4.0, times=1)
+        result = cli.nexo("plugin", *command, "--timeout", "60", cwd=tmp_path, env=env)
+        assert result.code == code, result.stderr
+        [note] = notes(result)
+        assert note.startswith(f"waiting for {host}: no answer after 3 s (attempt 1 of "), note
+        assert "at the 60 s deadline" in note, note
+        assert "not signed" in result.stderr or code == 0
+    github_server.slow(4.0, times=1)
+    quiet = cli.nexo("plugin", "lock", "--json", cwd=tmp_path, env=env)
+    assert quiet.code == 0, quiet.stderr
+    assert notes(quiet) == []

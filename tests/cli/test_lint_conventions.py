@@ -662,3 +662,61 @@ def test_settings_are_looked_up_once_per_directory_not_per_file(
     assert sorted(searched) == sorted(set(searched)), searched
     assert len(searched) <= len({file.parent for file in files}) + len(root.parents) + 3
     assert sorted(read, key=str) == [root / "quiet" / ".nexo.toml"]
+
+
+def test_config_discovery_as_docs_cli_states_it(tmp_path: Path) -> None:
+    """docs/cli.md "Configuration files", through the real console script: in one directory
+    `.nexo.toml` wins over a `pyproject.toml` with `[tool.nexo.lint]` (as ruff's `.ruff.toml`
+    over `pyproject.toml`); a manifest with no config file above it takes the one found from
+    the working directory upward; standard input without a file name takes that one too."""
+    env = {"NEXO_HOME": str(tmp_path / "home"), "NO_COLOR": "1"}
+    work = tmp_path / "work"
+    work.mkdir()
+    # Each file silences another rule, so the codes left say which one applied.
+    (work / ".nexo.toml").write_text('[lint]\nignore = ["NX113"]\n', encoding="utf-8")
+    (work / "pyproject.toml").write_text("[tool.nexo.lint]\nignore = ['NX106']\n", encoding="utf-8")
+    project(work)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    project(outside)
+
+    def left(result: CliResult) -> list[str]:
+        assert result.code in (0, 1), result.stderr
+        return [d["code"] for f in json.loads(result.stdout)["files"] for d in f["diagnostics"]]
+
+    beside = nexo("plugin", "lint", "--format", "json", "nexo-plugin.toml", cwd=work, env=env)
+    assert left(beside) == ["NX106"]
+    named = nexo("plugin", "lint", "--format", "json", outside, cwd=work, env=env)
+    assert left(named) == ["NX106"]
+    piped = nexo("plugin", "lint", "--format", "json", "-", cwd=work, env=env, stdin=MANIFEST)
+    assert left(piped) == ["NX106"]
+    # Without `.nexo.toml` the pyproject table is the one that applies.
+    (work / ".nexo.toml").unlink()
+    assert left(nexo("plugin", "lint", "--format", "json", cwd=work, env=env)) == ["NX113"]
+    # From a directory with no config anywhere above it, the outside manifest gets both.
+    alone = nexo("plugin", "lint", "--format", "json", ".", cwd=outside, env=env)
+    assert sorted(left(alone)) == ["NX106", "NX113"]
+
+
+def test_quiet_keeps_the_machine_report_of_a_clean_lint(tmp_path: Path) -> None:
+    """`-q` drops the summary line, never the report a program reads: as `ruff check -q
+    --output-format json` prints `[]`, a clean `lint -q` in JSON or SARIF prints its whole
+    document (a CI step piping it gets something to parse); text and GitHub print nothing."""
+    clean = project(
+        tmp_path,
+        MANIFEST.replace("NEXO_DEBUG", "WEATHER_DEBUG").replace('"forecast"', '"weather_forecast"'),
+    )
+    env = {"NEXO_HOME": str(tmp_path / "home"), "NO_COLOR": "1"}
+    for flags in (["--format", "json"], ["--json"]):
+        result = nexo("plugin", "lint", "-q", *flags, cwd=clean, env=env)
+        assert (result.code, result.stderr) == (0, ""), result.stderr
+        document = json.loads(result.stdout)
+        assert document["summary"] == {"files": 1, "errors": 0, "warnings": 0}
+        assert [f["diagnostics"] for f in document["files"]] == [[]]
+    sarif = nexo("plugin", "lint", "--quiet", "--format", "sarif", cwd=clean, env=env)
+    assert (sarif.code, sarif.stderr) == (0, ""), sarif.stderr
+    [run] = json.loads(sarif.stdout)["runs"]
+    assert run["results"] == []
+    for quiet in (["--format", "github"], ["--format", "text"]):
+        result = nexo("plugin", "lint", "-q", *quiet, cwd=clean, env=env)
+        assert (result.code, result.stdout, result.stderr) == (0, "", "")

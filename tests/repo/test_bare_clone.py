@@ -23,6 +23,7 @@ NEEDING_FIXTURES = [
     "tests/trust/test_github_attestations.py",
     "tests/trust/test_gh_verdicts.py",
     "tests/trust/test_policy_reading.py",
+    "tests/trust/test_exact_signer_match.py",
 ]
 IGNORED = shutil.ignore_patterns(
     ".git", ".venv", ".cache", "__pycache__", "*.egg-info", ".*_cache", "benchmarks", "fuzz"

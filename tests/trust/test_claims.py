@@ -410,9 +410,17 @@ def test_repos() -> None:
 def test_signer_workflow() -> None:
     assert (
         rejection_reason(
-            author(signer_workflow="ACME/echo/.github/workflows/release.yml"), signer(), ECHO
+            author(signer_workflow="acme/echo/.github/workflows/release.yml"), signer(), ECHO
         )
         is None
+    )
+    # As gh compares it: the owner or repository in another case is not the signer.
+    reason = rejection_reason(
+        author(signer_workflow="ACME/echo/.github/workflows/release.yml"), signer(), ECHO
+    )
+    assert reason == (
+        "signer workflow acme/echo/.github/workflows/release.yml is not "
+        "ACME/echo/.github/workflows/release.yml (compared exactly as the certificate writes it)"
     )
     reason = rejection_reason(
         author(signer_workflow="acme/echo/.github/workflows/x.yml"), signer(), ECHO
@@ -427,7 +435,7 @@ def test_signer_workflow() -> None:
     )
     assert reason == (
         "signer workflow acme/echo/.github/workflows/release.yml is not "
-        "acme/echo/.github/workflows/Release.yml"
+        "acme/echo/.github/workflows/Release.yml (compared exactly as the certificate writes it)"
     )
     no_workflow = signer(build_signer_uri=None)
     assert rejection_reason(author(signer_workflow="a/b/c"), no_workflow, ECHO) == (

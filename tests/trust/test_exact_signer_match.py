@@ -10,8 +10,12 @@ from pathlib import Path
 import pytest
 from support.cli import nexo, nexo_with_sitecustomize
 from support.private_sigstore import PrivateSigstore
+from support.shared_fixtures import skip_unless_present
 
 from .helpers import FIXTURES, VECTOR_ARTIFACT, VECTOR_IDENTITY, VECTOR_ISSUER, cli_env
+
+# Every test here verifies the public-good vector read from the shared fixtures.
+pytestmark = skip_unless_present("sigstore", VECTOR_ARTIFACT)
 
 # Entries one character or one letter's case away from the vector's signer. A verifier that
 # lowered, trimmed or searched instead of comparing would trust each of them.

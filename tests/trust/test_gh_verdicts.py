@@ -211,6 +211,57 @@ def test_the_issuer_is_compared_exactly_where_gh_ignores_its_case(
 
 
 @pytest.mark.parametrize(
+    ("fixture", "flags", "kind"),
+    [
+        (REUSABLE, ["--owner", "malancas",
+                    "--signer-workflow", SIGNER.replace("github/", "GitHub/", 1)],
+         "signer_untrusted"),
+        (CUSTOM, ["--repo", "too-legit/attest", "--oidc-issuer", CUSTOM_ISSUER,
+                  "--signer-workflow", CUSTOM_WORKFLOW.replace("too-legit", "Too-Legit")],
+         "signer_untrusted"),
+        (REUSABLE, ["--owner", "malancas", "--signer-workflow", f"https://github.com/{SIGNER}"],
+         "usage"),
+        (REUSABLE, ["--owner", "malancas", "--signer-workflow", f"GITHUB.com/{SIGNER}"],
+         "usage"),
+    ],
+    ids=["owner-case", "repository-case", "https-url", "host-case"],
+)  # fmt: skip
+def test_the_signer_workflow_is_compared_as_the_certificate_writes_it(
+    tmp_path: Path, trusted_roots: Path, fixture: tuple[str, str], flags: list[str], kind: str
+) -> None:
+    """gh turns ``--signer-workflow`` into a case-sensitive pattern over the SAN
+    (``^https://HOST/…``, the host prepended unless the text starts with one), so the owner
+    or repository in another case, the host in capitals or the whole URL with its scheme
+    match nothing, and gh refuses; so does nexo-pkg. A spelling no certificate could hold
+    (a scheme, a host other than ``github.com``) is a usage error; the owner or repository in
+    another case is ``signer_untrusted`` naming the certificate's workflow beside the
+    flag's, so the operator can copy it."""
+    artifact, bundle = (str(ATTESTATIONS / name) for name in fixture)
+    env = _offline_env(tmp_path)
+    gh_flags = ["--cert-oidc-issuer" if flag == "--oidc-issuer" else flag for flag in flags]
+    gh = subprocess.run(
+        [gh_binary(), "attestation", "verify", artifact, "--bundle", bundle,
+         "--custom-trusted-root", str(trusted_roots), *gh_flags, "--format", "json"],
+        capture_output=True, text=True, check=False, env=env, timeout=120,
+    )  # fmt: skip
+    assert gh.returncode == 1, gh.stdout
+    nexo = cli.nexo("plugin", "trust", "verify", artifact, "--bundle", bundle, *flags,
+                    "--json", env=env, in_process=True)  # fmt: skip
+    assert nexo.code == (2 if kind == "usage" else 1), nexo.stdout
+    document = json.loads(nexo.stdout)
+    assert document["kind"] == kind
+    named = flags[flags.index("--signer-workflow") + 1]
+    if kind == "usage":
+        assert document["error"].startswith(f"--signer-workflow {named!r}")
+        assert "github.com/OWNER/REPO/" in document["error"]
+    else:
+        # The workflow that signed, as the certificate spells it, and the flag's spelling.
+        signer = SIGNER if fixture == REUSABLE else CUSTOM_WORKFLOW
+        assert f"signer workflow {signer} is not {named}" in document["error"]
+        assert "compared exactly as the certificate writes it" in document["error"]
+
+
+@pytest.mark.parametrize(
     ("lines", "expected"),
     [
         (["{bundle}", "not json"], False),

@@ -83,9 +83,7 @@ def test_verify_refuses_another_repository_or_workflow(
 
 
 @skip_unless_present("github-attestations")
-@pytest.mark.parametrize(
-    "workflow", [f"github.com/{REUSABLE_SIGNER}", f"https://github.com/{REUSABLE_SIGNER}"]
-)
+@pytest.mark.parametrize("workflow", [f"github.com/{REUSABLE_SIGNER}"])
 def test_verify_takes_ghs_host_form_of_the_signer_workflow(tmp_path: Path, workflow: str) -> None:
     """gh's `--signer-workflow [HOST/]OWNER/REPO/PATH`: the github.com host may be written."""
     result = _verify(tmp_path, "--repo", "malancas/attest-demo", "--signer-workflow", workflow)
@@ -100,6 +98,9 @@ def test_verify_takes_ghs_host_form_of_the_signer_workflow(tmp_path: Path, workf
         "github/artifact-attestations-workflows",
         f"{REUSABLE_SIGNER}@not-a-ref",
         f"ghe.example.com/{REUSABLE_SIGNER}",
+        # gh prepends `https://` itself and matches the host as written.
+        f"https://github.com/{REUSABLE_SIGNER}",
+        f"GITHUB.com/{REUSABLE_SIGNER}",
         "attest.yml",
     ],
 )
@@ -1025,12 +1026,19 @@ def test_flags_refuse_a_signer_the_policy_trusts_unless_they_name_it(
     for flags in (
         (),
         ("--oidc-issuer", "https://token.actions.githubusercontent.com"),
-        ("--signer-workflow", "ACME/nexo-plugin-echo/.github/workflows/release.yml"),
+        ("--signer-workflow", "acme/nexo-plugin-echo/.github/workflows/release.yml"),
     ):
         assert verify(*flags).code == 0, flags
     for flags, said in (
         (("--oidc-issuer", "https://issuer.example"), "not https://issuer.example"),
         (("--signer-workflow", "acme/nexo-plugin-echo/.github/workflows/other.yml"), "other.yml"),
+        # Compared as the certificate writes it, as gh compares it.
+        (
+            ("--signer-workflow", "ACME/nexo-plugin-echo/.github/workflows/release.yml"),
+            "signed by acme/nexo-plugin-echo/.github/workflows/release.yml, not by "
+            "ACME/nexo-plugin-echo/.github/workflows/release.yml (--signer-workflow) "
+            "(compared exactly as the certificate writes it)",
+        ),
     ):
         result = verify(*flags)
         assert result.code == 1, flags

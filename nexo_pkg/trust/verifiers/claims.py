@@ -267,13 +267,19 @@ def _casefold_equal(left: str | None, right: str | None) -> bool:
 
 
 def same_workflow(signed: str | None, named: str) -> bool:
-    """``owner/repo/path``: the owner and repository as GitHub compares them (in any case),
-    the path exactly, as gh does: it names a file, and `RELEASE.yml` is not `release.yml`."""
-    if signed is None:
-        return False
-    signed_repository, _, signed_path = signed.partition("/.github/")
-    named_repository, _, named_path = named.partition("/.github/")
-    return _casefold_equal(signed_repository, named_repository) and signed_path == named_path
+    """``owner/repo/path`` exactly as the certificate's build-signer claim spells it, as gh
+    compares ``--signer-workflow`` (a case-sensitive pattern over the SAN): the owner or
+    repository in another case is not the workflow that signed."""
+    return signed is not None and signed == named
+
+
+def spelling_hint(signed: str | None, named: str) -> str:
+    """A note for a ``named`` workflow that is not ``signed`` (:func:`same_workflow`) only by
+    its case: it is compared exactly as the certificate writes it, so the operator can copy
+    that spelling."""
+    if signed is not None and signed.casefold() == named.casefold():
+        return " (compared exactly as the certificate writes it)"
+    return ""
 
 
 def binding_reason(signer: Signer, request: TrustRequest) -> str | None:
@@ -366,7 +372,11 @@ def rejection_reason(
     if author.signer_workflow is not None and not same_workflow(
         signer.signer_workflow, author.signer_workflow
     ):
-        return f"signer workflow {signer.signer_workflow or 'none'} is not {author.signer_workflow}"
+        hint = spelling_hint(signer.signer_workflow, author.signer_workflow)
+        return (
+            f"signer workflow {signer.signer_workflow or 'none'} is not "
+            f"{author.signer_workflow}{hint}"
+        )
     if author.source_ref is not None and not author.source_ref_matches(signer.source_ref or ""):
         return f"source ref {signer.source_ref or 'none'} does not match {author.source_ref!r}"
     if predicate_type is not None and predicate_type != author.attestation_predicate_type:
