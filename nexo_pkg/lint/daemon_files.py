@@ -66,6 +66,7 @@ from nexo_pkg.manifest.shape import (
     Spec,
     Table,
     check_shape,
+    type_name,
 )
 
 __all__ = [
@@ -944,6 +945,7 @@ def lint_config_text(
     ]
     overridden = [problem for problem in problems if _overridden(problem, drop_in=drop_in)]
     problems = [problem for problem in problems if problem not in overridden]
+    problems += _read_over(document.problems, drop_in=drop_in, kind=kind)
     as_written = "fix the YAML at this position"
     if any(problem.kind in _UNREADABLE for problem in problems):
         if drop_in:
@@ -999,7 +1001,7 @@ def lint_config_text(
             for problem in read.problems
             if _refused(problem, drop_in=drop_in, kind=kind)
             and not _overridden(problem, drop_in=drop_in)
-        ]
+        ] + _read_over(read.problems, drop_in=drop_in, kind=kind)
         for problem in read.problems:
             findings.at(
                 "NX222",
@@ -1104,6 +1106,28 @@ def _overridden(problem: YamlProblem, *, drop_in: bool) -> bool:
     )
 
 
+def _read_over(
+    problems: tuple[YamlProblem, ...] | list[YamlProblem], *, drop_in: bool, kind: ConfigKind
+) -> list[YamlProblem]:
+    """What the daemon refuses in the values written after keys written again, where it takes
+    the key again (an id of a drop-in's `extensions_config`, whose map visitor reads each value
+    before it keeps the last; two keys a `Value` holds apart, `!x id` and `id`): it reads those
+    values too."""
+    found: list[YamlProblem] = []
+    for duplicate in problems:
+        if duplicate.within and (
+            _overridden(duplicate, drop_in=drop_in)
+            or not _refused(duplicate, drop_in=drop_in, kind=kind)
+        ):
+            found += [
+                problem
+                for problem in duplicate.within
+                if _refused(problem, drop_in=drop_in, kind=kind)
+            ]
+            found += _read_over(duplicate.within, drop_in=drop_in, kind=kind)
+    return found
+
+
 def _struct_field(path: KeyPath, kind: ConfigKind) -> bool:
     """Whether the key at ``path`` (of a file read through a ``Value``) names a field of a
     struct: serde's derived ``visit_map`` refuses a field given twice (``duplicate_field``)
@@ -1128,6 +1152,29 @@ def _struct_field(path: KeyPath, kind: ConfigKind) -> bool:
     return isinstance(spec, Table)
 
 
+def _read_as_text(problem: YamlProblem) -> bool:
+    """Whether a drop-in, read straight from the text, takes the scalar of ``problem`` as its
+    text whatever its tag: the keys of the file, of an agent and of its `model` (struct field
+    names: `deserialize_identifier` is `deserialize_str`), a microapp id of its
+    `extensions_config` (a `String` key), and the string fields `id`, `model.provider` and
+    `model.model` (serde_yaml 0.9.34 ``src/de.rs`` ``deserialize_str`` reads the scalar's
+    value and never its tag). Elsewhere the type is not known here, or is a `Value`."""
+    path = problem.key_path
+    agent = len(path) >= 3 and path[0] == "agents" and isinstance(path[1], int)
+    if problem.at_key:
+        return len(path) == 1 or (
+            agent and (len(path) == 3 or (len(path) == 4 and path[2] in AGENT_TEXT_KEYED))
+        )
+    return agent and (
+        path[2:] == ("id",) or path[2:] in (("model", "provider"), ("model", "model"))
+    )
+
+
+AGENT_TEXT_KEYED = ("model", "extensions_config")
+"""An agent's fields whose keys a drop-in reads as text: `ModelConfig`'s field names and the
+`String` ids of `extensions_config` (``crates/config/src/types/agents.rs:366,938``)."""
+
+
 def _refused(problem: YamlProblem, *, drop_in: bool, kind: ConfigKind) -> bool:
     """Whether the daemon refuses the file for ``problem``. A key that is not a string is
     refused only where a struct or a string-keyed map reads it: an agent's
@@ -1136,6 +1183,8 @@ def _refused(problem: YamlProblem, *, drop_in: bool, kind: ConfigKind) -> bool:
     text, where a string-keyed map takes a scalar key's text as it is (serde_yaml 0.9.34
     ``src/de.rs`` ``deserialize_str``), so ``extensions_config: {1: ...}`` is the id ``"1"``."""
     path = problem.key_path
+    if drop_in and problem.kind in ("tag", "empty-tag") and _read_as_text(problem):
+        return False
     if problem.kind == "empty-tag":
         # `agents: !!null` or `extensions_config: !!null` in a drop-in: `deserialize_seq` /
         # `deserialize_map` (serde_yaml 0.9.34 src/de.rs) take an empty plain scalar as empty
@@ -1146,9 +1195,13 @@ def _refused(problem: YamlProblem, *, drop_in: bool, kind: ConfigKind) -> bool:
         )
     if problem.kind == "wide-int":
         # A drop-in reads its typed fields straight from the text (a string field takes the
-        # digits as text): only its opaque settings go through a `Value`.
+        # digits as text, a microapp id too): only its opaque settings, the value of each id
+        # and all below it, go through a `Value`.
         return not drop_in or (
-            len(path) >= 5 and path[0] == "agents" and path[2] == "extensions_config"
+            len(path) >= 4
+            and path[0] == "agents"
+            and path[2] == "extensions_config"
+            and (len(path) > 4 or not problem.at_key)
         )
     in_settings = len(path) >= 4 and path[0] == "agents" and path[2] == "extensions_config"
     if problem.kind in ("duplicate-value", "duplicate-text"):
@@ -1352,6 +1405,66 @@ def _check_agent_keys(findings: Findings, data: Any, *, drop_in: bool) -> None:
                     _AGENT_REQUIRED_HELP[key],
                     part="key",
                 )
+        _check_agent_types(findings, agent, path, refused, drop_in=drop_in)
+
+
+def _check_agent_types(
+    findings: Findings, agent: Mapping[str, Any], path: KeyPath, refused: str, *, drop_in: bool
+) -> None:
+    """The required fields' types: `id` a `String`, `model` a `ModelConfig` of two `String`s
+    (``crates/config/src/types/agents.rs:31,38,936-941``, ``deny_unknown_fields``). Through a
+    `Value` (agents.yaml) a string is a YAML string (serde_yaml 0.9.34 ``src/value/de.rs``
+    ``deserialize_string``); a drop-in takes any scalar's text (``src/de.rs``
+    ``deserialize_str``). A `model` that is null or empty misses both fields either way."""
+
+    def text(value: Any) -> bool:
+        return not isinstance(value, list | Mapping) if drop_in else isinstance(value, str)
+
+    def wrong(where: KeyPath, value: Any, hint: str) -> None:
+        findings.add(
+            "NX221",
+            where,
+            f"`{format_key_path(where)}` must be a string, not {type_name(value)}: {refused} "
+            "and does not start",
+            hint,
+        )
+
+    if "id" in agent and not text(agent["id"]):
+        wrong((*path, "id"), agent["id"], 'quote the id: `id: "..."`')
+    if "model" not in agent:
+        return
+    model = agent["model"]
+    where: KeyPath = (*path, "model")
+    if not isinstance(model, Mapping):
+        findings.add(
+            "NX221",
+            where,
+            f"`{format_key_path(where)}` must be a mapping, not {type_name(model)}: {refused} "
+            "and does not start",
+            _AGENT_REQUIRED_HELP["model"],
+        )
+        return
+    for key in model:
+        if key not in ("provider", "model") and not _has_placeholder(str(key)):
+            findings.add(
+                "NX220",
+                (*where, key),
+                f"unknown key `{printable(str(key), lines=True)}` in an agent's `model`: "
+                f"{refused} and does not start",
+                "a model has `provider` and `model` only",
+                part="key",
+            )
+    for key in ("provider", "model"):
+        if key not in model:
+            findings.add(
+                "NX221",
+                where,
+                f"`{format_key_path((*where, key))}` is missing: {refused} and does not start",
+                _AGENT_REQUIRED_HELP["model"],
+                part="key",
+            )
+        elif not text(model[key]):
+            wrong((*where, key), model[key], "quote it")
 
 
 def _check_agents(

@@ -88,6 +88,11 @@ class YamlProblem:
     (``0x1`` after ``1``), refused where the keys are read into a ``Value``;
     ``duplicate-text``: a key spelling an earlier one as another value (``"1"`` after ``1``),
     refused where the keys are read as text; ``depth``."""
+    at_key: bool = False
+    """Whether the problem is the key at ``key_path`` itself, not the value written there."""
+    within: tuple[YamlProblem, ...] = ()
+    """For a key written again (``duplicate``, ``duplicate-text``): the problems of the value
+    written after it, which is read only where a later definition replaces an earlier one."""
 
 
 @dataclass
@@ -965,7 +970,12 @@ class _Builder:
                 return result
             if isinstance(key_node, yaml.ScalarNode):
                 key = str(key_node.value)
+                before = len(self.document.problems)
                 resolved = self.scalar(key_node, (*path, key))
+                self.document.problems[before:] = [
+                    dataclasses.replace(problem, at_key=True)
+                    for problem in self.document.problems[before:]
+                ]
                 if not isinstance(resolved, str) and not _refused_by_tag(key_node):
                     self.document.problems.append(
                         YamlProblem(
@@ -997,6 +1007,9 @@ class _Builder:
             child = (*path, key)
             identity = self.identities.of(key_node)
             same = written.get(identity)
+            # Every key is a value of the mapping, repeated or not: `'x'` after `!x x` and `x`
+            # repeats `x`.
+            written.setdefault(identity, key)
             if key in result or same is not None:
                 # "duplicate-value": `0x1` after `1`, the same YAML value written otherwise;
                 # "duplicate-text": `"1"` after `1`, the same text but another value. Which of
@@ -1012,8 +1025,13 @@ class _Builder:
                     YamlProblem(message, _span(key_node, self.locator), child, kind)
                 )
                 if key in result:
+                    # Read aside: serde's map visitor, where a map read straight from the text
+                    # keeps the last definition, reads this value as well (a `Value` stops at
+                    # the key), so its problems ride on the duplicate's.
+                    within = self.aside(value_node, child, depth, value_alias)
+                    duplicate = self.document.problems.pop()
+                    self.document.problems.append(dataclasses.replace(duplicate, within=within))
                     continue
-            written.setdefault(identity, key)
             if (_explicit_tag(key_node) or "").startswith("!"):
                 self.document.tagged_keys.add(child)
             self.document.keys[child] = _span(key_node, self.locator)
@@ -1021,6 +1039,18 @@ class _Builder:
                 return result
             result[key] = self.child(value_node, child, depth, value_alias)
         return result
+
+    def aside(self, node: Any, path: KeyPath, depth: int, alias: Any) -> tuple[YamlProblem, ...]:
+        """The problems of reading ``node`` (a value written after a duplicate key) without
+        recording its values, spans or problems in the document."""
+        kept = self.document
+        self.document = YamlDocument(kept.text, None)
+        try:
+            if self.follow(path, alias):
+                self.child(node, path, depth, alias)
+            return tuple(self.document.problems)
+        finally:
+            self.document = kept
 
     def replays(self, node: Any) -> int:
         """How many aliases serde_yaml follows to read ``node``: each child written as an
