@@ -36,6 +36,7 @@ from typing import IO, Literal
 from nexo_pkg.check.text import short
 from nexo_pkg.core import posix
 from nexo_pkg.core.posix import become_subreaper, kill_and_reap
+from nexo_pkg.core.threads import stopping
 from nexo_pkg.manifest.rust_text import rust_trim
 
 #: The SDKs' ``MAX_FRAME_BYTES`` (1 MiB): the largest frame the written contract allows. The
@@ -75,6 +76,10 @@ SESSION_ENV = "NEXO_PLUGIN_CHECK_SESSION"
 # Kill rounds: a descendant may fork while the previous round is being killed.
 _KILL_ROUNDS = 5
 
+# How long a wait for the plugin goes, at most, before it asks whether the run it works for
+# was interrupted (`doctor --jobs`: the signal lands in the main thread, not in this one).
+_STOP_PROBE_SECONDS = 0.1
+
 # How often, at most, a running plugin's orphans that have exited are reaped.
 _REAP_EVERY_SECONDS = 0.05
 
@@ -102,6 +107,12 @@ class StdoutEvent:
     kind: Literal["line", "oversize", "eof"]
     data: bytes = b""
     size: int = 0
+
+
+class Stopped(BaseException):
+    """The run a plugin was spawned for was interrupted (Ctrl-C, SIGTERM in another thread):
+    the wait ends at once and leaving the ``with`` block kills everything the plugin started.
+    A :class:`BaseException`, so that no check reports it as the plugin's failure."""
 
 
 class PluginProcess:
@@ -300,7 +311,11 @@ class PluginProcess:
         return True
 
     def _poll(self, timeout: float) -> None:
-        """Wait up to ``timeout`` seconds for pipe activity and handle what is ready."""
+        """Wait up to ``timeout`` seconds for pipe activity and handle what is ready; raise
+        :class:`Stopped` once the run this plugin is spawned for was interrupted."""
+        if stopping():
+            raise Stopped
+        timeout = min(timeout, _STOP_PROBE_SECONDS)
         now = time.monotonic()
         if now - self._reaped_at >= _REAP_EVERY_SECONDS:
             # Each orphan that exits while the plugin runs (a descendant changing its pid
@@ -541,7 +556,7 @@ class PluginProcess:
             # zombie its pid cannot be reused, so the signal reaches only our processes.
             self.kill()
             self._reap()
-            if self._stderr is not None:
+            if self._stderr is not None and not stopping():
                 # The group is dead; collect what it wrote to stderr before dying. A
                 # descendant that escaped the group may hold the pipe open, hence the cap.
                 self.drain(0.2)

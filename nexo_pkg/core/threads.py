@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 
 from nexo_pkg.core.errors import UsageError
 
-__all__ = ["DEFAULT_JOBS", "MAX_JOBS", "Aside", "checked_jobs", "run_bounded"]
+__all__ = ["DEFAULT_JOBS", "MAX_JOBS", "Aside", "checked_jobs", "run_bounded", "stopping"]
 
 # Workers of one run when --jobs is not given: downloads wait on the network and extraction
 # on the disk (the kernel creating files), so more workers than cores keep both busy, and a
@@ -24,6 +24,10 @@ __all__ = ["DEFAULT_JOBS", "MAX_JOBS", "Aside", "checked_jobs", "run_bounded"]
 # after the others (docs/benchmarks.md: 5 plugins 0.49x the pipeline with 8, 0.61x with 4).
 DEFAULT_JOBS = 8
 MAX_JOBS = 64
+
+# Set while an interrupted run waits for its started items: work that would otherwise wait
+# out a deadline of its own (a spawned plugin's handshake) asks :func:`stopping` and ends.
+_STOPPING = threading.Event()
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
@@ -54,7 +58,8 @@ def run_bounded(
     the started items, so nothing is left half-done behind the caller's back; those items
     finish what they began (every step of theirs is atomic) and the rest never start.
     ``on_interrupt`` is called first, then: it cuts the started items' waits short (their
-    requests), so that they end soon rather than when the network answers.
+    requests), so that they end soon rather than when the network answers; and until the
+    started items have ended, :func:`stopping` is true for work that watches it.
     """
     if jobs <= 1 or len(items) <= 1:
         return [work(item) for item in items]
@@ -78,14 +83,24 @@ def run_bounded(
             future.exception()
     except BaseException:
         stopped.set()
+        _STOPPING.set()
         if on_interrupt is not None:
             on_interrupt()
         raise
     finally:
         stopped.set()
-        pool.shutdown(wait=True, cancel_futures=True)
+        try:
+            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            _STOPPING.clear()
     # The first failure in item order is raised; an item skipped after it never is.
     return [future.result() for future in futures]
+
+
+def stopping() -> bool:
+    """Whether the run this thread works for was interrupted: the caller waits for the items
+    already started, which should end now instead of waiting out their own deadlines."""
+    return _STOPPING.is_set()
 
 
 class _NotStartedError(Exception):

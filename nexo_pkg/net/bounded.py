@@ -91,6 +91,11 @@ class Deadline:
         )
 
 
+# Set in a trace event's ``info`` by a transport that reports every reuse of a pooled
+# connection (``connection.reuse``), so the socket's owner deadline stays true.
+REUSE_REPORTED = "nexo.reuse_reported"
+
+
 class SocketWatch:
     """Remembers every socket a client opens (an httpcore ``trace`` hook), so a watchdog can
     cut whichever one a read is blocked on when the request's deadline passes."""
@@ -112,7 +117,8 @@ class SocketWatch:
         """httpcore trace hook: remember each socket as soon as it is connected (or taken
         again from the pool), with the ``deadline`` of the request it carries. One connected
         once that deadline has passed (the transport sending a request once more after the
-        cut ended its connection) is cut at once: nothing goes out on it."""
+        cut ended its connection) is cut at once: nothing goes out on it. The deadline is
+        kept as the socket's owner only when ``info`` says the transport reports reuse."""
         if not event.endswith((".connect_tcp.complete", ".start_tls.complete", ".reuse")):
             return
         stream = info.get("return_value")
@@ -120,7 +126,10 @@ class SocketWatch:
         if isinstance(sock, socket.socket):
             with self._lock:
                 self._sockets.add(sock)
-                if deadline is not None:
+                # Only a transport that reports each reuse (``REUSE_REPORTED``, ours) keeps an
+                # owner true: httpx's own pool (through a proxy) hands a connection to the next
+                # request unannounced, so its sockets are cut by any deadline that passes.
+                if deadline is not None and info.get(REUSE_REPORTED):
                     self._owners[sock] = deadline
                     late = self._stopped or deadline.expired()
                 else:

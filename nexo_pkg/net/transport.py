@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 import httpx
 
 from nexo_pkg.core.terminal import shown
+from nexo_pkg.net.bounded import REUSE_REPORTED
 
 if TYPE_CHECKING:
     import ssl
@@ -114,6 +115,11 @@ class _Stream:
 
     def get_extra_info(self, name: str) -> Any:
         return self._sock if name == "socket" else None
+
+
+def _traced(sock: socket.socket) -> dict[str, Any]:
+    """A trace event's ``info`` for ``sock``: this transport reports each reuse too."""
+    return {"return_value": _Stream(sock), REUSE_REPORTED: True}
 
 
 @contextmanager
@@ -226,11 +232,11 @@ class DirectTransport(httpx.BaseTransport):
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 if trace is not None:
-                    trace("connection.connect_tcp.complete", {"return_value": _Stream(sock)})
+                    trace("connection.connect_tcp.complete", _traced(sock))
                 if scheme == "https":
                     sock = self._tls_context().wrap_socket(sock, server_hostname=host)
                     if trace is not None:
-                        trace("connection.start_tls.complete", {"return_value": _Stream(sock)})
+                        trace("connection.start_tls.complete", _traced(sock))
             except BaseException:
                 sock.close()
                 raise
@@ -247,7 +253,7 @@ class DirectTransport(httpx.BaseTransport):
             if isinstance(sock, socket.socket) and not _is_readable(sock):
                 sock.settimeout(timeouts.get("read"))
                 if trace is not None:  # the request it carries now, for its deadline
-                    trace("connection.reuse", {"return_value": _Stream(sock)})
+                    trace("connection.reuse", _traced(sock))
                 return connection
             connection.close()
         return None

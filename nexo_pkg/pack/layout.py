@@ -199,15 +199,18 @@ def stored_names(entries: list[ArchiveEntry]) -> list[ArchiveEntry]:
     ``install`` or ``check`` would refuse (two alike once case-folded or normalised, a
     backslash, a control character, bytes that are not UTF-8) is ``layout_invalid`` with the
     installer's message, naming both paths of a collision."""
+    stored = [replace(entry, name=unicodedata.normalize("NFC", entry.name)) for entry in entries]
     try:
         check_member_names((entry.name, entry.is_dir) for entry in entries)
+        # And as stored: NFC can make a name longer (U+0344 is two code points there).
+        check_member_names((entry.name, entry.is_dir) for entry in stored)
     except NexoError as exc:
         raise layout_error(
             f"{exc.message}: `nexo plugin install` and `check` would refuse the tarball; "
             "rename it in the project",
             **exc.details,
         ) from exc
-    return [replace(entry, name=unicodedata.normalize("NFC", entry.name)) for entry in entries]
+    return stored
 
 
 def _follow_recorded_link(path: Path, text: str, links: Mapping[Path, str]) -> Path:

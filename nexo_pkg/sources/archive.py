@@ -687,8 +687,13 @@ def checked_name(raw: str) -> str | None:
             raise unsafe(f"member name {raw!r} escapes the archive with '..'", member=raw)
         if part in {"", "."}:
             raise unsafe(f"member name {raw!r} is not normalised", member=raw)
-        if len(part) > MAX_COMPONENT_LENGTH:
-            raise unsafe(f"member name {raw[:80]!r}… has an over-long component", member=raw)
+        # In bytes, as the file system counts it (NAME_MAX): 'é' is two.
+        if len(part.encode("utf-8")) > MAX_COMPONENT_LENGTH:
+            raise unsafe(
+                f"member name {raw[:80]!r}… has a component longer than"
+                f" {MAX_COMPONENT_LENGTH} bytes",
+                member=raw,
+            )
     return name
 
 

@@ -19,6 +19,7 @@ import pytest
 from support.cli import clean_env, nexo_with_sitecustomize
 from support.daemon_walk import discovered_versions
 from support.stderr import without_notes
+from support.step_signal import signal_after_step
 from support.tarballs import tree_snapshot, write_plugin
 
 from nexo_pkg.install.receipts import scan_kept
@@ -27,41 +28,6 @@ pytestmark = [
     pytest.mark.daemon_host,
     pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"),
 ]
-
-# Wraps ``STEP`` before ``nexo_pkg.install.rollback`` imports it by name, so that the process
-# sends itself ``SIGNUM`` as soon as the step's first call has returned.
-SIGNAL_AFTER_STEP = """
-import importlib
-import os
-import sys
-
-STEP = {step!r}
-SIGNUM = {signum}
-
-
-class _SignalAfterStep:
-    def find_spec(self, name, path=None, target=None):
-        if name == "nexo_pkg.install.rollback":
-            sys.meta_path.remove(self)
-            module, attribute = STEP.rsplit(".", 1)
-            owner = importlib.import_module(module)
-            real = getattr(owner, attribute)
-
-            fired = []
-
-            def signalled(*args, **kwargs):
-                result = real(*args, **kwargs)
-                if not fired:
-                    fired.append(True)
-                    os.kill(os.getpid(), SIGNUM)
-                return result
-
-            setattr(owner, attribute, signalled)
-        return None
-
-
-sys.meta_path.insert(0, _SignalAfterStep())
-"""
 
 
 def _leftovers(dest: Path) -> list[str]:
@@ -100,7 +66,7 @@ def test_a_signal_once_rollback_swapped_the_versions_still_says_it_rolled_back(
 
     run = nexo_with_sitecustomize(
         tmp_path,
-        SIGNAL_AFTER_STEP.format(step="nexo_pkg.install.root.swap_in", signum=int(signum)),
+        signal_after_step("nexo_pkg.install.rollback", "nexo_pkg.install.root.swap_in", signum),
         "plugin", "rollback", "x", "--dest", str(dest), *(["--json"] if json_output else []),
     )  # fmt: skip
 
@@ -138,9 +104,7 @@ def test_a_signal_before_rollback_swaps_the_versions_changes_nothing(tmp_path: P
 
     run = nexo_with_sitecustomize(
         tmp_path,
-        SIGNAL_AFTER_STEP.format(
-            step="nexo_pkg.install.verify.verify_installed", signum=int(signal.SIGINT)
-        ),
+        signal_after_step("nexo_pkg.install.rollback", "nexo_pkg.install.verify.verify_installed"),
         "plugin", "rollback", "x", "--dest", str(dest), "--json",
     )  # fmt: skip
 

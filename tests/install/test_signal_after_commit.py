@@ -18,6 +18,7 @@ import pytest
 from support.cli import clean_env, nexo_with_sitecustomize, stand_in_env
 from support.github_server import GitHubServer
 from support.stderr import without_notes
+from support.step_signal import signal_after_step
 from support.tarballs import (
     plugin_tarball,
     release_assets,
@@ -30,41 +31,6 @@ pytestmark = [
     pytest.mark.daemon_host,
     pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"),
 ]
-
-# Wraps ``STEP`` (a name the install pipeline imports, before it does) so that the process
-# sends itself SIGINT as soon as the step's first call has returned.
-SIGNAL_AFTER_STEP = """
-import importlib
-import os
-import signal
-import sys
-
-STEP = {step!r}
-
-
-class _SignalAfterStep:
-    def find_spec(self, name, path=None, target=None):
-        if name == "nexo_pkg.install.pipeline":
-            sys.meta_path.remove(self)
-            module, attribute = STEP.rsplit(".", 1)
-            owner = importlib.import_module(module)
-            real = getattr(owner, attribute)
-
-            fired = []
-
-            def signalled(*args, **kwargs):
-                result = real(*args, **kwargs)
-                if not fired:
-                    fired.append(True)
-                    os.kill(os.getpid(), signal.SIGINT)
-                return result
-
-            setattr(owner, attribute, signalled)
-        return None
-
-
-sys.meta_path.insert(0, _SignalAfterStep())
-"""
 
 
 def _receipt_sha(tree: Path) -> str:
@@ -105,7 +71,7 @@ def test_ctrl_c_during_a_forced_reinstall_is_the_old_tree_or_the_new_one_said(
 
     run = nexo_with_sitecustomize(
         tmp_path,
-        SIGNAL_AFTER_STEP.format(step=step),
+        signal_after_step("nexo_pkg.install.pipeline", step),
         "plugin", "install", str(second), "--dest", str(dest), "--force", "--yes", "--json",
     )  # fmt: skip
 
@@ -142,7 +108,7 @@ def test_ctrl_c_once_an_upgrade_put_the_new_version_in_place_still_says_so(
         server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
         run = nexo_with_sitecustomize(
             tmp_path,
-            SIGNAL_AFTER_STEP.format(step="nexo_pkg.install.root.publish"),
+            signal_after_step("nexo_pkg.install.pipeline", "nexo_pkg.install.root.publish"),
             "plugin", "upgrade", "hello", "--dest", str(dest), "--github-api-url", server.url,
             "--yes", "--json",
         )  # fmt: skip

@@ -62,3 +62,97 @@ def test_one_requests_deadline_leaves_another_threads_request_running() -> None:
         took, message = outcomes[name]
         assert "gave up at the 1 s deadline" in message, (name, message)
         assert took >= 0.95, (name, took, message)
+
+
+def _read_head(conn: socket.socket) -> bool:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = conn.recv(4096)
+        if not piece:
+            return False
+        data += piece
+    return True
+
+
+def test_a_proxied_connection_taken_from_the_pool_is_cut_at_its_new_request_s_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Through a proxy, httpx's own pool hands a kept-alive connection to the next request
+    without saying so. A request begun first takes the connection a later-begun request (of
+    another thread) opened and finished with; the proxy then drips the answer's head. The
+    request ends at its own deadline (it used to run as long as the drip: its socket's
+    recorded owner was the other request, whose deadline had not passed)."""
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    stop = threading.Event()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{listener.getsockname()[1]}")
+
+    def answer(conn: socket.socket) -> None:
+        # The first request on a connection is answered (kept alive), the next one dripped.
+        with conn:
+            if not _read_head(conn):
+                return
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            if not _read_head(conn):
+                return
+            conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            while not stop.wait(0.1):
+                try:
+                    conn.sendall(b"X-Drip: 1\r\n")
+                except OSError:
+                    return
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    url = "http://plugins.example.invalid/doc"
+    outcome: list[tuple[float, str]] = []
+    begun = threading.Event()
+    pooled = threading.Event()
+    try:
+        with HttpClient(timeout=1.5, retries=0) as client:
+
+            def get(what: str) -> bytes:
+                with client.open("GET", url, what) as response:
+                    return client.read_document(response, what, limit=1024)
+
+            def first_begun() -> bytes:
+                begun.set()
+                assert pooled.wait(10)
+                return get("first begun")
+
+            def ask_first_begun() -> None:
+                started = time.monotonic()
+                with pytest.raises(NexoError) as caught:
+                    client.with_retries(first_begun)
+                outcome.append((time.monotonic() - started, caught.value.message))
+
+            thread = threading.Thread(target=ask_first_begun)
+            thread.start()
+            assert begun.wait(10)
+            time.sleep(0.5)  # the next request's deadline passes 0.5 s later
+            assert client.with_retries(lambda: get("begun later")) == b"ok"
+            pooled.set()
+            thread.join(6)
+            ran_on = thread.is_alive()
+            stop.set()
+            thread.join(10)
+    finally:
+        stop.set()
+        listener.close()
+    assert not ran_on, "the request outlived its deadline by 4.5 s"
+    [(took, message)] = outcome
+    assert "gave up at the 1.5 s deadline" in message, message
+    assert took < 4, (took, message)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import tarfile
 import unicodedata
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,28 @@ def test_names_windows_reserves_are_packed_as_they_are(tmp_path: Path) -> None:
         packed = set(archive.getnames())
     for name in names:
         assert f"lib/plugin/{name.decode()}" in packed
+
+
+def test_a_name_nfc_makes_longer_than_a_file_name_can_be_is_refused(tmp_path: Path) -> None:
+    """U+0344 is two code points once NFC-normalised: a 204-byte name on disk becomes 404 bytes
+    as pack stores it, which no file system can create, so ``install`` and ``check`` would
+    refuse the tarball. Pack refuses it with the installer's words, writing nothing."""
+    name = "a" + "\u0344" * 100 + ".py"
+    assert len(name.encode()) <= 255 < len(unicodedata.normalize("NFC", name).encode())
+    project = _project(tmp_path / "project", [name.encode()])
+    with pytest.raises(NexoError) as caught:
+        pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    error = caught.value
+    assert (error.kind, error.exit_code) == ("layout_invalid", 1)
+    assert "has a component longer than 255 bytes" in error.message
+    assert not (project / "dist").exists()
+    # The installer refuses the tree as pack would have stored it, with the same words.
+    entries = collect_tree(project / "src", TreeWalk("lib/plugin", project))
+    stored = [replace(e, name=unicodedata.normalize("NFC", e.name)) for e in entries]
+    raw = tmp_path / "raw.tar.gz"
+    with raw.open("wb") as stream:
+        write_tar_gz(complete_entries(stored), stream, mtime=EPOCH)
+    with pytest.raises(NexoError) as refused:
+        inspect_archive(raw)
+    assert refused.value.kind == "archive_unsafe"
+    assert error.message.startswith(refused.value.message)

@@ -16,6 +16,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from support import windows_shim
 from support.cli import nexo
 from support.tarballs import tree_snapshot
 
@@ -40,14 +41,19 @@ def test_the_example_tool_reaches_the_model_whole(tmp_path: Path, length: int) -
 
     # The development launcher runs `python3` from PATH: make it this interpreter.
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    # On Windows (or the shim's view of it) `check` warns that the bash launcher cannot run
+    # there and checks the Python entry instead: the one warning expected, so not --strict.
+    windows = os.name == "nt" or os.environ.get(windows_shim.ENV_FLAG) == "1"
+    strict = () if windows else ("--strict",)
     checked = nexo(
-        "plugin", "check", ".", "--strict", "--json", "--timeout-ms", "30000",
+        "plugin", "check", ".", *strict, "--json", "--timeout-ms", "30000",
         env={**os.environ, "PATH": path}, cwd=project,
     )  # fmt: skip
     document = json.loads(checked.stdout)
     assert checked.code == 0, checked.stdout + checked.stderr
     assert document["ok"] is True
-    assert [entry["name"] for entry in document["checks"] if entry["status"] != "pass"] == []
+    warned = [entry["name"] for entry in document["checks"] if entry["status"] != "pass"]
+    assert warned == (["manifest"] if windows else [])
     assert document["microapp"]["tools"] == [{"name": tool, "llm_name": f"ext_{plugin_id}_{tool}"}]
 
 

@@ -114,3 +114,27 @@ def test_the_header_sum_is_the_sum_of_its_bytes(seed: int) -> None:
     ]
     for block in blocks:
         assert byte_sum(block) == sum(block)
+
+
+@pytest.mark.parametrize(
+    ("component", "refused"),
+    [
+        ("\u00e9" * 127 + ".", False),  # 255 bytes
+        ("\u00e9" * 128, True),  # 128 characters, 256 bytes
+        ("\u4e2d" * 86, True),  # 86 characters, 258 bytes
+        ("x" * 255, False),
+    ],
+)
+def test_a_component_is_measured_in_bytes_as_the_file_system_counts_it(
+    component: str, refused: bool
+) -> None:
+    """NAME_MAX is 255 bytes: a component of 128 'é' cannot be created on Linux, so it is
+    refused as unsafe before anything is written, not met as an `io` error mid-extraction."""
+    for name in (f"lib/{component}", f"lib/{component}/x.py"):
+        kind, message = _outcome(normalise_name, name)
+        if refused:
+            assert kind == "archive_unsafe"
+            assert message is not None
+            assert message.endswith("has a component longer than 255 bytes")
+        else:
+            assert (kind, message) == ("read", name)
