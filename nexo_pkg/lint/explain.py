@@ -42,7 +42,7 @@ STRICTER_ELSEWHERE = [
     "the reference reads it silently: an `[[authors]]` entry an earlier one for the same "
     "owner hides (NXT012; the first decides, as in the reference) and an unknown "
     "`schema_version` (NXT011; the reference never compares it). An empty (or only "
-    "whitespace) `owner`, `identity_regexp`, `identity`, `oidc_issuer` or `cosign_binary` "
+    "whitespace) `owner`, `identity_regexp`, `oidc_issuer` or `cosign_binary` "
     "is `policy_invalid` (NXT004) where the reference takes any string: such an entry "
     "matches no signer, or no verifier, so it is always a mistake.",
     "- **YAML aliases** in the daemon's config files: a file whose aliases expand to more "

@@ -127,7 +127,6 @@ def test_a_schema_version_that_is_not_a_string_is_policy_invalid(tmp_path: Path)
     [
         ("owner", 'owner = " "\nidentity_regexp = "^x$"\n'),
         ("identity_regexp", 'owner = "acme"\nidentity_regexp = ""\n'),
-        ("identity", 'owner = "acme"\nidentity = ""\n'),
         ("oidc_issuer", 'owner = "acme"\nidentity_regexp = "^x$"\noidc_issuer = ""\n'),
         ("cosign_binary", None),
     ],
