@@ -41,7 +41,10 @@ STRICTER_ELSEWHERE = [
     "which can only add a check the reference would skip. Linting a policy also warns where "
     "the reference reads it silently: an `[[authors]]` entry an earlier one for the same "
     "owner hides (NXT012; the first decides, as in the reference) and an unknown "
-    "`schema_version` (NXT011; the reference never compares it).",
+    "`schema_version` (NXT011; the reference never compares it). An empty (or only "
+    "whitespace) `owner`, `identity_regexp`, `oidc_issuer` or `cosign_binary` "
+    "is `policy_invalid` (NXT004) where the reference takes any string: such an entry "
+    "matches no signer, or no verifier, so it is always a mistake.",
     "- **YAML aliases** in the daemon's config files: a file whose aliases expand to more "
     "than 100,000 values beyond those it writes out is an error (nexo-pkg stops reading it "
     "there, so it cannot say the file is valid), although serde_yaml, which budgets the "

@@ -122,6 +122,41 @@ def test_a_schema_version_that_is_not_a_string_is_policy_invalid(tmp_path: Path)
     assert json.loads(result.stdout)["kind"] == "policy_invalid"
 
 
+@pytest.mark.parametrize(
+    ("key", "entry"),
+    [
+        ("owner", 'owner = " "\nidentity_regexp = "^x$"\n'),
+        ("identity_regexp", 'owner = "acme"\nidentity_regexp = ""\n'),
+        ("oidc_issuer", 'owner = "acme"\nidentity_regexp = "^x$"\noidc_issuer = ""\n'),
+        ("cosign_binary", None),
+    ],
+)
+def test_empty_strings_the_reference_takes_are_listed_as_stricter(
+    tmp_path: Path, key: str, entry: str | None
+) -> None:
+    """trusted_keys.rs:54-89 at eec3f33 declares these keys plain `String`s (`PathBuf` for
+    `cosign_binary`) with no check for emptiness, so the reference loads `""`; nexo-pkg refuses
+    it (NXT004, `policy_invalid`), a deliberate difference docs/rules.md must list."""
+    if entry is None:
+        body = f'{key} = ""\n[[authors]]\nowner = "acme"\nidentity_regexp = "^x$"\n'
+    else:
+        body = "[[authors]]\n" + entry
+    policy = _policy(tmp_path, body)
+    listed = nexo("plugin", "trust", "list", "--trusted-keys", str(policy), "--json",
+                  env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert listed.code == 2
+    document = json.loads(listed.stdout)
+    assert document["kind"] == "policy_invalid"
+    key_path = key if entry is None else f"authors[0].{key}"
+    assert document["error"].endswith(f"`{key_path}` must not be empty")
+    assert [(d["code"], d["key_path"]) for d in document["diagnostics"]] == [("NXT004", key_path)]
+    assert ("NXT004", key_path) in [(d["code"], d["key_path"]) for d in _lint(tmp_path, policy)]
+    rules = (Path(__file__).parents[2] / "docs" / "rules.md").read_text("utf-8")
+    stricter = rules.split("## Where nexo-pkg is stricter than the daemon", 1)[1].split("\n## ")[0]
+    [bullet] = [line for line in stricter.splitlines() if "**Trust policy owners**" in line]
+    assert f"`{key}`" in bullet.split("NXT011", 1)[1]
+
+
 def test_owners_match_case_insensitively(tmp_path: Path) -> None:
     """trusted_keys.rs:126 compares owners exactly (`author.owner == owner`); nexo-pkg matches
     them case-insensitively, as GitHub names are (listed in docs/rules.md as a deliberate
