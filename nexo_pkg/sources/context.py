@@ -111,8 +111,10 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
         self._guard = threading.Lock()
         # With :meth:`limit_downloads`: the tarball downloads under way at once.
         self._downloads: threading.Semaphore | None = None
-        # Every thread's clients, for :meth:`stop_requests`.
+        # Every thread's clients, for :meth:`stop_requests`; once it has run, a client made
+        # later (a thread whose step began before the interrupt) is stopped as it is made.
         self._clients: list[Any] = []
+        self._requests_stopped = False
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
@@ -187,6 +189,9 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
             self.hold(client)
             with self._guard:
                 self._clients.append(client)
+                stopped = self._requests_stopped
+            if stopped:
+                _stop(client)
         return client
 
     def stop_requests(self) -> None:
@@ -195,11 +200,10 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
         (``interrupted``), and so does any request after it, so that each thread ends the
         step it is in instead of waiting for the network."""
         with self._guard:
+            self._requests_stopped = True
             clients = list(self._clients)
         for client in clients:
-            stop = getattr(client, "stop", None)
-            if stop is not None:
-                stop()
+            _stop(client)
 
     def registry(self, reference: OciReference) -> RegistryClient:
         """This thread's client for the registry of ``reference``."""
@@ -309,3 +313,10 @@ def check_registry_config(explicit: Path | None) -> None:
     from nexo_pkg.sources.oci_auth import check_named_config  # noqa: PLC0415
 
     check_named_config(explicit)
+
+
+def _stop(client: Any) -> None:
+    """Stop ``client``'s requests for good, if it has requests to stop."""
+    stop = getattr(client, "stop", None)
+    if stop is not None:
+        stop()
