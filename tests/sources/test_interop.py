@@ -467,24 +467,8 @@ def test_a_referrer_of_the_earlier_nexo_signature_type_still_verifies(
             ],
             "subject": artifact.descriptor(MANIFEST_MEDIA_TYPE, entry["digest"], entry["size"]),
         }  # fmt: skip
-        data = artifact.canonical(referrer)
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        client.put_manifest("plugins/echo", digest, data, MANIFEST_MEDIA_TYPE)
-        fallback = {
-            "schemaVersion": 2,
-            "mediaType": INDEX_MEDIA_TYPE,
-            "manifests": [
-                artifact.descriptor(
-                    MANIFEST_MEDIA_TYPE, digest, len(data),
-                    artifactType=artifact.SIGNATURE_ARTIFACT_TYPE,
-                )
-            ],
-        }  # fmt: skip
-        client.put_manifest(
-            "plugins/echo",
-            entry["digest"].replace(":", "-"),
-            artifact.canonical(fallback),
-            INDEX_MEDIA_TYPE,
+        _attach_referrer(
+            client, entry["digest"], artifact.canonical(referrer), artifact.SIGNATURE_ARTIFACT_TYPE
         )
     result = install_verified(
         fleet_env, registry.ref("plugins/echo:1.2.3"), tmp_path / "plugins", policy
@@ -1170,29 +1154,40 @@ def test_a_bundle_attached_as_cosign_s_bundle_spec_lays_it_out_verifies(
             "subject": artifact.descriptor(MANIFEST_MEDIA_TYPE, entry["digest"], entry["size"]),
             "annotations": annotations,
         }  # fmt: skip
+        # Written as cosign writes it (indented, not canonical JSON).
         data = json.dumps(referrer, indent=2).encode()
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        client.put_manifest("plugins/echo", digest, data, MANIFEST_MEDIA_TYPE)
-        fallback = {
-            "schemaVersion": 2,
-            "mediaType": INDEX_MEDIA_TYPE,
-            "manifests": [
-                artifact.descriptor(
-                    MANIFEST_MEDIA_TYPE, digest, len(data),
-                    artifactType=artifact.BUNDLE_MEDIA_TYPE, annotations=annotations,
-                )
-            ],
-        }  # fmt: skip
-        client.put_manifest(
-            "plugins/echo",
-            entry["digest"].replace(":", "-"),
-            json.dumps(fallback).encode(),
-            INDEX_MEDIA_TYPE,
-        )
+        _attach_referrer(client, entry["digest"], data, artifact.BUNDLE_MEDIA_TYPE, annotations)
     result = install_verified(
         fleet_env, registry.ref("plugins/echo:1.2.3"), tmp_path / "plugins", policy
     )
     assert (result["signature"]["status"], result["signature"]["identity"]) == (
         "verified",
         ACME_IDENTITY,
+    )
+
+
+def _attach_referrer(
+    client: RegistryClient,
+    subject: str,
+    data: bytes,
+    artifact_type: str,
+    annotations: dict[str, str] | None = None,
+) -> None:
+    """Put the referrer manifest ``data`` of ``plugins/echo`` and the referrers tag schema's
+    fallback index (``sha256-<subject>``) that lists it, as a registry without the referrers
+    API keeps them."""
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    client.put_manifest("plugins/echo", digest, data, MANIFEST_MEDIA_TYPE)
+    fallback = {
+        "schemaVersion": 2,
+        "mediaType": INDEX_MEDIA_TYPE,
+        "manifests": [
+            artifact.descriptor(
+                MANIFEST_MEDIA_TYPE, digest, len(data),
+                artifactType=artifact_type, annotations=annotations,
+            )
+        ],
+    }  # fmt: skip
+    client.put_manifest(
+        "plugins/echo", subject.replace(":", "-"), artifact.canonical(fallback), INDEX_MEDIA_TYPE
     )
