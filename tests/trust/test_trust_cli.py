@@ -62,6 +62,41 @@ def test_verify_json_is_one_document(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("source_ref", "verified"),
+    [
+        ("refs/heads/main", True),
+        ("refs/heads/.+", True),
+        ("refs/tags/v.*", False),
+        # A match of the whole claim, not a prefix of it.
+        ("refs/heads/mai", False),
+    ],
+)
+@skip_unless_present("github-attestations")
+def test_verify_applies_the_policys_source_ref_to_the_certificates_ref_claim(
+    tmp_path: Path, source_ref: str, verified: bool
+) -> None:
+    """The real attestation was made on ``refs/heads/main`` of malancas/attest-demo: an author
+    entry's ``source_ref`` pattern decides on that claim of the certificate."""
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        'schema_version = "1.0"\ndefault = "require"\n\n[[authors]]\nowner = "malancas"\n'
+        "identity_regexp = '^https://github\\.com/malancas/attest-demo/\\.github/workflows/.+$'\n"
+        f'signer_workflow = "{REUSABLE_SIGNER}"\nsource_ref = "{source_ref}"\n',
+        encoding="utf-8",
+    )
+    result = _verify(tmp_path, "--trusted-keys", str(policy), "--json")
+    document = json.loads(result.stdout)
+    if verified:
+        assert result.code == 0, result.stderr
+        assert document["verified"] is True
+        assert document["claims"]["source_ref"] == "refs/heads/main"
+    else:
+        assert result.code == 1, result.stderr
+        assert document["kind"] == "signer_untrusted"
+        assert "source ref refs/heads/main" in document["error"]
+
+
+@pytest.mark.parametrize(
     ("flags", "kind"),
     [
         (("--repo", "malancas/other"), "signer_untrusted"),
