@@ -652,6 +652,7 @@ def outdated_command(
             found = lookups.settled(install_api.outdated(
                 roots, plugin_ids or (), lookups.lookup,
                 jobs=checked_jobs(jobs), prepare=lookups.prepare, daemon=daemon,
+                on_interrupt=context.stop_requests,
             ))  # fmt: skip
         return [
             # A held plugin is left alone by `upgrade`: what its source offers is shown,

@@ -143,6 +143,7 @@ def outdated(
     jobs: int = 1,
     prepare: Callable[[list[Receipt]], None] | None = None,
     daemon: DaemonVersion | None = None,
+    on_interrupt: Callable[[], object] | None = None,
 ) -> list[OutdatedEntry]:
     """Compare every installed plugin of every plugin root (or those named) with the newest
     version its source offers, as ``lookup`` reads it; plugins whose source cannot be asked
@@ -152,8 +153,10 @@ def outdated(
     ``min_nexo_version`` excludes it is ``incompatible`` (its manifest read for that alone),
     as ``upgrade`` does not install it. ``prepare`` hears every receipt before the first
     lookup (to ask for many at once); ``jobs`` lookups run at a time; the entries come in
-    the same order whatever their number. Raises ``not_installed`` for a named id installed
-    in no root, ``io`` when a root cannot be read."""
+    the same order whatever their number; ``on_interrupt`` stops the lookups under way when
+    the run is interrupted (:func:`~nexo_pkg.core.threads.run_bounded`). Raises
+    ``not_installed`` for a named id installed in no root, ``io`` when a root cannot be
+    read."""
     all_roots = (roots,) if isinstance(roots, Path) else roots
     wanted = list(dict.fromkeys(plugin_ids))
     items: list[Installed] = []
@@ -183,4 +186,6 @@ def outdated(
             items = [item for item in items if item.path not in skipped]
     if prepare is not None:
         prepare([item.receipt for item in items if item.receipt is not None])
-    return run_bounded(lambda item: _entry(item, lookup, daemon), items, jobs=jobs)
+    return run_bounded(
+        lambda item: _entry(item, lookup, daemon), items, jobs=jobs, on_interrupt=on_interrupt
+    )

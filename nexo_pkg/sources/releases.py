@@ -213,7 +213,10 @@ def _each_latest(
                 stopped.append((position, error))
             return None
 
-    found = run_bounded(one, list(enumerate(repositories)), jobs=jobs)
+    # Interrupted, the lookups under way fail at once instead of waiting for the network.
+    found = run_bounded(
+        one, list(enumerate(repositories)), jobs=jobs, on_interrupt=context.stop_requests
+    )
     if stopped:
         raise min(stopped, key=lambda each: each[0])[1]
     return found
