@@ -149,8 +149,11 @@ def render_report(report: CheckReport, *, unicode: bool = True, colour: bool = F
     verdict = "passed" if report.ok else "failed"
     if report.strict and not report.ok and not counts["fail"]:
         verdict = "failed (--strict: warnings fail)"
+    # A manifest refused before its id could be read leaves the id empty: name the target.
+    # A refused id may hold control characters: escape it as every detail is.
+    subject = printable(report.plugin_id or report.root)
     lines.append(
-        f"check {verdict} for {report.plugin_id}: {counts['pass']} passed, "
+        f"check {verdict} for {subject}: {counts['pass']} passed, "
         f"{counts['warn']} warning{'s' if counts['warn'] != 1 else ''}, {counts['fail']} failed"
     )
     return lines

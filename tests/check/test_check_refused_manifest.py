@@ -9,6 +9,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from support.cli import clean_env, nexo
 from typer.testing import CliRunner
 
 from check.check_plugins import app, cli_check, scripted_plugin
@@ -68,6 +69,36 @@ def test_a_manifest_the_daemon_refuses_fails_naming_the_rule_and_starts_nothing(
     assert "not started" in detail
     assert statuses["spawn"][0] == "fail"
     assert document["plugin"]["root"] == str(root.resolve())
+    assert not pid_file.exists(), "the plugin was started"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        pytest.param('name = "Scripted"', 'name = "Scripted', id="toml-syntax"),
+        pytest.param('id = "scripted"\n', "", id="id-missing"),
+    ],
+)
+def test_a_refused_manifest_without_an_id_names_the_plugin_directory_in_the_summary(
+    tmp_path: Path, pid_file: Path, old: str, new: str
+) -> None:
+    root = refused_project(tmp_path / "plugin", old, new)
+    result = nexo("plugin", "check", str(root), env=clean_env(NEXO_HOME=str(tmp_path / "home")))
+    assert result.code == 1, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        f"check failed for {root.resolve()}: 0 passed, 0 warnings, 2 failed"
+    )
+    assert not pid_file.exists(), "the plugin was started"
+
+
+def test_a_refused_id_with_control_characters_is_escaped_in_the_summary(
+    tmp_path: Path, pid_file: Path
+) -> None:
+    root = refused_project(tmp_path / "plugin", 'id = "scripted"', 'id = "scr\\u001b[31mipted"')
+    result = nexo("plugin", "check", str(root), env=clean_env(NEXO_HOME=str(tmp_path / "home")))
+    assert result.code == 1, result.stderr
+    assert "\x1b" not in result.stdout
+    assert result.stdout.splitlines()[-1].startswith("check failed for scr\\u001b[31mipted: ")
     assert not pid_file.exists(), "the plugin was started"
 
 
