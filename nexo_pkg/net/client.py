@@ -325,7 +325,9 @@ def checked_url(
     try:
         parts = urlsplit(url)
         usable = parts.scheme in {"http", "https"} and bool(parts.hostname) and parts.port != 0
-    except ValueError:
+        # As the transport reads the host: an "xn--" label that is no Punycode is no host.
+        usable = usable and bool(httpx.URL(url).host)
+    except (ValueError, httpx.InvalidURL):
         usable = False
     if came_from is not None:
         label = f"{what}: refusing a redirect from {shown_url(came_from)} to {shown_url(url)}"
@@ -355,9 +357,11 @@ def is_http_url(url: str) -> bool:
     host."""
     try:
         parsed = httpx.URL(url)
+        # The host is decoded on use: a label "xn--" begins that is no Punycode (``xn--zz``)
+        # raises an IDNA error (a ValueError) there, not when the URL is parsed.
+        return parsed.scheme in {"http", "https"} and bool(parsed.host)
     except (ValueError, httpx.InvalidURL):
         return False
-    return parsed.scheme in {"http", "https"} and bool(parsed.host)
 
 
 class ProxyNameError(httpx.ConnectError):

@@ -118,13 +118,20 @@ def _invalid(text: str, why: str) -> NexoError:
 
 
 def _valid_literal(host: str) -> bool:
-    """Whether a bracketed host is an IPv6 address (``[1::2::3]`` and ``[::::]`` are not) and
-    a port, when given, is one (1-65535); names are left to the host pattern."""
+    """Whether a bracketed host is an IPv6 address (``[1::2::3]`` and ``[::::]`` are not), a
+    name that begins ``xn--`` decodes as IDNA, and a port, when given, is one (1-65535);
+    other names are left to the host pattern."""
     name, port = (host, "") if host.endswith("]") or ":" not in host else host.rsplit(":", 1)
     if port and not 0 < int(port) < 65536:
         return False
     if not name.startswith("["):
-        return True
+        if not name.lower().startswith("xn--"):
+            return True
+        # A label "xn--" begins must be Punycode: the HTTP client decodes it before it
+        # connects (``xn--zz`` is no host name).
+        from nexo_pkg.net.api import is_http_url  # noqa: PLC0415 (only for such a name)
+
+        return is_http_url(f"https://{name}/")
     try:
         ipaddress.IPv6Address(name[1:-1])
     except ValueError:

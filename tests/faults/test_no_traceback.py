@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from support.cli import CliResult, clean_env, nexo
 from support.registry import PASSWORD, USER, start_registry
+from support.registry_proxy import RegistryProxy
 from support.stderr import without_notes
 from support.tarballs import write_plugin
 from support.token_server import TokenServer
@@ -69,6 +70,86 @@ def test_a_malformed_ipv6_registry_host_is_source_invalid(tmp_path: Path, host: 
     assert locked.exit_code == 2, locked.stderr
     assert "Traceback" not in locked.stderr
     assert not (tmp_path / "nexo-plugins.lock").exists()
+    assert not (tmp_path / "root").exists()
+
+
+# A label "xn--" begins must be Punycode the IDNA codec decodes; the HTTP client decodes it
+# before it connects.
+NOT_IDNA = ["xn--zz", "xn--", "XN--zz", "xn--a.xn--b"]
+
+
+@pytest.mark.parametrize("host", NOT_IDNA)
+def test_a_registry_host_that_is_no_idna_name_is_source_invalid(tmp_path: Path, host: str) -> None:
+    reference = f"oci://{host}/plugins/echo:1.0.0"
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    dist = tmp_path / "dist"
+    write_plugin(dist, "echo", "1.0.0")
+    before = sorted(path.relative_to(tmp_path) for path in tmp_path.rglob("*"))
+    for args in (
+        ["install", reference, "--dest", str(tmp_path / "root"), "--yes"],
+        ["info", reference],
+        ["push", str(dist), reference],
+        ["mirror", reference, "oci://127.0.0.1:9/plugins/echo", "--plain-http"],
+    ):
+        result = nexo("plugin", *args, "--json", env=env, cwd=tmp_path, in_process=True)
+        assert result.exit_code == 2, (args, result.stderr)
+        assert result.document["kind"] == "source_invalid", result.stderr
+        _one_line_error(result)
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text(f'[plugins.echo]\nsource = "{reference}"\n')
+    locked = nexo(
+        "plugin", "lock", "-f", str(wanted), "--json", env=env, cwd=tmp_path, in_process=True
+    )
+    assert locked.exit_code == 2, locked.stderr
+    assert locked.document["kind"] == "wanted_invalid", locked.stderr
+    _one_line_error(locked)
+    wanted.unlink()
+    assert sorted(path.relative_to(tmp_path) for path in tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("host", NOT_IDNA)
+def test_a_github_api_url_whose_host_is_no_idna_name_is_one_line(tmp_path: Path, host: str) -> None:
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    result = nexo(
+        "plugin", "install", "acme/echo", "--github-api-url", f"https://{host}/",
+        "--dest", str(tmp_path / "root"), "--yes", "--json", env=env, cwd=tmp_path,
+        in_process=True,
+    )  # fmt: skip
+    assert result.exit_code == 1, result.stderr
+    assert result.document["kind"] == "network", result.stderr
+    _one_line_error(result)
+    assert not (tmp_path / "root").exists()
+
+
+@pytest.mark.parametrize("host", NOT_IDNA)
+def test_a_tag_list_page_on_a_host_that_is_no_idna_name_is_registry_invalid(
+    tmp_path: Path, host: str
+) -> None:
+    """The real registry behind a loopback proxy whose tag list continues (``Link``) at
+    such a host."""
+    running = start_registry(tmp_path / "registry")
+    proxy = RegistryProxy(running.host).start()
+    try:
+        env = clean_env(NEXO_HOME=str(tmp_path / "home"), DOCKER_CONFIG=str(tmp_path / "no-docker"))
+        dist = tmp_path / "dist"
+        write_plugin(dist, "echo", "1.0.0")
+        pushed = nexo(
+            "plugin", "push", str(dist), proxy.ref("plugins/echo"), "--plain-http", env=env,
+            cwd=tmp_path, in_process=True,
+        )  # fmt: skip
+        assert pushed.exit_code == 0, pushed.stderr
+        proxy.link = f'<http://{host}/v2/plugins/echo/tags/list?n=1&last=1.0.0>; rel="next"'
+        result = nexo(
+            "plugin", "install", proxy.ref("plugins/echo"), "--plain-http",
+            "--dest", str(tmp_path / "root"), "--yes", "--json", env=env, cwd=tmp_path,
+            in_process=True,
+        )  # fmt: skip
+    finally:
+        proxy.stop()
+        running.stop()
+    assert result.exit_code == 1, result.stderr
+    assert result.document["kind"] == "registry_invalid", result.stderr
+    _one_line_error(result)
     assert not (tmp_path / "root").exists()
 
 

@@ -130,6 +130,7 @@ def _one_line(result: CliResult) -> None:
     assert isinstance(document, dict)
     if result.exit_code != 0:
         assert isinstance(document.get("kind"), str), document
+        assert document["kind"] != "internal", result.stderr  # a bug's line, not an answer
         errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
         assert len(errors) == 1, result.stderr
 
