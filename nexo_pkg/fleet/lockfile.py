@@ -50,7 +50,7 @@ from nexo_pkg.core.files import read_capped_bytes, write_config_file
 from nexo_pkg.core.version import VersionError
 from nexo_pkg.core.versionreq import VersionReq, parse_version_req
 from nexo_pkg.manifest.daemon import id_problem
-from nexo_pkg.sources.api import PLUGIN_ID, check_remote, timestamp_or_none
+from nexo_pkg.sources.api import PLUGIN_ID, check_locked, check_remote, timestamp_or_none
 
 WANTED_NAME = "nexo-plugins.toml"
 LOCK_NAME = "nexo-plugins.lock"
@@ -405,13 +405,18 @@ def read_lock(path: Path) -> Lock:
             )
         source = _string(path, where, entry, "source")
         validate_source(path, where, source)
+        resolved = _string(path, where, entry, "resolved")
+        try:
+            check_locked(source, resolved)
+        except NexoError as error:
+            raise _invalid(path, f"`{where}.resolved`: {error.message}") from error
         lock.plugins[plugin_id] = LockedPlugin(
             plugin_id=plugin_id,
             source=source,
             requirement=_string(path, where, entry, "requirement"),
             targets_wanted=tuple(wanted_targets) if wanted_targets is not None else None,
             version=_string(path, where, entry, "version"),
-            resolved=_string(path, where, entry, "resolved"),
+            resolved=resolved,
             targets=targets,
             published=_timestamp(path, where, entry),
             github=_string(path, where, entry, "github", optional=True),

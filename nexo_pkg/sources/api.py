@@ -105,6 +105,7 @@ if TYPE_CHECKING:
         KINDS,
         Kind,
         Prefetched,
+        check_locked,
         check_remote,
         copies_as_is,
         first_per_service,
@@ -158,7 +159,7 @@ _HOMES = homes(
         "registry": "INDEX_MEDIA_TYPE MANIFEST_MEDIA_TYPE Manifest RegistryClient fallback_tag",
         "releases": "read_release_signer release_material release_sha256 release_tarballs",
         "route": (
-            "KINDS Kind Prefetched check_remote copies_as_is first_per_service "
+            "KINDS Kind Prefetched check_locked check_remote copies_as_is first_per_service "
             "locked_origin "
             "open_source origin_label origin_place pins_upgrade prefetch_newest reach_flags "
             "reads_registry_config reinstall_words "
@@ -201,6 +202,7 @@ __all__ = [
     "TreeSink",
     "TrustChoices",
     "canonical",
+    "check_locked",
     "check_member_names",
     "check_mirror",
     "check_registry_config",

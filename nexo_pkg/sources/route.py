@@ -36,6 +36,7 @@ __all__ = [
     "KINDS",
     "Kind",
     "Prefetched",
+    "check_locked",
     "check_remote",
     "copies_as_is",
     "locked_origin",
@@ -403,3 +404,13 @@ def check_remote(text: str) -> None:
     scheme (well-formed) or ``owner/repo[@tag]``, not a local path."""
     kind = _scheme_kind(text) or _RELEASES
     (kind.check or kind.load().check_text)(text)
+
+
+def check_locked(text: str, resolved: str) -> None:
+    """Raise ``source_invalid`` unless ``resolved``, the version a lock pinned from the source
+    ``text``, is a well-formed text of the same kind (a release's ``owner/repo@tag``, a
+    registry's reference): what ``sync`` reopens the version with."""
+    kind = _scheme_kind(text) or _RELEASES
+    if (_scheme_kind(resolved) or _RELEASES) is not kind:
+        raise NexoError(f"{resolved!r} names no version of {text!r}", kind="source_invalid")
+    (kind.check or kind.load().check_text)(resolved)

@@ -349,6 +349,19 @@ UNCLOSED = "lock_version = 1\n[plugins.echo\n"
 NO_TARGETS = "lock_version = 1\n[plugins.echo]\nsource = 'acme/echo'\n"
 ECHO = '[plugins.echo]\nsource = "acme/echo"\n'
 
+
+def _pinned(source: str, resolved: str) -> str:
+    """A lock whose one row, otherwise whole, pins ``resolved`` from ``source``."""
+    return (
+        f"lock_version = 1\n[plugins.echo]\nsource = '{source}'\nrequirement = '*'\n"
+        f"version = '1.0.0'\nresolved = '{resolved}'\n[plugins.echo.targets.noarch]\n"
+        f"asset = 'echo-1.0.0-noarch.tar.gz'\nsize = 1\nsha256 = '{'a' * 64}'\n"
+        f"manifest = 'sha256:{'b' * 64}'\n"
+    )
+
+
+REGISTRY = "oci://127.0.0.1:1/plugins/echo"
+
 # (command, the wanted file or None, the lock, the kind of the refusal)
 BAD_FLEET_FILES = {
     "lock-wanted-not-a-table": ("lock", "[plugins]\nhello = 3\n", LOCKED, "wanted_invalid"),
@@ -357,6 +370,16 @@ BAD_FLEET_FILES = {
     "sync-lock-version": ("sync", None, "lock_version = true\n", "lock_invalid"),
     "sync-lock-no-targets": ("sync", None, NO_TARGETS, "lock_invalid"),
     "sync-wanted-not-a-table": ("sync", "plugins = 1\n", LOCKED, "wanted_invalid"),
+    # A row's `resolved` is read as its source's kind reads a version it pinned.
+    "sync-resolved-no-source": ("sync", None, _pinned("acme/echo", "nonsense"), "lock_invalid"),
+    "sync-resolved-a-path": ("sync", None, _pinned("acme/echo", "./echo.tar.gz"), "lock_invalid"),
+    "sync-release-resolved-in-a-registry": (
+        "sync", None, _pinned("acme/echo", f"{REGISTRY}@sha256:{'c' * 64}"), "lock_invalid"
+    ),
+    "sync-registry-resolved-a-release": (
+        "sync", None, _pinned(REGISTRY, "acme/echo@v1.0.0"), "lock_invalid"
+    ),
+    "sync-registry-resolved-malformed": ("sync", None, _pinned(REGISTRY, "oci://"), "lock_invalid"),
 }  # fmt: skip
 
 
