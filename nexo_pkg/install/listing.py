@@ -134,8 +134,7 @@ class Listing:
     def rows(self, *, include_orphan: bool) -> list[ListingRow]:
         """One row per plugin, kept version and link, then the orphans (every one with
         ``include_orphan``, else those with an unreadable receipt)."""
-        # The route itself, not the sources face, whose imports would double what `list` costs.
-        from nexo_pkg.sources.route import origin_label  # noqa: PLC0415
+        from nexo_pkg.sources.api import origin_label  # noqa: PLC0415
 
         states, held = self.states, self.held
         rows: list[ListingRow] = []
