@@ -52,6 +52,12 @@ MAX_ABS_MTIME = 2**40
 # named so would be taken for ours.
 RESERVED_PREFIX = ".nexo-install"
 _SPECIAL_BITS = 0o7000
+# The FLG byte of a gzip member header, and its bits RFC 1952 reserves (to be refused).
+_GZIP_FLAGS_AT = 3
+_GZIP_RESERVED_FLAGS = 0xE0
+#: What a gzip stream that does not inflate, or fails its checks, is refused as, whichever
+#: inflate library read it.
+DAMAGED_GZIP = "the gzip data is damaged: it does not inflate, or fails its CRC-32 or length check"
 _DRIVE = re.compile(r"^[A-Za-z]:")
 # C0, DEL and C1 control characters.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -203,8 +209,9 @@ class _BudgetExceededError(Exception):
 class _InflatingReader:
     """A forward-only file object over a gzip file, inflating in large pieces within a budget.
 
-    The inflater checks every gzip member's CRC-32 and length itself; concatenated members
-    are accepted as ``gzip -d`` does, anything else after the last member is refused. More
+    The inflater checks every gzip member's CRC-32 and length itself, and each member's header
+    is checked for reserved flag bits here; concatenated members are accepted as ``gzip -d``
+    does, anything else after the last member is refused. More
     than ``budget`` decompressed bytes raises :class:`_BudgetExceededError`, so a gzip bomb
     stops as soon as it passes the limit. :meth:`chunks` hands member data out as views of
     the inflated pieces, without copying.
@@ -216,9 +223,19 @@ class _InflatingReader:
         self.position = 0
         self._produced = 0
         self._inflater = INFLATE.decompressobj(wbits=31)
-        self._pending = b""
+        self._pending = self._member_start(raw.read(READ_CHUNK))
         self.piece = b""
         self.at = 0
+
+    def _member_start(self, data: bytes) -> bytes:
+        """``data``, the first bytes of a gzip member, read on past its flag byte when the file
+        holds that many; a header setting a reserved flag bit is ``archive_invalid``, as zlib
+        and ``gzip -d`` refuse it (RFC 1952) and ISA-L would read on."""
+        while len(data) <= _GZIP_FLAGS_AT and (more := self.raw.read(READ_CHUNK)):
+            data += more
+        if len(data) > _GZIP_FLAGS_AT and data[_GZIP_FLAGS_AT] & _GZIP_RESERVED_FLAGS:
+            raise invalid("a gzip header sets reserved flag bits")
+        return data
 
     def _inflate(self) -> bytes:
         """The next piece of decompressed data, ``b""`` at the clean end of the file."""
@@ -234,7 +251,7 @@ class _InflatingReader:
                 if rest[:2] != b"\x1f\x8b":
                     raise invalid("data follows the end of the gzip stream")
                 self._inflater = INFLATE.decompressobj(wbits=31)
-                self._pending = rest
+                self._pending = self._member_start(rest)
                 continue
             if inflater.unconsumed_tail:
                 data = inflater.unconsumed_tail
@@ -244,7 +261,10 @@ class _InflatingReader:
                 data = self.raw.read(READ_CHUNK)
                 if not data:
                     raise EOFError("the gzip stream ends before its end marker")
-            piece: bytes = inflater.decompress(data, READ_CHUNK)
+            try:
+                piece: bytes = inflater.decompress(data, READ_CHUNK)
+            except INFLATE_ERRORS as exc:  # each library words it its own way
+                raise invalid(DAMAGED_GZIP) from exc
             if piece:
                 self._produced += len(piece)
                 if self._produced > self.budget:

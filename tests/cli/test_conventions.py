@@ -142,6 +142,26 @@ def test_check_does_not_import_install_or_jsonschema(tmp_path: Path) -> None:
     assert "jsonschema" not in modules
 
 
+def test_a_whole_check_of_a_plugin_without_tools_imports_neither(tmp_path: Path) -> None:
+    """A full session (spawn, initialize, probes, shutdown) of a plugin directory named by its
+    path: nothing installed is looked up and no input_schema is there to check, so neither
+    the install machinery nor jsonschema is loaded."""
+    plugin = tmp_path / "scripted"
+    plugin.mkdir()
+    (plugin / "nexo-plugin.toml").write_text(
+        '[plugin]\nid = "scripted"\nversion = "0.1.0"\nname = "Scripted"\n'
+        'description = "Test plugin"\nmin_nexo_version = ">=0.1.0"\n\n'
+        f"[plugin.entrypoint]\ncommand = {json.dumps(sys.executable)}\n"
+        f'args = [{json.dumps(str(REPO / "tests/fixtures/plugins/scripted.py"))}, "ok"]\n',
+        encoding="utf-8",
+    )
+    assert nexo("plugin", "check", str(plugin), env=base_env()).code == 0
+    modules = imported_modules("plugin", "check", str(plugin))
+    assert "nexo_pkg.check.checks" in modules  # the session ran
+    assert not {name for name in modules if name.startswith("nexo_pkg.install")}
+    assert "jsonschema" not in modules
+
+
 # -- completion -----------------------------------------------------------------------------
 
 

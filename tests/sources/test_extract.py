@@ -345,6 +345,46 @@ def test_both_inflate_backends_accept_and_refuse_alike(
     assert listing.files["lib/plugin/data.bin"].size == 3 * 1024 * 1024
 
 
+def _with_flags(data: bytes, flags: int) -> bytes:
+    """``data`` (a gzip member) with ``flags`` added to its header's FLG byte."""
+    return data[:3] + bytes([data[3] | flags]) + data[4:]
+
+
+@pytest.mark.parametrize("backend", ["zlib", "isal"])
+def test_both_inflate_backends_refuse_the_same_damage_in_the_same_words(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ISA-L inflates a gzip member whose header sets a reserved flag bit, which zlib and
+    ``gzip -d`` refuse (RFC 1952 2.3.1.2): an archive must not install on one platform and be
+    refused on another. A damaged stream reads the same whichever library inflates it."""
+    if backend == "isal":
+        monkeypatch.setattr(inspect, "INFLATE", pytest.importorskip("isal.isal_zlib"))
+    else:
+        monkeypatch.setattr(inspect, "INFLATE", zlib)
+    good = targz(plugin_members(ID, VERSION, payload=os.urandom(64 * 1024)))
+    cases = {
+        "reserved flag, first member": (_with_flags(good, 0x20), "reserved flag bits"),
+        "reserved flag, second member": (good + _with_flags(targz([]), 0x80), "reserved flag"),
+        "bad crc": (_bad_crc(good), "the gzip data is damaged"),
+        "bad length": (good[:-1] + bytes([good[-1] ^ 1]), "the gzip data is damaged"),
+    }
+    tarball = tmp_path / "a.tar.gz"
+    messages = {}
+    for name, (data, words) in cases.items():
+        tarball.write_bytes(data)
+        out = tmp_path / name.replace(" ", "-").replace(",", "")
+        out.mkdir()
+        with pytest.raises(NexoError) as caught:
+            safe_extract(tarball, out)
+        assert caught.value.kind == "archive_invalid", (name, caught.value.message)
+        assert words in caught.value.message, (name, caught.value.message)
+        assert list(out.iterdir()) == []
+        messages[name] = caught.value.message
+    assert messages["bad crc"] == messages["bad length"]
+    assert "zlib" not in messages["bad crc"]
+    assert "Error -" not in messages["bad crc"]
+
+
 def test_many_directories_visited_out_of_order(tmp_path: Path) -> None:
     """More directories than descriptors kept open, revisited in turn: each is reopened."""
     count = MAX_OPEN_DIRECTORIES * 2
