@@ -398,8 +398,7 @@ def read_lock(path: Path) -> Lock:
                 size=size,
                 sha256=sha256,
                 manifest=_digest(path, at, row, "manifest"),
-                identity=_string(path, at, row, "identity", optional=True),
-                issuer=_string(path, at, row, "issuer", optional=True),
+                **_signer(path, at, row),
                 tree=_tree(path, at, row),
                 sbom=_digest(path, at, row, "sbom"),
             )
@@ -419,9 +418,40 @@ def read_lock(path: Path) -> Lock:
             resolved=resolved,
             targets=targets,
             published=_timestamp(path, where, entry),
-            github=_string(path, where, entry, "github", optional=True),
+            github=_release(path, where, entry),
         )
     return lock
+
+
+def _signer(path: Path, where: str, row: dict[str, Any]) -> dict[str, str | None]:
+    """A row's signer, recorded whole (``lock`` writes its identity and issuer, or neither
+    for an unsigned artifact): half of one is no signer ``sync`` could hold an artifact to."""
+    signer = {key: _string(path, where, row, key, optional=True) for key in ("identity", "issuer")}
+    missing = [key for key, value in signer.items() if value is None]
+    if len(missing) == 1:
+        other = "issuer" if missing[0] == "identity" else "identity"
+        raise _invalid(
+            path,
+            f"`{where}.{missing[0]}` is missing beside its `{other}`: a locked signer is an "
+            "identity and its issuer together (neither for an unsigned tarball)",
+        )
+    return signer
+
+
+def _release(path: Path, where: str, entry: dict[str, Any]) -> str | None:
+    """The GitHub release a mirrored version was copied from: ``owner/repo@tag`` under the
+    grammar of a GitHub source, as the registry's annotation must be (its owner's policy
+    entries judge the signature)."""
+    value = _string(path, where, entry, "github", optional=True)
+    if value is None:
+        return None
+    from nexo_pkg.sources.api import GitHubOrigin  # noqa: PLC0415 - a mirrored entry's
+
+    if GitHubOrigin.parse(value) is None:
+        raise _invalid(
+            path, f"`{where}.github` is not the owner/repo@tag of a GitHub release: {value!r}"
+        )
+    return value  # type: ignore[no-any-return]
 
 
 def render_lock(lock: Lock) -> str:

@@ -376,3 +376,39 @@ def test_a_hand_edited_value_the_schema_refuses_is_lock_invalid(
         read_lock(path)
     assert (caught.value.kind, caught.value.exit_code) == ("lock_invalid", 2)
     assert needle in caught.value.message
+
+
+ISSUER = "https://token.actions.githubusercontent.com"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "needle"),
+    [
+        # A signer is recorded whole (lock writes both keys or neither): half of one would
+        # bind sync to an issuer of None, or to any issuer.
+        (f'issuer = "{ISSUER}"\n', "", "issuer"),
+        (
+            'identity = "https://github.com/acme/x/.github/workflows/r.yml@refs/tags/v1"\n',
+            "",
+            "identity",
+        ),
+        # The release a mirrored version was copied from names the owner whose policy entries
+        # judge its signature: a value that is no release would judge it by no owner's.
+        ('github = "acme/nexo-plugin-echo@v1.2.3"', 'github = "acme/nexo-plugin-echo"', "github"),
+        ('github = "acme/nexo-plugin-echo@v1.2.3"', 'github = "not a release"', "github"),
+        ('github = "acme/nexo-plugin-echo@v1.2.3"', 'github = "acme/x@v1 "', "github"),
+    ],
+)
+def test_a_half_recorded_signer_or_origin_is_lock_invalid_as_the_schema_says(
+    tmp_path: Path, old: str, new: str, needle: str
+) -> None:
+    text = render_lock(_lock())
+    assert old in text
+    edited = text.replace(old, new, 1)
+    assert not _schema("nexo-plugins.lock.schema.json").is_valid(tomllib.loads(edited))
+    path = tmp_path / "nexo-plugins.lock"
+    path.write_text(edited)
+    with pytest.raises(NexoError) as caught:
+        read_lock(path)
+    assert (caught.value.kind, caught.value.exit_code) == ("lock_invalid", 2)
+    assert f".{needle}`" in caught.value.message
