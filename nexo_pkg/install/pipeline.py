@@ -1234,11 +1234,16 @@ def known_latest_releases(
     (with a GitHub token, 50 to a GraphQL request). One that cannot be read is left out
     (its upgrade asks again and reports why); after a rate-limit answer nothing more is
     asked: the kind whose service said so is in :attr:`Prefetched.stopped`, and the
-    upgrades of its plugins fail with that answer without asking it again."""
+    upgrades of its plugins fail with that answer without asking it again. A proxy setting
+    no connection could be made with raises ``config`` before any request: the run is
+    refused once, not each upgrade."""
+    from nexo_pkg.net.api import check_proxy_settings  # noqa: PLC0415
+
     # Those whose upgrade stays on their tag ask nothing; which those are, the seam says.
     followed = [r for r in receipts if r.upgradable and r.upgrade_pin is None]
     if not followed:
         return Prefetched()
+    check_proxy_settings()
     with command_context(options, callbacks) as context:
         try:
             return prefetch_latest(followed, context, jobs=jobs)
