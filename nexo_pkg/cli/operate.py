@@ -19,6 +19,7 @@ from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.install import _holding, _roots, notices, refuse_unreadable, registry_mirrors
 from nexo_pkg.cli.options import (
     AcceptedYesOption,
+    CommandTimeoutOption,
     ConfigOption,
     DestOption,
     DryRunOption,
@@ -29,7 +30,6 @@ from nexo_pkg.cli.options import (
     PlainHttpOption,
     RegistryConfigOption,
     TargetOption,
-    TimeoutOption,
     TrustedKeysOption,
 )
 from nexo_pkg.core.credentials import masked, without_credentials
@@ -342,7 +342,7 @@ def search_command(
         int, typer.Option("--limit", min=1, max=100, help="Most repositories to show.")
     ] = 30,
     github_api_url: GitHubApiOption = None,
-    timeout: TimeoutOption = None,
+    timeout: CommandTimeoutOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Search GitHub for plugin repositories (those with the nexo-plugin topic).
@@ -393,7 +393,7 @@ def info_command(
     trusted_keys: TrustedKeysOption = None,
     config: ConfigOption = None,
     github_api_url: GitHubApiOption = None,
-    timeout: TimeoutOption = None,
+    timeout: CommandTimeoutOption = None,
     registry_config: RegistryConfigOption = None,
     plain_http: PlainHttpOption = False,
     json_output: JsonOption = False,
@@ -580,7 +580,7 @@ def outdated_command(
     dest: DestOption = None,
     config: ConfigOption = None,
     github_api_url: GitHubApiOption = None,
-    timeout: TimeoutOption = None,
+    timeout: CommandTimeoutOption = None,
     registry_config: RegistryConfigOption = None,
     plain_http: PlainHttpOption = False,
     nexo_version: Annotated[
@@ -614,9 +614,11 @@ def outdated_command(
     release metadata and manifest assets are read: no tarball is downloaded, nothing is
     installed. A plugin whose source cannot be
     reached is reported as such and the others go on; once GitHub says its rate limit
-    is spent, nothing more is asked of it and one line says when it resets. A plugin
-    held by `rollback` or `hold` is "held": upgrade leaves it alone until a version is
-    named or `nexo plugin unhold` releases it, so --exit-code does not count it. --jobs
+    is spent, nothing more is asked of it and one line says when it resets. --timeout
+    is one deadline for all the lookups together: once it passes, each plugin not
+    checked yet is "could not check" (network). A plugin held by `rollback` or `hold`
+    is "held": upgrade leaves it alone until a version is named or `nexo plugin unhold`
+    releases it, so --exit-code does not count it. --jobs
     sources are asked at a time over kept-alive connections; a release document asked
     before is asked again with its ETag (If-None-Match), and a 304 reuses the answer
     kept beside the blob cache. With the daemon's version (--nexo-version or

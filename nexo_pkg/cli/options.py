@@ -120,6 +120,18 @@ TimeoutOption = Annotated[
         "is noted on stderr.",
     ),
 ]
+# info, search and outdated: one deadline from the start for every request they send.
+CommandTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        metavar="SECONDS",
+        help="Most all the command's HTTP requests may take together, retries included: one "
+        f"deadline for the whole command (default: NEXO_HTTP_TIMEOUT, else "
+        f"{DEFAULT_TIMEOUT_SECONDS:g} s). An answer slower than {SLOW_NOTICE_SECONDS:g} s is "
+        "noted on stderr.",
+    ),
+]
 InstallTimeoutOption = Annotated[
     float | None,
     typer.Option(

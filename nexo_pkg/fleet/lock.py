@@ -170,6 +170,11 @@ def lock(
         # The plugins to resolve are resolved side by side (--jobs); the lock is assembled
         # in the wanted set's order. Any failure leaves the lock file as it was.
         unresolved = [item for item in wanted if kept(item) is None]
+        if unresolved:
+            # A proxy setting that cannot work fails the run once, not each plugin.
+            from nexo_pkg.net.api import check_proxy_settings  # noqa: PLC0415
+
+            check_proxy_settings()
         jobs = min(checked_jobs(options.jobs), len(unresolved))
         with CpuPool(jobs) as cpu:
             results = run_bounded(resolve, unresolved, jobs=jobs, on_interrupt=active.stop_requests)

@@ -489,6 +489,12 @@ def sync(
             # for a run with nothing to install (checked again under the root's lock below,
             # where a plugin changed meanwhile is still installed, one job at a time).
             jobs = 1
+        else:
+            # A proxy setting that cannot work fails the run once (exit 2), before the root
+            # is touched, not each plugin it would fetch.
+            from nexo_pkg.net.api import check_proxy_settings  # noqa: PLC0415
+
+            check_proxy_settings()
         # The root's lock is held for the whole run, so the plugins' workers extract side by
         # side into their own staging trees, each in a worker process of `cpu` when there are
         # several jobs (one per core, up to the jobs: the downloads stay on one thread per

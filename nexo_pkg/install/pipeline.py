@@ -245,15 +245,26 @@ def install(
     ``dest`` is left as it was and the cache holds no blob of this run. Other versions of
     the plugin it replaces bind it to their signer (``step``: :data:`PLAIN_INSTALL`)."""
     _check_flags(options)
+    with command_context(options, callbacks) as context:
+        earlier = scan_kept(options.dest) if step.keep_old else []
+        result = _install_in(source_text, context, options, callbacks, step)
+    return _keep_one(result, earlier) if step.keep_old else result
+
+
+def _install_in(
+    source_text: str,
+    context: SourceContext,
+    options: InstallOptions,
+    callbacks: InstallCallbacks,
+    step: InstallStep,
+) -> InstallResult:
+    """:func:`install`'s pipeline for SOURCE within ``context`` (its clients and deadline)."""
     # This host's targets (or --target), and the check of a release's manifest asset.
     request = SourceRequest(host_candidates(options.target), manifest_asset_problem)
-    with command_context(options, callbacks) as context:
-        source = open_source(source_text, context, request)
-        if options.daemon is not None and not options.force:
-            source = source.compatible(Admitting(options.daemon)) or source
-        earlier = scan_kept(options.dest) if step.keep_old else []
-        result = install_from(source, context, options, callbacks, step)
-    return _keep_one(result, earlier) if step.keep_old else result
+    source = open_source(source_text, context, request)
+    if options.daemon is not None and not options.force:
+        source = source.compatible(Admitting(options.daemon)) or source
+    return install_from(source, context, options, callbacks, step)
 
 
 def _keep_one(result: InstallResult, earlier: list[Installed]) -> InstallResult:
@@ -1223,11 +1234,16 @@ def known_latest_releases(
     (with a GitHub token, 50 to a GraphQL request). One that cannot be read is left out
     (its upgrade asks again and reports why); after a rate-limit answer nothing more is
     asked: the kind whose service said so is in :attr:`Prefetched.stopped`, and the
-    upgrades of its plugins fail with that answer without asking it again."""
+    upgrades of its plugins fail with that answer without asking it again. A proxy setting
+    no connection could be made with raises ``config`` before any request: the run is
+    refused once, not each upgrade."""
+    from nexo_pkg.net.api import check_proxy_settings  # noqa: PLC0415
+
     # Those whose upgrade stays on their tag ask nothing; which those are, the seam says.
     followed = [r for r in receipts if r.upgradable and r.upgrade_pin is None]
     if not followed:
         return Prefetched()
+    check_proxy_settings()
     with command_context(options, callbacks) as context:
         try:
             return prefetch_latest(followed, context, jobs=jobs)
@@ -1316,14 +1332,16 @@ def release_info(
     """Everything ``install SOURCE`` would check, without installing: the release's targets,
     and for this host's target the asset, its checksums, its verified signer and its
     manifest (downloaded into the blob cache and checked as ``install --dry-run`` does).
-    Raises what ``install`` raises."""
-    # What the release is, whatever is installed: no installed signer binds the answer.
-    result = install(source_text, replace(options, dry_run=True), callbacks, ONE_INSTALL)
-    targets: tuple[tuple[str, str], ...] = ((result.plan.target, result.plan.asset_name),)
+    Raises what ``install`` raises. One network deadline bounds every request of it."""
+    options = replace(options, dry_run=True)
+    _check_flags(options)
     tag: str | None = None
     tags: tuple[str, ...] | None = None
     requirement: str | None = None
     with command_context(options, callbacks) as context:
+        # What the release is, whatever is installed: no installed signer binds the answer.
+        result = _install_in(source_text, context, options, callbacks, ONE_INSTALL)
+        targets: tuple[tuple[str, str], ...] = ((result.plan.target, result.plan.asset_name),)
         # The version the install resolved, read again for what it ships beside this target.
         request = SourceRequest(None, manifest_asset_problem)
         source = reopen(result.plan.source, context, request)

@@ -414,8 +414,11 @@ def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
     mounts: an httpx transport through the proxy per URL pattern, ``None`` (direct) for the
     hosts ``NO_PROXY`` lists. Empty without such variables, so a direct connection imports
     nothing more. A value no connection could be made with (a scheme other than http, https
-    or socks5, a SOCKS proxy without ``socksio``, a malformed host or port) is a ``config``
-    error naming the variable (exit 2), its credentials never shown."""
+    or socks5, a SOCKS proxy without ``socksio``, no host, a malformed host or port) is a
+    ``config`` error naming the variable (exit 2), its credentials never shown. Every
+    variable is judged whatever host a request goes to, as httpx parses every proxy the
+    environment names when its client is made (``trust_env``); ``NO_PROXY=*`` turns them
+    all off, so none is read."""
     variables = _proxy_variables(os.environ)
     names = {scheme: name for scheme, (name, _) in variables.items()}
     mounts = proxy_mounts({scheme: value for scheme, (_, value) in variables.items()}, names)
@@ -432,25 +435,80 @@ def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
             context = tls_context()
         name = names.get(pattern.removesuffix("://"), "the proxy variable")
         try:
-            if not _port_in_range(httpx.URL(proxy)):
+            url = httpx.URL(proxy)
+            if not _port_in_range(url):
                 raise httpx.InvalidURL("the port is not a number from 1 to 65535")
-            _check_resolvable_name(httpx.URL(proxy).host)
+            _check_proxy_host(url)
+            _check_resolvable_name(url.host)
             transports[pattern] = ProxyTransport(proxy, name, verify=context)
         except ImportError as exc:
             raise ConfigError(
-                f"{name} names a SOCKS proxy ({_without_credentials(proxy)}), which needs the "
+                f"{name} names a SOCKS proxy ({_proxy_shown(proxy)}), which needs the "
                 "socksio package (not installed): install httpx[socks] or name an http:// proxy"
             ) from exc
         except (ValueError, httpx.InvalidURL) as exc:
-            reason = (
-                "a proxy must be an http://, https:// or socks5:// URL"
-                if isinstance(exc, ValueError) and "scheme" in str(exc)
-                else printable(str(exc))
-            )
             raise ConfigError(
-                f"{name} is not a usable proxy URL ({_without_credentials(proxy)}): {reason}"
+                f"{name} is not a usable proxy URL ({_proxy_shown(proxy)}): "
+                f"{_proxy_problem(proxy, exc)}"
             ) from exc
     return transports
+
+
+# A host name as the resolver is asked for it (IDNA-encoded): letters, digits, '-', '_', '.'.
+_HOST_NAME = re.compile(rb"[A-Za-z0-9._-]+")
+
+
+def _check_proxy_host(url: httpx.URL) -> None:
+    """Raises ``httpx.InvalidURL`` when a proxy URL names no host (``http:///x``,
+    ``http://:3128``) or a host no connection could be made to: httpx keeps what is neither
+    a name nor an address percent-encoded as the host (``http://[bad`` is ``%5Bbad``), and
+    a connection to it would fail only once a request is under way, as a name that does not
+    resolve."""
+    if not url.raw_host:
+        raise httpx.InvalidURL("it names no host")
+    # A host with a ':' is an IPv6 address, which httpx has checked already.
+    if b":" not in url.raw_host and not _HOST_NAME.fullmatch(url.raw_host):
+        raise httpx.InvalidURL("its host is no host name or address")
+
+
+def _proxy_user_info(proxy: str) -> str:
+    """What stands before the last ``@`` after the scheme of ``proxy`` (a user and password,
+    as a person meant them, whatever the URL parser makes of them); empty without one."""
+    return proxy.partition("://")[2].rpartition("@")[0]
+
+
+def _proxy_shown(proxy: str) -> str:
+    """``proxy`` as a message may show it: everything before the last ``@`` after the scheme
+    masked, a password holding ``/``, ``?`` or ``#`` (which end a URL's authority) included,
+    then as :func:`_without_credentials` shows a URL."""
+    scheme, separator, rest = proxy.partition("://")
+    if "@" in rest:
+        rest = "***@" + rest.rpartition("@")[2]
+    return _without_credentials(f"{scheme}{separator}{rest}")
+
+
+def _proxy_problem(proxy: str, exc: ValueError | httpx.InvalidURL) -> str:
+    """Why ``proxy`` is no usable proxy URL, in words that quote nothing of its user and
+    password: a ``/``, ``?`` or ``#`` in them ends the URL's authority early, so the parser's
+    own words (``Invalid port: 's3cret'``) would quote the password."""
+    if isinstance(exc, ValueError) and "scheme" in str(exc):
+        return "a proxy must be an http://, https:// or socks5:// URL"
+    if re.search(r"[/?#]", _proxy_user_info(proxy)):
+        return (
+            "its user or password holds a '/', '?' or '#', which must be percent-encoded "
+            "(%2F, %3F, %23)"
+        )
+    return printable(str(exc))
+
+
+def check_proxy_settings() -> None:
+    """Raises the ``config`` error :func:`environment_proxies` raises for a proxy variable
+    no connection could be made with: for a command about to ask the network on behalf of
+    several plugins, so that the setting is refused once (exit 2), before any request,
+    rather than once per plugin."""
+    for transport in environment_proxies().values():
+        if transport is not None:
+            transport.close()
 
 
 def _check_resolvable_name(host: str) -> None:

@@ -15,9 +15,10 @@ from nexo_pkg.lint.reporters import REPORTERS
 
 CLI = Path(__file__).resolve().parents[2] / "nexo_pkg" / "cli"
 # Flags that mean something else on some command, declared there with their own help:
-# --timeout per request or per plugin, pack's --target, `new`'s --dest, check's --dest and
-# --config (where an installed id is looked up), the --nexo-version check sends or doctor checks,
-# sync's --dry-run (a plan read from the lock and the receipts: no check is run).
+# --timeout per request, per plugin or for the whole command, pack's --target, `new`'s --dest,
+# check's --dest and --config (where an installed id is looked up), the --nexo-version check
+# sends or doctor checks, sync's --dry-run (a plan read from the lock and the receipts: no
+# check is run).
 OWN_MEANING = {"--timeout", "--target", "--dest", "--config", "--nexo-version", "--dry-run"}
 OPTION = re.compile(r'typer\.Option\(\s*"(--[a-z-]+)"', re.MULTILINE)
 

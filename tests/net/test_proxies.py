@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 from support.cli import clean_env, nexo
+from support.github_server import GitHubServer
 from support.http_kit import LoopbackServer, send
 from support.stderr import without_notes
+from support.tarballs import release_assets, tree_snapshot
 
 from nexo_pkg.net.client import HttpClient
 
@@ -138,6 +140,19 @@ _UNUSABLE = [
     ({"HTTP_PROXY": "http://user:s3cret@proxy..corp:3128"}, "HTTP_PROXY"),
     ({"HTTP_PROXY": f"http://user:s3cret@{'p' * 64}.corp:3128"}, "HTTP_PROXY"),
     ({"ALL_PROXY": "http://user:s3cret@.proxy:3128"}, "ALL_PROXY"),
+    # No host, or one that is neither a name nor an address (httpx keeps it percent-encoded
+    # and would fail only once a request went out, as a name that does not resolve).
+    ({"HTTPS_PROXY": "http://[bad"}, "HTTPS_PROXY"),
+    ({"HTTPS_PROXY": "http://user:s3cret@[bad"}, "HTTPS_PROXY"),
+    ({"HTTPS_PROXY": "http:///nohost"}, "HTTPS_PROXY"),
+    ({"HTTP_PROXY": "http://user:s3cret@:3128"}, "HTTP_PROXY"),
+    ({"http_proxy": "http://prox<y>:3128"}, "http_proxy"),
+    ({"HTTPS_PROXY": "http://host:notaport"}, "HTTPS_PROXY"),
+    # A '/', '?' or '#' in the password ends the authority there: the parser's own words
+    # would quote the password as a port.
+    ({"HTTPS_PROXY": "http://user:s3cret#1@proxy:3128"}, "HTTPS_PROXY"),
+    ({"HTTPS_PROXY": "http://user:s3cret/1@proxy:3128"}, "HTTPS_PROXY"),
+    ({"HTTP_PROXY": "http://user:s3cret?1@proxy:3128"}, "HTTP_PROXY"),
 ]
 
 
@@ -160,6 +175,103 @@ def test_an_unusable_proxy_setting_is_one_line_naming_it(
     assert f"error: {as_json.document['error']} [config]" == line
     assert "s3cret" not in as_json.stdout + as_json.stderr
     assert not (tmp_path / "home" / "state").exists()
+
+
+@pytest.mark.parametrize("value", ["http://[bad", "http:///nohost", "http://host:notaport"])
+def test_a_malformed_proxy_is_refused_whatever_host_no_proxy_lists(
+    tmp_path: Path, value: str
+) -> None:
+    """As httpx (``trust_env``) parses every proxy variable when its client is made, a
+    ``NO_PROXY`` listing the host asked does not make a malformed proxy usable; ``NO_PROXY=*``
+    turns every proxy off, and the proxy variable is then not read at all (the command goes
+    on to the API, where nothing listens: ``network``)."""
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE="http://127.0.0.1:9",
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        HTTPS_PROXY=value,
+        NO_PROXY="127.0.0.1",
+    )
+    listed = nexo("plugin", "info", "acme/hello", "--json", env=env, in_process=True)
+    assert (listed.code, listed.document["kind"]) == (2, "config"), listed.stdout
+    assert listed.document["error"].startswith("HTTPS_PROXY "), listed.stdout
+    env["NO_PROXY"] = "*"
+    every = nexo("plugin", "info", "acme/hello", "--json", env=env, in_process=True)
+    assert (every.code, every.document["kind"]) == (1, "network"), every.stdout
+    assert "PROXY is not" not in every.document["error"]
+
+
+PLUGINS = ("alpha", "bravo")
+
+
+@pytest.fixture
+def installed_and_locked(tmp_path: Path) -> Iterator[tuple[dict[str, str], Path]]:
+    """(the environment, the lock): two plugins installed from the GitHub stand-in and
+    locked in ./nexo-plugins.lock; no proxy set yet. No request reaches the stand-in after."""
+    with GitHubServer() as server:
+        env = clean_env(
+            NEXO_HOME=str(tmp_path / "home"),
+            NEXO_GITHUB_API_BASE=server.url,
+            NEXO_HTTP_RETRY_BASE_MS="1",
+        )
+        wanted = tmp_path / "nexo-plugins.toml"
+        for plugin_id in PLUGINS:
+            server.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))
+            installed = nexo("plugin", "install", f"acme/{plugin_id}", env=env, in_process=True)
+            assert installed.code == 0, installed.stderr
+        wanted.write_text(
+            "".join(f'[plugins.{p}]\nsource = "acme/{p}"\n' for p in PLUGINS), encoding="utf-8"
+        )
+        locked = nexo("plugin", "lock", "-f", str(wanted), env=env, in_process=True)
+        assert locked.code == 0, locked.stderr
+        server.requests.clear()
+        yield env, tmp_path / "nexo-plugins.lock"
+        assert server.requests == []
+
+
+_MALFORMED = {
+    "http://[bad": "http://[bad",
+    "http:///nohost": "http:///nohost",
+    "http://host:notaport": "http://host:notaport",
+    "http://user:s3cret#1@proxy:3128": "http://***@proxy:3128",
+}
+
+
+@pytest.mark.parametrize("value", _MALFORMED)
+def test_a_malformed_proxy_stops_every_command_once_before_any_request(
+    installed_and_locked: tuple[dict[str, str], Path], tmp_path: Path, value: str
+) -> None:
+    """Whatever the command, and however many plugins it would ask about: one line naming
+    the variable (not one per plugin), exit 2, nothing asked and nothing written."""
+    env, lock = installed_and_locked
+    env = {**env, "HTTPS_PROXY": value}
+    wanted = lock.with_suffix(".toml")
+    commands = {
+        "info": ["acme/alpha@v1.0.0"],
+        "search": ["alpha"],
+        "install": ["acme/alpha@v1.0.0", "--force", "--yes"],
+        "upgrade": ["alpha"],
+        "upgrade --all": ["--all"],
+        "outdated": [],
+        "lock": ["-f", str(wanted), "--upgrade"],
+        "sync": ["--lock", str(lock), "--dest", str(tmp_path / "other-root")],
+        "sync --frozen": ["--frozen", "--lock", str(lock), "--dest", str(tmp_path / "root-3")],
+    }
+    expected = f"HTTPS_PROXY is not a usable proxy URL ({_MALFORMED[value]}): "
+    before = tree_snapshot(tmp_path)
+    for command, arguments in commands.items():
+        name = command.split()[0]
+        result = nexo("plugin", name, *arguments, "--json", env=env, in_process=True)
+        assert (result.code, result.document["kind"]) == (2, "config"), (command, result.stdout)
+        error = result.document["error"]
+        assert error.startswith(expected), (command, error)
+        (line,) = without_notes(result.stderr).splitlines()
+        assert line == f"error: {error} [config]", (command, result.stderr)
+        assert "s3cret" not in result.stdout + result.stderr
+        text = nexo("plugin", name, *arguments, env=env, in_process=True)
+        assert text.code == 2, (command, text.stderr)
+        assert without_notes(text.stderr).splitlines() == [line], (command, text.stderr)
+        assert tree_snapshot(tmp_path) == before, command
 
 
 def test_a_bracketed_ipv6_no_proxy_entry_with_a_port_is_reached_directly(
