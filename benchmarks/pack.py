@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import trees  # noqa: E402
-from common import Stats, interleave, wall_and_rss  # noqa: E402
+from common import Stats, interleave, precompile, wall_and_rss  # noqa: E402
 
 EPOCH = 1_700_000_000
 # Runs of each variant before the measured ones (time and peak RSS discarded).
@@ -162,6 +162,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--shapes", default="", help="also measure these trees.py shapes")
     args = parser.parse_args()
+    precompile()  # an installed nexo-pkg runs from .pyc files
     for shape, (timings, pack_peak, tar_peak) in measure_shapes(
         [s for s in args.shapes.split(",") if s], args.rounds
     ).items():

@@ -8,6 +8,7 @@ benchmark (whose child process imports the trust entry points) runs once with on
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 import subprocess
@@ -165,3 +166,36 @@ def test_install_and_pack_peaks_leave_out_the_warm_up_run(
     monkeypatch.setattr(pack, "wall_and_rss", _WarmUpFirst())
     _, pack_peak, tar_peak = pack._measure_shape(tmp_path, "tiny", 2)
     assert (pack_peak, tar_peak) == (20 * 2**20, 20 * 2**20)
+
+
+# A child process running this checkout's nexo-pkg: ``python -m nexo_pkg``, a ``nexo`` console
+# script beside the interpreter, or one pip wrote for a wheel.
+_STARTS_NEXO = re.compile(r'"-m", "nexo_pkg"|BIN / "nexo"|console_script\(')
+
+
+def _compiles_first(script: Path) -> bool:
+    """Whether ``main()`` compiles nexo-pkg's modules (``precompile``) before it measures, or
+    the script gives its children a bytecode cache of their own (``PYTHONPYCACHEPREFIX``)."""
+    text = script.read_text(encoding="utf-8")
+    if "PYTHONPYCACHEPREFIX" in text:
+        return True
+    tree = ast.parse(text)
+    main = next(
+        node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "main"
+    )
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "precompile"
+        for node in ast.walk(main)
+    )
+
+
+def test_scripts_that_time_nexo_processes_compile_its_modules_first() -> None:
+    """An installed nexo-pkg runs from ``.pyc`` files. A checkout has none until something
+    writes them, and under ``PYTHONDONTWRITEBYTECODE`` (set on many machines and images) no
+    run does: every cold ``nexo`` process would compile each module it imports (1.5 s of CPU
+    for a ``check``), and a start-up figure would be mostly compilation."""
+    starting = [script for script in SCRIPTS if _STARTS_NEXO.search(script.read_text("utf-8"))]
+    assert {"startup", "check", "install", "pack"} <= {script.stem for script in starting}
+    assert [script.stem for script in starting if not _compiles_first(script)] == []
