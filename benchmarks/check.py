@@ -25,6 +25,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 SDK_PLUGIN = REPO / "tests" / "fixtures" / "plugins" / "sdk_plugin"
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import precompile  # noqa: E402
+
 
 def prepare(scratch: Path) -> Path:
     """The SDK fixture with its command pointed at this interpreter (which has nexoai)."""
@@ -98,6 +102,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--runs", type=int, default=9)
     options = parser.parse_args()
+    precompile()  # an installed nexo-pkg runs from .pyc files
     with tempfile.TemporaryDirectory() as scratch:
         root = prepare(Path(scratch))
         # Warm the file cache and import everything once so the runs compare like for like.

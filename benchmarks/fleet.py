@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import machine  # noqa: E402
+from common import machine, precompile  # noqa: E402
 from support.github_server import GitHubServer  # noqa: E402
 from support.registry import start_registry  # noqa: E402
 from support.tarballs import manifest_text, plugin_tarball, sidecar_line  # noqa: E402
@@ -82,6 +82,7 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--payload-kib", type=int, default=1024)
     args = parser.parse_args()
+    precompile()  # an installed nexo-pkg runs from .pyc files
 
     with tempfile.TemporaryDirectory(prefix="nexo-fleet-bench-") as scratch:
         work = Path(scratch)

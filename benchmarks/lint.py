@@ -28,6 +28,10 @@ SHARED_FIXTURES = Path(os.environ.get("NEXO_TEST_FIXTURES") or ROOT.parent / "sh
 REFERENCE = SHARED_FIXTURES / "reference-manifests"
 BIN = Path(sys.executable).parent
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import precompile  # noqa: E402
+
 
 def _wall(command: list[str]) -> float:
     start = time.perf_counter()
@@ -91,6 +95,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--file", type=Path, default=CORPUS / "valid" / "full.toml")
     arguments = parser.parse_args()
+    precompile()  # an installed nexo-pkg runs from .pyc files
     print(f"machine: sum(range(10**7)) took {calibration():.2f} s; higher means a busier machine")
 
     ours, theirs = cold(arguments.file, arguments.runs)

@@ -28,6 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MANIFEST = ROOT / "tests" / "lsp" / "fixtures" / "full.toml"
 TARGET_MS = 50.0
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import precompile  # noqa: E402
+
 
 class Connection:
     """One server process and a reader thread that queues every message it sends."""
@@ -137,6 +141,7 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=30)
     parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST)
     args = parser.parse_args()
+    precompile()  # an installed nexo-pkg runs from .pyc files
     clean = args.manifest.read_text("utf-8")
     faulty = clean.replace('network = "deny"', 'network = "internet"', 1)
     if faulty == clean:

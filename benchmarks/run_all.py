@@ -333,8 +333,9 @@ def bench_install(report: Report, runs: int, shapes: list[str], before: Path | N
         "install acme/bench@vX --yes --json` (resolve, download, checksum, one-pass check and "
         "extraction, payload check, receipt, syncfs, rename) against `curl -sSfo f URL && "
         "sha256sum -c f.sha256 && tar -xzf f -C dir && sync -f dir`, "
-        f"{runs} interleaved runs per tree. Peak RSS is the maximum over the runs, of the whole "
-        "process tree, from `/usr/bin/time`. Every install passes `--max-entries 20000` (the "
+        f"{runs} interleaved runs per tree. Peak RSS is the largest over the measured runs (not "
+        "the warm-up run) of the tree's largest process, from `/usr/bin/time`. Every install "
+        "passes `--max-entries 20000` (the "
         "10,000-file tree has 10,104 entries with its directories).",
         "",
         "| tree | nexo wall | baseline wall | ratio (per run) | nexo peak RSS "

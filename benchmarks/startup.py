@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import check  # noqa: E402
-from common import Stats, console_script, interleave, wall  # noqa: E402
+from common import Stats, console_script, interleave, precompile, wall  # noqa: E402
 
 COMMANDS = {
     "python -m nexo_pkg --version": ["--version"],
@@ -69,6 +69,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--before", type=Path)
     args = parser.parse_args()
+    # An installed nexo-pkg runs from .pyc files: no run compiles (PYTHONDONTWRITEBYTECODE).
+    precompile()
+    if args.before is not None:
+        precompile(args.before / "nexo_pkg")
     results = measure(args.runs, args.before)
     floor = results["python3 -c pass"].median
     for name, stats in results.items():

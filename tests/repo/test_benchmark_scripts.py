@@ -8,10 +8,13 @@ benchmark (whose child process imports the trust entry points) runs once with on
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from support.shared_fixtures import require_shared_fixture
@@ -116,3 +119,83 @@ def test_the_sigstore_benchmark_runs() -> None:
     completed = _run(BENCHMARKS / "trust.py", "--runs", "1", timeout=240)
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert "added by verification:" in completed.stdout
+
+
+def _load_benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` imported under a private name, as ``run_all.py`` does."""
+    spec = importlib.util.spec_from_file_location(f"test_bench_{name}", BENCHMARKS / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class _WarmUpFirst:
+    """``wall_and_rss`` that runs nothing: the first call of each program (the warm-up run,
+    which compiles bytecode) reports a peak far above the others."""
+
+    WARM_UP_PEAK = 10**12
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def __call__(
+        self, command: list[str], *, env: dict[str, str] | None = None
+    ) -> tuple[float, int]:
+        del env
+        if "--dest" in command:  # the install variant removes the root it installed into
+            Path(command[command.index("--dest") + 1]).mkdir(parents=True)
+        program = command[0] if command[0] != sys.executable else " ".join(command[:3])
+        first = program not in self.seen
+        self.seen.add(program)
+        return 0.01, self.WARM_UP_PEAK if first else 20 * 2**20
+
+
+def test_install_and_pack_peaks_leave_out_the_warm_up_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """docs/benchmarks.md gives the peak RSS over the measured runs; the warm-up run, whose
+    time is discarded, compiles every module into a fresh bytecode cache (several MiB more)."""
+    install = _load_benchmark("install")
+    monkeypatch.setattr(install, "wall_and_rss", _WarmUpFirst())
+    (result,) = install.measure(["tiny"], 2)
+    assert result.rss == {"nexo": 20 * 2**20, "baseline": 20 * 2**20}
+    pack = _load_benchmark("pack")
+    monkeypatch.setattr(pack, "wall_and_rss", _WarmUpFirst())
+    _, pack_peak, tar_peak = pack._measure_shape(tmp_path, "tiny", 2)
+    assert (pack_peak, tar_peak) == (20 * 2**20, 20 * 2**20)
+
+
+# A child process running this checkout's nexo-pkg: ``python -m nexo_pkg``, a ``nexo`` console
+# script beside the interpreter, or one pip wrote for a wheel.
+_STARTS_NEXO = re.compile(r'"-m", "nexo_pkg"|BIN / "nexo"|console_script\(')
+
+
+def _compiles_first(script: Path) -> bool:
+    """Whether ``main()`` compiles nexo-pkg's modules (``precompile``) before it measures, or
+    the script gives its children a bytecode cache of their own (``PYTHONPYCACHEPREFIX``)."""
+    text = script.read_text(encoding="utf-8")
+    if "PYTHONPYCACHEPREFIX" in text:
+        return True
+    tree = ast.parse(text)
+    main = next(
+        node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "main"
+    )
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "precompile"
+        for node in ast.walk(main)
+    )
+
+
+def test_scripts_that_time_nexo_processes_compile_its_modules_first() -> None:
+    """An installed nexo-pkg runs from ``.pyc`` files. A checkout has none until something
+    writes them, and under ``PYTHONDONTWRITEBYTECODE`` (set on many machines and images) no
+    run does: every cold ``nexo`` process would compile each module it imports (1.5 s of CPU
+    for a ``check``), and a start-up figure would be mostly compilation."""
+    starting = [script for script in SCRIPTS if _STARTS_NEXO.search(script.read_text("utf-8"))]
+    assert {"startup", "check", "install", "pack"} <= {script.stem for script in starting}
+    assert [script.stem for script in starting if not _compiles_first(script)] == []
