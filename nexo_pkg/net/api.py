@@ -6,6 +6,7 @@ so the command line reads its defaults (``--timeout``) without loading httpx."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from nexo_pkg.net.bounded import (
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
         HEADER_SECONDS,
         HttpClient,
         Retryable,
-        check_proxy_settings,
         checked_url,
         is_http_url,
         parse_retry_after,
@@ -42,7 +42,6 @@ _CLIENT = frozenset(
         "HEADER_SECONDS",
         "HttpClient",
         "Retryable",
-        "check_proxy_settings",
         "checked_url",
         "is_http_url",
         "parse_retry_after",
@@ -73,6 +72,16 @@ __all__ = [
     "shown_url",
     "timeout_from_env",
 ]
+
+
+def check_proxy_settings() -> None:
+    """Raises ``config`` for a proxy variable no connection could be made with
+    (:func:`nexo_pkg.net.client.check_proxy_settings`); without any ``*_proxy`` variable set
+    there is nothing to judge, and the client (httpx) is not loaded for it."""
+    if any(value and name.lower().endswith("_proxy") for name, value in os.environ.items()):
+        from nexo_pkg.net import client  # noqa: PLC0415
+
+        client.check_proxy_settings()
 
 
 def __getattr__(name: str) -> object:
