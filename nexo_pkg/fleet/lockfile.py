@@ -47,10 +47,17 @@ from typing import Any
 
 from nexo_pkg.core.errors import ConfigError, NexoError
 from nexo_pkg.core.files import read_capped_bytes, write_config_file
-from nexo_pkg.core.version import VersionError
+from nexo_pkg.core.version import VersionError, parse_version
 from nexo_pkg.core.versionreq import VersionReq, parse_version_req
 from nexo_pkg.manifest.daemon import id_problem
-from nexo_pkg.sources.api import PLUGIN_ID, check_locked, check_remote, timestamp_or_none
+from nexo_pkg.sources.api import (
+    PLUGIN_ID,
+    check_copied_from,
+    check_locked,
+    check_remote,
+    pins_manifests,
+    timestamp_or_none,
+)
 
 WANTED_NAME = "nexo-plugins.toml"
 LOCK_NAME = "nexo-plugins.lock"
@@ -353,8 +360,80 @@ def _digest(path: Path, where: str, table: dict[str, Any], key: str) -> str | No
     return value  # type: ignore[no-any-return]
 
 
+def _requirement(path: Path, where: str, table: dict[str, Any]) -> str:
+    """The wanted set's requirement the entry was locked from: ``*`` or one it can hold."""
+    value: str = _string(path, where, table, "requirement")
+    if value != ANY:
+        try:
+            parse_version_req(value)
+        except VersionError as error:
+            raise _invalid(path, f"`{where}.requirement`: {error}") from error
+    return value
+
+
+def _version(path: Path, where: str, table: dict[str, Any]) -> str:
+    """The locked version: a semver version (it names the plugin's directory)."""
+    value: str = _string(path, where, table, "version")
+    try:
+        parse_version(value)
+    except VersionError as error:
+        raise _invalid(path, f"`{where}.version` is not a semver version ({error})") from error
+    return value
+
+
+def _targets_wanted(path: Path, where: str, table: dict[str, Any]) -> tuple[str, ...] | None:
+    """The wanted set's ``targets`` the entry was locked from (``None``: every target)."""
+    value = table.get("targets_wanted")
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(t, str) and _TARGET.fullmatch(t) for t in value)
+    ):
+        raise _invalid(path, f"`{where}.targets_wanted` must be a non-empty list of target triples")
+    return tuple(value)
+
+
+def _row(
+    path: Path, at: str, target: str, row: dict[str, Any], entry: tuple[str, str, bool]
+) -> LockedTarget:
+    """One target's row of the entry ``(plugin id, version, whether its source pins
+    manifests)``: the tarball that version has for ``target``, as ``lock`` wrote it."""
+    plugin_id, version, registry = entry
+    _check_keys(path, at, row, _TARGET_KEYS)
+    size = row.get("size")
+    # TOML's `true` and `10.0` equal integers in Python: the schema's integer only.
+    if type(size) is not int or size < 0:
+        raise _invalid(path, f"`{at}.size` is missing or not a byte count (an integer >= 0)")
+    sha256 = _string(path, at, row, "sha256")
+    if not _HEX.fullmatch(sha256):
+        raise _invalid(path, f"`{at}.sha256` is not 64 lowercase hex digits")
+    asset = _string(path, at, row, "asset")
+    expected = f"{plugin_id}-{version}-{target}.tar.gz"
+    if asset != expected:
+        raise _invalid(path, f"`{at}.asset` is {asset!r}, not {expected!r}")
+    manifest = _digest(path, at, row, "manifest")
+    if registry and manifest is None:
+        raise _invalid(path, f"`{at}.manifest` is missing: a registry target names its manifest")
+    if not registry and manifest is not None:
+        raise _invalid(path, f"`{at}.manifest`: a GitHub release has no manifest digest")
+    return LockedTarget(
+        target=target,
+        asset=asset,
+        size=size,
+        sha256=sha256,
+        manifest=manifest,
+        **_signer(path, at, row),
+        tree=_tree(path, at, row),
+        sbom=_digest(path, at, row, "sbom"),
+    )
+
+
 def read_lock(path: Path) -> Lock:
-    """Parse a lock file; ``lock_invalid`` (exit 2) when it is not one nexo-pkg wrote."""
+    """Parse a lock file; ``lock_invalid`` (exit 2) when it is not one nexo-pkg wrote: every
+    field of every entry is held to what ``lock`` writes, naming the first one that is not,
+    so that ``sync`` never reaches a source, nor writes, for an entry it could not trust."""
     document = _load_toml(path, "lock_invalid")
     _check_keys(path, "", document, {"lock_version", "plugins"})
     version = document.get("lock_version")
@@ -374,34 +453,10 @@ def read_lock(path: Path) -> Lock:
         if not PLUGIN_ID.fullmatch(plugin_id) or not isinstance(entry, dict):
             raise _invalid(path, f"`{where}` is not a plugin entry")
         _check_keys(path, where, entry, plugin_keys)
-        wanted_targets = entry.get("targets_wanted")
-        if wanted_targets is not None and not (
-            isinstance(wanted_targets, list) and all(isinstance(t, str) for t in wanted_targets)
-        ):
-            raise _invalid(path, f"`{where}.targets_wanted` must be a list of strings")
+        wanted_targets = _targets_wanted(path, where, entry)
         targets_table = entry.get("targets")
         if not isinstance(targets_table, dict) or not targets_table:
             raise _invalid(path, f"`{where}.targets` must hold at least one target")
-        targets: dict[str, LockedTarget] = {}
-        for target, row in sorted(targets_table.items()):
-            at = f"{where}.targets.{target}"
-            if not _TARGET.fullmatch(target) or not isinstance(row, dict):
-                raise _invalid(path, f"`{at}` is not a target entry")
-            _check_keys(path, at, row, _TARGET_KEYS)
-            size = row.get("size")
-            sha256 = _string(path, at, row, "sha256")
-            if type(size) is not int or size < 0 or not _HEX.fullmatch(sha256):
-                raise _invalid(path, f"`{at}` needs a size and a 64-digit hex sha256")
-            targets[target] = LockedTarget(
-                target=target,
-                asset=_string(path, at, row, "asset"),
-                size=size,
-                sha256=sha256,
-                manifest=_digest(path, at, row, "manifest"),
-                **_signer(path, at, row),
-                tree=_tree(path, at, row),
-                sbom=_digest(path, at, row, "sbom"),
-            )
         source = _string(path, where, entry, "source")
         validate_source(path, where, source)
         resolved = _string(path, where, entry, "resolved")
@@ -409,49 +464,37 @@ def read_lock(path: Path) -> Lock:
             check_locked(source, resolved)
         except NexoError as error:
             raise _invalid(path, f"`{where}.resolved`: {error.message}") from error
+        github = _string(path, where, entry, "github", optional=True)
+        if github is not None:
+            try:
+                check_copied_from(source, github)
+            except NexoError as error:
+                raise _invalid(path, f"`{where}.github`: {error.message}") from error
+        requirement = _requirement(path, where, entry)
+        plugin_version = _version(path, where, entry)
+        if wanted_targets is not None and set(targets_table) != set(wanted_targets):
+            raise _invalid(
+                path, f"`{where}.targets` must hold exactly the targets of `targets_wanted`"
+            )
+        registry = pins_manifests(source)
+        targets: dict[str, LockedTarget] = {}
+        for target, row in sorted(targets_table.items()):
+            at = f"{where}.targets.{target}"
+            if not _TARGET.fullmatch(target) or not isinstance(row, dict):
+                raise _invalid(path, f"`{at}` is not a target entry")
+            targets[target] = _row(path, at, target, row, (plugin_id, plugin_version, registry))
         lock.plugins[plugin_id] = LockedPlugin(
             plugin_id=plugin_id,
             source=source,
-            requirement=_string(path, where, entry, "requirement"),
-            targets_wanted=tuple(wanted_targets) if wanted_targets is not None else None,
-            version=_string(path, where, entry, "version"),
+            requirement=requirement,
+            targets_wanted=wanted_targets,
+            version=plugin_version,
             resolved=resolved,
             targets=targets,
             published=_timestamp(path, where, entry),
-            github=_release(path, where, entry),
+            github=github,
         )
     return lock
-
-
-def _signer(path: Path, where: str, row: dict[str, Any]) -> dict[str, str | None]:
-    """A row's signer, recorded whole (``lock`` writes its identity and issuer, or neither
-    for an unsigned artifact): half of one is no signer ``sync`` could hold an artifact to."""
-    signer = {key: _string(path, where, row, key, optional=True) for key in ("identity", "issuer")}
-    missing = [key for key, value in signer.items() if value is None]
-    if len(missing) == 1:
-        other = "issuer" if missing[0] == "identity" else "identity"
-        raise _invalid(
-            path,
-            f"`{where}.{missing[0]}` is missing beside its `{other}`: a locked signer is an "
-            "identity and its issuer together (neither for an unsigned tarball)",
-        )
-    return signer
-
-
-def _release(path: Path, where: str, entry: dict[str, Any]) -> str | None:
-    """The GitHub release a mirrored version was copied from: ``owner/repo@tag`` under the
-    grammar of a GitHub source, as the registry's annotation must be (its owner's policy
-    entries judge the signature)."""
-    value = _string(path, where, entry, "github", optional=True)
-    if value is None:
-        return None
-    from nexo_pkg.sources.api import GitHubOrigin  # noqa: PLC0415 - a mirrored entry's
-
-    if GitHubOrigin.parse(value) is None:
-        raise _invalid(
-            path, f"`{where}.github` is not the owner/repo@tag of a GitHub release: {value!r}"
-        )
-    return value  # type: ignore[no-any-return]
 
 
 def render_lock(lock: Lock) -> str:
@@ -523,3 +566,18 @@ def stale_entries(wanted: list[WantedPlugin], lock: Lock) -> list[str]:
         for plugin_id in sorted(set(lock.plugins) - names)
     )
     return reasons
+
+
+def _signer(path: Path, where: str, row: dict[str, Any]) -> dict[str, str | None]:
+    """A row's signer, recorded whole (``lock`` writes its identity and issuer, or neither
+    for an unsigned artifact): half of one is no signer ``sync`` could hold an artifact to."""
+    signer = {key: _string(path, where, row, key, optional=True) for key in ("identity", "issuer")}
+    missing = [key for key, value in signer.items() if value is None]
+    if len(missing) == 1:
+        other = "issuer" if missing[0] == "identity" else "identity"
+        raise _invalid(
+            path,
+            f"`{where}.{missing[0]}` is missing beside its `{other}`: a locked signer is an "
+            "identity and its issuer together (neither for an unsigned tarball)",
+        )
+    return signer

@@ -105,6 +105,7 @@ if TYPE_CHECKING:
         KINDS,
         Kind,
         Prefetched,
+        check_copied_from,
         check_locked,
         check_remote,
         copies_as_is,
@@ -113,6 +114,7 @@ if TYPE_CHECKING:
         open_source,
         origin_label,
         origin_place,
+        pins_manifests,
         pins_upgrade,
         prefetch_newest,
         reach_flags,
@@ -159,9 +161,10 @@ _HOMES = homes(
         "registry": "INDEX_MEDIA_TYPE MANIFEST_MEDIA_TYPE Manifest RegistryClient fallback_tag",
         "releases": "read_release_signer release_material release_sha256 release_tarballs",
         "route": (
-            "KINDS Kind Prefetched check_locked check_remote copies_as_is first_per_service "
-            "locked_origin "
-            "open_source origin_label origin_place pins_upgrade prefetch_newest reach_flags "
+            "KINDS Kind Prefetched check_copied_from check_locked check_remote copies_as_is "
+            "first_per_service locked_origin "
+            "open_source origin_label origin_place pins_manifests pins_upgrade "
+            "prefetch_newest reach_flags "
             "reads_registry_config reinstall_words "
             "reopen tagged_release upgrades_from"
         ),
@@ -202,6 +205,7 @@ __all__ = [
     "TreeSink",
     "TrustChoices",
     "canonical",
+    "check_copied_from",
     "check_locked",
     "check_member_names",
     "check_mirror",
@@ -228,6 +232,7 @@ __all__ = [
     "parse_sidecar",
     "parse_source",
     "parse_tarball_name",
+    "pins_manifests",
     "pins_upgrade",
     "plugin_of",
     "prefetch_newest",

@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.oci_reference import parse_reference, registry_label
-from nexo_pkg.sources.spec import GitHubSource, parse_source, release_label
+from nexo_pkg.sources.spec import (
+    MAX_OWNER_LENGTH,
+    MAX_REPO_LENGTH,
+    GitHubSource,
+    parse_source,
+    release_label,
+    validate_name,
+    validate_tag,
+)
 
 if TYPE_CHECKING:
     from nexo_pkg.sources.base import Origin, Source, SourceRequest
@@ -36,6 +44,7 @@ __all__ = [
     "KINDS",
     "Kind",
     "Prefetched",
+    "check_copied_from",
     "check_locked",
     "check_remote",
     "copies_as_is",
@@ -43,6 +52,7 @@ __all__ = [
     "open_source",
     "origin_label",
     "origin_place",
+    "pins_manifests",
     "pins_upgrade",
     "prefetch_newest",
     "reach_flags",
@@ -125,7 +135,9 @@ class Kind:
     that reading a lock loads no kind's client; ``None``: the module's ``check_text``.
     ``registry``: whether its sources are reached with the registry credentials
     (``--registry-config``) and ``--plain-http``; ``github``: whether through the GitHub API
-    (``--github-api-url``)."""
+    (``--github-api-url``). ``pin``: why a version a lock pinned from a source text of the
+    kind (both well-formed) is no pin of that source (``None``: it is one), from the kind's
+    grammar, so that reading a lock loads no kind's client."""
 
     type: str
     load: Callable[[], KindModule]
@@ -137,6 +149,7 @@ class Kind:
     check: Callable[[str], object] | None = None
     registry: bool = False
     github: bool = False
+    pin: Callable[[str, str], str | None] | None = None
 
 
 # Each kind's module is imported on first use: the registry's brings its client (and
@@ -159,7 +172,33 @@ def _local() -> KindModule:
     return local
 
 
-_RELEASES = Kind("github-releases", _releases, label=release_label, github=True)
+def _registry_pin(text: str, resolved: str) -> str | None:
+    """Why ``resolved`` is no version pinned from the registry source ``text``: a lock pins
+    the index digest in the source's repository (a tag moves; mirrors are the wanted set's
+    ``[registries]``, never the lock's)."""
+    source, pinned = parse_reference(text), parse_reference(resolved)
+    if pinned.digest is None:
+        return "it names no index digest (oci://HOST/NAME@sha256:…), and a tag moves"
+    if pinned.base.casefold() != source.base.casefold():
+        return f"it is not in {source.base}, the entry's source"
+    return None
+
+
+def _release_pin(text: str, resolved: str) -> str | None:
+    """Why ``resolved`` is no release pinned from the release source ``text``: a lock pins a
+    tag of the source's repository (without one, the latest release, which moves)."""
+    source, pinned = parse_source(text), parse_source(resolved)
+    if not isinstance(source, GitHubSource) or not isinstance(pinned, GitHubSource):
+        return None  # refused by the kind's check before
+    if pinned.tag is None:
+        return "it names no tag (owner/repo@tag), and the latest release moves"
+    named = f"{source.owner}/{source.repo}"
+    if f"{pinned.owner}/{pinned.repo}".casefold() != named.casefold():
+        return f"it is not a release of {named}, the entry's source"
+    return None
+
+
+_RELEASES = Kind("github-releases", _releases, label=release_label, github=True, pin=_release_pin)
 _LOCAL = Kind("local-file", _local, follows=False)
 
 KINDS: tuple[Kind, ...] = (
@@ -172,6 +211,7 @@ KINDS: tuple[Kind, ...] = (
         label=registry_label,
         check=parse_reference,
         registry=True,
+        pin=_registry_pin,
     ),
     _RELEASES,
     _LOCAL,
@@ -327,6 +367,13 @@ def copies_as_is(text: str) -> bool:
     return kind is not None and kind.copied
 
 
+def pins_manifests(text: str) -> bool:
+    """Whether a lock pins each target of a version of the source ``text`` (a lock's
+    ``source``) by its manifest digest as well as its tarball's: a registry's does."""
+    kind = _scheme_kind(text)
+    return kind is not None and kind.registry
+
+
 def reads_registry_config(text: str) -> bool:
     """Whether the source ``text`` names (a lock's ``source``) is reached with the registry
     credentials, so that a named ``--registry-config`` must be readable before it is asked."""
@@ -408,9 +455,42 @@ def check_remote(text: str) -> None:
 
 def check_locked(text: str, resolved: str) -> None:
     """Raise ``source_invalid`` unless ``resolved``, the version a lock pinned from the source
-    ``text``, is a well-formed text of the same kind (a release's ``owner/repo@tag``, a
-    registry's reference): what ``sync`` reopens the version with."""
+    ``text``, is a well-formed pin of it (a release's ``owner/repo@tag`` of its repository, a
+    registry's ``…@sha256:…`` in its repository): what ``sync`` reopens the version with."""
     kind = _scheme_kind(text) or _RELEASES
     if (_scheme_kind(resolved) or _RELEASES) is not kind:
         raise NexoError(f"{resolved!r} names no version of {text!r}", kind="source_invalid")
     (kind.check or kind.load().check_text)(resolved)
+    why = kind.pin(text, resolved) if kind.pin is not None else None
+    if why is not None:
+        raise NexoError(
+            f"{resolved!r} is no pinned version of {text!r}: {why}", kind="source_invalid"
+        )
+
+
+def check_copied_from(text: str, github: str) -> None:
+    """Raise ``source_invalid`` unless ``github``, the GitHub release a lock entry of the
+    source ``text`` says its version was copied from, is ``owner/repo@tag`` and the source a
+    registry: a copy's origin picks the trust-policy entries that judge it, and a release is
+    its own origin."""
+    kind = _scheme_kind(text) or _RELEASES
+    if not kind.registry:
+        raise NexoError(
+            f"{text!r} is no registry: only a registry copy names the release it was copied from",
+            kind="source_invalid",
+        )
+    # The grammar a registry copy's origin annotation is read with (artifact.GitHubOrigin),
+    # without reading the file system as a source text may.
+    hint = "expected the owner/repo@tag of a GitHub release"
+    name, at, tag = github.partition("@")
+    owner, slash, repo = name.partition("/")
+    if not (at and slash):
+        raise NexoError(
+            f"invalid release {github!r}: it is not owner/repo@tag; {hint}", kind="source_invalid"
+        )
+    for what, value, longest in (
+        ("owner", owner, MAX_OWNER_LENGTH),
+        ("repo", repo, MAX_REPO_LENGTH),
+    ):
+        validate_name(value, what=what, max_length=longest, text=github, label="release", hint=hint)
+    validate_tag(tag, text=github, label="release", hint=hint)

@@ -150,24 +150,25 @@ def parse_owner_repo(text: str, *, label: str = "OWNER[/REPO]") -> tuple[str, st
     return owner, repo or None
 
 
-def validate_tag(tag: str, *, text: str) -> None:
+def validate_tag(tag: str, *, text: str, label: str = "source", hint: str | None = None) -> None:
     """Check a release tag: semver alphabet and ``/`` between parts (as git refs), no
-    ``..``, no part starting with ``.``, no leading ``-``."""
+    ``..``, no part starting with ``.``, no leading ``-``; raise ``source_invalid``
+    (``invalid {label} {text!r}: …; {hint}``)."""
+    why = None
     if not tag:
-        raise _invalid(text, "the tag after '@' is empty")
-    if len(tag) > MAX_TAG_LENGTH:
-        raise _invalid(text, f"the tag is longer than {MAX_TAG_LENGTH} characters")
-    if not _TAG.fullmatch(tag):
-        raise _invalid(
-            text,
-            "the tag may only use letters, digits, '.', '_', '+' and '-', and '/' between them",
-        )
-    if ".." in tag:
-        raise _invalid(text, "the tag may not contain '..'")
-    if tag.startswith((".", "-")):
-        raise _invalid(text, f"the tag may not start with {tag[0]!r}")
-    if "/." in tag:
-        raise _invalid(text, "no part of the tag may start with '.'")
+        why = "the tag after '@' is empty"
+    elif len(tag) > MAX_TAG_LENGTH:
+        why = f"the tag is longer than {MAX_TAG_LENGTH} characters"
+    elif not _TAG.fullmatch(tag):
+        why = "the tag may only use letters, digits, '.', '_', '+' and '-', and '/' between them"
+    elif ".." in tag:
+        why = "the tag may not contain '..'"
+    elif tag.startswith((".", "-")):
+        why = f"the tag may not start with {tag[0]!r}"
+    elif "/." in tag:
+        why = "no part of the tag may start with '.'"
+    if why is not None:
+        raise _invalid(text, why, hint=hint, label=label)
 
 
 def parse_source(text: str) -> Source:

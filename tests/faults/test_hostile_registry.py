@@ -299,8 +299,9 @@ def test_an_annotation_with_escape_sequences_is_escaped_when_locking(
 
 
 def test_sync_reports_a_hostile_registry_answer_on_escaped_lines(workspace: Workspace) -> None:
-    """A lock naming the registry (its version field hostile too): the per-plugin failure line
-    of ``sync`` carries the registry's error body escaped."""
+    """A lock naming the registry: the per-plugin failure line of ``sync`` carries the
+    registry's error body escaped. (A hostile field of the lock itself never gets this far:
+    it is refused, escaped, when the lock is read.)"""
     manifest = "sha256:" + "1" * 64
     workspace.server.answer(
         f"/v2/{REPOSITORY}/manifests/{manifest}",
@@ -312,7 +313,7 @@ def test_sync_reports_a_hostile_registry_answer_on_escaped_lines(workspace: Work
     base = f"oci://127.0.0.1:{workspace.server.port}/{REPOSITORY}"
     lock.write_text(
         "lock_version = 1\n\n[plugins.echo]\n"
-        f'source = "{base}"\nrequirement = "*"\nversion = "1.2.3\\u001b[2J"\n'
+        f'source = "{base}"\nrequirement = "*"\nversion = "1.2.3"\n'
         f'resolved = "{base}@sha256:{"2" * 64}"\n\n'
         "[plugins.echo.targets.noarch]\n"
         f'asset = "echo-1.2.3-noarch.tar.gz"\nsize = 10\nsha256 = "{"3" * 64}"\n'

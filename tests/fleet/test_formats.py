@@ -42,6 +42,7 @@ def _lock() -> Lock:
     row = LockedTarget("noarch", "echo-1.2.3-noarch.tar.gz", 10, SHA, manifest="sha256:" + SHA)
     signed = LockedTarget(
         "x86_64-unknown-linux-gnu", "echo-1.2.3-x86_64-unknown-linux-gnu.tar.gz", 11, "b" * 64,
+        manifest="sha256:" + "d" * 64,
         identity="https://github.com/acme/x/.github/workflows/r.yml@refs/tags/v1",
         issuer="https://token.actions.githubusercontent.com",
     )  # fmt: skip
@@ -52,7 +53,8 @@ def _lock() -> Lock:
         {"noarch": LockedTarget("noarch", "zeta-0.1.0-noarch.tar.gz", 1, "c" * 64)},
     )  # fmt: skip
     lock.plugins["echo"] = LockedPlugin(
-        "echo", "oci://127.0.0.1:5000/plugins/echo", "^1.2", ("noarch",), "1.2.3",
+        "echo", "oci://127.0.0.1:5000/plugins/echo", "^1.2",
+        ("noarch", "x86_64-unknown-linux-gnu"), "1.2.3",
         "oci://127.0.0.1:5000/plugins/echo@sha256:" + SHA,
         {"x86_64-unknown-linux-gnu": signed, "noarch": row},
         published="2026-01-01T00:00:00Z", github="acme/nexo-plugin-echo@v1.2.3",
@@ -356,8 +358,8 @@ def read_wanted_text(directory: Path, text: str) -> list[object]:
 @pytest.mark.parametrize(
     ("old", "new", "needle"),
     [
-        ("size = 10\n", "size = true\n", "needs a size"),
-        ("size = 10\n", "size = 10.0\n", "needs a size"),
+        ("size = 10\n", "size = true\n", "size` is missing or not a byte count"),
+        ("size = 10\n", "size = 10.0\n", "size` is missing or not a byte count"),
         (f'manifest = "sha256:{SHA}"', f'manifest = "sha256:{SHA.upper()}"', "manifest"),
         (f'manifest = "sha256:{SHA}"', f'manifest = "{SHA}"', "manifest"),
         (f'manifest = "sha256:{SHA}"', 'manifest = "sha256:abc"', "manifest"),

@@ -25,7 +25,8 @@ def _lock(path: Path, size: int) -> Path:
         "\n[plugins.echo.targets.noarch]\n"
         'asset = "echo-1.0.0-noarch.tar.gz"\n'
         f"size = {size}\n"  # line 11
-        f'sha256 = "{"b" * 64}"\n',
+        f'sha256 = "{"b" * 64}"\n'
+        f'manifest = "sha256:{"c" * 64}"\n',
         encoding="utf-8",
     )
     return path

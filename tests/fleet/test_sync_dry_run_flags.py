@@ -18,7 +18,7 @@ def _lock(path: Path) -> Path:
         'source = "oci://127.0.0.1:9/plugins/alpha"\nrequirement = "*"\nversion = "1.0.0"\n'
         f'resolved = "oci://127.0.0.1:9/plugins/alpha@sha256:{"a" * 64}"\n\n'
         f'[plugins.alpha.targets.{LINUX}]\nasset = "alpha-1.0.0-{LINUX}.tar.gz"\nsize = 10\n'
-        f'sha256 = "{"b" * 64}"\n',
+        f'sha256 = "{"b" * 64}"\nmanifest = "sha256:{"c" * 64}"\n',
         encoding="utf-8",
     )
     return path

@@ -171,7 +171,7 @@ def test_a_dry_run_says_the_run_refuses_a_plugin_linked_for_development(
         'source = "oci://127.0.0.1:9/plugins/echo"\nrequirement = "*"\nversion = "1.0.0"\n'
         f'resolved = "oci://127.0.0.1:9/plugins/echo@sha256:{"a" * 64}"\n\n'
         '[plugins.echo.targets.noarch]\nasset = "echo-1.0.0-noarch.tar.gz"\nsize = 10\n'
-        f'sha256 = "{"b" * 64}"\n',
+        f'sha256 = "{"b" * 64}"\nmanifest = "sha256:{"c" * 64}"\n',
         encoding="utf-8",
     )
     before = (tree_snapshot(dest), tree_snapshot(checkout))

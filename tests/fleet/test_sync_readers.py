@@ -36,7 +36,7 @@ def _lock(path: Path, *targets: str, plugins: tuple[str, ...] = ("alpha", "bravo
             text += (
                 f"\n[plugins.{plugin_id}.targets.{target}]\n"
                 f'asset = "{plugin_id}-1.0.0-{target}.tar.gz"\nsize = 10\n'
-                f'sha256 = "{"b" * 64}"\n'
+                f'sha256 = "{"b" * 64}"\nmanifest = "sha256:{"c" * 64}"\n'
             )
     path.write_text(text, encoding="utf-8")
     return path
