@@ -119,6 +119,7 @@ if TYPE_CHECKING:
         reads_registry_config,
         reinstall_words,
         reopen,
+        stopped_in_order,
         tagged_release,
         upgrades_from,
     )
@@ -163,7 +164,7 @@ _HOMES = homes(
             "locked_origin "
             "open_source origin_label origin_place pins_upgrade prefetch_newest reach_flags "
             "reads_registry_config reinstall_words "
-            "reopen tagged_release upgrades_from"
+            "reopen stopped_in_order tagged_release upgrades_from"
         ),
         "select": "MANIFEST_ASSETS PLUGIN_ID identity_from_manifest parse_tarball_name",
         "spec": "parse_owner_repo parse_source timestamp_or_none",
@@ -245,6 +246,7 @@ __all__ = [
     "resolve_api_base",
     "safe_extract",
     "source_date",
+    "stopped_in_order",
     "tag_contradicts",
     "tagged_release",
     "tarball_date",
