@@ -70,8 +70,10 @@ class _Lookups:
         self.context = context
         context.conditional_requests = True
         self.known = Prefetched()
-        # Plugin id -> where its receipt says it came from, for :meth:`settled`.
+        # Plugin id -> where its receipt says it came from, and -> the rate-limit answer its
+        # lookup failed with, for :meth:`settled`.
         self.origins: dict[str, Mapping[str, Any]] = {}
+        self.limited: dict[str, NexoError] = {}
         self.guard = threading.Lock()
 
     def prepare(self, receipts: list[Receipt]) -> None:
@@ -86,24 +88,28 @@ class _Lookups:
         origin = receipt.origin()
         with self.guard:
             self.origins[receipt.id] = origin
-        stopped = self.known.stopped_for(origin)
-        if stopped is not None:
-            raise stopped
         try:
+            stopped = self.known.stopped_for(origin)
+            if stopped is not None:
+                raise stopped
             offered = source.newest()
         except NexoError as error:
             if error.kind == "rate_limited":
                 self.known.stop(origin, error)
+                with self.guard:
+                    self.limited[receipt.id] = error
             raise
         return install_api.LatestVersion(
             offered.version, offered.label, read_manifest=lambda: offered.manifest
         )
 
     def settled(self, entries: list[OutdatedEntry]) -> list[OutdatedEntry]:
-        """``entries`` with every rate-limit answer of one service replaced by the first
-        one in their order: lookups running side by side each get their own answer
-        before the first stops the others, and the report is the one ``--jobs 1`` gives."""
-        from nexo_pkg.sources.api import first_per_service  # noqa: PLC0415
+        """``entries`` as ``--jobs 1`` reports them: every rate-limit answer of one service
+        replaced by the first one in their order, and from the first lookup that service
+        answered so, every later lookup of it failed with that answer. Lookups running
+        side by side each get their own answer before the first stops the others, and
+        some of those after it in the order were answered before it came."""
+        from nexo_pkg.sources.api import first_per_service, stopped_in_order  # noqa: PLC0415
 
         limited = [
             (self.origins.get(entry.plugin_id, {}), entry.error)
@@ -117,7 +123,19 @@ class _Lookups:
             if error is not None and error.kind == "rate_limited":
                 error = next(firsts)
             settled.append(entry if error is entry.error else replace(entry, error=error))
-        return settled
+        stops = stopped_in_order([
+            (
+                self.origins.get(entry.plugin_id),
+                entry.error if entry.plugin_id in self.limited else None,
+            )
+            for entry in settled
+        ])  # fmt: skip
+        return [
+            entry
+            if stop is None or entry.error is stop
+            else replace(entry, status="failed", latest=None, error=stop, needs=None, daemon=None)
+            for entry, stop in zip(settled, stops, strict=True)
+        ]
 
 
 _STATUS_WORDS = {

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+from _thread import get_ident
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,17 +43,45 @@ class OutputSettings:
 
 OUTPUT = OutputSettings()
 
+# The threads whose notes and warnings go through a writer of their run rather than straight
+# to stderr (by thread id): the worker threads of :func:`nexo_pkg.core.threads.run_bounded`,
+# whose lines come out in the order of its items. A writer takes the line and, for
+# :func:`say_once`, the message said once a run (``None`` for any other line).
+WRITERS: dict[int, Callable[[str, str | None], None]] = {}
+
 
 def say(message: str) -> None:
     """A note for the person at the terminal: stderr, dropped by ``--quiet``."""
     if not OUTPUT.quiet:
-        sys.stderr.write(_shown(message) + "\n")
+        _line(_shown(message) + "\n")
 
 
 def warn(message: str) -> None:
     """A warning: stderr, shown even with ``--quiet``."""
-    text = message if message.lower().startswith("warning") else f"warning: {message}"
-    sys.stderr.write(_shown(text) + "\n")
+    _line(_shown(_warning(message)) + "\n")
+
+
+def _warning(message: str) -> str:
+    return message if message.lower().startswith("warning") else f"warning: {message}"
+
+
+def _line(line: str, once: str | None = None) -> None:
+    """Write one note or warning line: through this thread's writer when it has one."""
+    writer = WRITERS.get(get_ident())
+    if writer is None:
+        write_line(line, once)
+    else:
+        writer(line, once)
+
+
+def write_line(line: str, once: str | None = None) -> None:
+    """Write ``line`` to stderr, unless it says ``once`` (a :func:`say_once` message) and
+    this run said that already."""
+    if once is not None:
+        if once in OUTPUT.said:
+            return
+        OUTPUT.said.add(once)
+    sys.stderr.write(line)
 
 
 def say_error(message: str, kind: str) -> None:
@@ -72,11 +101,12 @@ def _shown(line: str) -> str:
 
 
 def say_once(message: str, *, warning: bool = False) -> None:
-    """:func:`say` (or :func:`warn` with ``warning``) ``message`` unless this run said it."""
-    if message in OUTPUT.said:
-        return
-    OUTPUT.said.add(message)
-    (warn if warning else say)(message)
+    """:func:`say` (or :func:`warn` with ``warning``) ``message`` unless this run said it
+    (whether it did is decided where the line is written: a worker's line waits its turn)."""
+    if warning:
+        _line(_shown(_warning(message)) + "\n", message)
+    elif not OUTPUT.quiet:
+        _line(_shown(message) + "\n", message)
 
 
 def say_policy_warnings(error: NexoError) -> None:

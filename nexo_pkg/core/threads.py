@@ -4,7 +4,9 @@
 Downloading, hashing, inflating, writing files and waiting on a spawned plugin release the
 GIL (sockets, ``hashlib``, ``zlib``, file I/O, ``select``), so a few threads keep the network,
 the disk and the cores busy while one item waits. Results come back in the order of the items,
-whatever the order the work ends in, so what a run prints and writes does not depend on timing.
+whatever the order the work ends in, and so do the notes and warnings the items' threads say
+(:func:`~nexo_pkg.core.output.say`, :func:`~nexo_pkg.core.output.warn`): what a run prints and
+writes does not depend on timing.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Generic, TypeVar
 
 from nexo_pkg.core.errors import UsageError
+from nexo_pkg.core.output import WRITERS, write_line
 
 __all__ = ["DEFAULT_JOBS", "MAX_JOBS", "Aside", "checked_jobs", "run_bounded", "stopping"]
 
@@ -60,27 +63,37 @@ def run_bounded(
     ``on_interrupt`` is called first, then: it cuts the started items' waits short (their
     requests), so that they end soon rather than when the network answers; and until the
     started items have ended, :func:`stopping` is true for work that watches it.
+
+    What the items say (notes, warnings) comes out as one at a time says it: the lines of
+    the first item not yet ended at once, those of each item after it when its turn comes.
     """
     if jobs <= 1 or len(items) <= 1:
         return [work(item) for item in items]
     stopped = threading.Event()
+    lines = _InOrder(len(items))
 
-    def guarded(item: _Item) -> _Result:
+    def guarded(numbered: tuple[int, _Item]) -> _Result:
         if stopped.is_set():
             raise _NotStartedError
+        position, item = numbered
+        thread = threading.get_ident()
+        WRITERS[thread] = lines.writer(position)
         try:
             return work(item)
         except BaseException:
             stopped.set()
             raise
+        finally:
+            del WRITERS[thread]
 
     pool = ThreadPoolExecutor(max_workers=min(jobs, len(items)), thread_name_prefix="nexo-worker")
     futures: list[Future[_Result]] = []
     try:
-        futures = [pool.submit(guarded, item) for item in items]
-        for future in futures:
+        futures = [pool.submit(guarded, numbered) for numbered in enumerate(items)]
+        for position, future in enumerate(futures):
             # Waiting on each in turn: the first failure in item order is the one raised.
             future.exception()
+            lines.ended(position)
     except BaseException:
         stopped.set()
         _STOPPING.set()
@@ -93,8 +106,52 @@ def run_bounded(
             pool.shutdown(wait=True, cancel_futures=True)
         finally:
             _STOPPING.clear()
+            # Interrupted or failed: what the items that ran said, in their order.
+            lines.ended(len(items) - 1)
     # The first failure in item order is raised; an item skipped after it never is.
     return [future.result() for future in futures]
+
+
+class _InOrder:
+    """The notes and warnings of a run's items, written in the items' order (see
+    :func:`run_bounded`). The run's own lines go where the thread that started it writes
+    its own: to stderr, or to its writer when it is an item of another run itself."""
+
+    def __init__(self, count: int) -> None:
+        self._lock = threading.Lock()
+        self._held: list[list[tuple[str, str | None]]] = [[] for _ in range(count)]
+        self._turn = 0
+        self._out = WRITERS.get(threading.get_ident(), write_line)
+
+    def writer(self, position: int) -> Callable[[str, str | None], None]:
+        """How the item at ``position`` says a line: at once in its turn, else held."""
+
+        def write(line: str, once: str | None) -> None:
+            with self._lock:
+                if position == self._turn:
+                    self._out(line, once)
+                else:
+                    self._held[position].append((line, once))
+
+        return write
+
+    def ended(self, position: int) -> None:
+        """The items up to ``position`` have ended: the next one's turn (its held lines).
+        A reader of stderr that left stops the held lines, not the run (their items' own
+        writes would have met it while they ran)."""
+        with self._lock:
+            while self._turn <= position:
+                self._turn += 1
+                if self._turn < len(self._held):
+                    held, self._held[self._turn] = self._held[self._turn], []
+                    for line, once in held:
+                        try:
+                            self._out(line, once)
+                        except BrokenPipeError:
+                            from nexo_pkg.core.leaving import silence_left_readers  # noqa: PLC0415
+
+                            if not silence_left_readers():
+                                raise
 
 
 def stopping() -> bool:

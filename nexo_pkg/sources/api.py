@@ -121,6 +121,7 @@ if TYPE_CHECKING:
         reads_registry_config,
         reinstall_words,
         reopen,
+        stopped_in_order,
         tagged_release,
         upgrades_from,
     )
@@ -166,7 +167,7 @@ _HOMES = homes(
             "open_source origin_label origin_place pins_manifests pins_upgrade "
             "prefetch_newest reach_flags "
             "reads_registry_config reinstall_words "
-            "reopen tagged_release upgrades_from"
+            "reopen stopped_in_order tagged_release upgrades_from"
         ),
         "select": "MANIFEST_ASSETS PLUGIN_ID identity_from_manifest parse_tarball_name",
         "spec": "parse_owner_repo parse_source timestamp_or_none",
@@ -250,6 +251,7 @@ __all__ = [
     "resolve_api_base",
     "safe_extract",
     "source_date",
+    "stopped_in_order",
     "tag_contradicts",
     "tagged_release",
     "tarball_date",

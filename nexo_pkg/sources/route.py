@@ -285,6 +285,28 @@ def first_per_service(answers: Sequence[tuple[Mapping[str, Any], NexoError]]) ->
     return [first.setdefault(_service(origin), error) for origin, error in answers]
 
 
+def stopped_in_order(
+    lookups: Sequence[tuple[Mapping[str, Any] | None, NexoError | None]],
+) -> list[NexoError | None]:
+    """For lookups in their order (each the origin it asked about, ``None`` for one that asked
+    no service, and the rate-limit answer it got, ``None`` for any other outcome), the answer
+    each ends with when they run one at a time: from the first lookup its service answered
+    so, every lookup of that service fails with that answer (one at a time, those after it
+    ask nothing; side by side, some were answered before the answer came). ``None``: the
+    lookup keeps its outcome."""
+    first: dict[str, NexoError] = {}
+    ended: list[NexoError | None] = []
+    for origin, limited in lookups:
+        if origin is None:
+            ended.append(None)
+            continue
+        service = _service(origin)
+        if limited is not None:
+            first.setdefault(service, limited)
+        ended.append(first.get(service))
+    return ended
+
+
 def _service(origin: Mapping[str, Any]) -> str:
     """The service a lookup of ``origin`` asks, as a key: its kind (one API or registry
     client a command)."""
