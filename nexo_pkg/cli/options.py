@@ -227,7 +227,12 @@ MaxDownloadSizeOption = Annotated[
 ]
 MaxEntriesOption = Annotated[
     int | None,
-    _archive_limit("--max-entries", "N", entries_value, "Archive entry limit (default 10000)."),
+    _archive_limit(
+        "--max-entries",
+        "N",
+        entries_value,
+        "Archive entry limit, directories member names imply included (default 10000).",
+    ),
 ]
 MaxTotalSizeOption = Annotated[
     int | None,

@@ -864,7 +864,7 @@ def walk_archive(
     names = _Namespace()
     entries, files, directories = listing.entries, listing.files, listing.directories
     max_entries, max_entry, max_total = limits.max_entries, limits.max_entry, limits.max_total
-    total = 0
+    total = created = 0
     try:
         with open_stream(tarball, limits) as (archive, reader):
             for member in _headers(archive, reader):
@@ -872,16 +872,21 @@ def walk_archive(
                 if checked is None:
                     continue
                 name, kind = checked
-                if len(entries) >= max_entries:
-                    raise unsafe(
-                        f"more than {max_entries} entries (raise the limit with --max-entries)"
-                    )
                 if expect is not None:
                     index = len(entries)
                     if index >= len(expect.entries) or expect.entries[index] != checked:
                         raise unsafe("the archive is not the one that was inspected")
                 raw, _, mode, size, _, _ = member
-                for parent in names.add(name, kind, raw):
+                implied = names.add(name, kind, raw)
+                # Every name the tree gets counts, a directory implied by a member's name
+                # too: 10,000 members 500 directories deep would otherwise make 5 million.
+                created += len(implied) + (kind != "dir" or name not in directories)
+                if created > max_entries:
+                    raise unsafe(
+                        f"more than {max_entries} entries, counting the directories member "
+                        "names imply (raise the limit with --max-entries)"
+                    )
+                for parent in implied:
                     directories.add(parent)
                     sink.directory(parent)
                 entries.append(checked)

@@ -512,6 +512,16 @@ def too_many_entries(context: CorpusContext) -> bytes:
 
 
 @case(UNSAFE)
+def implied_directories_past_entry_limit(context: CorpusContext) -> bytes:
+    """Far fewer members than the entry limit, no directory entries, but names so deep that
+    the directories they imply outnumber the limit (an inode bomb)."""
+    depth = 300  # "d/" * 300: 600 characters, within the name length limit
+    count = context.limits.max_entries // depth + 1
+    deep = [_file(f"lib/deep{index}/" + "d/" * depth + "x", b"") for index in range(count)]
+    return _targz([*_baseline_members(), *deep])
+
+
+@case(UNSAFE)
 def gzip_bomb_total_size(context: CorpusContext) -> bytes:
     """Members each under the per-entry limit whose sum exceeds the total limit."""
     limits = context.limits

@@ -132,6 +132,14 @@ def test_escapes_aim_at_the_canary_only() -> None:
 def test_limits_follow_the_context() -> None:
     many = _members(CORPUS["too_many_entries"].build(SMALL))
     assert len(many) == SMALL.limits.max_entries + 1
+    deep = _members(CORPUS["implied_directories_past_entry_limit"].build(SMALL))
+    assert len(deep) < SMALL.limits.max_entries
+    implied = {
+        "/".join(m.name.split("/")[:depth])
+        for m in deep
+        for depth in range(1, m.name.count("/") + 1)
+    }
+    assert len(implied | {m.name for m in deep}) > SMALL.limits.max_entries
     big = [m for m in _members(CORPUS["entry_over_size_limit"].build(SMALL)) if m.size > 1000]
     assert [m.size for m in big] == [SMALL.limits.max_entry_bytes + 1]
     bombs = _members(CORPUS["gzip_bomb_total_size"].build(SMALL))
