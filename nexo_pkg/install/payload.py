@@ -35,12 +35,20 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
     ``archive_invalid`` when ``bin/<id>`` is not a regular file in the archive or its SBOM
     (``sbom.cdx.json``) is over the cap, not CycloneDX 1.6 JSON or about another plugin.
     """
+    for name in MANIFEST_NAMES:
+        if name in listing.files and name not in listing.manifests:
+            # Unread, it could be the manifest the daemon loads (an extension-shaped
+            # plugin.toml is a microapp's), not the one checked here.
+            raise NexoError(
+                f"{name} at the archive root is {listing.files[name].size:,} bytes, over the "
+                f"{MAX_MANIFEST_BYTES:,} nexo-pkg reads of a manifest",
+                kind="manifest_invalid",
+                details={"member": name},
+            )
     manifest_name, manifest = _payload_manifest(listing)
     if manifest is None or manifest_name is None:
         names = " or ".join(MANIFEST_NAMES)
-        too_large = any(name in listing.files for name in MANIFEST_NAMES)
-        why = "is too large" if too_large else "is missing"
-        raise NexoError(f"{names} at the archive root {why}", kind="manifest_invalid")
+        raise NexoError(f"{names} at the archive root is missing", kind="manifest_invalid")
     try:
         text = manifest.decode("utf-8")
     except UnicodeDecodeError as exc:

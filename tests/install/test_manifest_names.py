@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from support.cli import clean_env, nexo
 from support.tarballs import Member, file, manifest_text, plugin_members, targz, write_plugin
 
 from nexo_pkg.install.pipeline import install
-from nexo_pkg.manifest.names import shadowed_message
+from nexo_pkg.manifest.names import MAX_MANIFEST_BYTES, shadowed_message
 
 from .conftest import InstallEnv, assert_refused
 
@@ -87,3 +88,21 @@ def test_one_manifest_name_draws_no_shadow_warning(tmp_path: Path) -> None:
         )  # fmt: skip
         assert done.exit_code == 0, done.stderr
         assert not any("shadowed" in warning for warning in done.document["warnings"])
+
+
+@pytest.mark.parametrize("name", ["plugin.toml", "nexo-plugin.toml"])
+def test_a_root_manifest_too_large_to_read_is_refused_though_another_is_valid(
+    install_env: InstallEnv, tmp_path: Path, name: str
+) -> None:
+    """An unread ``plugin.toml`` may be the extension-shaped manifest a microapp's host loads,
+    and an unread ``nexo-plugin.toml`` is the one plugin discovery reads first: either way the
+    manifest checked would not be the one the daemon runs."""
+    other = "nexo-plugin.toml" if name == "plugin.toml" else "plugin.toml"
+    padding = "#" * 80 + "\n"
+    huge = manifest_text("hello", "1.0.0") + padding * (MAX_MANIFEST_BYTES // len(padding) + 1)
+    members = [m for m in plugin_members("hello", "1.0.0") if m.name != "nexo-plugin.toml"]
+    members += [file(other, manifest_text("hello", "1.0.0")), file(name, huge)]
+    tarball = write_plugin(tmp_path, "hello", "1.0.0", data=targz(members))
+    error = assert_refused(install_env, str(tarball), "manifest_invalid")
+    assert f"{name} at the archive root is {len(huge):,} bytes" in error.message
+    assert error.details["member"] == name
