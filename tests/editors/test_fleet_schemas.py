@@ -162,3 +162,37 @@ def test_the_lock_schema_bounds_a_size_as_the_reader_does(
         assert "maximum" in checked.stdout
         with pytest.raises(ConfigError, match="beyond 64 bits"):
             read_lock(lock)
+
+
+@pytest.mark.parametrize(
+    ("field", "old", "new"),
+    [
+        ("version", 'version = "1.2.3"', 'version = ""'),
+        ("version", 'version = "1.2.3"', 'version = "latest"'),
+        ("requirement", 'requirement = "*"', 'requirement = ""'),
+        ("resolved", 'resolved = "oci://', 'resolved = "" # "oci://'),
+        ("asset", 'asset = "echo-1.2.3-noarch.tar.gz"', 'asset = ""'),
+        ("asset", 'asset = "echo-1.2.3-noarch.tar.gz"', 'asset = "../echo.tar.gz"'),
+    ],
+)
+def test_the_lock_schema_refuses_fields_the_reader_refuses(
+    tmp_path: Path, field: str, old: str, new: str
+) -> None:
+    """An editor flags what `sync` would refuse: an empty or non-semver version (it names the
+    plugin's directory), an empty requirement or resolution, an asset name that is not a
+    tarball of the plugin's."""
+    from nexo_pkg.core.errors import ConfigError
+    from nexo_pkg.fleet.lockfile import read_lock
+
+    lock = _lock_file(tmp_path)
+    schema = str(SCHEMAS / "nexo-plugins.lock.schema.json")
+    command = (_tool("check-jsonschema"), "--schemafile", schema, "--default-filetype", "toml")
+    valid = _run(*command, str(lock))
+    assert valid.returncode == 0, valid.stdout + valid.stderr
+    assert old in lock.read_text()
+    lock.write_text(lock.read_text().replace(old, new, 1))
+    checked = _run(*command, str(lock))
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert field in checked.stdout
+    with pytest.raises(ConfigError):
+        read_lock(lock)
