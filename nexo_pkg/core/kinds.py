@@ -61,7 +61,9 @@ class ErrorKind(StrEnum):
     RATE_LIMITED = (
         "rate_limited",
         EXIT_FAILURE,
-        "The GitHub API refused the request for its rate limit; set a token or wait.",
+        "The GitHub API refused the request for its rate limit (set a token or wait), or a "
+        "registry still answered `429 Too Many Requests` after the retries (wait, or sign in "
+        "to it).",
     )
     CHECKSUM_MISSING = (
         "checksum_missing",

@@ -483,10 +483,27 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                             f"{self.host} denies {method} {path.split('?', maxsplit=1)[0]} (403)",
                             kind="registry_auth",
                         )
+                    if response.status_code == 429:
+                        raise self._rate_limited(response)
                     yield response
                 finally:
                     response.close()
                 return
+
+    def _rate_limited(self, response: httpx.Response) -> NexoError:
+        """``rate_limited`` for a 429 still answered after the retries (a registry's pull
+        limit, such as Docker Hub's): when to ask again, and that signing in may raise it."""
+        wait = parse_retry_after(response.headers.get("retry-after"))
+        when = "" if wait is None else f"; it asks to wait {max(1, round(wait))} s"
+        details: dict[str, object] = {"host": self.host, "status": 429}
+        if wait is not None:
+            details["retry_after_seconds"] = max(1, round(wait))
+        return NexoError(
+            f"{self.host} refuses more requests for now (429 Too Many Requests){when}: try "
+            "again later, or sign in to the registry (a higher limit often comes with it)",
+            kind="rate_limited",
+            details=details,
+        )
 
     def _raw_chunks(self, response: httpx.Response, what: str) -> Iterator[bytes]:
         """The body as it arrives on the wire, under the request's deadline; ``network`` when

@@ -149,6 +149,29 @@ def _assert_refused_in_bounded_memory(workspace: Workspace, detail: str) -> None
     assert elapsed < 30
 
 
+# -- rate limits ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("headers", "wait"), [({"Retry-After": "3600"}, 3600), ({}, None)])
+def test_a_registry_that_keeps_answering_429_is_rate_limited_not_a_network_error(
+    workspace: Workspace, headers: dict[str, str], wait: int | None
+) -> None:
+    """A pull limit (Docker Hub's ``toomanyrequests``) after the retries: ``rate_limited``,
+    saying when to ask again, not the network advice a dead registry gets."""
+    body = b'{"errors": [{"code": "TOOMANYREQUESTS", "message": "pull rate limit"}]}'
+    workspace.server.answer(
+        MANIFEST_PATH, body, status=429, content_type="application/json", headers=headers
+    )
+    # A wait the request's deadline cannot hold is not waited: the answer comes at once.
+    result = nexo(*workspace.install_args(), env=workspace.env(NEXO_HTTP_TIMEOUT="20"))
+    workspace.assert_refused(result, "rate_limited")
+    message = result.document["error"]
+    assert f"127.0.0.1:{workspace.server.port} refuses more requests for now" in message
+    assert "check the network" not in message
+    assert (f"wait {wait} s" in message) == (wait is not None), message
+    assert result.document.get("retry_after_seconds") == wait
+
+
 # -- nesting ----------------------------------------------------------------------------------
 
 
