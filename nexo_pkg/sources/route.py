@@ -308,9 +308,14 @@ def stopped_in_order(
 
 
 def _service(origin: Mapping[str, Any]) -> str:
-    """The service a lookup of ``origin`` asks, as a key: its kind (one API or registry
-    client a command)."""
-    return str(origin.get("type"))
+    """The service a lookup of ``origin`` asks, as a key: its kind (one API a command), and
+    for a registry version its host (each registry has limits of its own)."""
+    kind = str(origin.get("type"))
+    registry = origin.get("registry")
+    if not isinstance(registry, str):
+        return kind
+    host = registry.removeprefix("oci://").partition("/")[0].lower()
+    return f"{kind} {host}"
 
 
 def prefetch_newest(
