@@ -243,9 +243,11 @@ def run_sync(request: SyncRequest) -> int:
             if item.change == "downgrade" and item.action != "failed"
         ]
         as_locked = f"; downgraded as locked: {', '.join(downgraded)}" if downgraded else ""
+        failed = sum(item.action == "failed" for item in result.outcomes)
+        failing = f", {failed} failed" if failed else ""
         note(
             f"{result.dest}: {changed} change(s), {len(result.outcomes)} plugin(s) "
-            f"checked{as_locked}."
+            f"checked{failing}{as_locked}."
         )
 
     try:

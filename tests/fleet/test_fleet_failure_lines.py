@@ -97,6 +97,8 @@ def test_sync_names_each_failed_plugin_with_its_kind_and_syncs_the_others(
     assert as_text.stdout == ""
     assert _errors(as_text) == _plugin_lines(as_json)
     assert [line.rsplit(" [", 1)[1] for line in _errors(as_text)] == ["checksum_mismatch]"]
+    # The summary counts the failure: a run that failed does not read as a clean check.
+    assert f"{dest}: 1 change(s), 2 plugin(s) checked, 1 failed." in as_text.stderr
     # The others are synced and consistent: alpha installed, nothing of bravo in the root.
     assert sorted(path.name for path in dest.iterdir() if not path.name.startswith(".")) == [
         "alpha-1.0.0"
