@@ -146,6 +146,7 @@ _STATUS_WORDS = {
     "held": "held (see unhold)",
     "incompatible": "needs nexo",
     "local": "local file: not checked",
+    "unknown": "unknown: not checked",
     "failed": "could not check",
 }
 # Wide enough for every word above, so the SOURCE column lines up under its header.
@@ -175,6 +176,8 @@ def _render(entries: list[OutdatedEntry]) -> None:
                 f"the newest older version that admits it if one is newer than {entry.installed}, "
                 "else refuses (incompatible)"
             )
+        if entry.note is not None:
+            say(f"  {printable(entry.plugin_id)}: {printable(entry.note)}")
         _say_failure(entry)
     _say_rate_limit(entries)
 
