@@ -23,6 +23,7 @@ from nexo_pkg.install.receipts import (
     Receipt,
     installed_versions,
     scan_installed,
+    unreadable_installs,
 )
 from nexo_pkg.install.root import is_removal_leftover
 from nexo_pkg.sources.api import UNKNOWN_ORIGIN, origin_label
@@ -213,6 +214,12 @@ def outdated(
             found = next(
                 (m[0] for root in all_roots if (m := installed_versions(root, plugin_id))), None
             )
+            if found is None:
+                # Installed with a receipt that cannot be read: reported (``unknown``).
+                found = next(
+                    (m[0] for root in all_roots if (m := unreadable_installs(root, plugin_id))),
+                    None,
+                )
             if found is None:
                 where = ", ".join(str(root) for root in all_roots)
                 raise NexoError(

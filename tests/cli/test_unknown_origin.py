@@ -199,6 +199,12 @@ def test_outdated_reports_an_unknown_origin_with_a_note(
     )
     assert problem in bravo["note"]
     assert by_id["hello"]["status"] == "outdated"
+
+    named = nexo("plugin", "outdated", "bravo", "--dest", root, "--json", env=github_env)
+    assert named.code == 0, named.stderr
+    _plain(named.stdout, named.stderr)
+    [entry] = named.document["plugins"]
+    assert entry == bravo
     assert tree_snapshot(root) == before
 
 
