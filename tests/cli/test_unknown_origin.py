@@ -233,3 +233,19 @@ def test_list_and_doctor_name_an_unknown_origin(
     assert f"`{REINSTALL} {root}` to record where it comes from" in warning
     assert doctor.code == 0, doctor.stdout
     assert tree_snapshot(root) == before
+
+
+def test_unhold_of_an_unknown_origin_names_how_to_record_it(
+    root: Path, github_env: dict[str, str]
+) -> None:
+    _edit_bravo(root, UNKNOWN["hand-written-type"])
+    held = nexo("plugin", "hold", "bravo", "--dest", root, env=github_env)
+    assert held.code == 0, held.stderr
+    released = nexo("plugin", "unhold", "bravo", "--dest", root, env=github_env)
+    assert released.code == 0, released.stderr
+    _plain(released.stdout, released.stderr)
+    [line] = without_notes(released.stderr).splitlines()
+    assert line.startswith("bravo is no longer held at 1.0.0; ")
+    assert "names no known origin" in line
+    assert f"`{REINSTALL} {root}` to record where it comes from" in line
+    assert "follows its source again" not in line
