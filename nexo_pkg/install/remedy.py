@@ -89,8 +89,8 @@ def reinstall_command(item: Installed) -> str:
         why = "its receipt cannot be read"
     elif not item.receipt.origin_known:
         return (
-            f"reinstall it with `{command}` to record where it comes from, SOURCE being its "
-            "OWNER/REPO@TAG, oci:// reference or tarball's path"
+            f"reinstall it with `{command}` to record where it comes from (SOURCE: its "
+            "OWNER/REPO@TAG, oci:// reference or tarball's path)"
         )
     else:
         why = "a receipt does not record a tarball's path"
