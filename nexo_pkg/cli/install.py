@@ -458,27 +458,64 @@ def _latest_releases(
 
 def _upgradable_ids(root: Path, skipped: list[dict[str, Any]]) -> dict[str, Mapping[str, Any]]:
     """Ids of every installed plugin that has a release to upgrade from, in name order,
-    each with where its receipt says it came from; a plugin installed from a local file is
-    said to be skipped, and added to ``skipped`` (for ``--json``)."""
+    each with where its receipt says it came from. A plugin installed from a local file, one
+    whose receipt names no known origin and one whose receipt cannot be read are said to be
+    skipped (the last two with how to record where they come from), and added to ``skipped``
+    (for ``--json``: ``reason`` ``local``, ``unknown`` or ``unreadable``)."""
     ids: dict[str, Mapping[str, Any]] = {}
+    unreadable: list[install_api.Installed] = []
     for item in install_api.scan_installed(root):
         receipt = item.receipt
-        if receipt is None or receipt.id in ids:
+        if receipt is None:
+            if (item.problem or "").startswith(install_api.RECEIPT_UNREADABLE):
+                unreadable.append(item)
             continue
-        if not receipt.upgradable:
-            if item.kept or any(entry["id"] == receipt.id for entry in skipped):
-                continue
+        if receipt.id in ids:
+            continue
+        reason = None if receipt.upgradable else "local"
+        if reason is None and not receipt.origin_known:
+            reason = "unknown"
+        if reason is None:
+            ids[receipt.id] = receipt.origin()
+            continue
+        if item.kept or any(entry["id"] == receipt.id for entry in skipped):
+            continue
+        if reason == "local":
             say(f"skipped {printable(receipt.id)}: installed from a local file")
-            skipped.append(
-                {
-                    "id": receipt.id,
-                    "version": receipt.version,
-                    "path": str(item.path),
-                    "reason": "local",
-                }
+        else:
+            say(
+                printable(
+                    f"skipped {receipt.id}: its receipt names no known origin (source "
+                    f"{receipt.source!r}); {install_api.reinstall_command(item)}"
+                )
             )
+        skipped.append(
+            {"id": receipt.id, "version": receipt.version, "path": str(item.path), "reason": reason}
+        )
+    for item in unreadable:
+        # Named as `list` names it, by its manifest (the daemon loads it all the same); not
+        # when a readable receipt of the same id is upgraded or said to be skipped.
+        plugin_id, version = install_api.manifest_identity(item.path)
+        if plugin_id is not None and (
+            plugin_id in ids or any(entry["id"] == plugin_id for entry in skipped)
+        ):
             continue
-        ids[receipt.id] = receipt.origin()
+        named = plugin_id if plugin_id is not None else item.path.name
+        say(
+            printable(
+                f"skipped {named}: {item.path} has a {item.problem}; to upgrade it, "
+                f"{install_api.reinstall_command(item)}"
+            )
+        )
+        skipped.append(
+            {
+                "id": plugin_id,
+                "version": version,
+                "path": str(item.path),
+                "reason": "unreadable",
+                "problem": item.problem,
+            }
+        )
     return ids
 
 
@@ -723,7 +760,8 @@ def upgrade_command(
     A held plugin (`rollback`, `hold`) is left alone unless --tag or ID@TAG names a
     release: another version ends the hold (a note says so), the version installed
     keeps it (and says so), as an install that finds that version in place does.
-    With --all, plugins installed from a local file are skipped, each plugin is upgraded
+    With --all, plugins installed from a local file, and those whose receipt names no
+    known origin or cannot be read, are skipped (one line each), each plugin is upgraded
     on its own (one after another) and a failure does not stop the others; their sources
     are looked up first, --jobs at a time (with a GitHub token, many to one GraphQL
     request), and once GitHub says its rate limit is spent nothing more is asked of it

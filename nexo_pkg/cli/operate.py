@@ -146,6 +146,7 @@ _STATUS_WORDS = {
     "held": "held (see unhold)",
     "incompatible": "needs nexo",
     "local": "local file: not checked",
+    "unknown": "unknown: not checked",
     "failed": "could not check",
 }
 # Wide enough for every word above, so the SOURCE column lines up under its header.
@@ -175,6 +176,8 @@ def _render(entries: list[OutdatedEntry]) -> None:
                 f"the newest older version that admits it if one is newer than {entry.installed}, "
                 "else refuses (incompatible)"
             )
+        if entry.note is not None:
+            say(f"  {printable(entry.plugin_id)}: {printable(entry.note)}")
         _say_failure(entry)
     _say_rate_limit(entries)
 
@@ -810,7 +813,8 @@ def unhold_command(
 ) -> None:
     """Release the hold `rollback` or `hold` put on a plugin (as `apt-mark unhold`):
     `upgrade` and `upgrade --all` follow its source again (a plugin installed from a local
-    tarball has none to follow: `install` a new tarball).
+    tarball has none to follow: `install` a new tarball; nor has one whose receipt names no
+    known origin: `install SOURCE --force` records where it comes from).
 
     Exit codes: 0 released (or it was not held); 1 not installed; 2 usage error.
     """
@@ -819,6 +823,8 @@ def unhold_command(
     released_in: list[Path] = []
     # Installed from a tarball (in the first root released): `upgrade` skips it.
     local: list[bool] = []
+    # Its receipt names no known origin: how to record where it comes from.
+    unknown: list[str] = []
 
     def run() -> dict[str, Any]:
         roots = _roots(dest, config)
@@ -837,12 +843,15 @@ def unhold_command(
             _holding(roots, plugin_id)  # not installed anywhere: say so
         version = released.version if released is not None else None
         if released is not None:
-            receipts = [
-                item.receipt
+            items = [
+                item
                 for item in install_api.installed_versions(released_in[0], plugin_id)
                 if item.receipt is not None
             ]
+            receipts = [item.receipt for item in items if item.receipt is not None]
             local.append(bool(receipts) and not receipts[0].upgradable)  # as upgrade
+            if receipts and not receipts[0].origin_known:
+                unknown.append(install_api.reinstall_command(items[0]))
         return {"ok": True, "id": plugin_id, "version": version, "changed": bool(released)}
 
     def show(document: dict[str, Any]) -> None:
@@ -851,7 +860,12 @@ def unhold_command(
             root = released_in[0]
             upgrade = install_api.plugin_command("upgrade", plugin_id, root=root)
             released = f"{plugin} is no longer held at {printable(document['version'])}"
-            if local and local[0]:
+            if unknown:
+                say(
+                    f"{released}; `{printable(upgrade)}` has nothing to follow: its receipt "
+                    f"names no known origin; {printable(unknown[0])}."
+                )
+            elif local and local[0]:
                 # `upgrade` skips a plugin installed from a tarball: name what installs one.
                 install = install_api.plugin_command("install", "PATH", root=root)
                 say(

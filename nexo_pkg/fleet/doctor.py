@@ -47,6 +47,7 @@ from nexo_pkg.install.api import (
     is_removal_leftover,
     kept_links,
     linked_plugin,
+    reinstall_command,
     scan_installed,
     scan_kept,
     unmet_host_requirements,
@@ -261,6 +262,14 @@ def _installed_findings(
     else:
         plugin_id = receipt.id
         report.plugins.append(plugin_id)
+        if not receipt.origin_known:
+            # A hand-edited receipt: the daemon loads the plugin, nothing can be asked again.
+            report.add(
+                "warning", "receipt",
+                f"its receipt names no known origin (source {receipt.source!r}): `upgrade` "
+                f"and `outdated` cannot ask where it came from; {reinstall_command(item)}",
+                plugin_id=plugin_id, path=item.path,
+            )  # fmt: skip
         document = (
             _as_tomllib_reads(manifest, linted)
             if manifest is not None and linted is not None

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         build_listing,
         first_installed,
         is_microapp,
+        manifest_identity,
         skipped_removal_leftovers,
     )
     from nexo_pkg.install.manifest_check import (
@@ -154,7 +155,9 @@ _HOMES = homes(
             "wired_capabilities"
         ),
         "config": "POLICY_FILE config_dir install_root load_daemon_config",
-        "listing": "build_listing first_installed is_microapp skipped_removal_leftovers",
+        "listing": (
+            "build_listing first_installed is_microapp manifest_identity skipped_removal_leftovers"
+        ),
         "discovery_edit": "DiscoveryState EditResult discovery_state set_enabled",
         "hold": "held_message holds read_hold release_hold set_hold",
         "link": "LinkResult link_install linked_plugin linked_plugins unlink",
@@ -249,6 +252,7 @@ __all__ = [
     "lock_timeout",
     "locked_root",
     "manifest_asset_problem",
+    "manifest_identity",
     "misnamed_manifest",
     "outdated",
     "plugin_command",

@@ -9,7 +9,7 @@ knows nothing of registries or HTTP: the CLI gives it one built on
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,12 +17,19 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.threads import run_bounded
 from nexo_pkg.core.version import VersionError, compare_versions
 from nexo_pkg.install.compat import DaemonVersion, excluding_requirement
-from nexo_pkg.install.receipts import Installed, Receipt, installed_versions, scan_installed
+from nexo_pkg.install.receipts import (
+    RECEIPT_UNREADABLE,
+    Installed,
+    Receipt,
+    installed_versions,
+    scan_installed,
+    unreadable_installs,
+)
 from nexo_pkg.install.root import is_removal_leftover
-from nexo_pkg.sources.api import origin_label
+from nexo_pkg.sources.api import UNKNOWN_ORIGIN, origin_label
 
 Status = Literal[
-    "outdated", "current", "ahead", "pinned", "held", "incompatible", "local", "failed"
+    "outdated", "current", "ahead", "pinned", "held", "incompatible", "local", "unknown", "failed"
 ]
 
 
@@ -55,6 +62,8 @@ class OutdatedEntry:
     # With the daemon's version known: the newest version's min_nexo_version that excludes it.
     needs: str | None = None
     daemon: DaemonVersion | None = None
+    # Status ``unknown``: why the plugin is not checked, and how to make its origin known.
+    note: str | None = None
 
     @property
     def is_outdated(self) -> bool:
@@ -77,12 +86,27 @@ class OutdatedEntry:
             document["nexo_version_source"] = self.daemon.source
         if self.error is not None:
             document["error"] = self.error.to_json()
+        if self.note is not None:
+            document["note"] = self.note
         return document
 
 
 def source_label(receipt: Receipt) -> str:
     """Where a plugin came from, as ``list`` shows it (without the tag)."""
     return origin_label(receipt.origin())
+
+
+def unknown_origin_note(item: Installed) -> str:
+    """Why a plugin whose receipt names no known origin is not checked, and how to record
+    where it comes from."""
+    from nexo_pkg.install.remedy import reinstall_command  # noqa: PLC0415 (a note)
+
+    receipt = item.receipt
+    source = receipt.source if receipt is not None else ""
+    return (
+        f"its receipt names no known origin (source {source!r}), so there is nothing to "
+        f"check it against; {reinstall_command(item)}"
+    )
 
 
 def _compare(latest: str, installed: str) -> Status:
@@ -97,9 +121,31 @@ def _compare(latest: str, installed: str) -> Status:
     return "current" if order == 0 else "ahead"
 
 
+def _manifest_id(path: Path) -> str | None:
+    from nexo_pkg.install.listing import manifest_identity  # noqa: PLC0415
+
+    return manifest_identity(path)[0]
+
+
+def _unreadable_entry(item: Installed) -> OutdatedEntry:
+    """A plugin whose receipt cannot be read, named as ``list`` names it (by its manifest,
+    which the daemon loads all the same): ``unknown``, with how to record where it comes
+    from."""
+    from nexo_pkg.install.listing import manifest_identity  # noqa: PLC0415
+    from nexo_pkg.install.remedy import reinstall_command  # noqa: PLC0415 (a note)
+
+    plugin_id, version = manifest_identity(item.path)
+    note = f"{item.problem}, so there is nothing to check it against; {reinstall_command(item)}"
+    return OutdatedEntry(
+        plugin_id or item.path.name, version or "-", UNKNOWN_ORIGIN, item.path, "unknown",
+        note=note,
+    )  # fmt: skip
+
+
 def _entry(item: Installed, lookup: LatestLookup, daemon: DaemonVersion | None) -> OutdatedEntry:
     receipt = item.receipt
-    assert receipt is not None  # noqa: S101 (callers pass installs with receipts)
+    if receipt is None:
+        return _unreadable_entry(item)
     label = source_label(receipt)
 
     def entry(
@@ -118,7 +164,9 @@ def _entry(item: Installed, lookup: LatestLookup, daemon: DaemonVersion | None) 
     except NexoError as error:
         return entry("failed", error=error)
     if latest is None:
-        return entry("local")
+        if receipt.origin_known:
+            return entry("local")  # a local file is what it is
+        return replace(entry("unknown"), note=unknown_origin_note(item))
     status = _compare(latest.version, receipt.version)
     if status == "outdated" and receipt.upgrade_pin is not None:
         # Installed from an explicit tag: `upgrade` stays on it (as the reference does).
@@ -147,7 +195,8 @@ def outdated(
 ) -> list[OutdatedEntry]:
     """Compare every installed plugin of every plugin root (or those named) with the newest
     version its source offers, as ``lookup`` reads it; plugins whose source cannot be asked
-    again (a local file) are reported as ``local``, those installed from an explicit tag
+    again are reported as ``local`` (a local file) or ``unknown`` (a receipt that names no
+    known origin), those installed from an explicit tag
     with a newer release as ``pinned``, those whose lookup fails as ``failed`` (the others
     go on). With the ``daemon``'s version known, a newer version whose manifest's
     ``min_nexo_version`` excludes it is ``incompatible`` (its manifest read for that alone),
@@ -166,6 +215,12 @@ def outdated(
                 (m[0] for root in all_roots if (m := installed_versions(root, plugin_id))), None
             )
             if found is None:
+                # Installed with a receipt that cannot be read: reported (``unknown``).
+                found = next(
+                    (m[0] for root in all_roots if (m := unreadable_installs(root, plugin_id))),
+                    None,
+                )
+            if found is None:
                 where = ", ".join(str(root) for root in all_roots)
                 raise NexoError(
                     f"plugin {plugin_id!r} is not installed in {where} (see `nexo plugin list`)",
@@ -174,8 +229,21 @@ def outdated(
                 )
             items.append(found)
     else:
+        listed: list[Installed] = []
         for root in all_roots:
-            items.extend(item for item in scan_installed(root) if item.receipt is not None)
+            listed.extend(
+                item
+                for item in scan_installed(root)
+                if item.receipt is not None or (item.problem or "").startswith(RECEIPT_UNREADABLE)
+            )
+        # A tree whose receipt cannot be read is reported (``unknown``) unless a readable
+        # receipt names the id its manifest gives.
+        named = {item.receipt.id for item in listed if item.receipt is not None}
+        items.extend(
+            item
+            for item in listed
+            if item.receipt is not None or _manifest_id(item.path) not in named
+        )
         if any(is_removal_leftover(item.path.name) for item in items):
             # A tree a `remove` left that the daemon skips is no install (one it loads is).
             from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415

@@ -956,7 +956,8 @@ def upgrade(
     The old versions leave the daemon's sight in the step that brings the new one in: by
     default (``keep_old`` None) the version replaced is kept under ``.nexo/kept`` for
     ``rollback`` and older kept ones are removed; True keeps them all, False deletes it.
-    Raises ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs.
+    Raises ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs
+    and receipts that name no known origin (nothing written).
     ``known`` is what was already read of the newest versions (:func:`known_latest_releases`);
     every check of the release is made as ever.
     """
@@ -983,6 +984,16 @@ def upgrade(
     with command_context(options, callbacks) as context:
         source = reopen(origin, context, request, follow=True, tag=tag, known=known)
         if source is None:
+            if not receipt.origin_known:
+                from nexo_pkg.install.remedy import reinstall_command  # noqa: PLC0415 (a refusal)
+
+                raise NexoError(
+                    f"{plugin_id}'s receipt names no known origin (source "
+                    f"{receipt.source!r}): nothing to upgrade it from; "
+                    f"{reinstall_command(current)}",
+                    kind="source_invalid",
+                    details={"id": plugin_id, "path": str(current.path)},
+                )
             raise NexoError(
                 f"{plugin_id} was installed from a local file; install the new tarball with "
                 "`nexo plugin install PATH`",

@@ -130,6 +130,16 @@ class Receipt:
         return upgrades_from(self.origin())
 
     @property
+    def origin_known(self) -> bool:
+        """Whether the receipt names where the install came from as a kind records it (a
+        local file, a release's repository, a registry's reference), as the route of
+        ``sources`` answers for its origin: not for an unknown or empty ``source``, or a
+        kind's without its coordinates (a hand-edited receipt)."""
+        from nexo_pkg.sources.api import origin_known  # noqa: PLC0415 (list upgrades nothing)
+
+        return origin_known(self.origin())
+
+    @property
     def binds_upgrade(self) -> bool:
         """Whether the tag and target the receipt recorded bind its ``upgrade`` (a release's
         do; a registry's tag is the release it was mirrored from), as the route of

@@ -84,9 +84,14 @@ def reinstall_command(item: Installed) -> str:
     if source is not None:
         return f"reinstall it with `{plugin_command('install', source, '--force', root=root)}`"
     command = plugin_command("install", "SOURCE", "--force", root=root)
+    what = "where it came from: OWNER/REPO@TAG, an oci:// reference or a tarball's path"
     if item.receipt is None:
         why = "its receipt cannot be read"
-        what = "where it came from: OWNER/REPO@TAG, an oci:// reference or a tarball's path"
+    elif not item.receipt.origin_known:
+        return (
+            f"reinstall it with `{command}` to record where it comes from (SOURCE: its "
+            "OWNER/REPO@TAG, oci:// reference or tarball's path)"
+        )
     else:
         why = "a receipt does not record a tarball's path"
         what = "the path of the tarball it was installed from"

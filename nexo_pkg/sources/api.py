@@ -103,6 +103,7 @@ if TYPE_CHECKING:
     )
     from nexo_pkg.sources.route import (
         KINDS,
+        UNKNOWN_ORIGIN,
         Kind,
         Prefetched,
         check_copied_from,
@@ -112,6 +113,7 @@ if TYPE_CHECKING:
         first_per_service,
         locked_origin,
         open_source,
+        origin_known,
         origin_label,
         origin_place,
         pins_manifests,
@@ -162,9 +164,9 @@ _HOMES = homes(
         "registry": "INDEX_MEDIA_TYPE MANIFEST_MEDIA_TYPE Manifest RegistryClient fallback_tag",
         "releases": "read_release_signer release_material release_sha256 release_tarballs",
         "route": (
-            "KINDS Kind Prefetched check_copied_from check_locked check_remote copies_as_is "
-            "first_per_service locked_origin "
-            "open_source origin_label origin_place pins_manifests pins_upgrade "
+            "KINDS UNKNOWN_ORIGIN Kind Prefetched check_copied_from check_locked check_remote "
+            "copies_as_is first_per_service locked_origin "
+            "open_source origin_known origin_label origin_place pins_manifests pins_upgrade "
             "prefetch_newest reach_flags "
             "reads_registry_config reinstall_words "
             "reopen stopped_in_order tagged_release upgrades_from"
@@ -181,6 +183,7 @@ __all__ = [
     "MANIFEST_MEDIA_TYPE",
     "NOARCH",
     "PLUGIN_ID",
+    "UNKNOWN_ORIGIN",
     "Admits",
     "ArchiveLimits",
     "ArchiveListing",
@@ -226,6 +229,7 @@ __all__ = [
     "latest_tag",
     "locked_origin",
     "open_source",
+    "origin_known",
     "origin_label",
     "origin_place",
     "parse_owner_repo",

@@ -6,7 +6,8 @@ the :class:`~nexo_pkg.sources.base.Source` a function here opens: a source text
 install plan's origin (:func:`reopen`), a lock file's row (:func:`locked_origin`), a fleet
 file's source (:func:`check_remote`), what many lookups read at once
 (:func:`prefetch_newest`), how an origin is named (:func:`origin_label`; whether it names
-a place at all: :func:`origin_place`), whether ``mirror``
+a place at all: :func:`origin_place`; whether it names anything known:
+:func:`origin_known`), whether ``mirror``
 copies a version as it is (:func:`copies_as_is`), whether a source reads the registry
 credentials (:func:`reads_registry_config`), the words of an ``install`` command that
 reaches an origin again (:func:`reinstall_words`). :data:`KINDS` lists the kinds: the ``type``
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KINDS",
+    "UNKNOWN_ORIGIN",
     "Kind",
     "Prefetched",
     "check_copied_from",
@@ -50,6 +52,7 @@ __all__ = [
     "copies_as_is",
     "locked_origin",
     "open_source",
+    "origin_known",
     "origin_label",
     "origin_place",
     "pins_manifests",
@@ -236,6 +239,21 @@ def upgrades_from(origin: Mapping[str, Any]) -> bool:
     return kind is None or kind.follows
 
 
+def origin_known(origin: Mapping[str, Any]) -> bool:
+    """Whether an install whose ``origin`` (a receipt's or a plan's source object) is names
+    where it came from as its kind records it: a local file (it is what it is), or a kind's
+    place its upgrade asks again (a release's ``owner/repo``, a registry's pinned reference).
+    False for a ``type`` no kind records (empty, or written by hand) and for a kind's origin
+    without its coordinates: nothing can be asked again, and only an install that records
+    where the plugin comes from makes it known (``install SOURCE --force``)."""
+    kind = _kind_of_type(origin.get("type"))
+    if kind is None:
+        return False
+    if not kind.follows:
+        return True
+    return kind.label is not None and kind.label(origin, exact=False) is not None
+
+
 def pins_upgrade(origin: Mapping[str, Any]) -> bool:
     """Whether the tag and target an install whose ``origin`` is recorded bind its upgrade
     (a release's do; a registry's tag is the release it was mirrored from, and its upgrade
@@ -368,6 +386,10 @@ def reopen(
 NAMELESS = "local file"
 """How an origin that names no place to ask again is read (a local tarball's)."""
 
+UNKNOWN_ORIGIN = "origin unknown"
+"""How an origin that names nothing known is read (:func:`origin_known`: an unknown or empty
+``type``, a kind's origin without its coordinates)."""
+
 
 def origin_place(origin: Mapping[str, Any], *, exact: bool = False) -> str | None:
     """The place an install whose ``origin`` (a receipt's source object) came from names,
@@ -380,10 +402,12 @@ def origin_place(origin: Mapping[str, Any], *, exact: bool = False) -> str | Non
 def origin_label(origin: Mapping[str, Any], *, exact: bool = False) -> str:
     """Where an install whose ``origin`` (a receipt's source object) is came from, as a
     person reads it: ``owner/repo``, a registry repository (``exact``: with the version
-    installed, ``owner/repo@tag`` or the pinned reference), ``local file`` for an origin
-    that names no place."""
+    installed, ``owner/repo@tag`` or the pinned reference), ``local file`` for a local
+    file's origin, ``origin unknown`` for one that names nothing known (:func:`origin_known`)."""
     named = origin_place(origin, exact=exact)
-    return named if named is not None else NAMELESS
+    if named is not None:
+        return named
+    return NAMELESS if origin_known(origin) else UNKNOWN_ORIGIN
 
 
 def copies_as_is(text: str) -> bool:

@@ -220,8 +220,10 @@ def test_an_origin_that_names_no_place_is_said_so_by_the_route() -> None:
     """``origin_place`` answers whether an origin names a place to install it again from:
     ``None`` for a file and for a registry copy that lost its reference, though that copy
     still records the release it was mirrored from (it came from the registry, not from
-    GitHub); ``origin_label`` reads ``None`` as ``local file``."""
-    from nexo_pkg.sources.route import origin_label, origin_place
+    GitHub); ``origin_label`` reads ``None`` as ``local file`` for a file's origin, and as
+    ``origin unknown`` for one that names nothing known (``origin_known``: an unknown or empty
+    ``type``, a kind's origin without its coordinates)."""
+    from nexo_pkg.sources.route import origin_known, origin_label, origin_place
 
     pinned = "oci://h:5000/p/hello@sha256:" + "a" * 64
     copy = {"type": "oci-registry", "owner": "acme", "repo": "hello", "tag": "v1.0.0"}
@@ -229,7 +231,13 @@ def test_an_origin_that_names_no_place_is_said_so_by_the_route() -> None:
     assert origin_place({**copy, "registry": pinned}, exact=True) == pinned
     assert origin_place({**copy, "registry": pinned}) == "oci://h:5000/p/hello"
     assert origin_place(release, exact=True) == "acme/hello@v1.0.0"
-    for nameless in (copy, {"type": "local-file", "path": "/x.tar.gz"}, {}, {"type": "new"}):
+    local = {"type": "local-file", "path": "/x.tar.gz"}
+    unnamed_release = {**release, "owner": None, "repo": ""}
+    for nameless in (copy, local, unnamed_release, {}, {"type": ""}, {"type": "new"}):
         assert origin_place(nameless) is None
         assert origin_place(nameless, exact=True) is None
-        assert origin_label(nameless) == "local file"
+        known = nameless is local
+        assert origin_known(nameless) is known
+        assert origin_label(nameless) == ("local file" if known else "origin unknown")
+    assert origin_known(release)
+    assert origin_known({**copy, "registry": pinned})

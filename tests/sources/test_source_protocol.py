@@ -328,7 +328,7 @@ def test_a_release_origin_is_named_by_its_repository() -> None:
     origin = {"type": "github-releases", "owner": "acme", "repo": "hello", "tag": "v1.0.0"}
     assert origin_label(origin) == "acme/hello"
     assert origin_label(origin, exact=True) == "acme/hello@v1.0.0"
-    assert origin_label({**origin, "repo": ""}) == "local file"
+    assert origin_label({**origin, "repo": ""}) == "origin unknown"
     assert not copies_as_is("acme/hello@v1.0.0")
 
 
@@ -412,7 +412,7 @@ def test_a_registry_prefetch_reads_nothing_and_its_origin_is_named_by_its_reposi
         assert followed.newest().version == "2.0.0"
     assert origin_label(origin) == repository
     assert origin_label(origin, exact=True) == first.pinned
-    assert origin_label({"type": "oci-registry"}) == "local file"
+    assert origin_label({"type": "oci-registry"}) == "origin unknown"
     assert copies_as_is(f"{repository}:1.0.0")
     assert copies_as_is(f"{repository}@{first.label}")
 
@@ -475,7 +475,7 @@ def test_a_local_tarball_is_what_it_is(tmp_path: Path) -> None:
         assert reopen(origin, context, EVERY) is None
         assert prefetch_newest([origin], context, jobs=2).found == {}
     assert origin_label(origin) == origin_label(origin, exact=True) == "local file"
-    assert origin_label({"type": "no-such-kind"}) == "local file"
+    assert origin_label({"type": "no-such-kind"}) == "origin unknown"
     assert not copies_as_is(str(path))
     assert not upgrades_from(origin)
     assert upgrades_from({"type": "github-releases", "owner": "acme", "repo": "hello"})
