@@ -297,6 +297,7 @@ def _upgrade_one(
             plugin_id, version, version, current.path, None, False, held=hold.version,
             # A file is not upgraded from: `upgrade ID@TAG` is no way out of its hold.
             held_local=not current.receipt.upgradable,
+            held_unknown=not current.receipt.origin_known,
         )  # fmt: skip
     result = install_api.upgrade(
         plugin_id,
@@ -339,7 +340,11 @@ def _announcing(callbacks: InstallCallbacks, plugin_id: str, version: str) -> In
 def _report_upgrade(result: UpgradeResult) -> None:
     if result.held is not None:
         held = install_api.held_message(
-            result.plugin_id, result.held, root=result.old_path.parent, local=result.held_local
+            result.plugin_id,
+            result.held,
+            root=result.old_path.parent,
+            local=result.held_local,
+            unknown=result.held_unknown,
         )
         say(f"{printable(held)}; nothing was looked up.")
         return

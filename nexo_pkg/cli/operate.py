@@ -748,7 +748,11 @@ def rollback_command(
         say(printable(done))
         if result.hold is not None:
             held = install_api.held_message(
-                result.plugin_id, result.to_version, root=result.path.parent, local=result.local
+                result.plugin_id,
+                result.to_version,
+                root=result.path.parent,
+                local=result.local,
+                unknown=result.unknown,
             )
             say(printable(f"{held}."))
 

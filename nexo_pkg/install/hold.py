@@ -161,16 +161,22 @@ def release_hold(dest: Path, plugin_id: str) -> Hold | None:
     return hold
 
 
-def held_message(plugin_id: str, version: str, *, root: Path, local: bool = False) -> str:
+def held_message(
+    plugin_id: str, version: str, *, root: Path, local: bool = False, unknown: bool = False
+) -> str:
     """What a command that leaves a held plugin alone in ``root`` says about it; ``local``:
-    installed from a tarball, which has no release to name (``upgrade ID@TAG`` refuses it)."""
+    installed from a tarball, which has no release to name (``upgrade ID@TAG`` refuses it);
+    ``unknown``: its receipt names no origin nexo-pkg knows, so nothing can be named from
+    it until an install records one."""
     from nexo_pkg.install.remedy import plugin_command  # noqa: PLC0415 (list shows no message)
 
-    naming = (
-        f"installing another tarball (`{plugin_command('install', 'PATH', root=root)}`) names "
-        "a version"
-        if local
-        else f"`{plugin_command('upgrade', f'{plugin_id}@TAG', root=root)}` names a version"
-    )
+    if unknown:
+        command = plugin_command("install", "SOURCE", "--force", root=root)
+        naming = f"`{command}` names a version and records where it comes from"
+    elif local:
+        command = plugin_command("install", "PATH", root=root)
+        naming = f"installing another tarball (`{command}`) names a version"
+    else:
+        naming = f"`{plugin_command('upgrade', f'{plugin_id}@TAG', root=root)}` names a version"
     releasing = f"`{plugin_command('unhold', plugin_id, root=root)}` releases the hold"
     return f"{plugin_id} is held at {version}: {naming}, {releasing}"

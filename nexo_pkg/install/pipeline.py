@@ -892,6 +892,9 @@ class UpgradeResult:
     # With ``held``: the plugin's source is not upgraded from (a local file: no release to
     # name).
     held_local: bool = False
+    # With ``held``: the receipt names no origin nexo-pkg knows (nothing to name a version
+    # from until an install records one).
+    held_unknown: bool = False
     # Of ``pruned``: the trees whose files could not all be deleted (``.nexo/removing``);
     # ``unfinished``: those of ``pruned`` themselves.
     left: tuple[Path, ...] = ()

@@ -47,6 +47,8 @@ class RollbackResult:
     # The version put back came from a local file: no release to name (``upgrade ID@TAG``
     # refuses it); installing another tarball names a version.
     local: bool = False
+    # The version put back names no origin nexo-pkg knows: an install records one.
+    unknown: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -97,11 +99,14 @@ def rollback_target(
     ]
     if not eligible:
         local = all(not item.receipt.upgradable for item in kept if item.receipt)
-        returning = (
-            f"installing its tarball (`{plugin_command('install', 'PATH', root=dest)}`)"
-            if local
-            else f"`{plugin_command('upgrade', f'{plugin_id}@TAG', root=dest)}`"
-        )
+        unknown = any(not item.receipt.origin_known for item in kept if item.receipt)
+        if unknown:
+            command = plugin_command("install", "SOURCE", "--force", root=dest)
+            returning = f"`{command}` (SOURCE: where it came from)"
+        elif local:
+            returning = f"installing its tarball (`{plugin_command('install', 'PATH', root=dest)}`)"
+        else:
+            returning = f"`{plugin_command('upgrade', f'{plugin_id}@TAG', root=dest)}`"
         past = (
             f" (kept too: {', '.join(rolled_back_from)}, rolled back from; "
             f"{returning} returns to one)"
@@ -232,5 +237,5 @@ def rollback(
     kept_path = next((path for path in moved if path.parent.parent.name == KEPT_AREA), None)
     return RollbackResult(
         plugin_id, from_version, target.receipt.version, final, kept_path, hold=held,
-        local=not target.receipt.upgradable,
+        local=not target.receipt.upgradable, unknown=not target.receipt.origin_known,
     )  # fmt: skip

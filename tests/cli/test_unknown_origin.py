@@ -249,3 +249,22 @@ def test_unhold_of_an_unknown_origin_names_how_to_record_it(
     assert "names no known origin" in line
     assert f"`{REINSTALL} {root}` to record where it comes from" in line
     assert "follows its source again" not in line
+
+
+def test_upgrade_of_a_held_unknown_origin_names_the_install_that_records_it(
+    root: Path, github_env: dict[str, str]
+) -> None:
+    """Held, nothing is looked up; the way out it names is the one that works for such a
+    receipt (an install of its source), not `upgrade ID@TAG`, which refuses it."""
+    _edit_bravo(root, UNKNOWN["hand-written-type"])
+    held = nexo("plugin", "hold", "bravo", "--dest", root, env=github_env)
+    assert held.code == 0, held.stderr
+    before = tree_snapshot(root)
+    upgraded = nexo("plugin", "upgrade", "bravo", "--dest", root, env=github_env)
+    assert upgraded.code == 0, upgraded.stderr
+    _plain(upgraded.stdout, upgraded.stderr)
+    shown = upgraded.stdout + upgraded.stderr
+    assert "bravo is held at 1.0.0: " in shown
+    assert f"`{REINSTALL} {root}` names a version and records where it comes from" in shown
+    assert "bravo@TAG" not in shown
+    assert tree_snapshot(root) == before
