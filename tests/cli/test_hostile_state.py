@@ -12,8 +12,73 @@ from pathlib import Path
 
 import pytest
 from support.cli import TRACEBACK, clean_env
+from support.tarballs import tree_snapshot, write_plugin
 
 NEXO = str(Path(sys.executable).with_name("nexo"))
+
+
+def _run(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [NEXO, "plugin", *args],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _fails_alike(env: dict[str, str], cwd: Path, kind: str, code: int, *args: str) -> str:
+    """``nexo plugin ARGS`` with and without ``--json`` both exit ``code`` with one failure
+    of ``kind``: its ``error: … [KIND]`` line (returned) and its document say the same."""
+    text = _run(env, cwd, *args)
+    as_json = _run(env, cwd, *args, "--json")
+    assert TRACEBACK not in text.stderr + as_json.stderr
+    assert (text.returncode, as_json.returncode) == (code, code), (text.stderr, as_json.stderr)
+    document = json.loads(as_json.stdout)
+    assert (document["ok"], document["kind"]) == (False, kind), document
+    assert text.stdout == ""
+    line = text.stderr.splitlines()[-1]
+    assert line == f"error: {document['error']} [{kind}]"
+    assert as_json.stderr.splitlines()[-1] == line
+    return line
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links without privileges")
+@pytest.mark.parametrize(
+    ("link_to", "said"),
+    [
+        (
+            "missing/root",
+            "is a symbolic link to {target}, which does not exist; create that "
+            "directory, or name another plugin root",
+        ),
+        ("plugins", "is a symbolic link that loops; remove it, or name another plugin root"),
+    ],
+    ids=["dangling", "loop"],
+)
+@pytest.mark.parametrize(
+    "command",
+    [("install", "{tarball}", "--yes"), ("list",), ("verify",), ("remove", "weather", "--yes")],
+    ids=["install", "list", "verify", "remove"],
+)
+def test_a_dest_that_is_a_broken_symbolic_link_is_a_usage_error_naming_it(
+    tmp_path: Path, link_to: str, said: str, command: tuple[str, ...]
+) -> None:
+    """A ``--dest`` whose link leads nowhere is refused as a ``--dest`` that is a file is,
+    not met with mkdir's bare "File exists" once the install is under way."""
+    tarball = write_plugin(tmp_path / "dist", "weather", "0.1.0")
+    dest = tmp_path / "plugins"
+    dest.symlink_to(tmp_path / link_to if link_to != "plugins" else dest)
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), HOME=str(tmp_path))
+    before = tree_snapshot(tmp_path)
+    args = [part.format(tarball=tarball) for part in command]
+    line = _fails_alike(env, tmp_path, "usage", 2, *args, "--dest", str(dest))
+    target = dest.readlink()
+    assert line == f"error: --dest {dest} {said.format(target=target)} [usage]"
+    assert tree_snapshot(tmp_path) == before
 
 
 def _in_removed_directory(
