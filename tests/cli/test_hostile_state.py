@@ -134,3 +134,32 @@ def test_a_removed_current_directory_is_named_as_such(
     assert line == f"error: {document['error']} [io]"
     assert not dest.exists()
     assert not home.exists()
+
+
+@pytest.mark.parametrize("in_place", [".nexo", ".nexo/kept"])
+def test_a_file_in_place_of_the_bookkeeping_directory_is_named(
+    tmp_path: Path, in_place: str
+) -> None:
+    """A file where the root keeps its bookkeeping (``.nexo``, ``.nexo/kept``) fails the
+    install that needs it with a line naming the file and what to do, not mkdir's "File
+    exists"; the installed version stays, nothing is written."""
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), HOME=str(tmp_path))
+    dest = tmp_path / "plugins"
+    old = write_plugin(tmp_path / "dist", "weather", "0.1.0")
+    new = write_plugin(tmp_path / "dist", "weather", "0.2.0")
+    installed = _run(env, tmp_path, "install", str(old), "--dest", str(dest), "--yes")
+    assert installed.returncode == 0, installed.stderr
+    blocked = dest / in_place
+    if blocked.is_dir():
+        for leftover in blocked.iterdir():  # empty areas an install may leave
+            leftover.rmdir()
+        blocked.rmdir()
+    blocked.parent.mkdir(exist_ok=True)
+    blocked.write_text("not a directory\n")
+    before = tree_snapshot(tmp_path)
+    line = _fails_alike(env, tmp_path, "io", 1, "install", str(new), "--dest", str(dest), "--yes")
+    assert line == (
+        f"error: cannot create {blocked}: a file that is not a directory is in its place "
+        "(nexo-pkg keeps the root's bookkeeping there); move it away [io]"
+    )
+    assert tree_snapshot(tmp_path) == before
