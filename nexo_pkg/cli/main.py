@@ -142,6 +142,12 @@ def _unexpected(error: Exception) -> int:
         # that cannot be used as given (exit 2), not a failing disk.
         where = f": {error.filename}" if error.filename is not None else ""
         failure = UsageError(f"file name too long{where}; name a shorter path")
+    elif isinstance(error, OSError) and _cwd_removed(error):
+        failure = NexoError(
+            "the current directory no longer exists (it was removed or moved away); cd to a "
+            "directory that exists and run the command again",
+            kind="io",
+        )
     elif isinstance(error, OSError):
         where = f": {error.filename}" if error.filename is not None else ""
         failure = NexoError(f"{error.strerror or error}{where}", kind="io")
@@ -157,6 +163,22 @@ def _unexpected(error: Exception) -> int:
     if OUTPUT.verbose:
         traceback.print_exception(error)
     return report_error(failure, json_output=asks_for_json(sys.argv[1:]))
+
+
+def _cwd_removed(error: OSError) -> bool:
+    """Whether ``error`` is the one ``os.getcwd()`` raises in a directory removed under the
+    command (a shell left in a deleted build directory): no file name, and the current
+    directory is gone."""
+    import errno  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    if error.errno != errno.ENOENT or error.filename is not None:
+        return False
+    try:
+        Path.cwd()
+    except FileNotFoundError:
+        return True
+    return False
 
 
 def _drop_unwritable_stdout() -> bool:

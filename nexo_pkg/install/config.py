@@ -116,6 +116,17 @@ def install_root(dest: Path | None, directory: Path | None = None) -> Path:
         root = dest.expanduser().absolute()
         if root.exists() and not root.is_dir():
             raise UsageError(f"--dest {root} is a file, not a directory; name a plugin root")
+        if root.is_symlink() and not root.exists():
+            # Nothing can be created through it (mkdir says only "File exists").
+            if Path(os.path.realpath(root)).is_symlink():  # what realpath leaves a link loops
+                raise UsageError(
+                    f"--dest {root} is a symbolic link that loops; remove it, or name another "
+                    "plugin root"
+                )
+            raise UsageError(
+                f"--dest {root} is a symbolic link to {root.readlink()}, which does not exist; "
+                "create that directory, or name another plugin root"
+            )
         return root
     daemon = load_daemon_config(config_dir() if directory is None else directory)
     return daemon.checked_install_root()

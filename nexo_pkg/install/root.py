@@ -109,6 +109,12 @@ class InstallRoot:
             for path in (self.bookkeeping, area):
                 if path.is_symlink():
                     discard(path)
+                if path.exists() and not path.is_dir():
+                    raise NexoError(
+                        f"cannot create {path}: a file that is not a directory is in its place "
+                        "(nexo-pkg keeps the root's bookkeeping there); move it away",
+                        kind="io",
+                    )
                 if not path.is_dir():
                     try:
                         make_dir(path)
