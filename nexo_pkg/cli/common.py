@@ -219,11 +219,33 @@ def interactive() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
 
+def _wait_for_a_line() -> None:
+    """Wait until the terminal has a line (or end of input) for ``readline``, a quarter of a
+    second at a time: a signal that comes just before ``read`` starts would otherwise only
+    be acted on once the person presses Enter (its handler runs between two waits)."""
+    if os.name != "posix":
+        return
+    import select  # noqa: PLC0415
+
+    try:
+        descriptor = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    while True:
+        try:
+            ready, _, _ = select.select([descriptor], [], [], 0.25)
+        except (OSError, ValueError):
+            return
+        if ready:
+            return
+
+
 def confirm(question: str) -> bool:
     """Ask a yes/no question on stderr; default no, and end of input counts as no. Ctrl-C is
     not caught here: it ends the command like anywhere else (exit 130)."""
     sys.stderr.write(f"{question} [y/N]: ")
     sys.stderr.flush()
+    _wait_for_a_line()
     answer = sys.stdin.readline()
     if not answer:
         sys.stderr.write("\n")
