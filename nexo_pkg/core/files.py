@@ -16,7 +16,7 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from nexo_pkg.core import posix
 from nexo_pkg.core.errors import ConfigError, NexoError
@@ -211,6 +211,27 @@ def refuse_special_file(path: Path) -> None:
         return  # nothing there (or a dangling link, which is replaced)
     if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
         raise NotRegularFileError(errno.EINVAL, "is not a regular file", str(path))
+
+
+class NowhereLink(NamedTuple):
+    """A symbolic link that reaches nothing: ``what`` it is, in words ("a symbolic link that
+    loops", "a symbolic link to TARGET, which does not exist"), and whether it ``loops``."""
+
+    what: str
+    loops: bool
+
+
+def link_leading_nowhere(path: Path) -> NowhereLink | None:
+    """What ``path`` is when it is a symbolic link that reaches nothing (dangling, or looping);
+    ``None`` otherwise. Nothing can be created through such a link: ``mkdir`` says only "File
+    exists", so a command that would make a directory there names the link instead."""
+    if not path.is_symlink() or path.exists():
+        return None
+    # What `realpath` leaves is still a link only when the chain loops (`Path.resolve` raises
+    # RuntimeError on a loop before Python 3.13).
+    if Path(os.path.realpath(path)).is_symlink():
+        return NowhereLink("a symbolic link that loops", loops=True)
+    return NowhereLink(f"a symbolic link to {path.readlink()}, which does not exist", loops=False)
 
 
 def write_config_file(path: Path, data: bytes, *, mode: int = 0o644) -> None:

@@ -34,7 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.errors import ConfigError, UsageError
-from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes, read_config_file
+from nexo_pkg.core.files import (
+    FileTooLargeError,
+    link_leading_nowhere,
+    read_capped_bytes,
+    read_config_file,
+)
 from nexo_pkg.manifest.daemon_config import (
     CONFIG_DIR_ENV,
     config_dir,
@@ -116,17 +121,10 @@ def install_root(dest: Path | None, directory: Path | None = None) -> Path:
         root = dest.expanduser().absolute()
         if root.exists() and not root.is_dir():
             raise UsageError(f"--dest {root} is a file, not a directory; name a plugin root")
-        if root.is_symlink() and not root.exists():
-            # Nothing can be created through it (mkdir says only "File exists").
-            if Path(os.path.realpath(root)).is_symlink():  # what realpath leaves a link loops
-                raise UsageError(
-                    f"--dest {root} is a symbolic link that loops; remove it, or name another "
-                    "plugin root"
-                )
-            raise UsageError(
-                f"--dest {root} is a symbolic link to {root.readlink()}, which does not exist; "
-                "create that directory, or name another plugin root"
-            )
+        nowhere = link_leading_nowhere(root)
+        if nowhere is not None:
+            fix = "remove it" if nowhere.loops else "create that directory"
+            raise UsageError(f"--dest {root} is {nowhere.what}; {fix}, or name another plugin root")
         return root
     daemon = load_daemon_config(config_dir() if directory is None else directory)
     return daemon.checked_install_root()

@@ -63,11 +63,13 @@ def nexo_home_from_env() -> Path:
             f"NEXO_HOME={value} is a file, not a directory; name the nexo home directory, or "
             "unset NEXO_HOME for ~/.nexo"
         )
-    if value and home.is_symlink() and not home.exists():
-        # Nothing can be created through it (mkdir says only "File exists").
+    from nexo_pkg.core.files import link_leading_nowhere  # noqa: PLC0415 (as ConfigError)
+
+    nowhere = link_leading_nowhere(home) if value else None
+    if nowhere is not None:
+        fix = "remove it" if nowhere.loops else "create that directory"
         raise ConfigError(
-            f"NEXO_HOME={value} is a symbolic link to {home.readlink()}, which does not exist; "
-            "create that directory, or point NEXO_HOME at another"
+            f"NEXO_HOME={value} is {nowhere.what}; {fix}, or point NEXO_HOME at another"
         )
     return home.absolute()
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from nexo_pkg.core.diagnostics import FileResult
 from nexo_pkg.core.errors import EXIT_USAGE
-from nexo_pkg.core.files import read_regular_bytes, sha256_file
+from nexo_pkg.core.files import link_leading_nowhere, read_regular_bytes, sha256_file
 from nexo_pkg.lint.engine import lint_bytes
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.microapp import (
@@ -557,15 +557,11 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             f"--out {out} is the project itself: the manifest copy {read.shipped_name} would "
             f"shadow its {read.path.name}; choose another directory (default: DIR/dist)"
         )
-    if out.is_symlink() and not out.exists():
-        if Path(os.path.realpath(out)).is_symlink():  # what realpath leaves a link loops
-            raise usage_error(
-                f"output directory {out} is a symbolic link that loops; remove it, or name "
-                "another with --out"
-            )
+    nowhere = link_leading_nowhere(out)
+    if nowhere is not None:
+        fix = "remove it" if nowhere.loops else "create that directory"
         raise usage_error(
-            f"output directory {out} is a symbolic link to {out.readlink()}, which does not "
-            "exist; create that directory, or name another with --out"
+            f"output directory {out} is {nowhere.what}; {fix}, or name another with --out"
         )
     python = options.binary is None
     requirements = _requirements_for(options, project) if python else None

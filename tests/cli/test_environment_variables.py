@@ -4,6 +4,7 @@ fix; nothing is written."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -191,3 +192,23 @@ def test_a_relative_nexo_home_is_printed_as_the_absolute_path_it_names(tmp_path:
     assert size.document["path"] == str(tmp_path / "state" / "cache" / "blobs")
     listed = nexo("plugin", "list", "--json", env=env, cwd=tmp_path)
     assert listed.document["dest"] == str(tmp_path / "state" / "state" / "plugins")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links without privileges")
+def test_a_nexo_home_that_is_a_looping_link_is_named_as_one(tmp_path: Path) -> None:
+    """A NEXO_HOME link that leads back to itself is said to loop, with the remedy that fits
+    (remove it), not said to lead to a directory that "does not exist" and should be created:
+    creating it is what the loop makes impossible."""
+    home = tmp_path / "home"
+    home.symlink_to(tmp_path / "back")
+    (tmp_path / "back").symlink_to(home)
+    env = clean_env(NEXO_HOME=str(home))
+    env.pop("NEXO_CONFIG_DIR", None)
+    result = nexo("plugin", "list", "--json", env=env, cwd=tmp_path, in_process=True)
+    assert (result.code, result.document["kind"]) == (2, "config"), result.stdout
+    assert result.document["error"] == (
+        f"NEXO_HOME={home} is a symbolic link that loops; remove it, or point NEXO_HOME at another"
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["back", "home"]
+    assert home.is_symlink()
+    assert (tmp_path / "back").is_symlink()
