@@ -11,39 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.cli import TRACEBACK, clean_env
+from support.cli import TRACEBACK, clean_env, console, fails_alike
 from support.tarballs import tree_snapshot, write_plugin
 
 NEXO = str(Path(sys.executable).with_name("nexo"))
-
-
-def _run(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [NEXO, "plugin", *args],
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def _fails_alike(env: dict[str, str], cwd: Path, kind: str, code: int, *args: str) -> str:
-    """``nexo plugin ARGS`` with and without ``--json`` both exit ``code`` with one failure
-    of ``kind``: its ``error: … [KIND]`` line (returned) and its document say the same."""
-    text = _run(env, cwd, *args)
-    as_json = _run(env, cwd, *args, "--json")
-    assert TRACEBACK not in text.stderr + as_json.stderr
-    assert (text.returncode, as_json.returncode) == (code, code), (text.stderr, as_json.stderr)
-    document = json.loads(as_json.stdout)
-    assert (document["ok"], document["kind"]) == (False, kind), document
-    assert text.stdout == ""
-    line = text.stderr.splitlines()[-1]
-    assert line == f"error: {document['error']} [{kind}]"
-    assert as_json.stderr.splitlines()[-1] == line
-    return line
 
 
 @pytest.mark.skipif(os.name != "posix", reason="symbolic links without privileges")
@@ -75,7 +46,7 @@ def test_a_dest_that_is_a_broken_symbolic_link_is_a_usage_error_naming_it(
     env = clean_env(NEXO_HOME=str(tmp_path / "home"), HOME=str(tmp_path))
     before = tree_snapshot(tmp_path)
     args = [part.format(tarball=tarball) for part in command]
-    line = _fails_alike(env, tmp_path, "usage", 2, *args, "--dest", str(dest))
+    line = fails_alike(env, tmp_path, "usage", 2, *args, "--dest", str(dest))
     target = dest.readlink()
     assert line == f"error: --dest {dest} {said.format(target=target)} [usage]"
     assert tree_snapshot(tmp_path) == before
@@ -147,7 +118,7 @@ def test_a_file_in_place_of_the_bookkeeping_directory_is_named(
     dest = tmp_path / "plugins"
     old = write_plugin(tmp_path / "dist", "weather", "0.1.0")
     new = write_plugin(tmp_path / "dist", "weather", "0.2.0")
-    installed = _run(env, tmp_path, "install", str(old), "--dest", str(dest), "--yes")
+    installed = console(env, tmp_path, "install", str(old), "--dest", str(dest), "--yes")
     assert installed.returncode == 0, installed.stderr
     blocked = dest / in_place
     if blocked.is_dir():
@@ -157,7 +128,7 @@ def test_a_file_in_place_of_the_bookkeeping_directory_is_named(
     blocked.parent.mkdir(exist_ok=True)
     blocked.write_text("not a directory\n")
     before = tree_snapshot(tmp_path)
-    line = _fails_alike(env, tmp_path, "io", 1, "install", str(new), "--dest", str(dest), "--yes")
+    line = fails_alike(env, tmp_path, "io", 1, "install", str(new), "--dest", str(dest), "--yes")
     assert line == (
         f"error: cannot create {blocked}: a file that is not a directory is in its place "
         "(nexo-pkg keeps the root's bookkeeping there); move it away [io]"

@@ -9,49 +9,15 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support.cli import TRACEBACK, clean_env
+from support.cli import clean_env, console, fails_alike
 from support.github_server import GitHubServer
 from support.tarballs import asset_name, release_assets, tree_snapshot
 
 RESET = 1_900_000_000
 RESET_AT = "2030-03-17T17:46:40Z"
-
-
-def _run(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(Path(sys.executable).with_name("nexo")), "plugin", *args],
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def _fails_alike(env: dict[str, str], cwd: Path, kind: str, code: int, *args: str) -> str:
-    """``nexo plugin ARGS`` and the same with ``--json`` both exit ``code``: the document is
-    ``{"ok": false, "kind": KIND}`` and the text run's last line is ``error: … [KIND]``.
-    Returns that line."""
-    text = _run(env, cwd, *args)
-    as_json = _run(env, cwd, *args, "--json")
-    assert TRACEBACK not in text.stderr + as_json.stderr
-    assert (text.returncode, as_json.returncode) == (code, code), (text.stderr, as_json.stderr)
-    document = json.loads(as_json.stdout)
-    assert (document["ok"], document["kind"]) == (False, kind), document
-    assert text.stdout == ""
-    line = text.stderr.splitlines()[-1]
-    assert line.startswith("error: "), text.stderr
-    assert line.endswith(f" [{kind}]"), line
-    assert as_json.stderr.splitlines()[-1] == line
-    assert line == f"error: {document['error']} [{kind}]"
-    return line
 
 
 @pytest.fixture
@@ -88,11 +54,11 @@ def test_a_spent_rate_limit_is_rate_limited_with_its_reset_and_the_token_variabl
     token variables, never a generic network failure; nothing is installed."""
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     server.rate_limit(status=status, reset=RESET, times=None)
-    line = _fails_alike(env, tmp_path, "rate_limited", 1, *args)
+    line = fails_alike(env, tmp_path, "rate_limited", 1, *args)
     assert f"GitHub API rate limit exceeded ({what}); it resets at {RESET_AT}." in line
     assert "Set NEXO_GITHUB_TOKEN, " in line
     assert "GITHUB_TOKEN or GH_TOKEN" in line
-    document = json.loads(_run(env, tmp_path, *args, "--json").stdout)
+    document = json.loads(console(env, tmp_path, *args, "--json").stdout)
     assert (document["status"], document["reset_at"]) == (status, RESET_AT)
     assert not (tmp_path / "home" / "state" / "plugins").exists()
 
@@ -108,7 +74,7 @@ def test_github_out_of_reach_is_network_in_words(
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = {**env, "NEXO_GITHUB_API_BASE": f"http://127.0.0.1:{port}"}
-    line = _fails_alike(env, tmp_path, "network", 1, *args)
+    line = fails_alike(env, tmp_path, "network", 1, *args)
     assert what in line
     assert f"cannot connect to '127.0.0.1:{port}'" in line
     assert not (tmp_path / "home" / "state" / "plugins").exists()
@@ -119,7 +85,7 @@ def installed(env: dict[str, str], tmp_path: Path, server: GitHubServer) -> Path
     """hello 1.0.0 installed from the stand-in, 1.1.0 released since (each manifest asks for
     ``min_nexo_version = ">=0.1.0"``); returns the plugin root."""
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    assert _run(env, tmp_path, "install", "acme/hello", "--yes").returncode == 0
+    assert console(env, tmp_path, "install", "acme/hello", "--yes").returncode == 0
     server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
     return tmp_path / "home" / "state" / "plugins"
 
@@ -127,7 +93,7 @@ def installed(env: dict[str, str], tmp_path: Path, server: GitHubServer) -> Path
 @pytest.fixture
 def upgraded(env: dict[str, str], tmp_path: Path, installed: Path) -> Path:
     """:func:`installed`, then upgraded to 1.1.0 (1.0.0 kept for rollback)."""
-    done = _run(env, tmp_path, "upgrade", "hello", "--yes")
+    done = console(env, tmp_path, "upgrade", "hello", "--yes")
     assert done.returncode == 0, done.stderr
     return installed
 
@@ -150,13 +116,13 @@ def test_an_upgrade_the_daemon_cannot_load_is_incompatible_before_any_download(
     tarball = server.asset_api_url(newer, asset_name("hello", "1.1.0")).removeprefix(server.url)
     before = tree_snapshot(installed)
     server.requests.clear()
-    line = _fails_alike(env, tmp_path, "incompatible", 1, *args)
+    line = fails_alike(env, tmp_path, "incompatible", 1, *args)
     assert (
         "hello 1.1.0 (acme/hello@v1.1.0) needs a daemon matching min_nexo_version `>=0.1.0`; "
         f"the daemon is 0.0.1 ({source})."
     ) in line
     assert "`nexo plugin install acme/hello@v1.1.0 --force`" in line
-    document = json.loads(_run(env, tmp_path, *args, "--json").stdout)
+    document = json.loads(console(env, tmp_path, *args, "--json").stdout)
     assert (document["nexo_version"], document["nexo_version_source"]) == ("0.0.1", source)
     assert tree_snapshot(installed) == before
     asked = [request.path for request in server.requests]
@@ -164,7 +130,7 @@ def test_an_upgrade_the_daemon_cannot_load_is_incompatible_before_any_download(
     assert tarball not in asked
     # Without the daemon's version, the same upgrade fetches that tarball.
     assert (
-        _run(env | {"NEXO_DAEMON_VERSION": ""}, tmp_path, "upgrade", "hello", "--yes").returncode
+        console(env | {"NEXO_DAEMON_VERSION": ""}, tmp_path, "upgrade", "hello", "--yes").returncode
         == 0
     )
     assert tarball in [request.path for request in server.requests]
@@ -180,7 +146,7 @@ def test_rollback_of_a_changed_kept_version_changes_nothing(
     (kept / "nexo-plugin.toml").write_text("changed\n")
     before = tree_snapshot(upgraded)
     server.requests.clear()
-    line = _fails_alike(env, tmp_path, "checksum_mismatch", 1, "rollback", "hello", "--yes")
+    line = fails_alike(env, tmp_path, "checksum_mismatch", 1, "rollback", "hello", "--yes")
     assert "the kept hello 1.0.0 no longer matches its receipt (nexo-plugin.toml)" in line
     assert tree_snapshot(upgraded) == before
     assert server.requests == []
@@ -194,7 +160,7 @@ def test_enable_disable_on_a_file_the_daemon_cannot_load_write_nothing(
     discovery.parent.mkdir(parents=True)
     text = b"# the operator's\ndiscovery:\n  disabled: [hello\n"
     discovery.write_bytes(text)
-    line = _fails_alike(env, tmp_path, "config", 2, command, "hello")
+    line = fails_alike(env, tmp_path, "config", 2, command, "hello")
     assert str(discovery) in line
     assert discovery.read_bytes() == text
     assert sorted(path.name for path in discovery.parent.iterdir()) == ["discovery.yaml"]
@@ -221,6 +187,6 @@ def test_refusals_of_the_operator_commands_name_their_kind(
 ) -> None:
     before = tree_snapshot(upgraded)
     server.requests.clear()
-    _fails_alike(env, tmp_path, kind, code, *args)
+    fails_alike(env, tmp_path, kind, code, *args)
     assert tree_snapshot(upgraded) == before
     assert server.requests == []

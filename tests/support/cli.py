@@ -316,3 +316,36 @@ def on_terminal(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, str]:
         if process.poll() is None:
             process.kill()
     return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def console(env: Mapping[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``nexo plugin ARGS`` through the console script pip wrote beside this interpreter, as an
+    operator runs it: exactly ``env``, in ``cwd``, standard input closed, streams as text."""
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("nexo")), "plugin", *args],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def fails_alike(env: Mapping[str, str], cwd: Path, kind: str, code: int, *args: str) -> str:
+    """``nexo plugin ARGS`` (:func:`console`) with and without ``--json`` both exit ``code``
+    with one failure of ``kind`` and no traceback: the text run prints nothing on stdout and
+    ends with the ``error: MESSAGE [KIND]`` line (returned), the document is ``{"ok": false,
+    "kind": KIND, "error": MESSAGE}``, and the ``--json`` run's stderr ends with the same line."""
+    text = console(env, cwd, *args)
+    as_json = console(env, cwd, *args, "--json")
+    assert TRACEBACK not in text.stderr + as_json.stderr
+    assert (text.returncode, as_json.returncode) == (code, code), (text.stderr, as_json.stderr)
+    document = json.loads(as_json.stdout)
+    assert (document["ok"], document["kind"]) == (False, kind), document
+    assert text.stdout == ""
+    line = text.stderr.splitlines()[-1]
+    assert line == f"error: {document['error']} [{kind}]", text.stderr
+    assert as_json.stderr.splitlines()[-1] == line
+    return line
