@@ -24,10 +24,9 @@ from typing import Any
 from nexo_pkg.core.dirs import make_dirs
 from nexo_pkg.core.files import read_regular_bytes, write_file_atomically
 from nexo_pkg.install.receipts import utc_now
-from nexo_pkg.install.root import BOOKKEEPING_DIR, io_error
+from nexo_pkg.install.root import BOOKKEEPING_DIR, HOLDS_AREA, io_error
 from nexo_pkg.manifest.daemon import check_id, is_valid_id
 
-HOLDS_AREA = "holds"
 MAX_HOLD_BYTES = 64 * 1024
 
 
