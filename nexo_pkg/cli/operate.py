@@ -510,7 +510,9 @@ def doctor_command(
     loads it (discovery.disabled, discovery.allowlist; a warning when its root is not one
     the daemon's discovery walks). For the root: ids the daemon
     would meet twice, directories without a readable receipt (their manifest and
-    handshake are checked all the same), development links, leftovers of interrupted
+    handshake are checked all the same), development links, a file in place of the
+    root's bookkeeping directory (.nexo, or an area in it: an error, as the commands
+    that need it fail), leftovers of interrupted
     installs and removals (under .nexo, and the reference installer's .staging-* and
     *.removing-* at the top of the root, each with what the daemon makes of it and the
     command that deletes it), an extensions.yaml max_depth that lets the daemon's
@@ -520,7 +522,8 @@ def doctor_command(
     --jobs plugins are checked at a time, each spawned in its own sandbox under its own
     deadline; the report is the same, in the same order, whatever the number.
     Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
-    would (an error finding); 2 usage or configuration error.
+    would, or the commands that change the root would fail on it (an error finding);
+    2 usage or configuration error.
     """
 
     # A --nexo-version that is no version is refused (usage), as install and lock do.

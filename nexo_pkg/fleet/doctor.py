@@ -14,8 +14,10 @@ rest), directories without a receipt or with one that cannot be read, developmen
 leftovers of interrupted runs under ``.nexo/``, and a lock file older than its wanted set.
 
 A finding is an ``error`` when the daemon would refuse, skip or fail to start the plugin (or
-its files are not what was installed), a ``warning`` when it would load it but something
-needs a look, a ``note`` for a state the operator chose (a disabled plugin).
+its files are not what was installed), or when the commands that change the root would fail
+on it (a file in place of its bookkeeping directory), a ``warning`` when the daemon would load
+a plugin but something needs a look, a ``note`` for a state the operator chose (a disabled
+plugin).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from nexo_pkg.install.api import (
     DaemonReach,
     DiscoveryState,
     Installed,
+    blocked_bookkeeping,
     is_leftover,
     is_microapp,
     is_removal_leftover,
@@ -104,7 +107,8 @@ class DoctorReport:
 
     @property
     def ok(self) -> bool:
-        """No finding would make the daemon skip or fail a plugin."""
+        """No finding would make the daemon skip or fail a plugin, nor the commands that
+        change the root fail on it."""
         return not any(finding.severity == "error" for finding in self.findings)
 
     def add(self, severity: Severity, check: str, message: str, **where: Any) -> None:
@@ -401,6 +405,7 @@ def _root_findings(
         else:
             first[plugin_id] = item.path
     for root in report.roots or (report.dest,):
+        _bookkeeping_findings(report, root)
         _leftover_findings(report, root)
 
 
@@ -482,6 +487,20 @@ def _manifest_id(manifest: Path) -> str | None:
         return manifest_from_text(text).id
     except (OSError, ValueError, ManifestModelError):
         return None
+
+
+def _bookkeeping_findings(report: DoctorReport, root: Path) -> None:
+    """An error for each file (or anything else that is not a directory) in place of the
+    root's bookkeeping directory or one of its areas: the daemon loads the plugins all the
+    same, but every command that needs it there (an install, to begin with) refuses the root
+    until the operator moves it away, which only they can do: it may be theirs."""
+    for path in blocked_bookkeeping(root):
+        report.add(
+            "error", "root",
+            f"a file that is not a directory is in place of {path}, where nexo-pkg keeps the "
+            "root's bookkeeping, so the commands that need it there fail; move it away",
+            path=path,
+        )  # fmt: skip
 
 
 def _leftover_findings(report: DoctorReport, root: Path) -> None:

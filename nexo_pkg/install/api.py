@@ -126,6 +126,7 @@ if TYPE_CHECKING:
         STAGING_AREA,
         InstallRoot,
         LockWait,
+        blocked_bookkeeping,
         is_leftover,
         is_removal_leftover,
         left_behind,
@@ -180,8 +181,8 @@ _HOMES = homes(
         "rollback": "RollbackResult rollback",
         "root": (
             "BOOKKEEPING_DIR CLEANED_BY JOURNAL_AREA LEGACY_PREFIXES REMOVING_AREA STAGING_AREA "
-            "InstallRoot LockWait is_leftover is_removal_leftover left_behind lock_timeout "
-            "locked_root remove_tree"
+            "InstallRoot LockWait blocked_bookkeeping is_leftover is_removal_leftover "
+            "left_behind lock_timeout locked_root remove_tree"
         ),
         "sbom": "InstalledSbom installed_sbom",
         "summary": "InstallPlan render_plan",
@@ -223,6 +224,7 @@ __all__ = [
     "ReleaseInfo",
     "RollbackResult",
     "UpgradeResult",
+    "blocked_bookkeeping",
     "build_listing",
     "check_compatible",
     "check_options",

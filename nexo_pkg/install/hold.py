@@ -24,10 +24,15 @@ from typing import Any
 from nexo_pkg.core.dirs import make_dirs
 from nexo_pkg.core.files import read_regular_bytes, write_file_atomically
 from nexo_pkg.install.receipts import utc_now
-from nexo_pkg.install.root import BOOKKEEPING_DIR, io_error
+from nexo_pkg.install.root import (
+    BOOKKEEPING_DIR,
+    HOLDS_AREA,
+    blocked_bookkeeping,
+    bookkeeping_in_the_way,
+    io_error,
+)
 from nexo_pkg.manifest.daemon import check_id, is_valid_id
 
-HOLDS_AREA = "holds"
 MAX_HOLD_BYTES = 64 * 1024
 
 
@@ -68,13 +73,23 @@ def _linked_area(dest: Path) -> bool:
     return bookkeeping.is_symlink() or (bookkeeping / HOLDS_AREA).is_symlink()
 
 
+def _refuse_blocked_area(dest: Path) -> None:
+    """``io`` naming the file in place of ``.nexo`` or ``.nexo/holds``, which only moving it
+    away mends, instead of the bare "Not a directory" of a path through it."""
+    for blocked in blocked_bookkeeping(dest, (HOLDS_AREA,)):
+        raise bookkeeping_in_the_way(blocked)
+
+
 def read_hold(dest: Path, plugin_id: str) -> Hold | None:
     """The hold on ``plugin_id`` in the root ``dest``, or ``None``. A hold file that cannot
     be read as one counts as a hold on no particular version (``?``): the operator asked for
-    one, and ``unhold`` removes it."""
+    one, and ``unhold`` removes it. Raises ``io`` for a file in place of ``.nexo`` or
+    ``.nexo/holds``: the commands that read a hold (``upgrade``, ``rollback``, ``hold``) go
+    on to write there, and are refused before they change anything."""
     path = _path(dest, plugin_id)
     if _linked_area(dest):
         return None
+    _refuse_blocked_area(dest)
     try:
         # A regular file only, never a link followed out of the root, a FIFO or a device.
         raw = read_regular_bytes(path, MAX_HOLD_BYTES, follow_links=False)
@@ -132,6 +147,7 @@ def set_hold(
     caller holds the root's lock. Raises ``io``."""
     hold = Hold(plugin_id, version, utc_now(), reason, rolled_back_from)
     path = _path(dest, plugin_id)
+    _refuse_blocked_area(dest)
     try:
         # A link planted as `.nexo` or `.nexo/holds` goes (never what it points to): the
         # hold is written inside the root, as every bookkeeping area is.
@@ -148,7 +164,11 @@ def set_hold(
 
 def release_hold(dest: Path, plugin_id: str) -> Hold | None:
     """Release the hold on ``plugin_id`` in ``dest``; the hold released, or ``None`` when
-    there was none. Raises ``io``."""
+    there was none, as when a file stands in place of ``.nexo`` or ``.nexo/holds`` (no hold
+    can be there: an install or a removal that releases one after its work is done does not
+    fail on it). Raises ``io``."""
+    if blocked_bookkeeping(dest, (HOLDS_AREA,)):
+        return None
     hold = read_hold(dest, plugin_id)
     if hold is None:
         return None

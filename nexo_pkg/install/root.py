@@ -10,6 +10,7 @@ Layout of ``<dest>``::
     .nexo/removing/<name>-<random>/tree/  a removal in progress
     .nexo/kept/<name>-<random>/tree/    an old version ``upgrade`` kept for ``rollback``
     .nexo/journal/<random>.json         a replacement in progress (finished by the next run)
+    .nexo/holds/<id>.json               a plugin held on its version (``install/hold.py``)
 
 The daemon discovers manifests up to two directory levels below each search path, hidden
 directories included, and keeps the first manifest of an id in file-name order; every tree
@@ -42,6 +43,9 @@ STAGING_AREA = "staging"
 REMOVING_AREA = "removing"
 KEPT_AREA = "kept"
 JOURNAL_AREA = "journal"
+HOLDS_AREA = "holds"
+# Every directory a run makes under `.nexo`, in the order doctor names one that is blocked.
+BOOKKEEPING_AREAS = (STAGING_AREA, REMOVING_AREA, JOURNAL_AREA, KEPT_AREA, HOLDS_AREA)
 TREE_NAME = "tree"
 # Where earlier versions staged and removed trees (directly in <dest>, where the daemon looked).
 LEGACY_PREFIXES = (".staging-", ".removing-")
@@ -85,6 +89,40 @@ def io_error(action: str, exc: OSError) -> NexoError:
     return NexoError(f"cannot {action}: {exc.strerror or exc}", kind="io")
 
 
+def bookkeeping_in_the_way(path: Path) -> NexoError:
+    """``io`` for a command that needs the bookkeeping directory ``path`` (``.nexo`` or an
+    area in it) where a file, or anything else that is not a directory, is in its place: no
+    run made it, it may be the operator's, so it is named rather than deleted."""
+    return NexoError(
+        f"cannot create {path}: a file that is not a directory is in its place "
+        "(nexo-pkg keeps the root's bookkeeping there); move it away",
+        kind="io",
+    )
+
+
+def blocked_bookkeeping(dest: Path, areas: tuple[str, ...] = BOOKKEEPING_AREAS) -> list[Path]:
+    """Where something that is not a directory stands in place of ``<dest>/.nexo`` (then
+    only that), or of one of its ``areas``: what a command needing it refuses with
+    :func:`bookkeeping_in_the_way`. A symbolic link is none of them: the command that needs
+    the directory replaces it (never what it points to), so the areas behind a linked
+    ``.nexo`` do not count either; a path that cannot be looked at is left to the command."""
+    bookkeeping = dest / BOOKKEEPING_DIR
+    if _not_a_directory(bookkeeping):
+        return [bookkeeping]
+    if bookkeeping.is_symlink():
+        return []
+    return [bookkeeping / area for area in areas if _not_a_directory(bookkeeping / area)]
+
+
+def _not_a_directory(path: Path) -> bool:
+    """Whether something other than a directory or a symbolic link is at ``path``."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
+
+
 @dataclass
 class InstallRoot:
     """An install root held under its lock; created with :func:`locked_root`."""
@@ -110,11 +148,7 @@ class InstallRoot:
                 if path.is_symlink():
                     discard(path)
                 if path.exists() and not path.is_dir():
-                    raise NexoError(
-                        f"cannot create {path}: a file that is not a directory is in its place "
-                        "(nexo-pkg keeps the root's bookkeeping there); move it away",
-                        kind="io",
-                    )
+                    raise bookkeeping_in_the_way(path)
                 if not path.is_dir():
                     try:
                         make_dir(path)

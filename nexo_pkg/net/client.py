@@ -686,7 +686,7 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         self._sleep = sleep if sleep is not None else self._stopped.wait
         # The deadline of the request under way, each thread's own (threads of one command
         # send requests side by side through one client): a thread that has begun none yet
-        # sees this first one.
+        # sees this first one. The URL of the hop it sent last lives beside it.
         self._first_deadline = Deadline(self.timeout).within(overall)
         self._requests = threading.local()
         # The host of the request under way, for the slow-answer notice.
@@ -782,6 +782,7 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
             if stopped is not None:
                 raise stopped
             self.host = urlsplit(current).netloc
+            self._requests.url = current
             sent = dict(headers or {})
             if credentials and same_origin(current, owner):
                 sent.update(credentials)
@@ -970,9 +971,16 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         message = last.message if last is not None else "no attempt was made"
         raise NexoError(
             f"{message} (gave up after {self.retries + 1} attempts); check the network, "
-            f"proxy settings (HTTPS_PROXY) and {self.hint}",
+            f"proxy settings ({self._proxy_variable()}) and {self.hint}",
             kind="network",
         ) from last
+
+    def _proxy_variable(self) -> str:
+        """The proxy variable that applies to the request this thread sent last (the hop that
+        failed): httpx reads ``HTTP_PROXY`` for a plain http URL, ``HTTPS_PROXY`` for https, so
+        the hint names the one the person should look at."""
+        url: str = getattr(self._requests, "url", "")
+        return "HTTP_PROXY" if urlsplit(url).scheme == "http" else "HTTPS_PROXY"
 
     @contextmanager
     def slow_notice(self, attempt: int, attempts: int | None = None) -> Iterator[None]:

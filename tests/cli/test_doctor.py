@@ -4,6 +4,7 @@ real subprocess plugins, the daemon's discovery configuration."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from functools import partial
 from pathlib import Path
@@ -539,3 +540,68 @@ def test_an_unreadable_receipt_without_a_readable_manifest_is_reported(root: Pat
     named = [f for f in findings if f["path"] == str(broken)]
     assert [(f["severity"], f["check"]) for f in named] == [("warning", "receipt")]
     assert named[0]["message"].startswith("receipt unreadable: ")
+
+
+def _listing(root: Path) -> dict[str, tuple[int, int, int]]:
+    """Every entry below ``root`` by its own ``lstat`` (type and mode, size, modification
+    time), nothing opened: a FIFO among them is never read."""
+    found: dict[str, tuple[int, int, int]] = {}
+    for current, directories, files in os.walk(root):
+        for name in [*directories, *files]:
+            path = Path(current) / name
+            info = path.lstat()
+            found[path.relative_to(root).as_posix()] = (
+                info.st_mode, info.st_size, info.st_mtime_ns
+            )  # fmt: skip
+    return found
+
+
+@pytest.mark.parametrize(
+    ("in_place", "kind"),
+    [
+        (".nexo", "file"),
+        pytest.param(
+            ".nexo",
+            "fifo",
+            marks=pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here"),
+        ),
+        (".nexo/staging", "file"),
+        (".nexo/removing", "file"),
+        (".nexo/journal", "file"),
+        (".nexo/kept", "file"),
+        (".nexo/holds", "file"),
+    ],
+)
+def test_a_file_in_place_of_the_bookkeeping_directory_is_an_error(
+    root: Path, in_place: str, kind: str
+) -> None:
+    """Install refuses a root with a file where it keeps its bookkeeping (``.nexo`` or an
+    area in it), and so do the other commands that need it: doctor names the file and says
+    to move it away, as an error (exit 1), and touches nothing."""
+    _install(root, "hello")
+    blocked = root / in_place
+    if blocked.is_dir():
+        shutil.rmtree(blocked)
+    blocked.parent.mkdir(exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(blocked)
+    else:
+        blocked.write_text("not a directory\n")
+    message = (
+        f"a file that is not a directory is in place of {blocked}, where nexo-pkg keeps the "
+        "root's bookkeeping, so the commands that need it there fail; move it away"
+    )
+    before = _listing(root)
+    code, document = _doctor(root, "--no-check")
+    assert code == 1, document
+    assert (document["ok"], document["errors"]) == (False, 1), document
+    findings = document["findings"]
+    assert isinstance(findings, list)
+    assert [f for f in findings if f["severity"] == "error"] == [
+        {"severity": "error", "check": "root", "id": None, "path": str(blocked), "message": message}
+    ]
+    text = plugin("doctor", "--dest", str(root), "--no-check")
+    assert text.code == 1, text.stderr
+    assert f"ERROR  root       {blocked.name}: {message}" in text.stdout.splitlines()
+    assert text.stderr.splitlines()[-1] == f"1 plugin(s) in {root}: 1 error(s)"
+    assert _listing(root) == before
