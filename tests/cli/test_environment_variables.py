@@ -212,3 +212,26 @@ def test_a_nexo_home_that_is_a_looping_link_is_named_as_one(tmp_path: Path) -> N
     assert sorted(path.name for path in tmp_path.iterdir()) == ["back", "home"]
     assert home.is_symlink()
     assert (tmp_path / "back").is_symlink()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("plugin", "list"), ("plugin", "cache", "dir"), ("plugin", "trust", "list")],
+    ids=["list", "cache-dir", "trust-list"],
+)
+def test_a_nexo_home_below_a_file_is_named(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """NEXO_HOME=FILE/home can hold nothing: the variable and the file in the way are named
+    (exit 2, ``config``), not an empty root reported as if it were one (``list``), a path that
+    cannot exist printed (``cache dir``), or a trust policy "cannot read" (``trust list``)."""
+    blocking = tmp_path / "notes.txt"
+    blocking.write_text("operator's notes\n")
+    env = clean_env(NEXO_HOME=str(blocking / "home"))
+    env.pop("NEXO_CONFIG_DIR", None)
+    result = nexo(*args, "--json", env=env, cwd=tmp_path, in_process=True)
+    assert (result.code, result.document["kind"]) == (2, "config"), result.stdout
+    assert result.document["error"] == (
+        f"NEXO_HOME={blocking / 'home'} is below {blocking}, which is a file, not a directory; "
+        "name the nexo home directory, or unset NEXO_HOME for ~/.nexo"
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["notes.txt"]
+    assert blocking.read_text() == "operator's notes\n"
