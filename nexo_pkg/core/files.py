@@ -234,6 +234,27 @@ def link_leading_nowhere(path: Path) -> NowhereLink | None:
     return NowhereLink(f"a symbolic link to {path.readlink()}, which does not exist", loops=False)
 
 
+def file_above(path: Path) -> Path | None:
+    """The first directory above ``path`` that is something else (a file): nothing can be
+    read or made below it, so a command given such a path names it. ``None`` when ``path``
+    can be reached, or fails for another reason (it is then the command's to say)."""
+    try:
+        path.stat()
+    except NotADirectoryError:
+        pass
+    except (OSError, ValueError):
+        return None
+    else:
+        return None
+    for above in reversed(path.absolute().parents):
+        try:
+            if not stat.S_ISDIR(above.stat().st_mode):
+                return above
+        except OSError:
+            return None
+    return None
+
+
 def write_config_file(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     """:func:`write_file_atomically` for a file a command edits (a trust policy, a lock file,
     the daemon's discovery configuration): any ``OSError`` becomes one ``io`` error naming

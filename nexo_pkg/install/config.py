@@ -36,6 +36,7 @@ from typing import Any
 from nexo_pkg.core.errors import ConfigError, UsageError
 from nexo_pkg.core.files import (
     FileTooLargeError,
+    file_above,
     link_leading_nowhere,
     read_capped_bytes,
     read_config_file,
@@ -125,6 +126,14 @@ def install_root(dest: Path | None, directory: Path | None = None) -> Path:
         if nowhere is not None:
             fix = "remove it" if nowhere.loops else "create that directory"
             raise UsageError(f"--dest {root} is {nowhere.what}; {fix}, or name another plugin root")
+        blocking = file_above(root)
+        if blocking is not None:
+            # No root can be made below a file: `list` would report an empty root there, and
+            # `install` fail on mkdir's bare "Not a directory".
+            raise UsageError(
+                f"--dest {root} is below {blocking}, which is a file, not a directory; name a "
+                "plugin root"
+            )
         return root
     daemon = load_daemon_config(config_dir() if directory is None else directory)
     return daemon.checked_install_root()

@@ -63,7 +63,9 @@ def nexo_home_from_env() -> Path:
             f"NEXO_HOME={value} is a file, not a directory; name the nexo home directory, or "
             "unset NEXO_HOME for ~/.nexo"
         )
-    blocking = _file_above(home) if value else None
+    from nexo_pkg.core.files import file_above, link_leading_nowhere  # noqa: PLC0415 (as above)
+
+    blocking = file_above(home) if value else None
     if blocking is not None:
         # Nothing can be read or made below a file: every command would fail on its first
         # path there, each in words of its own ("cannot read trusted_keys.toml"), or report
@@ -72,8 +74,6 @@ def nexo_home_from_env() -> Path:
             f"NEXO_HOME={value} is below {blocking}, which is a file, not a directory; name "
             "the nexo home directory, or unset NEXO_HOME for ~/.nexo"
         )
-    from nexo_pkg.core.files import link_leading_nowhere  # noqa: PLC0415 (as ConfigError)
-
     nowhere = link_leading_nowhere(home) if value else None
     if nowhere is not None:
         fix = "remove it" if nowhere.loops else "create that directory"
@@ -81,26 +81,6 @@ def nexo_home_from_env() -> Path:
             f"NEXO_HOME={value} is {nowhere.what}; {fix}, or point NEXO_HOME at another"
         )
     return home.absolute()
-
-
-def _file_above(path: Path) -> Path | None:
-    """The first directory above ``path`` that is something else (a file), when one is in
-    the way; ``None`` when ``path`` can be reached (or fails for another reason)."""
-    try:
-        path.stat()
-    except NotADirectoryError:
-        pass
-    except (OSError, ValueError):
-        return None
-    else:
-        return None
-    for above in reversed(path.absolute().parents):
-        try:
-            if not stat.S_ISDIR(above.stat().st_mode):
-                return above
-        except OSError:
-            return None
-    return None
 
 
 def config_dir(

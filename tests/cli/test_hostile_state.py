@@ -52,6 +52,40 @@ def test_a_dest_that_is_a_broken_symbolic_link_is_a_usage_error_naming_it(
     assert tree_snapshot(tmp_path) == before
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("install", "{tarball}", "--yes"),
+        ("list",),
+        ("verify",),
+        ("doctor", "--no-check"),
+        ("remove", "weather", "--yes"),
+        ("rollback", "weather"),
+    ],
+    ids=["install", "list", "verify", "doctor", "remove", "rollback"],
+)
+def test_a_dest_below_a_file_is_a_usage_error_naming_the_file(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """``--dest NOTES/plugins`` where NOTES is a file can never be a plugin root: the file in
+    the way is named (exit 2), as a ``--dest`` that is a file is, not an empty root reported
+    as if it were one (``list``, ``verify``, ``doctor``), "not installed" (``remove``,
+    ``rollback``) or mkdir's bare "Not a directory" (``install``)."""
+    tarball = write_plugin(tmp_path / "dist", "weather", "0.1.0")
+    blocking = tmp_path / "notes.txt"
+    blocking.write_text("operator's notes\n")
+    dest = blocking / "plugins"
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), HOME=str(tmp_path))
+    before = tree_snapshot(tmp_path)
+    args = [part.format(tarball=tarball) for part in command]
+    line = fails_alike(env, tmp_path, "usage", 2, *args, "--dest", str(dest))
+    assert line == (
+        f"error: --dest {dest} is below {blocking}, which is a file, not a directory; name a "
+        "plugin root [usage]"
+    )
+    assert tree_snapshot(tmp_path) == before
+
+
 def _in_removed_directory(
     tmp_path: Path, env: dict[str, str], *args: str
 ) -> subprocess.CompletedProcess[str]:
