@@ -235,9 +235,10 @@ def link_leading_nowhere(path: Path) -> NowhereLink | None:
 
 
 def file_above(path: Path) -> Path | None:
-    """The first directory above ``path`` that is something else (a file): nothing can be
-    read or made below it, so a command given such a path names it. ``None`` when ``path``
-    can be reached, or fails for another reason (it is then the command's to say)."""
+    """The first path above ``path`` that is not a directory (a file, where a directory of
+    the path was expected): nothing can be read or made below it, so a command given such a
+    path names it. ``None`` when ``path`` can be reached, or fails for another reason (it is
+    then the command's to say; Windows says "not found" for a path below a file)."""
     try:
         path.stat()
     except NotADirectoryError:
