@@ -15,20 +15,6 @@ from support.cli import CliResult, clean_env, nexo
 from support.tarballs import tree_snapshot, write_plugin
 
 
-def _listing(root: Path) -> dict[str, tuple[int, int, int]]:
-    """Every entry below ``root`` by its own ``lstat`` (type and mode, size, modification
-    time), nothing opened: a FIFO among them is never read."""
-    found: dict[str, tuple[int, int, int]] = {}
-    for current, directories, files in os.walk(root):
-        for name in [*directories, *files]:
-            path = Path(current) / name
-            info = path.lstat()
-            found[path.relative_to(root).as_posix()] = (
-                info.st_mode, info.st_size, info.st_mtime_ns
-            )  # fmt: skip
-    return found
-
-
 class _Root:
     """A root holding weather 0.2.0 with 0.1.0 kept for rollback, from local tarballs."""
 
@@ -115,9 +101,9 @@ def test_a_fifo_in_place_of_the_bookkeeping_directory_is_named_and_never_opened(
 ) -> None:
     root = _Root(tmp_path)
     blocked = root.block(".nexo", kind="fifo")
-    before = _listing(tmp_path)
+    before = tree_snapshot(tmp_path)
     assert root.fails_alike("rollback", "weather", "--yes") == _in_the_way(blocked)
-    assert _listing(tmp_path) == before
+    assert tree_snapshot(tmp_path) == before
 
 
 def test_remove_names_a_file_in_place_of_the_bookkeeping_directory(tmp_path: Path) -> None:

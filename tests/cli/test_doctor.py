@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 from support.cli import nexo
-from support.tarballs import Member, file, manifest_text, plugin_members, targz, write_plugin
+from support.tarballs import (
+    Member,
+    file,
+    manifest_text,
+    plugin_members,
+    targz,
+    tree_snapshot,
+    write_plugin,
+)
 
 SCRIPTED = Path(__file__).resolve().parent.parent / "fixtures" / "plugins" / "scripted.py"
 
@@ -542,20 +550,6 @@ def test_an_unreadable_receipt_without_a_readable_manifest_is_reported(root: Pat
     assert named[0]["message"].startswith("receipt unreadable: ")
 
 
-def _listing(root: Path) -> dict[str, tuple[int, int, int]]:
-    """Every entry below ``root`` by its own ``lstat`` (type and mode, size, modification
-    time), nothing opened: a FIFO among them is never read."""
-    found: dict[str, tuple[int, int, int]] = {}
-    for current, directories, files in os.walk(root):
-        for name in [*directories, *files]:
-            path = Path(current) / name
-            info = path.lstat()
-            found[path.relative_to(root).as_posix()] = (
-                info.st_mode, info.st_size, info.st_mtime_ns
-            )  # fmt: skip
-    return found
-
-
 @pytest.mark.parametrize(
     ("in_place", "kind"),
     [
@@ -591,7 +585,7 @@ def test_a_file_in_place_of_the_bookkeeping_directory_is_an_error(
         f"a file that is not a directory is in place of {blocked}, where nexo-pkg keeps the "
         "root's bookkeeping, so the commands that need it there fail; move it away"
     )
-    before = _listing(root)
+    before = tree_snapshot(root)
     code, document = _doctor(root, "--no-check")
     assert code == 1, document
     assert (document["ok"], document["errors"]) == (False, 1), document
@@ -604,4 +598,4 @@ def test_a_file_in_place_of_the_bookkeeping_directory_is_an_error(
     assert text.code == 1, text.stderr
     assert f"ERROR  root       {blocked.name}: {message}" in text.stdout.splitlines()
     assert text.stderr.splitlines()[-1] == f"1 plugin(s) in {root}: 1 error(s)"
-    assert _listing(root) == before
+    assert tree_snapshot(root) == before

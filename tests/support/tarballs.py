@@ -170,6 +170,8 @@ def tree_snapshot(root: Path) -> dict[str, tuple[str, int, str]]:
     """Every entry below ``root``: kind, mode and content hash (or link target).
 
     Two equal snapshots mean the tree is byte-for-byte the same. A missing root is ``{}``.
+    A FIFO, socket or device is recorded by its type and mode, never opened (a FIFO's read
+    would wait for a writer).
     """
     snapshot: dict[str, tuple[str, int, str]] = {}
     if not root.exists():
@@ -185,6 +187,8 @@ def tree_snapshot(root: Path) -> dict[str, tuple[str, int, str]]:
                 snapshot[relative] = ("link", 0, str(path.readlink()))
             elif stat.S_ISDIR(info.st_mode):
                 snapshot[relative] = ("dir", stat.S_IMODE(info.st_mode), "")
+            elif not stat.S_ISREG(info.st_mode):
+                snapshot[relative] = ("special", info.st_mode, "")
             else:
                 digest = sha256_hex(path.read_bytes())
                 snapshot[relative] = ("file", stat.S_IMODE(info.st_mode), digest)
